@@ -1,0 +1,33 @@
+# Project-wide compile options. Only project targets get -Werror; third-party and generated
+# code (later: Verilator output) is built without it.
+option(SABLE_WERROR "Treat warnings as errors in project code" ON)
+option(SABLE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+
+if(SABLE_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# sable_target(<target>) applies the project's warning policy to one of its own targets.
+function(sable_target target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                         -Wno-psabi)
+  if(SABLE_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# sable_test(<name> SOURCES ... LIBS ... [LABELS ...]) builds one GoogleTest binary and registers
+# its tests with ctest.
+function(sable_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  sable_target(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  include(GoogleTest)
+  set(properties ENVIRONMENT "SABLE_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared")
+  if(ARG_LABELS)
+    list(APPEND properties LABELS "${ARG_LABELS}")
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${properties})
+endfunction()

@@ -1,0 +1,56 @@
+// The framework's view of a device: what the `sable` CLI, the conformance runner and (later) the
+// NNAPI C API use to discover, query, prepare and execute. The CPU reference device implements
+// it in-process; the NPU device (hal/ issue) implements it over the HAL.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sable/hal/result.h"
+#include "sable/hal/types.h"
+
+namespace sable::runtime {
+
+struct ExecuteOptions {
+  hal::MeasureTiming measureTiming = hal::MeasureTiming::NO;
+  hal::OptionalTimePoint deadline;  // steady-clock nanoseconds
+  uint64_t loopTimeoutNs = hal::kDefaultLoopTimeoutNs;
+};
+
+struct ExecutionOutput {
+  std::vector<hal::OutputShape> outputShapes;
+  hal::Timing timing;
+};
+
+class PreparedModel {
+ public:
+  virtual ~PreparedModel() = default;
+  // Runs one request. OUTPUT_INSUFFICIENT_SIZE errors carry the output shapes.
+  virtual hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;
+  virtual hal::DeviceType type() const = 0;
+  virtual std::string versionString() const = 0;
+  virtual hal::Capabilities capabilities() const = 0;
+  // One flag per operation of the main subgraph, in order. The model must be valid.
+  virtual hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const = 0;
+  // Validates and prepares the model for execution.
+  virtual hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) = 0;
+};
+
+// Every device this build can reach, in a stable order.
+std::vector<std::shared_ptr<Device>> availableDevices();
+// The device with this name, or an INVALID_ARGUMENT error listing the available names.
+hal::Result<std::shared_ptr<Device>> findDevice(std::string_view name);
+
+// Version token of this build: "<project version>+<git revision>".
+std::string buildVersion();
+
+}  // namespace sable::runtime

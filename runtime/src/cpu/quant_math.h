@@ -1,0 +1,177 @@
+// Fixed-point arithmetic of the NNAPI/TFLite reference kernels. Every quantized kernel of the
+// CPU reference device (and, later, the NPU's post-processing) must use these, so that the
+// rounding is identical everywhere: saturating rounding doubling high multiply, then rounding
+// divide by a power of two (round half away from zero).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "sable/hal/types.h"
+
+namespace sable::runtime::cpu {
+
+// (a * b * 2) >> 32 with rounding; the one overflow case (both INT32_MIN) saturates.
+inline int32_t saturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
+  int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
+  int64_t nudge = ab >= 0 ? (1ll << 30) : (1 - (1ll << 30));
+  return static_cast<int32_t>((ab + nudge) / (1ll << 31));
+}
+
+// x / 2^exponent rounded to nearest, ties away from zero. 0 <= exponent <= 31.
+inline int32_t roundingDivideByPOT(int32_t x, int exponent) {
+  const int32_t mask = static_cast<int32_t>((1ll << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+// x * 2^shift saturated to int32 (shift >= 0); TFLite's SaturatingLeftShift for scalars.
+inline int32_t saturatingLeftShift(int32_t x, int shift) {
+  int64_t r = static_cast<int64_t>(x) * (1ll << shift);
+  return static_cast<int32_t>(std::clamp<int64_t>(r, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+}
+
+// x * multiplier * 2^shift, where multiplier is a Q31 value in [0.5, 1) and shift may have either
+// sign (TFLite MultiplyByQuantizedMultiplier).
+inline int32_t multiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
+  const int leftShift = shift > 0 ? shift : 0;
+  const int rightShift = shift > 0 ? 0 : -shift;
+  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(x * (1 << leftShift), multiplier), rightShift);
+}
+
+// For multipliers < 1: shift <= 0 (TFLite MultiplyByQuantizedMultiplierSmallerThanOneExp).
+inline int32_t multiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t multiplier, int shift) {
+  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(x, multiplier), -shift);
+}
+
+// For multipliers > 1: shift >= 0 (TFLite MultiplyByQuantizedMultiplierGreaterThanOne).
+inline int32_t multiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t multiplier, int shift) {
+  return saturatingRoundingDoublingHighMul(x * (1 << shift), multiplier);
+}
+
+// Splits a positive real multiplier into a Q31 multiplier and a power-of-two exponent so that
+// real ≈ multiplier * 2^(shift - 31). Returns false for values that cannot be represented.
+inline bool quantizeMultiplier(double real, int32_t* multiplier, int* shift) {
+  if (real == 0.0) {
+    *multiplier = 0;
+    *shift = 0;
+    return true;
+  }
+  if (!(real > 0.0) || !std::isfinite(real)) return false;
+  const double q = std::frexp(real, shift);
+  auto qFixed = static_cast<int64_t>(std::round(q * (1ll << 31)));
+  if (qFixed == (1ll << 31)) {
+    qFixed /= 2;
+    ++*shift;
+  }
+  if (*shift < -31) {  // too small to matter: the product rounds to zero
+    *shift = 0;
+    qFixed = 0;
+  }
+  if (*shift > 30) return false;
+  *multiplier = static_cast<int32_t>(qFixed);
+  return true;
+}
+
+// For 0 < real < 1: right shift returned as a non-positive exponent (NNAPI
+// QuantizeMultiplierSmallerThanOneExp).
+inline bool quantizeMultiplierSmallerThanOneExp(double real, int32_t* multiplier, int* leftShift) {
+  if (!(real > 0.0 && real < 1.0)) return false;
+  int shift = 0;
+  if (!quantizeMultiplier(real, multiplier, &shift)) return false;
+  if (shift > 0) return false;
+  *leftShift = shift;
+  return true;
+}
+
+// For real > 1 (NNAPI QuantizeMultiplierGreaterThanOne).
+inline bool quantizeMultiplierGreaterThanOne(double real, int32_t* multiplier, int* leftShift) {
+  if (!(real > 1.0)) return false;
+  if (!quantizeMultiplier(real, multiplier, leftShift)) return false;
+  return *leftShift >= 0;
+}
+
+// The range a quantized value of this type can take.
+inline int32_t quantizedMin(hal::OperandType type) {
+  switch (type) {
+    case hal::OperandType::TENSOR_QUANT8_ASYMM: return 0;
+    case hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+    case hal::OperandType::TENSOR_QUANT8_SYMM:
+    case hal::OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL: return -128;
+    case hal::OperandType::TENSOR_QUANT16_ASYMM: return 0;
+    case hal::OperandType::TENSOR_QUANT16_SYMM: return -32768;
+    default: return std::numeric_limits<int32_t>::min();
+  }
+}
+inline int32_t quantizedMax(hal::OperandType type) {
+  switch (type) {
+    case hal::OperandType::TENSOR_QUANT8_ASYMM: return 255;
+    case hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+    case hal::OperandType::TENSOR_QUANT8_SYMM:
+    case hal::OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL: return 127;
+    case hal::OperandType::TENSOR_QUANT16_ASYMM: return 65535;
+    case hal::OperandType::TENSOR_QUANT16_SYMM: return 32767;
+    default: return std::numeric_limits<int32_t>::max();
+  }
+}
+
+// Fused activation codes of NNAPI (FuseCode).
+enum class FusedActivation : int32_t { NONE = 0, RELU = 1, RELU1 = 2, RELU6 = 3 };
+
+// The quantized clamp range of a fused activation for an output of this type, scale and zero
+// point (NNAPI CalculateActivationRangeUint8/Int8: round the real bound, intersect with the type).
+inline void quantizedActivationRange(FusedActivation activation, hal::OperandType type, float scale,
+                                     int32_t zeroPoint, int32_t* actMin, int32_t* actMax) {
+  const int32_t qmin = quantizedMin(type);
+  const int32_t qmax = quantizedMax(type);
+  auto quantize = [&](float f) { return zeroPoint + static_cast<int32_t>(std::round(f / scale)); };
+  switch (activation) {
+    case FusedActivation::RELU:
+      *actMin = std::max(qmin, quantize(0.0f));
+      *actMax = qmax;
+      break;
+    case FusedActivation::RELU6:
+      *actMin = std::max(qmin, quantize(0.0f));
+      *actMax = std::min(qmax, quantize(6.0f));
+      break;
+    case FusedActivation::RELU1:
+      *actMin = std::max(qmin, quantize(-1.0f));
+      *actMax = std::min(qmax, quantize(1.0f));
+      break;
+    case FusedActivation::NONE:
+    default:
+      *actMin = qmin;
+      *actMax = qmax;
+      break;
+  }
+}
+
+// The float clamp range of a fused activation.
+inline void floatActivationRange(FusedActivation activation, float* actMin, float* actMax) {
+  switch (activation) {
+    case FusedActivation::RELU:
+      *actMin = 0.0f;
+      *actMax = std::numeric_limits<float>::max();
+      break;
+    case FusedActivation::RELU6:
+      *actMin = 0.0f;
+      *actMax = 6.0f;
+      break;
+    case FusedActivation::RELU1:
+      *actMin = -1.0f;
+      *actMax = 1.0f;
+      break;
+    case FusedActivation::NONE:
+    default:
+      *actMin = std::numeric_limits<float>::lowest();
+      *actMax = std::numeric_limits<float>::max();
+      break;
+  }
+}
+
+}  // namespace sable::runtime::cpu

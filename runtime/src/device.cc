@@ -1,0 +1,24 @@
+#include "sable/runtime/device.h"
+
+#include "sable/runtime/cpu_reference_device.h"
+#include "sable_build_info.h"
+
+namespace sable::runtime {
+
+std::vector<std::shared_ptr<Device>> availableDevices() {
+  static const std::vector<std::shared_ptr<Device>> devices = {makeCpuReferenceDevice()};
+  return devices;
+}
+
+hal::Result<std::shared_ptr<Device>> findDevice(std::string_view name) {
+  std::string known;
+  for (const auto& device : availableDevices()) {
+    if (device->name() == name) return device;
+    known += (known.empty() ? "" : ", ") + device->name();
+  }
+  return hal::invalidArgument("unknown device '{}' (available: {})", name, known);
+}
+
+std::string buildVersion() { return std::string(kSableVersion) + "+" + kSableGitRevision; }
+
+}  // namespace sable::runtime
