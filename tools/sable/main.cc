@@ -1,62 +1,22 @@
-// `sable`: the command-line front end. Subcommands: info, conformance, run.
-#include <cstdio>
-#include <iostream>
-
+// `sable`: the command-line front end of the Sable NPU stack.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include "sable/runtime/device.h"
-
-namespace {
-
-using sable::runtime::Device;
-
-nlohmann::json deviceToJson(const Device& device) {
-  nlohmann::json caps;
-  const auto c = device.capabilities();
-  caps["relaxedFloat32toFloat16PerformanceScalar"] = {{"execTime", c.relaxedFloat32toFloat16PerformanceScalar.execTime},
-                                                      {"powerUsage", c.relaxedFloat32toFloat16PerformanceScalar.powerUsage}};
-  caps["relaxedFloat32toFloat16PerformanceTensor"] = {{"execTime", c.relaxedFloat32toFloat16PerformanceTensor.execTime},
-                                                      {"powerUsage", c.relaxedFloat32toFloat16PerformanceTensor.powerUsage}};
-  caps["ifPerformance"] = {{"execTime", c.ifPerformance.execTime}, {"powerUsage", c.ifPerformance.powerUsage}};
-  caps["whilePerformance"] = {{"execTime", c.whilePerformance.execTime}, {"powerUsage", c.whilePerformance.powerUsage}};
-  nlohmann::json perf = nlohmann::json::array();
-  for (const auto& p : c.operandPerformance) {
-    perf.push_back({{"type", sable::hal::toString(p.type)}, {"execTime", p.info.execTime}, {"powerUsage", p.info.powerUsage}});
-  }
-  caps["operandPerformance"] = perf;
-  return {{"name", device.name()},
-          {"type", sable::hal::toString(device.type())},
-          {"version", device.versionString()},
-          {"capabilities", caps}};
-}
-
-int runInfo(bool json) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const auto& device : sable::runtime::availableDevices()) devices.push_back(deviceToJson(*device));
-  if (json) {
-    std::cout << nlohmann::json{{"devices", devices}}.dump(2) << "\n";
-    return 0;
-  }
-  for (const auto& d : devices) {
-    std::cout << d["name"].get<std::string>() << "\n"
-              << "  type:    " << d["type"].get<std::string>() << "\n"
-              << "  version: " << d["version"].get<std::string>() << "\n";
-  }
-  return 0;
-}
-
-}  // namespace
+#include "commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"sable: the Sable NPU stack's command-line tool"};
   app.require_subcommand(1);
-
-  bool infoJson = false;
-  auto* info = app.add_subcommand("info", "List the devices with their type, version string and capabilities");
-  info->add_flag("--json", infoJson, "Print JSON instead of text");
-
+  std::vector<std::pair<CLI::App*, sable::tools::CommandRunner>> commands;
+  auto add = [&](sable::tools::CommandRunner (*adder)(CLI::App&)) {
+    auto runner = adder(app);
+    commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+  };
+  add(sable::tools::addInfoCommand);
+  add(sable::tools::addConformanceCommand);
+  add(sable::tools::addRunCommand);
   CLI11_PARSE(app, argc, argv);
-  if (info->parsed()) return runInfo(infoJson);
+  for (auto& [subcommand, runner] : commands) {
+    if (subcommand->parsed()) return runner();
+  }
   return 1;
 }

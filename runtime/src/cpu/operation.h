@@ -100,6 +100,7 @@ void registerElementwiseOperations(std::vector<OperationRegistration>& out);    
 void registerActivationOperations(std::vector<OperationRegistration>& out);     // ops_activation.cc
 void registerShapeOperations(std::vector<OperationRegistration>& out);          // ops_shape.cc
 void registerReductionOperations(std::vector<OperationRegistration>& out);      // ops_reduction.cc
+void registerResizeOperations(std::vector<OperationRegistration>& out);         // ops_resize.cc
 
 // The registration for a type, or nullptr when the reference device does not implement it.
 const OperationRegistration* findOperation(hal::OperationType type);

@@ -12,6 +12,7 @@ std::vector<OperationRegistration> buildRegistry() {
   registerActivationOperations(all);
   registerShapeOperations(all);
   registerReductionOperations(all);
+  registerResizeOperations(all);
   return all;
 }
 

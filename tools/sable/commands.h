@@ -1,0 +1,18 @@
+// Each subcommand of `sable` registers itself on the app and returns a function that runs it
+// once parsing is done. One file per subcommand.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace sable::tools {
+
+using CommandRunner = std::function<int()>;
+
+// Adds the subcommand to `app`; the returned runner is called when it was chosen.
+CommandRunner addInfoCommand(CLI::App& app);         // info_command.cc
+CommandRunner addConformanceCommand(CLI::App& app);  // conformance_command.cc
+CommandRunner addRunCommand(CLI::App& app);          // run_command.cc
+
+}  // namespace sable::tools
