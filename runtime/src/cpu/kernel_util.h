@@ -1,0 +1,110 @@
+// Helpers shared by the kernel groups: shapes, broadcasting, padding, data layout. Anything two
+// kernel files need belongs here (or in quant_math.h), never copied into both.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "operation.h"
+
+namespace sable::runtime::cpu {
+
+inline bool isQuant8(hal::OperandType type) {
+  return type == hal::OperandType::TENSOR_QUANT8_ASYMM || type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+}
+
+// NumPy-style broadcasting of two shapes (trailing dimensions aligned; 1 stretches).
+inline hal::Result<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<uint32_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    uint32_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    uint32_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return hal::invalidArgument("shapes cannot be broadcast: dimension {} is {} and {}", i, da, db);
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// For each element of a tensor of shape `out`, the flat index of the element of a tensor of
+// shape `in` (which broadcasts to `out`). Small models only: O(elements) memory.
+inline std::vector<uint32_t> broadcastIndices(const std::vector<uint32_t>& in, const std::vector<uint32_t>& out) {
+  size_t count = 1;
+  for (uint32_t d : out) count *= d;
+  std::vector<uint32_t> indices(count);
+  const size_t rank = out.size();
+  std::vector<size_t> strides(rank, 0);  // stride of `in` per output axis, 0 where broadcast
+  size_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    size_t inAxis = i + in.size();
+    if (inAxis < rank) continue;  // axis missing in `in`
+    inAxis -= rank;
+    strides[i] = in[inAxis] == 1 ? 0 : stride;
+    stride *= in[inAxis];
+  }
+  std::vector<uint32_t> coord(rank, 0);
+  for (size_t flat = 0; flat < count; ++flat) {
+    size_t index = 0;
+    for (size_t i = 0; i < rank; ++i) index += coord[i] * strides[i];
+    indices[flat] = static_cast<uint32_t>(index);
+    for (size_t i = rank; i-- > 0;) {
+      if (++coord[i] < out[i]) break;
+      coord[i] = 0;
+    }
+  }
+  return indices;
+}
+
+// NNAPI implicit padding schemes (PaddingCode).
+enum class PaddingScheme : int32_t { SAME = 1, VALID = 2 };
+
+// Output size of a window sliding over `input` elements, with explicit padding.
+inline int32_t windowOutputSize(int32_t input, int32_t filter, int32_t stride, int32_t dilation, int32_t padHead,
+                                int32_t padTail) {
+  const int32_t effectiveFilter = (filter - 1) * dilation + 1;
+  return (input - effectiveFilter + stride + padHead + padTail) / stride;
+}
+
+// Explicit padding for an implicit scheme (NNAPI calculateExplicitPadding).
+inline void implicitPadding(int32_t input, int32_t stride, int32_t filter, int32_t dilation, PaddingScheme scheme,
+                            int32_t* padHead, int32_t* padTail) {
+  *padHead = 0;
+  *padTail = 0;
+  if (scheme == PaddingScheme::SAME) {
+    const int32_t outSize = (input + stride - 1) / stride;
+    const int32_t effectiveFilter = (filter - 1) * dilation + 1;
+    const int32_t needed = std::max(0, (outSize - 1) * stride + effectiveFilter - input);
+    *padHead = needed / 2;
+    *padTail = needed - *padHead;
+  }
+}
+
+// Copies a 4-D tensor between NCHW and NHWC (`dims` are the source's dimensions). Kernels with a
+// data-layout flag convert NCHW operands to NHWC, compute in NHWC, and convert the result back.
+template <typename T>
+void nchwToNhwc(const T* in, const std::vector<uint32_t>& nchw, T* out) {
+  const uint32_t n = nchw[0], c = nchw[1], h = nchw[2], w = nchw[3];
+  for (uint32_t b = 0; b < n; ++b)
+    for (uint32_t ch = 0; ch < c; ++ch)
+      for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x)
+          out[((b * h + y) * w + x) * c + ch] = in[((b * c + ch) * h + y) * w + x];
+}
+
+template <typename T>
+void nhwcToNchw(const T* in, const std::vector<uint32_t>& nhwc, T* out) {
+  const uint32_t n = nhwc[0], h = nhwc[1], w = nhwc[2], c = nhwc[3];
+  for (uint32_t b = 0; b < n; ++b)
+    for (uint32_t y = 0; y < h; ++y)
+      for (uint32_t x = 0; x < w; ++x)
+        for (uint32_t ch = 0; ch < c; ++ch)
+          out[((b * c + ch) * h + y) * w + x] = in[((b * h + y) * w + x) * c + ch];
+}
+
+inline std::vector<uint32_t> nchwShapeToNhwc(const std::vector<uint32_t>& d) { return {d[0], d[2], d[3], d[1]}; }
+inline std::vector<uint32_t> nhwcShapeToNchw(const std::vector<uint32_t>& d) { return {d[0], d[3], d[1], d[2]}; }
+
+}  // namespace sable::runtime::cpu
