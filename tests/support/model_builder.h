@@ -1,4 +1,4 @@
-// Test support: build small NN HAL models by hand and run them on a device. Used by the kernel,
+// Test support: build small NN HAL models by hand (runtime::ModelBuilder) and run them on a device. Used by the kernel,
 // validation and executor tests so that each test states only the operation it checks.
 #pragma once
 
@@ -11,43 +11,12 @@
 #include "sable/hal/result.h"
 #include "sable/hal/types.h"
 #include "sable/runtime/device.h"
+#include "sable/runtime/model_builder.h"
 
 namespace sable::testing {
 
-class ModelBuilder {
- public:
-  // A model input / output of the main subgraph.
-  uint32_t addInput(hal::OperandType type, std::vector<uint32_t> dims, float scale = 0.0f, int32_t zeroPoint = 0);
-  uint32_t addOutput(hal::OperandType type, std::vector<uint32_t> dims, float scale = 0.0f, int32_t zeroPoint = 0);
-  uint32_t addTemporary(hal::OperandType type, std::vector<uint32_t> dims, float scale = 0.0f, int32_t zeroPoint = 0);
-  // A CONSTANT_COPY operand holding `values` (element type T must match the operand type).
-  template <typename T>
-  uint32_t addConstant(hal::OperandType type, std::vector<uint32_t> dims, const std::vector<T>& values,
-                       float scale = 0.0f, int32_t zeroPoint = 0) {
-    return addConstantBytes(type, std::move(dims), values.data(), values.size() * sizeof(T), scale, zeroPoint);
-  }
-  uint32_t addInt32(int32_t value) { return addConstant<int32_t>(hal::OperandType::INT32, {}, {value}); }
-  uint32_t addFloat32(float value) { return addConstant<float>(hal::OperandType::FLOAT32, {}, {value}); }
-  uint32_t addBool(bool value) {
-    return addConstant<uint8_t>(hal::OperandType::BOOL, {}, {static_cast<uint8_t>(value)});
-  }
-  // An optional input left out (lifetime NO_VALUE).
-  uint32_t addOmitted(hal::OperandType type);
-  void setChannelQuant(uint32_t operand, std::vector<float> scales, uint32_t channelDim);
-  void addOperation(hal::OperationType type, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
-
-  // Direct access for tests that break the model on purpose.
-  hal::Model& model() { return model_; }
-  // The model, with numberOfConsumers filled in.
-  hal::Model build() const;
-
- private:
-  uint32_t addOperand(hal::OperandType type, std::vector<uint32_t> dims, float scale, int32_t zeroPoint,
-                      hal::OperandLifeTime lifetime);
-  uint32_t addConstantBytes(hal::OperandType type, std::vector<uint32_t> dims, const void* data, size_t bytes,
-                            float scale, int32_t zeroPoint);
-  hal::Model model_;
-};
+// The builder itself lives in the runtime (the built-in models use it too).
+using runtime::ModelBuilder;
 
 template <typename T>
 std::vector<uint8_t> toBytes(const std::vector<T>& values) {
