@@ -1,0 +1,50 @@
+// Pieces shared by the model, control-flow and request validators of hal/src/validate_*.cc.
+// Private to hal/: nothing outside validation includes this header.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sable/hal/result.h"
+#include "sable/hal/types.h"
+
+namespace sable::hal::validation_detail {
+
+// Byte size of an operand of `type` and `dimensions`, or nullopt when the size does not fit in
+// uint32_t (the HAL's DataLocation::length is 32-bit, so such an operand can never be given
+// storage). Unknown extents (a 0 dimension, or a tensor of unknown rank) give 0, as in
+// nonExtensionOperandSizeOfData; the overflow check then covers the known extents only, because
+// an absurd known extent is already invalid whatever the unknown ones turn out to be.
+std::optional<uint32_t> checkedSizeOfData(OperandType type, const std::vector<uint32_t>& dimensions);
+
+// True when the tensor has unknown rank or an unknown (0) dimension. Scalars are always known.
+bool hasUnknownDimensions(OperandType type, const std::vector<uint32_t>& dimensions);
+
+// "main subgraph" or "referenced subgraph N", to name the subgraph in messages. Subgraphs are
+// identified by address, so `subgraph` must be model.main or an element of model.referenced.
+std::string subgraphName(const Model& model, const Subgraph& subgraph);
+
+// The lowest HAL version a model needs, with the feature that requires it, so that a
+// version mismatch can say why.
+struct RequiredVersion {
+  HalVersion version = HalVersion::V1_0;
+  std::string reason;
+
+  template <typename ReasonFn>
+  void raise(HalVersion needed, ReasonFn&& describe) {
+    if (needed > version) {
+      version = needed;
+      reason = describe();
+    }
+  }
+};
+
+// IF and WHILE rules between the operation's outer operands and the referenced subgraphs
+// (NeuralNetworks.h ANEURALNETWORKS_IF / ANEURALNETWORKS_WHILE). Preconditions: every operand
+// index of `operation` is in range, every SUBGRAPH operand references an existing subgraph and
+// every subgraph's input/output index lists are in range (validateModel checks these first).
+Result<void> validateControlFlowOperation(const Model& model, const Subgraph& subgraph, uint32_t operationIndex);
+
+}  // namespace sable::hal::validation_detail
