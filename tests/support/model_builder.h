@@ -11,6 +11,7 @@
 #include "sable/hal/result.h"
 #include "sable/hal/types.h"
 #include "sable/runtime/device.h"
+#include "sable/runtime/execution.h"
 #include "sable/runtime/model_builder.h"
 
 namespace sable::testing {
@@ -32,14 +33,9 @@ std::vector<T> fromBytes(const std::vector<uint8_t>& bytes) {
   return values;
 }
 
-struct RunOutput {
-  std::vector<uint8_t> bytes;           // the output buffer, trimmed to the produced shape
-  std::vector<uint32_t> dimensions;     // the produced shape
-};
+using RunOutput = runtime::OutputTensor;
 
-// Runs `model` on the device with the given input bytes (one vector per model input, shapes as
-// declared). Each output gets a buffer of `outputCapacity` bytes (default: enough for the
-// declared shape, or 1 MiB when a dimension is unknown).
+// Prepares and runs `model` on the device (see runtime::executeWithBuffers for the buffers).
 hal::Result<std::vector<RunOutput>> run(runtime::Device& device, const hal::Model& model,
                                         const std::vector<std::vector<uint8_t>>& inputs,
                                         size_t outputCapacity = 0);

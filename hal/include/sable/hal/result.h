@@ -90,7 +90,7 @@ Error generalFailure(fmt::format_string<Args...> format, Args&&... args) {
 
 // SABLE_ASSIGN_OR_RETURN(lhs, expr): unwraps a Result<T> into lhs or returns its error.
 #define SABLE_ASSIGN_OR_RETURN(lhs, expr) \
-  SABLE_ASSIGN_OR_RETURN_IMPL(SABLE_CONCAT(sable_result_, __LINE__), lhs, expr)
+  SABLE_ASSIGN_OR_RETURN_IMPL(SABLE_CONCAT(sable_result_, __COUNTER__), lhs, expr)
 #define SABLE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                \
   if (!tmp.ok()) return std::move(tmp).error();     \

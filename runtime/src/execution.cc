@@ -1,0 +1,67 @@
+#include "sable/runtime/execution.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "sable/hal/shared_memory.h"
+
+namespace sable::runtime {
+
+hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, const hal::Model& model,
+                                                     const std::vector<std::vector<uint8_t>>& inputs,
+                                                     size_t outputCapacity, const ExecuteOptions& options) {
+  constexpr size_t kUnknownShapeCapacity = 1 << 20;
+  std::vector<size_t> outputSizes;
+  for (uint32_t index : model.main.outputIndexes) {
+    const hal::Operand& operand = model.main.operands.at(index);
+    size_t bytes = outputCapacity;
+    if (bytes == 0) {
+      bytes = hal::sizeOfElement(operand.type);
+      bool known = !operand.dimensions.empty() || !hal::isTensorType(operand.type);
+      for (uint32_t d : operand.dimensions) {
+        bytes *= d;
+        known = known && d != 0;
+      }
+      if (!known) bytes = kUnknownShapeCapacity;
+    }
+    outputSizes.push_back(bytes);
+  }
+  size_t total = 0;
+  for (const auto& in : inputs) total += in.size();
+  for (size_t s : outputSizes) total += s;
+  if (total > UINT32_MAX) return hal::invalidArgument("request of {} bytes exceeds the 4 GiB a pool can address", total);
+  SABLE_ASSIGN_OR_RETURN(auto pool, hal::SharedMemory::create(total, "sable-request"));
+
+  hal::Request request;
+  request.pools.push_back(pool);
+  uint32_t offset = 0;
+  for (const auto& in : inputs) {
+    hal::RequestArgument argument;
+    argument.location = {0, offset, static_cast<uint32_t>(in.size())};
+    if (!in.empty()) std::memcpy(pool->data() + offset, in.data(), in.size());
+    offset += static_cast<uint32_t>(in.size());
+    request.inputs.push_back(argument);
+  }
+  for (size_t s : outputSizes) {
+    hal::RequestArgument argument;
+    argument.location = {0, offset, static_cast<uint32_t>(s)};
+    offset += static_cast<uint32_t>(s);
+    request.outputs.push_back(argument);
+  }
+
+  SABLE_ASSIGN_OR_RETURN(auto result, prepared.execute(request, options));
+  ExecutionWithBuffers out;
+  out.timing = result.timing;
+  for (size_t i = 0; i < request.outputs.size(); ++i) {
+    OutputTensor tensor;
+    tensor.dimensions = result.outputShapes.at(i).dimensions;
+    size_t bytes = hal::sizeOfElement(model.main.operands[model.main.outputIndexes[i]].type);
+    for (uint32_t d : tensor.dimensions) bytes *= d;
+    const uint8_t* p = pool->data() + request.outputs[i].location.offset;
+    tensor.bytes.assign(p, p + std::min<size_t>(bytes, request.outputs[i].location.length));
+    out.outputs.push_back(std::move(tensor));
+  }
+  return out;
+}
+
+}  // namespace sable::runtime
