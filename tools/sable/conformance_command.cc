@@ -1,16 +1,131 @@
-// `sable conformance`: placeholder until the subcommand lands.
+// `sable conformance PATH... [--device NAME] [--filter REGEX] [--json FILE] [--verbose]`: runs the
+// NNAPI conformance corpus on a device and prints the failures and a final
+// "N passed, N failed, N skipped" line. Exit status: 0 no failures, 1 failures, 2 usage errors.
+#include <fstream>
 #include <iostream>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "sable/runtime/conformance.h"
+#include "sable/runtime/corpus.h"
+#include "sable/runtime/device.h"
 
 namespace sable::tools {
+namespace {
+
+using runtime::ConformanceReport;
+using runtime::TestResult;
+using runtime::TestStatus;
+
+constexpr int kExitFailures = 1;
+constexpr int kExitUsage = 2;
+// Long runs report progress on stderr so a CI log shows the run is alive.
+constexpr size_t kProgressEvery = 500;
+
+struct ConformanceArgs {
+  std::vector<std::string> paths;
+  std::string device = "cpu-reference";
+  std::string filter;
+  std::string json;
+  bool verbose = false;
+};
+
+void printResult(const TestResult& result, bool verbose) {
+  if (result.status == TestStatus::kFailed) {
+    std::cout << "FAILED  " << result.name << ": " << result.reason << "\n";
+  } else if (verbose) {
+    std::cout << (result.status == TestStatus::kPassed ? "passed  " : "skipped ") << result.name
+              << (result.reason.empty() ? "" : ": " + result.reason) << "\n";
+  }
+}
+
+int runConformance(const ConformanceArgs& args) {
+  // Checked here rather than by CLI11 so a missing path exits with our usage status.
+  if (args.paths.empty()) {
+    std::cerr << "sable conformance: no corpus path given (usage: sable conformance PATH... [--device NAME] "
+                 "[--filter REGEX] [--json FILE] [--verbose])\n";
+    return kExitUsage;
+  }
+  auto device = runtime::findDevice(args.device);
+  if (!device.ok()) {
+    std::cerr << "sable conformance: " << device.error().message << "\n";
+    return kExitUsage;
+  }
+  std::optional<std::regex> filter;
+  if (!args.filter.empty()) {
+    try {
+      filter.emplace(args.filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      std::cerr << "sable conformance: invalid --filter regex '" << args.filter << "': " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
+  auto files = runtime::findCorpusFiles(args.paths);
+  if (!files.ok()) {
+    std::cerr << "sable conformance: " << files.error().message << "\n";
+    return kExitUsage;
+  }
+  // Open the JSON file before the run so a bad path is a usage error, not a lost run.
+  std::ofstream jsonFile;
+  if (!args.json.empty()) {
+    jsonFile.open(args.json);
+    if (!jsonFile) {
+      std::cerr << "sable conformance: cannot write --json file '" << args.json << "'\n";
+      return kExitUsage;
+    }
+  }
+
+  ConformanceReport report;
+  for (const auto& path : *files) {
+    auto reader = runtime::CorpusReader::open(path);
+    if (!reader.ok()) {
+      std::cerr << "sable conformance: " << reader.error().message << "\n";
+      return kExitUsage;
+    }
+    while (auto test = reader->next()) {
+      TestResult result;
+      if (!test->ok()) {
+        // A broken line is a failed test of the corpus, named by its location.
+        result.name = fmt::format("{}:{}", path.string(), reader->lineNumber());
+        result.status = TestStatus::kFailed;
+        result.reason = test->error().message;
+      } else {
+        if (filter && !std::regex_search((*test)->name, *filter)) continue;
+        result = runtime::runConformanceTest(**device, **test);
+      }
+      printResult(result, args.verbose);
+      report.add(std::move(result));
+      if (report.tests().size() % kProgressEvery == 0) {
+        std::cerr << "[" << report.tests().size() << " tests] " << report.summaryLine() << std::endl;
+      }
+    }
+  }
+
+  if (jsonFile.is_open()) {
+    jsonFile << report.toJson() << "\n";
+    if (!jsonFile.flush()) {
+      std::cerr << "sable conformance: writing '" << args.json << "' failed\n";
+      return kExitUsage;
+    }
+  }
+  std::cout << report.summaryLine() << std::endl;
+  return report.totals().failed == 0 ? 0 : kExitFailures;
+}
+
+}  // namespace
 
 CommandRunner addConformanceCommand(CLI::App& app) {
-  app.add_subcommand("conformance", "(not available yet)");
-  return [] {
-    std::cerr << "sable conformance: not implemented yet\n";
-    return 2;
-  };
+  auto args = std::make_shared<ConformanceArgs>();
+  auto* command = app.add_subcommand("conformance", "Run the NNAPI conformance corpus on a device");
+  command->add_option("paths", args->paths, "Corpus files (*.jsonl) or folders searched recursively");
+  command->add_option("--device", args->device, "Device to run on (see `sable info`)")->capture_default_str();
+  command->add_option("--filter", args->filter, "Run only tests whose name matches this regex (std::regex_search)");
+  command->add_option("--json", args->json, "Write the per-test results and totals as JSON to this file");
+  command->add_flag("--verbose", args->verbose, "Print every test, not only the failures");
+  return [args] { return runConformance(*args); };
 }
 
 }  // namespace sable::tools
