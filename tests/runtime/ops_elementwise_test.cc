@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -70,9 +71,12 @@ std::vector<T> runValues(OperationType type, const std::vector<Arg>& args, const
   return fromBytes<T>(result->bytes);
 }
 
-void expectFails(OperationType type, const std::vector<Arg>& args, const OutputDecl& output, const char* why) {
+// Runs the operation expecting a clean failure whose message names the broken rule.
+void expectFails(OperationType type, const std::vector<Arg>& args, const OutputDecl& output, const std::string& rule) {
   auto result = runOperation(type, args, output);
-  EXPECT_FALSE(result.ok()) << hal::toString(type) << " should fail: " << why;
+  ASSERT_FALSE(result.ok()) << hal::toString(type) << " succeeded but should fail on: " << rule;
+  EXPECT_NE(result.error().message.find(rule), std::string::npos)
+      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
 }
 
 constexpr auto F32 = OperandType::TENSOR_FLOAT32;
@@ -238,35 +242,35 @@ TEST(ElementwiseArithmetic, LargeTensorAddBroadcastsAScalar) {
 TEST(ElementwiseArithmetic, RejectsShapesThatDoNotBroadcast) {
   expectFails(OperationType::ADD,
               {tensor<float>(F32, {2, 3}, {1, 2, 3, 4, 5, 6}), tensor<float>(F32, {2}, {1, 2}), int32Scalar(kNone)},
-              {F32, {2, 3}}, "[2,3] and [2] do not broadcast");
+              {F32, {2, 3}}, "cannot be broadcast");
 }
 
 TEST(ElementwiseArithmetic, RejectsRankAboveFour) {
   expectFails(OperationType::MUL,
               {tensor<float>(F32, {1, 1, 1, 1, 2}, {1, 2}), tensor<float>(F32, {1, 1, 1, 1, 2}, {1, 2}), int32Scalar(kNone)},
-              {F32, {1, 1, 1, 1, 2}}, "the reference MUL is 4-D only");
+              {F32, {1, 1, 1, 1, 2}}, "at most 4");
 }
 
 TEST(ElementwiseArithmetic, RejectsUnknownActivationCode) {
   expectFails(OperationType::ADD, {tensor<float>(F32, {1}, {1}), tensor<float>(F32, {1}, {1}), int32Scalar(7)}, {F32, {1}},
-              "activation 7 is not a FuseCode");
+              "activation code 7");
 }
 
 TEST(ElementwiseArithmetic, RejectsFusedActivationOnInt32) {
   expectFails(OperationType::ADD, {tensor<int32_t>(I32, {1}, {1}), tensor<int32_t>(I32, {1}, {1}), int32Scalar(kRelu)},
-              {I32, {1}}, "TENSOR_INT32 arithmetic takes no activation");
+              {I32, {1}}, "no fused activation");
 }
 
 TEST(ElementwiseArithmetic, RejectsQuantizedAddWhoseOutputScaleNeedsAMultiplierAboveOne) {
   // 2 * 1 / (2^20 * 1e-7) > 1: the reference's rescaling cannot represent it.
   expectFails(OperationType::ADD,
               {tensor<uint8_t>(U8, {1}, {1}, 1.0f, 0), tensor<uint8_t>(U8, {1}, {1}, 1.0f, 0), int32Scalar(kNone)},
-              {U8, {1}, 1e-7f, 0}, "output multiplier >= 1");
+              {U8, {1}, 1e-7f, 0}, "rescaling multiplier");
 }
 
 TEST(ElementwiseArithmetic, RejectsInputsOfDifferentTypes) {
   expectFails(OperationType::ADD, {tensor<float>(F32, {1}, {1}), tensor<int32_t>(I32, {1}, {1}), int32Scalar(kNone)},
-              {F32, {1}}, "FLOAT32 + INT32");
+              {F32, {1}}, "TENSOR_INT32");
 }
 
 // ---- MAXIMUM, MINIMUM, POW, PRELU ----------------------------------------------------------------
@@ -355,7 +359,7 @@ TEST(ElementwiseSelect, PicksFromFirstOrSecondInputByCondition) {
 TEST(ElementwiseSelect, RejectsMismatchedShapes) {
   expectFails(OperationType::SELECT,
               {tensor<uint8_t>(B8, {2}, {1, 0}), tensor<float>(F32, {3}, {1, 2, 3}), tensor<float>(F32, {3}, {4, 5, 6})},
-              {F32, {3}}, "condition [2] vs inputs [3]");
+              {F32, {3}}, "same shape");
 }
 
 // ---- Unary math ------------------------------------------------------------------------------------
@@ -391,7 +395,7 @@ TEST(ElementwiseUnary, Int32AbsAndNegWrapAtTheMinimum) {
 }
 
 TEST(ElementwiseUnary, RejectsOutputOfAnotherType) {
-  expectFails(OperationType::EXP, {tensor<float>(F32, {2}, {0, 1})}, {F16, {2}}, "EXP output must match its input");
+  expectFails(OperationType::EXP, {tensor<float>(F32, {2}, {0, 1})}, {F16, {2}}, "TENSOR_FLOAT16");
 }
 
 // ---- CAST, QUANTIZE, DEQUANTIZE ----------------------------------------------------------------------
@@ -423,7 +427,7 @@ TEST(ElementwiseCast, Int32ToFloat16AndBool8Identity) {
 }
 
 TEST(ElementwiseCast, RejectsConversionBetweenBool8AndFloat) {
-  expectFails(OperationType::CAST, {tensor<uint8_t>(B8, {2}, {1, 0})}, {F32, {2}}, "BOOL8 casts only to BOOL8");
+  expectFails(OperationType::CAST, {tensor<uint8_t>(B8, {2}, {1, 0})}, {F32, {2}}, "TENSOR_FLOAT32");
 }
 
 TEST(ElementwiseQuantize, RoundsHalfAwayFromZeroAndClampsToTheType) {
