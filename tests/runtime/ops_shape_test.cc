@@ -119,6 +119,14 @@ TEST(SqueezeTest, NegativeAxisCountsFromTheEnd) {
   expectOutput<float>(runOk(b, {toBytes(iota(2))}), 0, {1, 2}, iota(2));
 }
 
+TEST(SqueezeTest, SqueezingEveryAxisLeavesShapeOne) {
+  ModelBuilder b;
+  uint32_t in = b.addInput(kF32, {1, 1});
+  uint32_t out = b.addOutput(kF32, {1});
+  b.addOperation(OperationType::SQUEEZE, {in, b.addOmitted(kI32)}, {out});
+  expectOutput<float>(runOk(b, {toBytes<float>({-3.5f})}), 0, {1}, {-3.5f});
+}
+
 TEST(SqueezeTest, RefusesAnAxisLargerThanOne) {
   ModelBuilder b;
   uint32_t in = b.addInput(kF32, {1, 2});
@@ -385,6 +393,11 @@ TEST(StridedSliceTest, BeginMaskAndStepTwo) {
 TEST(StridedSliceTest, ShrinkAxisDropsTheDimension) {
   auto b = stridedSlice(kS8, {2, 3}, {1, 0}, {2, 3}, {1, 1}, 0, 0, 1, {3});
   expectOutput<int8_t>(runOk(b, {toBytes<int8_t>({1, 2, 3, -4, -5, -6})}), 0, {3}, {-4, -5, -6});
+}
+
+TEST(StridedSliceTest, ShrinkingEveryAxisLeavesShapeOne) {
+  auto b = stridedSlice(kF32, {4}, {2}, {3}, {1}, 0, 0, 1, {1});
+  expectOutput<float>(runOk(b, {toBytes<float>({1, 2, 3, 4})}), 0, {1}, {3});
 }
 
 TEST(StridedSliceTest, RefusesAZeroStride) {

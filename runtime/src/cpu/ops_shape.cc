@@ -383,6 +383,8 @@ Result<void> squeezeKernel(OperationContext& ctx) {
   std::vector<uint32_t> outDims;
   for (uint32_t i = 0; i < rank; ++i)
     if (!squeezed[i]) outDims.push_back(in->dim(i));
+  // NNAPI has no rank-0 tensors: squeezing every axis leaves shape [1] (AOSP b/155238914).
+  if (outDims.empty()) outDims.push_back(1);
   return copyWhole(ctx, *in, outDims);
 }
 
@@ -649,7 +651,9 @@ Result<void> stridedSliceKernel(OperationContext& ctx) {
     c.srcStrides.push_back(stride * inStrides[i]);
     outDims.push_back(static_cast<uint32_t>(count));
   }
-  c.dstStrides = rowMajorStrides(outDims);
+  // NNAPI has no rank-0 tensors: shrinking every axis leaves shape [1] (AOSP b/155662254).
+  if (outDims.empty()) outDims.push_back(1);
+  c.dstStrides = rowMajorStrides(c.dims);
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, outDims));
   // An empty slice never reads, so a begin position past the end must not be checked.
   if (isEmpty(c.dims)) return {};
