@@ -1,0 +1,192 @@
+// Helpers shared by the convolution-group kernels (ops_convolution.cc, ops_pooling.cc): typed
+// reading of scalar parameters, storage checks, sliding-window geometry, and NCHW operands seen
+// as NHWC. Private to this kernel group; anything another group needs belongs in kernel_util.h.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "kernel_util.h"
+#include "operation.h"
+#include "quant_math.h"
+
+namespace sable::runtime::cpu::conv_detail {
+
+// Quantized element types compute in integers, FLOAT16 computes in float32 like the reference.
+template <typename T>
+inline constexpr bool kIsQuantized = std::is_integral_v<T>;
+
+// Scalar parameter i as INT32; fails (instead of reading a wrongly sized value) when the operand
+// is not an INT32 scalar with a value.
+inline hal::Result<int32_t> int32Param(const OperationContext& ctx, uint32_t i, const char* what) {
+  if (ctx.isOmitted(i)) return hal::invalidArgument("{} (input {}) is missing", what, i);
+  const Tensor& t = ctx.input(i);
+  if (t.type != hal::OperandType::INT32 || t.buffer == nullptr || t.length < sizeof(int32_t)) {
+    return hal::invalidArgument("{} (input {}) must be an INT32 scalar, got {}", what, i, hal::toString(t.type));
+  }
+  return ctx.scalar<int32_t>(i);
+}
+
+inline hal::Result<bool> boolParam(const OperationContext& ctx, uint32_t i, const char* what) {
+  if (ctx.isOmitted(i)) return hal::invalidArgument("{} (input {}) is missing", what, i);
+  const Tensor& t = ctx.input(i);
+  if (t.type != hal::OperandType::BOOL || t.buffer == nullptr || t.length < 1) {
+    return hal::invalidArgument("{} (input {}) must be a BOOL scalar, got {}", what, i, hal::toString(t.type));
+  }
+  return ctx.boolScalar(i);
+}
+
+inline hal::Result<FusedActivation> activationParam(const OperationContext& ctx, uint32_t i) {
+  SABLE_ASSIGN_OR_RETURN(int32_t code, int32Param(ctx, i, "fused activation"));
+  if (code < 0 || code > static_cast<int32_t>(FusedActivation::RELU6)) {
+    return hal::invalidArgument("fused activation code {} is not one of NONE, RELU, RELU1, RELU6", code);
+  }
+  return static_cast<FusedActivation>(code);
+}
+
+inline hal::Result<PaddingScheme> paddingSchemeParam(const OperationContext& ctx, uint32_t i) {
+  SABLE_ASSIGN_OR_RETURN(int32_t code, int32Param(ctx, i, "implicit padding scheme"));
+  if (code != static_cast<int32_t>(PaddingScheme::SAME) && code != static_cast<int32_t>(PaddingScheme::VALID)) {
+    return hal::invalidArgument("implicit padding scheme {} is neither SAME (1) nor VALID (2)", code);
+  }
+  return static_cast<PaddingScheme>(code);
+}
+
+// True when input i is an INT32 operand (used to tell explicit-padding signatures from
+// implicit ones, whose operand at the same position is the BOOL layout flag).
+inline bool isInt32Operand(const OperationContext& ctx, uint32_t i) {
+  return i < ctx.inputCount() && !ctx.input(i).omitted && ctx.input(i).type == hal::OperandType::INT32;
+}
+
+inline bool isBoolOperand(const OperationContext& ctx, uint32_t i) {
+  return i < ctx.inputCount() && !ctx.input(i).omitted && ctx.input(i).type == hal::OperandType::BOOL;
+}
+
+// A tensor input must hold as many bytes as its shape says before a kernel indexes it.
+inline hal::Result<void> checkStorage(const Tensor& t, size_t elementSize, const char* what) {
+  const size_t needed = t.elementCount() * elementSize;
+  if (needed != 0 && (t.buffer == nullptr || t.length < needed)) {
+    return hal::generalFailure("{} holds {} bytes, its shape needs {}", what, t.length, needed);
+  }
+  return {};
+}
+
+struct Padding {
+  int32_t left = 0, right = 0, top = 0, bottom = 0;
+};
+
+// Output extent of a window over `input` elements (NNAPI computeOutSize) in 64 bits, so that huge
+// filters, dilations or paddings cannot overflow; fails when no window position fits.
+inline hal::Result<uint32_t> windowOutputExtent(uint32_t input, uint32_t filter, int32_t stride, int32_t dilation,
+                                                int32_t padHead, int32_t padTail, const char* axis) {
+  const int64_t effectiveFilter = (static_cast<int64_t>(filter) - 1) * dilation + 1;
+  const int64_t padded = static_cast<int64_t>(input) + padHead + padTail;
+  if (padded < effectiveFilter) {
+    return hal::invalidArgument("{}: the window ({} with dilation) is larger than the padded input ({})", axis,
+                                effectiveFilter, padded);
+  }
+  const int64_t out = (padded - effectiveFilter + stride) / stride;
+  if (out > std::numeric_limits<uint32_t>::max()) return hal::invalidArgument("{}: output extent {} too large", axis, out);
+  return static_cast<uint32_t>(out);
+}
+
+// The explicit padding of an implicit scheme (kernel_util's implicitPadding) in 64 bits.
+inline Padding schemePadding(PaddingScheme scheme, uint32_t inH, uint32_t inW, uint32_t filterH, uint32_t filterW,
+                             int32_t strideH, int32_t strideW, int32_t dilationH, int32_t dilationW) {
+  auto one = [scheme](int64_t in, int64_t stride, int64_t filter, int64_t dilation, int32_t* head, int32_t* tail) {
+    *head = 0;
+    *tail = 0;
+    if (scheme != PaddingScheme::SAME) return;
+    const int64_t outSize = (in + stride - 1) / stride;
+    const int64_t needed = (outSize - 1) * stride + (filter - 1) * dilation + 1 - in;
+    if (needed <= 0) return;
+    const int64_t clamped = std::min<int64_t>(needed, std::numeric_limits<int32_t>::max());
+    *head = static_cast<int32_t>(clamped / 2);
+    *tail = static_cast<int32_t>(clamped - clamped / 2);
+  };
+  Padding p;
+  one(inW, strideW, filterW, dilationW, &p.left, &p.right);
+  one(inH, strideH, filterH, dilationH, &p.top, &p.bottom);
+  return p;
+}
+
+// The range of filter taps [begin, end) that land inside [0, size) for a window starting at
+// `origin` with the given dilation, so inner loops need no bounds checks.
+inline void validTaps(int64_t origin, int64_t dilation, int64_t taps, int64_t size, int64_t* begin, int64_t* end) {
+  *begin = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation;
+  *end = origin >= size ? 0 : std::min<int64_t>(taps, (size - origin + dilation - 1) / dilation);
+  if (*end < *begin) *end = *begin;
+}
+
+// A 4-D input in NHWC order: the operand itself, or an NHWC copy of an NCHW operand.
+template <typename T>
+class NhwcInput {
+ public:
+  NhwcInput(const Tensor& t, bool nchw) {
+    if (!nchw) {
+      data_ = t.data<T>();
+      dims_ = t.dimensions;
+      return;
+    }
+    dims_ = nchwShapeToNhwc(t.dimensions);
+    copy_.resize(t.elementCount());
+    if (!copy_.empty()) nchwToNhwc(t.data<T>(), t.dimensions, copy_.data());
+    data_ = copy_.data();
+  }
+  const T* data() const { return data_; }
+  const std::vector<uint32_t>& dims() const { return dims_; }
+
+ private:
+  const T* data_ = nullptr;
+  std::vector<uint32_t> dims_;
+  std::vector<T> copy_;
+};
+
+// A 4-D output written in NHWC order; for an NCHW operand, written to scratch and transposed into
+// the operand by commit().
+template <typename T>
+class NhwcOutput {
+ public:
+  NhwcOutput(Tensor& t, bool nchw) : tensor_(t), nchw_(nchw) {
+    if (!nchw) {
+      data_ = t.data<T>();
+      dims_ = t.dimensions;
+      return;
+    }
+    dims_ = nchwShapeToNhwc(t.dimensions);
+    scratch_.resize(t.elementCount());
+    data_ = scratch_.data();
+  }
+  T* data() { return data_; }
+  const std::vector<uint32_t>& dims() const { return dims_; }
+  void commit() {
+    if (nchw_ && !scratch_.empty()) nhwcToNchw(scratch_.data(), dims_, tensor_.data<T>());
+  }
+
+ private:
+  Tensor& tensor_;
+  bool nchw_;
+  T* data_ = nullptr;
+  std::vector<uint32_t> dims_;
+  std::vector<T> scratch_;
+};
+
+// Spatial dimensions of a 4-D operand in either layout.
+struct Spatial {
+  uint32_t batches, height, width, channels;
+};
+inline Spatial spatialOf(const std::vector<uint32_t>& d, bool nchw) {
+  return nchw ? Spatial{d[0], d[2], d[3], d[1]} : Spatial{d[0], d[1], d[2], d[3]};
+}
+inline std::vector<uint32_t> layoutDims(uint32_t n, uint32_t h, uint32_t w, uint32_t c, bool nchw) {
+  return nchw ? std::vector<uint32_t>{n, c, h, w} : std::vector<uint32_t>{n, h, w, c};
+}
+
+// Registered from registerConvolutionOperations (ops_pooling.cc).
+void registerPoolingOperations(std::vector<OperationRegistration>& out);
+
+}  // namespace sable::runtime::cpu::conv_detail
