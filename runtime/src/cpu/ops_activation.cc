@@ -110,8 +110,8 @@ FixedPoint<0> expOnNegativeValues(FixedPoint<kIntegerBits> a) {
   using F0 = FixedPoint<0>;
   constexpr int kFractionalBits = InputF::kFractionalBits;
   const InputF oneQuarter = InputF::template powerOfTwo<-2>();
-  const int32_t mask = wrappingSub(oneQuarter.raw, InputF::one().raw);
-  const InputF aModQuarterMinusQuarter = InputF::fromRaw(a.raw & mask) - oneQuarter;
+  // (a mod 1/4) keeps the fractional bits below 1/4; a is negative, so it lies in [0, 1/4).
+  const InputF aModQuarterMinusQuarter = InputF::fromRaw(a.raw & (oneQuarter.raw - 1)) - oneQuarter;
   F0 result = expOnIntervalNegativeQuarterToZero(rescale<0>(aModQuarterMinusQuarter));
   const int32_t remainder = (aModQuarterMinusQuarter - a).raw;
 
@@ -621,7 +621,11 @@ Result<void> quantizedSoftmax(const Tensor& input, Tensor& output, const AxisVie
       const size_t at = first + k * stride;
       const int32_t diff = static_cast<int32_t>(in[at]) - maxValue;
       if (diff >= diffMin) {
-        const int32_t unsaturated = roundingDivideByPOT((shiftedScale * scaledExp(diff)).raw, bitsOverUnit + 31 - 8);
+        // From Q0.31 * 2^-bitsOverUnit to the 1/256 output scale. Beyond 31 bits the quotient
+        // rounds to 0 (the reference's shift is undefined there; 0 is the exact answer).
+        const int outputShift = bitsOverUnit + 31 - 8;
+        const int32_t unsaturated =
+            outputShift > 31 ? 0 : roundingDivideByPOT((shiftedScale * scaledExp(diff)).raw, outputShift);
         out[at] = clampTo<T>(unsaturated + zeroPoint);
       } else {
         out[at] = std::numeric_limits<T>::min();
