@@ -8,9 +8,11 @@
 // in one place and work on element size (1, 2 or 4 bytes), never on the element type.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -247,6 +249,16 @@ Result<void> checkWalk(const StridedCopy& c, const Tensor& src, const Tensor& ds
 
 template <size_t kBytes>
 void copyElements(const StridedCopy& c, const uint8_t* src, uint8_t* dst) {
+  // Rows contiguous on both sides (concatenation, splits, slices, padding) move as one block each.
+  if (!c.dims.empty() && c.srcStrides.back() == 1 && c.dstStrides.back() == 1) {
+    const size_t rowBytes = size_t{c.dims.back()} * kBytes;
+    StridedCopy rows = c;
+    rows.dims.pop_back();
+    rows.srcStrides.pop_back();
+    rows.dstStrides.pop_back();
+    walk(rows, kBytes, src, kBytes, dst, [rowBytes](const uint8_t* s, uint8_t* d) { std::memcpy(d, s, rowBytes); });
+    return;
+  }
   walk(c, kBytes, src, kBytes, dst, [](const uint8_t* s, uint8_t* d) { std::memcpy(d, s, kBytes); });
 }
 
@@ -290,7 +302,7 @@ Result<void> permuteInto(const Tensor& src, const std::vector<uint32_t>& view, c
   return stridedCopy(c, src, dst);
 }
 
-// The bytes of one element holding `value` in a tensor of `type` (the pad value of PAD).
+// The bytes of one element holding `value` (a pad value).
 template <typename T>
 std::vector<uint8_t> elementBytes(T value) {
   std::vector<uint8_t> bytes(sizeof(T));
