@@ -1,3 +1,431 @@
+// Reduction kernels of the CPU reference device (MEAN, REDUCE_*, ARGMAX, ARGMIN), run through
+// whole one-operation models. Expected values are worked out by hand (or taken from the NNAPI
+// specification examples); the arithmetic is in the comments.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "model_builder.h"
+// The kernel contract, to run a kernel on operands a model cannot express directly (a zero-sized
+// tensor only arises in the middle of a model).
+#include "../../runtime/src/cpu/operation.h"
+
+namespace sable::testing {
+namespace {
+
+using hal::OperandType;
+using hal::OperationType;
+using float16 = _Float16;
+
+// One input of the operation under test: a model input (its data given at execution, so the
+// kernel, not model validation, sees the value) or a constant.
+struct Arg {
+  OperandType type;
+  std::vector<uint32_t> dims;
+  std::vector<uint8_t> bytes;
+  float scale = 0.0f;
+  int32_t zeroPoint = 0;
+  bool constant = false;
+};
+
+template <typename T>
+Arg tensor(OperandType type, std::vector<uint32_t> dims, const std::vector<T>& values, float scale = 0.0f,
+           int32_t zeroPoint = 0) {
+  return {type, std::move(dims), toBytes(values), scale, zeroPoint, false};
+}
+Arg axes(const std::vector<int32_t>& values) {
+  return {OperandType::TENSOR_INT32, {static_cast<uint32_t>(values.size())}, toBytes(values), 0.0f, 0, true};
+}
+Arg int32Scalar(int32_t value) { return {OperandType::INT32, {}, toBytes<int32_t>({value}), 0.0f, 0, true}; }
+Arg boolScalar(bool value) {
+  return {OperandType::BOOL, {}, toBytes<uint8_t>({static_cast<uint8_t>(value)}), 0.0f, 0, true};
+}
+// The same parameter as a model input, so that its value is only known at execution.
+Arg atRuntime(Arg arg) {
+  arg.constant = false;
+  return arg;
+}
+
+struct OutputDecl {
+  OperandType type;
+  std::vector<uint32_t> dims;  // 0 = unknown
+  float scale = 0.0f;
+  int32_t zeroPoint = 0;
+};
+
+hal::Result<RunOutput> runOperation(OperationType type, const std::vector<Arg>& args, const OutputDecl& output) {
+  ModelBuilder builder;
+  std::vector<uint32_t> inputs;
+  std::vector<std::vector<uint8_t>> data;
+  for (const Arg& arg : args) {
+    if (arg.constant) {
+      inputs.push_back(builder.addConstant<uint8_t>(arg.type, arg.dims, arg.bytes, arg.scale, arg.zeroPoint));
+    } else {
+      inputs.push_back(builder.addInput(arg.type, arg.dims, arg.scale, arg.zeroPoint));
+      data.push_back(arg.bytes);
+    }
+  }
+  const uint32_t out = builder.addOutput(output.type, output.dims, output.scale, output.zeroPoint);
+  builder.addOperation(type, inputs, {out});
+  SABLE_ASSIGN_OR_RETURN(auto outputs, runOnCpu(builder.build(), data));
+  return outputs.at(0);
+}
+
+// Runs the operation, checks the produced shape, and returns the output values.
+template <typename T>
+std::vector<T> runValues(OperationType type, const std::vector<Arg>& args, const OutputDecl& output,
+                         const std::vector<uint32_t>& expectedShape) {
+  auto result = runOperation(type, args, output);
+  EXPECT_TRUE(result.ok()) << hal::toString(type) << " failed: " << (result.ok() ? "" : result.error().message);
+  if (!result.ok()) return {};
+  EXPECT_EQ(result->dimensions, expectedShape) << hal::toString(type) << " produced an unexpected output shape";
+  return fromBytes<T>(result->bytes);
+}
+
+// Runs the operation expecting a clean failure whose message names the broken rule.
+void expectFails(OperationType type, const std::vector<Arg>& args, const OutputDecl& output, const std::string& rule) {
+  auto result = runOperation(type, args, output);
+  ASSERT_FALSE(result.ok()) << hal::toString(type) << " succeeded but should fail on: " << rule;
+  EXPECT_NE(result.error().message.find(rule), std::string::npos)
+      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
+}
+
+template <typename T>
+std::vector<T> iota(size_t count, T first) {
+  std::vector<T> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = static_cast<T>(first + static_cast<T>(i));
+  return values;
+}
+
+void expectFloatsNear(const std::vector<float>& actual, const std::vector<float>& expected, float tolerance = 1e-5f) {
+  ASSERT_EQ(actual.size(), expected.size()) << "output element count";
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
+  }
+}
+
+std::vector<float> toFloats(const std::vector<float16>& values) { return {values.begin(), values.end()}; }
+
+constexpr auto F32 = OperandType::TENSOR_FLOAT32;
+constexpr auto F16 = OperandType::TENSOR_FLOAT16;
+constexpr auto U8 = OperandType::TENSOR_QUANT8_ASYMM;
+constexpr auto I8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+constexpr auto I32 = OperandType::TENSOR_INT32;
+constexpr auto B8 = OperandType::TENSOR_BOOL8;
+
+// ---- MEAN ------------------------------------------------------------------------------------
+
+// NNAPI spec example (mean_float_1): 1..24 as [4,3,2], axes {1, 0, -3, -3}: axes 0 and 1 are
+// reduced (duplicates and negatives resolve to the same axis), leaving the last: odd values
+// 1+3+..+23 = 144 / 12 = 12, even values 156 / 12 = 13.
+TEST(MeanTest, NegativeAndDuplicateAxesReduceOnce) {
+  auto out = runValues<float>(OperationType::MEAN, {tensor(F32, {4, 3, 2}, iota<float>(24, 1)), axes({1, 0, -3, -3}),
+                                                    int32Scalar(0)},
+                              {F32, {2}}, {2});
+  expectFloatsNear(out, {12.0f, 13.0f});
+}
+
+// Axes {0, 2} with keep_dims: output [1,3,1]; middle index j averages 8 values:
+// j=0: 1+2+7+8+13+14+19+20 = 84 -> 10.5; j=1: 100 -> 12.5; j=2: 116 -> 14.5.
+TEST(MeanTest, KeepDimsKeepsReducedAxesWithLengthOne) {
+  auto out = runValues<float>(OperationType::MEAN,
+                              {tensor(F32, {4, 3, 2}, iota<float>(24, 1)), axes({0, 2}), int32Scalar(1)},
+                              {F32, {1, 3, 1}}, {1, 3, 1});
+  expectFloatsNear(out, {10.5f, 12.5f, 14.5f});
+}
+
+TEST(MeanTest, ReducingEveryAxisWithoutKeepDimsYieldsShapeOne) {
+  auto out = runValues<float>(OperationType::MEAN,
+                              {tensor(F32, {2, 2}, std::vector<float>{1, 2, 3, 6}), axes({0, 1}), int32Scalar(0)},
+                              {F32, {0}}, {1});
+  expectFloatsNear(out, {3.0f});
+}
+
+// [[1, 2], [3, 4]] over axis 1: 1.5 and 3.5 (exact in half precision).
+TEST(MeanTest, Float16AveragesRows) {
+  auto out = runValues<float16>(OperationType::MEAN,
+                                {tensor(F16, {2, 2}, std::vector<float16>{1, 2, 3, 4}), axes({1}), int32Scalar(0)},
+                                {F16, {2}}, {2});
+  expectFloatsNear(toFloats(out), {1.5f, 3.5f});
+}
+
+// The reference divides the integer sum by the count and truncates: 84 / 8 = 10.5 -> 10
+// (NNAPI mean_quant8_2 expects 10, 12, 14).
+TEST(MeanTest, Quant8TruncatesTheIntegerMean) {
+  auto out = runValues<uint8_t>(OperationType::MEAN,
+                                {tensor(U8, {4, 3, 2}, iota<uint8_t>(24, 1), 0.8f, 5), axes({0, 2}), int32Scalar(1)},
+                                {U8, {1, 3, 1}, 0.8f, 5}, {1, 3, 1});
+  EXPECT_EQ(out, (std::vector<uint8_t>{10, 12, 14}));
+}
+
+// -3 + -2 = -5; C++ integer division truncates toward zero: -2 (not -3).
+TEST(MeanTest, SignedQuant8TruncatesTowardZero) {
+  auto out = runValues<int8_t>(OperationType::MEAN,
+                               {tensor(I8, {2}, std::vector<int8_t>{-3, -2}, 0.5f, 0), axes({0}), int32Scalar(0)},
+                               {I8, {1}, 0.5f, 0}, {1});
+  EXPECT_EQ(out, (std::vector<int8_t>{-2}));
+}
+
+// Input scale 1, zero point 0: values 10 and 20 average 15.0. Output scale 0.5, zero point 10:
+// round(15 / 0.5) + 10 = 40. With output scale 0.01 the value 1500 saturates to 255.
+TEST(MeanTest, Quant8RequantizesWhenOutputParametersDiffer) {
+  const Arg input = tensor(U8, {2}, std::vector<uint8_t>{10, 20}, 1.0f, 0);
+  EXPECT_EQ(runValues<uint8_t>(OperationType::MEAN, {input, axes({0}), int32Scalar(0)}, {U8, {1}, 0.5f, 10}, {1}),
+            (std::vector<uint8_t>{40}));
+  EXPECT_EQ(runValues<uint8_t>(OperationType::MEAN, {input, axes({0}), int32Scalar(0)}, {U8, {1}, 0.01f, 0}, {1}),
+            (std::vector<uint8_t>{255}));
+}
+
+// 9,000,000 values of 255 sum to 2,295,000,000 > INT32_MAX; the mean must still be 255.
+TEST(MeanTest, Quant8SumBeyondInt32RangeStaysExact) {
+  const std::vector<uint8_t> values(9'000'000, 255);
+  auto out = runValues<uint8_t>(OperationType::MEAN,
+                                {tensor(U8, {9'000'000}, values, 1.0f, 0), axes({0}), int32Scalar(0)},
+                                {U8, {1}, 1.0f, 0}, {1});
+  EXPECT_EQ(out, (std::vector<uint8_t>{255}));
+}
+
+TEST(MeanTest, AxisOutOfRangeIsRejected) {
+  expectFails(OperationType::MEAN,
+              {tensor(F32, {2, 2}, std::vector<float>{1, 2, 3, 4}), atRuntime(axes({2})), int32Scalar(0)},
+              {F32, {0}}, "out of range");
+  expectFails(OperationType::MEAN,
+              {tensor(F32, {2, 2}, std::vector<float>{1, 2, 3, 4}), atRuntime(axes({-3})), int32Scalar(0)},
+              {F32, {0}}, "out of range");
+}
+
+// Runs one kernel directly on hand-made operands (each Arg is an input; its bytes stay owned
+// by the Arg). Only the first output is supported.
+class KernelContext final : public runtime::cpu::OperationContext {
+ public:
+  KernelContext(OperationType type, std::vector<Arg>& args, const OutputDecl& output) : type_(type) {
+    for (Arg& arg : args) {
+      runtime::cpu::Tensor t;
+      t.type = arg.type;
+      t.dimensions = arg.dims;
+      t.scale = arg.scale;
+      t.zeroPoint = arg.zeroPoint;
+      t.buffer = arg.bytes.empty() ? nullptr : arg.bytes.data();
+      t.length = arg.bytes.size();
+      inputs_.push_back(t);
+    }
+    declared_.type = output.type;
+    declared_.dimensions = output.dims;
+    declared_.scale = output.scale;
+    declared_.zeroPoint = output.zeroPoint;
+  }
+  OperationType operationType() const override { return type_; }
+  uint32_t inputCount() const override { return static_cast<uint32_t>(inputs_.size()); }
+  uint32_t outputCount() const override { return 1; }
+  const runtime::cpu::Tensor& input(uint32_t i) const override { return inputs_.at(i); }
+  const runtime::cpu::Tensor& outputInfo(uint32_t) const override { return declared_; }
+  hal::Result<runtime::cpu::Tensor*> setOutputShape(uint32_t, const std::vector<uint32_t>& dimensions) override {
+    output_ = declared_;
+    output_.dimensions = dimensions;
+    storage_.assign(output_.elementCount() * hal::sizeOfElement(output_.type) + 1, 0);
+    output_.buffer = storage_.data();
+    output_.length = storage_.size() - 1;
+    return &output_;
+  }
+
+ private:
+  OperationType type_;
+  std::vector<runtime::cpu::Tensor> inputs_;
+  runtime::cpu::Tensor declared_;
+  runtime::cpu::Tensor output_;
+  std::vector<uint8_t> storage_;
+};
+
+hal::Result<void> runKernel(OperationType type, std::vector<Arg> args, const OutputDecl& output) {
+  const runtime::cpu::OperationRegistration* registration = runtime::cpu::findOperation(type);
+  if (registration == nullptr) return hal::generalFailure("{} is not registered", hal::toString(type));
+  KernelContext context(type, args, output);
+  return registration->kernel(context);
+}
+
+void expectKernelFails(OperationType type, std::vector<Arg> args, const OutputDecl& output, const std::string& rule) {
+  auto result = runKernel(type, std::move(args), output);
+  ASSERT_FALSE(result.ok()) << hal::toString(type) << " succeeded but should fail on: " << rule;
+  EXPECT_NE(result.error().message.find(rule), std::string::npos)
+      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
+}
+
+// The reference rejects zero-sized inputs to every reduction (only RESIZE_* accept them).
+TEST(MeanTest, ZeroSizedInputIsRejected) {
+  expectKernelFails(OperationType::MEAN, {tensor(F32, {0, 2}, std::vector<float>{}), axes({1}), int32Scalar(0)},
+                    {F32, {0}}, "zero-sized");
+  expectKernelFails(OperationType::REDUCE_SUM,
+                    {tensor(F32, {2, 0}, std::vector<float>{}), axes({0}), boolScalar(false)}, {F32, {0}},
+                    "zero-sized");
+}
+
+// ---- REDUCE_* --------------------------------------------------------------------------------
+
+// [[1,2],[3,4],[5,6]] summed over the last axis: 3, 7, 11.
+TEST(ReduceTest, SumOverLastAxis) {
+  auto out = runValues<float>(OperationType::REDUCE_SUM,
+                              {tensor(F32, {3, 2}, iota<float>(6, 1)), axes({-1}), boolScalar(false)}, {F32, {3}}, {3});
+  expectFloatsNear(out, {3.0f, 7.0f, 11.0f});
+}
+
+// 1..24 as [4,3,2], axes {1, 0, -3, -3}: odd values sum to 144, even values to 156.
+TEST(ReduceTest, SumResolvesNegativeAndDuplicateAxes) {
+  auto out = runValues<float>(OperationType::REDUCE_SUM,
+                              {tensor(F32, {4, 3, 2}, iota<float>(24, 1)), axes({1, 0, -3, -3}), boolScalar(false)},
+                              {F32, {2}}, {2});
+  expectFloatsNear(out, {144.0f, 156.0f});
+}
+
+// Half precision has a spacing of 2 at 2048: 2048 + 1 rounds (to even) back to 2048 at each step,
+// as in the reference's _Float16 arithmetic; a float accumulator would give 2050.
+TEST(ReduceTest, Float16SumRoundsEveryStepToHalfPrecision) {
+  auto out = runValues<float16>(OperationType::REDUCE_SUM,
+                                {tensor(F16, {3}, std::vector<float16>{2048, 1, 1}), axes({0}), boolScalar(true)},
+                                {F16, {1}}, {1});
+  expectFloatsNear(toFloats(out), {2048.0f});
+}
+
+// 0 * inf is NaN in IEEE arithmetic; the reference defines a product with a zero factor as 0.
+TEST(ReduceTest, ProductWithZeroFactorIsZeroEvenWithInfinity) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto out = runValues<float>(OperationType::REDUCE_PROD,
+                              {tensor(F32, {2, 2}, std::vector<float>{0, inf, 2, -3}), axes({1}), boolScalar(false)},
+                              {F32, {2}}, {2});
+  expectFloatsNear(out, {0.0f, -6.0f});
+}
+
+// The extremes of the quant8 ranges pass through unchanged.
+TEST(ReduceTest, MaxAndMinReachTheEndsOfTheQuant8Range) {
+  EXPECT_EQ(runValues<uint8_t>(OperationType::REDUCE_MAX,
+                               {tensor(U8, {3}, std::vector<uint8_t>{0, 255, 7}, 1e-6f, 0), axes({0}), boolScalar(true)},
+                               {U8, {1}, 1e-6f, 0}, {1}),
+            (std::vector<uint8_t>{255}));
+  EXPECT_EQ(runValues<uint8_t>(OperationType::REDUCE_MIN,
+                               {tensor(U8, {3}, std::vector<uint8_t>{255, 0, 7}, 1e6f, 255), axes({0}), boolScalar(true)},
+                               {U8, {1}, 1e6f, 255}, {1}),
+            (std::vector<uint8_t>{0}));
+  EXPECT_EQ(runValues<int8_t>(OperationType::REDUCE_MIN,
+                              {tensor(I8, {2, 2}, std::vector<int8_t>{127, -128, 0, 1}, 0.5f, -128), axes({1}),
+                               boolScalar(false)},
+                              {I8, {2}, 0.5f, -128}, {2}),
+            (std::vector<int8_t>{-128, 0}));
+}
+
+// The reference starts REDUCE_MAX from the lowest finite value, so all -inf yields it.
+TEST(ReduceTest, MaxOfNegativeInfinitiesIsTheLowestFiniteValue) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto out = runValues<float>(OperationType::REDUCE_MAX,
+                              {tensor(F32, {2}, std::vector<float>{-inf, -inf}), axes({0}), boolScalar(false)},
+                              {F32, {1}}, {1});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], std::numeric_limits<float>::lowest());
+}
+
+// [[1,1,0],[1,1,1]] over axis 1: ALL = {0, 1}, ANY = {1, 1}; ANY of all false is false.
+TEST(ReduceTest, AllAndAnyFoldBooleans) {
+  const Arg input = tensor(B8, {2, 3}, std::vector<uint8_t>{1, 1, 0, 1, 1, 1});
+  EXPECT_EQ(runValues<uint8_t>(OperationType::REDUCE_ALL, {input, axes({1}), boolScalar(false)}, {B8, {2}}, {2}),
+            (std::vector<uint8_t>{0, 1}));
+  EXPECT_EQ(runValues<uint8_t>(OperationType::REDUCE_ANY, {input, axes({1}), boolScalar(false)}, {B8, {2}}, {2}),
+            (std::vector<uint8_t>{1, 1}));
+  EXPECT_EQ(runValues<uint8_t>(OperationType::REDUCE_ANY,
+                               {tensor(B8, {1, 3}, std::vector<uint8_t>{0, 0, 0}), axes({0, 1}), boolScalar(true)},
+                               {B8, {1, 1}}, {1, 1}),
+            (std::vector<uint8_t>{0}));
+}
+
+// 1000 x 1000 ones summed per row: 1000 each (exact in float).
+TEST(ReduceTest, LargeTensorSumsEveryRow) {
+  const std::vector<float> ones(1'000'000, 1.0f);
+  auto out = runValues<float>(OperationType::REDUCE_SUM, {tensor(F32, {1000, 1000}, ones), axes({1}), boolScalar(false)},
+                              {F32, {1000}}, {1000});
+  ASSERT_EQ(out.size(), 1000u);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 1000.0f) << "row " << i;
+}
+
+TEST(ReduceTest, RankAboveFourIsRejected) {
+  expectFails(OperationType::REDUCE_SUM,
+              {tensor(F32, {1, 1, 1, 1, 2}, std::vector<float>{1, 2}), axes({0}), boolScalar(false)}, {F32, {0}},
+              "rank up to 4");
+}
+
+// Model validation or the kernel rejects it; either way the message names the axes' rank.
+TEST(ReduceTest, AxesMustBeOneDimensional) {
+  Arg twoD = axes({0, 1});
+  twoD.dims = {1, 2};
+  expectFails(OperationType::REDUCE_MAX, {tensor(F32, {2, 2}, std::vector<float>{1, 2, 3, 4}), twoD, boolScalar(false)},
+              {F32, {0}}, "rank");
+}
+
+TEST(ReduceTest, AxisOutOfRangeIsRejected) {
+  expectFails(OperationType::REDUCE_MIN,
+              {tensor(F32, {2, 2}, std::vector<float>{1, 2, 3, 4}), atRuntime(axes({0, 7})), boolScalar(false)},
+              {F32, {0}}, "out of range");
+}
+
+// ---- ARGMAX / ARGMIN -------------------------------------------------------------------------
+
+// [[1, 2], [4, 3]]: along axis 1 the maxima are at 1 and 0; along axis 0 at 1 and 1; axis -1 is
+// axis 1.
+TEST(ArgMinMaxTest, ArgMaxAlongEachAxis) {
+  const Arg input = tensor(F32, {2, 2}, std::vector<float>{1, 2, 4, 3});
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMAX, {input, int32Scalar(1)}, {I32, {2}}, {2}),
+            (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMAX, {input, int32Scalar(0)}, {I32, {2}}, {2}),
+            (std::vector<int32_t>{1, 1}));
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMAX, {input, int32Scalar(-1)}, {I32, {2}}, {2}),
+            (std::vector<int32_t>{1, 0}));
+}
+
+// Ties: the first extreme wins.
+TEST(ArgMinMaxTest, FirstOfEqualExtremesWins) {
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMIN,
+                               {tensor(F16, {1, 4}, std::vector<float16>{3, 1, 1, 2}), int32Scalar(1)}, {I32, {1}}, {1}),
+            (std::vector<int32_t>{1}));
+  const int32_t lo = std::numeric_limits<int32_t>::min();
+  const int32_t hi = std::numeric_limits<int32_t>::max();
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMAX,
+                               {tensor(I32, {2, 3}, std::vector<int32_t>{lo, hi, hi, hi, lo, hi}), int32Scalar(1)},
+                               {I32, {2}}, {2}),
+            (std::vector<int32_t>{1, 0}));
+}
+
+// Quant8 compares the stored values (the scale is positive, so order is preserved).
+TEST(ArgMinMaxTest, Quant8ComparesStoredValues) {
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMIN,
+                               {tensor(I8, {3, 1}, std::vector<int8_t>{0, -128, 127}, 0.1f, -128), int32Scalar(0)},
+                               {I32, {1}}, {1}),
+            (std::vector<int32_t>{1}));
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMAX,
+                               {tensor(U8, {3}, std::vector<uint8_t>{0, 254, 255}, 1.0f, 255), int32Scalar(0)},
+                               {I32, {1}}, {1}),
+            (std::vector<int32_t>{2}));
+}
+
+// A 1-D input reduces to a single index of shape [1] (b/155660285).
+TEST(ArgMinMaxTest, OneDimensionalInputGivesShapeOne) {
+  EXPECT_EQ(runValues<int32_t>(OperationType::ARGMAX, {tensor(F32, {3}, std::vector<float>{1, 5, 2}), int32Scalar(0)},
+                               {I32, {0}}, {1}),
+            (std::vector<int32_t>{1}));
+}
+
+TEST(ArgMinMaxTest, AxisOutOfRangeIsRejected) {
+  expectFails(OperationType::ARGMAX,
+              {tensor(F32, {2, 2}, std::vector<float>{1, 2, 3, 4}), atRuntime(int32Scalar(2))}, {I32, {0}},
+              "out of range");
+  expectFails(OperationType::ARGMIN,
+              {tensor(F32, {2, 2}, std::vector<float>{1, 2, 3, 4}), atRuntime(int32Scalar(-3))}, {I32, {0}},
+              "out of range");
+}
+
+TEST(ArgMinMaxTest, ZeroSizedInputIsRejected) {
+  expectKernelFails(OperationType::ARGMAX, {tensor(F32, {2, 0}, std::vector<float>{}), int32Scalar(0)}, {I32, {0}},
+              "zero-sized");
+}
+
+}  // namespace
+}  // namespace sable::testing
