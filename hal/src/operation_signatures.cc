@@ -12,13 +12,17 @@
 // every position, and the lowest version among the survivors is the answer.
 #include <algorithm>
 #include <array>
+#include <cstring>
+#include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sable/hal/shared_memory.h"
 #include "sable/hal/validation.h"
 
 namespace sable::hal {
@@ -55,8 +59,24 @@ constexpr HalVersion V1_3 = HalVersion::V1_3;
 
 HalVersion later(HalVersion a, HalVersion b) { return std::max(a, b); }
 
+// Optional trailing inputs: each tail is accepted only after all the tails before it. A tail
+// whose operands are constants holding `defaults` says nothing the shorter signature cannot say
+// (NHWC layout, dilation 1, last axis, align_corners false), so it does not raise the version:
+// the operation can be expressed at the lower version by dropping it.
+constexpr int32_t kLastAxis = std::numeric_limits<int32_t>::min();  // -1 or rank - 1 of input 0
+struct Tail {
+  Types inputs;
+  HalVersion version;
+  std::vector<int32_t> defaults;  // empty: the tail always needs its version
+};
+
+const Tail kLayoutTail = {{t::BOOL}, V1_2, {0}};
+const Tail kDilationTail = {{t::INT, t::INT}, V1_2, {1, 1}};
+const Tail kAxisTail = {{t::INT}, V1_2, {kLastAxis}};
+const Tail kResizeFlagsTail = {{t::BOOL, t::BOOL}, V1_3, {0, 0}};
+
 struct Signature {
-  HalVersion version = V1_0;
+  HalVersion version = V1_0;  // without the tails
   Types inputs;
   Types outputs;
   // A variadic position repeats its type to fill the operation's count (CONCATENATION inputs,
@@ -65,12 +85,9 @@ struct Signature {
   size_t minInputRepeats = 1;
   std::optional<size_t> variadicOutput;
   size_t minOutputRepeats = 1;
-};
-
-// Optional trailing inputs: each tail is accepted only after all the tails before it.
-struct Tail {
-  Types inputs;
-  HalVersion version;
+  // The optional tails included in `inputs`, which start at position tailsBegin.
+  std::vector<Tail> tails;
+  size_t tailsBegin = 0;
 };
 
 struct TypeSince {
@@ -96,11 +113,13 @@ struct OperationEntry {
 
   void add(HalVersion version, Types inputs, Types outputs, const std::vector<Tail>& tails = {}) {
     known = true;
-    signatures.push_back({version, inputs, outputs, {}, 1, {}, 1});
+    Signature signature{version, std::move(inputs), std::move(outputs), {}, 1, {}, 1, {}, 0};
+    signature.tailsBegin = signature.inputs.size();
+    signatures.push_back(signature);
     for (const Tail& tail : tails) {
-      version = later(version, tail.version);
-      inputs.insert(inputs.end(), tail.inputs.begin(), tail.inputs.end());
-      signatures.push_back({version, inputs, outputs, {}, 1, {}, 1});
+      signature.inputs.insert(signature.inputs.end(), tail.inputs.begin(), tail.inputs.end());
+      signature.tails.push_back(tail);
+      signatures.push_back(signature);
     }
   }
   void add(Signature signature) {
@@ -206,7 +225,7 @@ void addConvolutions(std::vector<OperationEntry>& table) {
   auto& transposed = table[static_cast<size_t>(OperationType::TRANSPOSE_CONV_2D)];
   for (const ConvTypes& c : kConvTypes) {
     const Types head = {c.input, c.filter, c.bias};
-    const std::vector<Tail> layoutAndDilation = {{{t::BOOL}, V1_2}, {{t::INT, t::INT}, V1_2}};
+    const std::vector<Tail> layoutAndDilation = {kLayoutTail, kDilationTail};
     // Explicit padding: 4 paddings, 2 strides, activation; implicit: scheme, 2 strides, activation.
     conv.add(c.version, cat({head, repeat(t::INT, 7)}), {c.input}, layoutAndDilation);
     conv.add(c.version, cat({head, repeat(t::INT, 4)}), {c.input}, layoutAndDilation);
@@ -237,7 +256,7 @@ void addRecurrent(std::vector<OperationEntry>& table) {
     // LSTM: 20 tensors (input, weights, biases, states), activation, cell and projection clips;
     // 1.2 appends four layer-normalization weights.
     entry(OperationType::LSTM).add(ts.version, cat({repeat(T, 20), {t::INT, s, s}}), repeat(T, 4),
-                                   {{repeat(T, 4), V1_2}});
+                                   {{repeat(T, 4), V1_2, {}}});
     entry(OperationType::RNN).add(ts.version, cat({repeat(T, 5), {t::INT}}), {T, T});
     entry(OperationType::SVDF).add(ts.version, cat({repeat(T, 5), {t::INT, t::INT}}), {T, T});
   }
@@ -318,10 +337,10 @@ void addDetection(std::vector<OperationEntry>& table) {
 
 void addControlFlow(std::vector<OperationEntry>& table) {
   // IF: condition, then and else subgraphs, then the inputs of the branches.
-  Signature ifSignature{V1_3, {t::B8, t::SUBGRAPH, t::SUBGRAPH, t::ANY}, {t::ANY}, 3, 0, 0, 1};
+  Signature ifSignature{V1_3, {t::B8, t::SUBGRAPH, t::SUBGRAPH, t::ANY}, {t::ANY}, 3, 0, 0, 1, {}, 0};
   table[static_cast<size_t>(OperationType::IF)].add(ifSignature);
   // WHILE: condition and body subgraphs, then at least one loop operand.
-  Signature whileSignature{V1_3, {t::SUBGRAPH, t::SUBGRAPH, t::ANY}, {t::ANY}, 2, 1, 0, 1};
+  Signature whileSignature{V1_3, {t::SUBGRAPH, t::SUBGRAPH, t::ANY}, {t::ANY}, 2, 1, 0, 1, {}, 0};
   table[static_cast<size_t>(OperationType::WHILE)].add(whileSignature);
 }
 
@@ -342,8 +361,8 @@ std::vector<OperationEntry> buildTable() {
   // 2 strides, 2 filter sizes, activation), then the 1.2 data layout.
   auto pooling = [&](OperationType type, const TypeSet& types) {
     for (const TypeSince& ts : types) {
-      entry(type).add(ts.version, cat({{ts.type}, repeat(t::INT, 9)}), {ts.type}, {{{t::BOOL}, V1_2}});
-      entry(type).add(ts.version, cat({{ts.type}, repeat(t::INT, 6)}), {ts.type}, {{{t::BOOL}, V1_2}});
+      entry(type).add(ts.version, cat({{ts.type}, repeat(t::INT, 9)}), {ts.type}, {kLayoutTail});
+      entry(type).add(ts.version, cat({{ts.type}, repeat(t::INT, 6)}), {ts.type}, {kLayoutTail});
     }
     entry(type).ranks = {{false, 0, 4}, {true, 0, 4}};
   };
@@ -357,14 +376,14 @@ std::vector<OperationEntry> buildTable() {
   pooling(O::MAX_POOL_2D, kCore);
   pooling(O::L2_POOL_2D, kFloat10);
   for (const TypeSince& ts : kCore) {
-    Signature concat{ts.version, {ts.type, t::INT}, {ts.type}, 0, 1, {}, 1};
+    Signature concat{ts.version, {ts.type, t::INT}, {ts.type}, 0, 1, {}, 1, {}, 0};
     entry(O::CONCATENATION).add(concat);
   }
   entry(O::CONCATENATION).extra = checkConcatenation;
   addConvolutions(table);
   for (const TypeSince& ts : kCore) {
     for (O type : {O::DEPTH_TO_SPACE, O::SPACE_TO_DEPTH}) {
-      entry(type).add(ts.version, {ts.type, t::INT}, {ts.type}, {{{t::BOOL}, V1_2}});
+      entry(type).add(ts.version, {ts.type, t::INT}, {ts.type}, {kLayoutTail});
       entry(type).ranks = {{false, 0, 4}, {true, 0, 4}};
     }
   }
@@ -390,11 +409,11 @@ std::vector<OperationEntry> buildTable() {
   }
   entry(O::HASHTABLE_LOOKUP).ranks = {{false, 0, 1}, {false, 1, 1}};
   for (const TypeSince& ts : TypeSet{{t::F32, V1_0}, {t::F16, V1_2}, {t::Q8, V1_2}, {t::Q8S, V1_3}}) {
-    entry(O::L2_NORMALIZATION).add(ts.version, {ts.type}, {ts.type}, {{{t::INT}, V1_2}});
+    entry(O::L2_NORMALIZATION).add(ts.version, {ts.type}, {ts.type}, {kAxisTail});
   }
   for (const TypeSince& ts : kFloat10) {
     const OperandType s = floatScalarFor(ts.type);
-    entry(O::LOCAL_RESPONSE_NORMALIZATION).add(ts.version, {ts.type, t::INT, s, s, s}, {ts.type}, {{{t::INT}, V1_2}});
+    entry(O::LOCAL_RESPONSE_NORMALIZATION).add(ts.version, {ts.type, t::INT, s, s, s}, {ts.type}, {kAxisTail});
   }
   unary(O::LOGISTIC, kCore);
   // The hash type fixes the version; the input to hash may be any of four types.
@@ -413,28 +432,28 @@ std::vector<OperationEntry> buildTable() {
   // half_pixel_centers.
   for (const TypeSince& ts : TypeSet{{t::F32, V1_0}, {t::Q8, V1_2}, {t::F16, V1_2}, {t::Q8S, V1_3}}) {
     const OperandType s = floatScalarFor(ts.type);
-    const std::vector<Tail> bilinearTails = {{{t::BOOL}, V1_2}, {{t::BOOL, t::BOOL}, V1_3}};
+    const std::vector<Tail> bilinearTails = {kLayoutTail, kResizeFlagsTail};
     entry(O::RESIZE_BILINEAR).add(ts.version, {ts.type, t::INT, t::INT}, {ts.type}, bilinearTails);
     entry(O::RESIZE_BILINEAR).add(later(ts.version, V1_2), {ts.type, s, s}, {ts.type}, bilinearTails);
   }
   for (const TypeSince& ts : kNoInt12) {
     const OperandType s = floatScalarFor(ts.type);
-    const std::vector<Tail> nearestTails = {{{t::BOOL, t::BOOL}, V1_3}};
+    const std::vector<Tail> nearestTails = {kResizeFlagsTail};
     entry(O::RESIZE_NEAREST_NEIGHBOR).add(ts.version, {ts.type, t::INT, t::INT, t::BOOL}, {ts.type}, nearestTails);
     entry(O::RESIZE_NEAREST_NEIGHBOR).add(ts.version, {ts.type, s, s, t::BOOL}, {ts.type}, nearestTails);
   }
   entry(O::RESIZE_BILINEAR).ranks = {{false, 0, 4}, {true, 0, 4}};
   entry(O::RESIZE_NEAREST_NEIGHBOR).ranks = {{false, 0, 4}, {true, 0, 4}};
   for (const TypeSince& ts : kCore) {
-    entry(O::SOFTMAX).add(ts.version, {ts.type, floatScalarFor(ts.type)}, {ts.type}, {{{t::INT}, V1_2}});
+    entry(O::SOFTMAX).add(ts.version, {ts.type, floatScalarFor(ts.type)}, {ts.type}, {kAxisTail});
   }
   unary(O::TANH, {{t::F32, V1_0}, {t::F16, V1_2}, {t::Q8, V1_2}, {t::Q8S, V1_3}});
 
   // Added in 1.1.
   for (const TypeSince& ts : kCore11) {
     const OperandType T = ts.type;
-    entry(O::BATCH_TO_SPACE_ND).add(ts.version, {T, t::I32}, {T}, {{{t::BOOL}, V1_2}});
-    entry(O::SPACE_TO_BATCH_ND).add(ts.version, {T, t::I32, t::I32}, {T}, {{{t::BOOL}, V1_2}});
+    entry(O::BATCH_TO_SPACE_ND).add(ts.version, {T, t::I32}, {T}, {kLayoutTail});
+    entry(O::SPACE_TO_BATCH_ND).add(ts.version, {T, t::I32, t::I32}, {T}, {kLayoutTail});
     entry(O::MEAN).add(ts.version, {T, t::I32, t::INT}, {T});
     entry(O::PAD).add(ts.version, {T, t::I32}, {T});
     entry(O::SQUEEZE).add(ts.version, {T, t::I32}, {T});
@@ -462,7 +481,7 @@ std::vector<OperationEntry> buildTable() {
     entry(O::SLICE).add(ts.version, {T, t::I32, t::I32}, {T});
     entry(O::TILE).add(ts.version, {T, t::I32}, {T});
     entry(O::TOPK_V2).add(ts.version, {T, t::INT}, {T, t::I32});
-    entry(O::SPLIT).add(Signature{ts.version, {T, t::INT, t::INT}, {T}, {}, 1, 0, 1});
+    entry(O::SPLIT).add(Signature{ts.version, {T, t::INT, t::INT}, {T}, {}, 1, 0, 1, {}, 0});
   }
   entry(O::SLICE).ranks = {{false, 1, 1}, {false, 2, 1}};
   entry(O::TILE).ranks = {{false, 1, 1}};
@@ -570,6 +589,58 @@ std::string describeCounts(const std::vector<Signature>& signatures, bool output
   return fmt::format("{}", fmt::join(counts, ", "));
 }
 
+// The value of an INT32 or BOOL constant operand, or nullopt when it is not a readable constant.
+std::optional<int32_t> constantScalar(const Model& model, const Operand& operand) {
+  if (operand.type != t::INT && operand.type != t::BOOL) return std::nullopt;
+  std::span<const uint8_t> bytes;
+  if (operand.lifetime == OperandLifeTime::CONSTANT_COPY) {
+    bytes = model.operandValues;
+  } else if (operand.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
+    const uint32_t pool = operand.location.poolIndex;
+    if (pool >= model.pools.size() || !model.pools[pool]) return std::nullopt;
+    bytes = model.pools[pool]->bytes();
+  } else {
+    return std::nullopt;
+  }
+  const size_t size = operand.type == t::BOOL ? 1 : sizeof(int32_t);
+  const uint64_t end = uint64_t{operand.location.offset} + size;
+  if (operand.location.length < size || end > bytes.size()) return std::nullopt;
+  if (operand.type == t::BOOL) return bytes[operand.location.offset] != 0 ? 1 : 0;
+  int32_t value = 0;
+  std::memcpy(&value, bytes.data() + operand.location.offset, sizeof(value));
+  return value;
+}
+
+bool holdsDefaults(const Model& model, const Subgraph& subgraph, const Operation& operation, const Tail& tail,
+                   size_t begin) {
+  if (tail.defaults.empty()) return false;
+  for (size_t i = 0; i < tail.defaults.size(); ++i) {
+    const auto value = constantScalar(model, subgraph.operands[operation.inputs[begin + i]]);
+    if (!value) return false;
+    if (tail.defaults[i] == kLastAxis) {
+      const size_t rank = subgraph.operands[operation.inputs[0]].dimensions.size();
+      if (*value != -1 && (rank == 0 || *value != static_cast<int32_t>(rank) - 1)) return false;
+    } else if (*value != tail.defaults[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The version a matched signature needs: its own, raised by every tail up to the last one that
+// does not hold its defaults.
+HalVersion versionNeeded(const Signature& s, const Model& model, const Subgraph& subgraph, const Operation& operation) {
+  HalVersion withTails = s.version;
+  HalVersion needed = s.version;
+  size_t begin = s.tailsBegin;
+  for (const Tail& tail : s.tails) {
+    withTails = later(withTails, tail.version);
+    if (!holdsDefaults(model, subgraph, operation, tail, begin)) needed = withTails;
+    begin += tail.inputs.size();
+  }
+  return needed;
+}
+
 Result<void> checkRanks(const Subgraph& subgraph, const Operation& operation, const OperationEntry& entry) {
   for (const RankRule& rule : entry.ranks) {
     const auto& indexes = rule.isOutput ? operation.outputs : operation.inputs;
@@ -586,7 +657,7 @@ Result<void> checkRanks(const Subgraph& subgraph, const Operation& operation, co
 
 }  // namespace
 
-Result<HalVersion> validateOperation(const Model&, const Subgraph& subgraph, const Operation& operation) {
+Result<HalVersion> validateOperation(const Model& model, const Subgraph& subgraph, const Operation& operation) {
   const int32_t code = static_cast<int32_t>(operation.type);
   if (!isKnownOperationType(code)) return invalidArgument("unknown operation type code {}", code);
   if (operation.type == OperationType::OEM_OPERATION) {
@@ -648,7 +719,7 @@ Result<HalVersion> validateOperation(const Model&, const Subgraph& subgraph, con
   }
 
   HalVersion version = V1_3;
-  for (const Signature* s : candidates) version = std::min(version, s->version);
+  for (const Signature* s : candidates) version = std::min(version, versionNeeded(*s, model, subgraph, operation));
   SABLE_TRY(checkRanks(subgraph, operation, entry));
   if (entry.extra != nullptr) return entry.extra(subgraph, operation, version);
   return version;
