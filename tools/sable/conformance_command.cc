@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/ranges.h>
+
 #include "commands.h"
 #include "sable/runtime/conformance.h"
 #include "sable/runtime/corpus.h"
@@ -31,6 +33,7 @@ struct ConformanceArgs {
   std::string filter;
   std::string json;
   bool verbose = false;
+  std::vector<std::string> unknown;  // arguments CLI11 did not recognise
 };
 
 void printResult(const TestResult& result, bool verbose) {
@@ -43,7 +46,12 @@ void printResult(const TestResult& result, bool verbose) {
 }
 
 int runConformance(const ConformanceArgs& args) {
-  // Checked here rather than by CLI11 so a missing path exits with our usage status.
+  // Checked here rather than by CLI11 so these usage errors exit with our usage status.
+  if (!args.unknown.empty()) {
+    std::cerr << "sable conformance: unknown argument(s): " << fmt::format("{}", fmt::join(args.unknown, " "))
+              << "\n";
+    return kExitUsage;
+  }
   if (args.paths.empty()) {
     std::cerr << "sable conformance: no corpus path given (usage: sable conformance PATH... [--device NAME] "
                  "[--filter REGEX] [--json FILE] [--verbose])\n";
@@ -125,7 +133,11 @@ CommandRunner addConformanceCommand(CLI::App& app) {
   command->add_option("--filter", args->filter, "Run only tests whose name matches this regex (std::regex_search)");
   command->add_option("--json", args->json, "Write the per-test results and totals as JSON to this file");
   command->add_flag("--verbose", args->verbose, "Print every test, not only the failures");
-  return [args] { return runConformance(*args); };
+  command->allow_extras();
+  return [args, command] {
+    args->unknown = command->remaining();
+    return runConformance(*args);
+  };
 }
 
 }  // namespace sable::tools
