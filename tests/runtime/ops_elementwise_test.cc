@@ -356,6 +356,15 @@ TEST(ElementwiseSelect, PicksFromFirstOrSecondInputByCondition) {
   EXPECT_EQ(out, (std::vector<int8_t>{1, -2, 3}));
 }
 
+TEST(ElementwiseSelect, Quant8ChosenValueIsRequantizedToTheOutput) {
+  // First input scale 1.5 zp 1: raw 3 = 3.0; second scale 0.5 zp -1: raw 9 = 5.0; output scale 1.
+  auto out = runValues<int8_t>(OperationType::SELECT,
+                               {tensor<uint8_t>(B8, {2}, {1, 0}), tensor<int8_t>(S8, {2}, {3, 0}, 1.5f, 1),
+                                tensor<int8_t>(S8, {2}, {0, 9}, 0.5f, -1)},
+                               {S8, {2}, 1.0f, 0});
+  EXPECT_EQ(out, (std::vector<int8_t>{3, 5}));
+}
+
 TEST(ElementwiseSelect, RejectsMismatchedShapes) {
   expectFails(OperationType::SELECT,
               {tensor<uint8_t>(B8, {2}, {1, 0}), tensor<float>(F32, {3}, {1, 2, 3}), tensor<float>(F32, {3}, {4, 5, 6})},

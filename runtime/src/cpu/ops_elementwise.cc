@@ -508,6 +508,12 @@ Result<void> selectKernel(OperationContext& ctx) {
   if (condition.dimensions != a.dimensions || a.dimensions != b.dimensions) {
     return hal::invalidArgument("SELECT condition and inputs must have the same shape");
   }
+  if (isQuant8(a.type)) {
+    SABLE_TRY(checkQuantization(a.type, a.scale, a.zeroPoint, "input 1"));
+    SABLE_TRY(checkQuantization(b.type, b.scale, b.zeroPoint, "input 2"));
+    const Tensor& outInfo = ctx.outputInfo(0);
+    SABLE_TRY(checkQuantization(outInfo.type, outInfo.scale, outInfo.zeroPoint, "output"));
+  }
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, a.dimensions));
   return visitNumericType(a.type, [&]<typename T>(T) -> Result<void> {
     const uint8_t* c = condition.data<uint8_t>();
@@ -515,7 +521,12 @@ Result<void> selectKernel(OperationContext& ctx) {
     const T* y = b.data<T>();
     T* o = out->data<T>();
     const size_t n = out->elementCount();
-    for (size_t i = 0; i < n; ++i) o[i] = c[i] != 0 ? x[i] : y[i];
+    if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t>) {
+      // Each input may be quantized differently from the output: the chosen value is requantized.
+      for (size_t i = 0; i < n; ++i) o[i] = c[i] != 0 ? requantize(x[i], a, *out) : requantize(y[i], b, *out);
+    } else {
+      for (size_t i = 0; i < n; ++i) o[i] = c[i] != 0 ? x[i] : y[i];
+    }
     return {};
   });
 }
