@@ -94,6 +94,17 @@ struct UnaryModel {
   }
 };
 
+// A zero-sized tensor made inside the model (a SLICE of no rows), the way detection models get
+// them from BOX_WITH_NMS_LIMIT; model inputs cannot be zero-sized.
+uint32_t addZeroRows(ModelBuilder& b, OperandType type, uint32_t input, uint32_t columns, float scale = 0,
+                     int32_t zeroPoint = 0) {
+  uint32_t begin = b.addConstant<int32_t>(OperandType::TENSOR_INT32, {2}, {0, 0});
+  uint32_t size = b.addConstant<int32_t>(OperandType::TENSOR_INT32, {2}, {0, -1});
+  uint32_t empty = b.addTemporary(type, {0, columns}, scale, zeroPoint);
+  b.addOperation(OperationType::SLICE, {input, begin, size}, {empty});
+  return empty;
+}
+
 // --- RELU / RELU1 / RELU6 ------------------------------------------------------------------------
 
 TEST(ReluTest, FloatClampsToEachRange) {
@@ -137,6 +148,15 @@ TEST(ReluTest, QuantizedReluWithZeroPointAtTheTopPassesOnlyTheTop) {
   UnaryModel m(kQ8, {3}, 1.0f, 255);
   m.finish(OperationType::RELU, kQ8, {3}, 1.0f, 255);
   expectOutput<uint8_t>(runOk(m.b, {toBytes<uint8_t>({0, 128, 255})}), {3}, {255, 255, 255});
+}
+
+TEST(ReluTest, ZeroSizedInputGivesZeroSizedOutput) {
+  ModelBuilder b;
+  uint32_t in = b.addInput(kQ8, {2, 3}, 0.5f, 10);
+  uint32_t empty = addZeroRows(b, kQ8, in, 3, 0.5f, 10);
+  uint32_t out = b.addOutput(kQ8, {0, 3}, 0.5f, 10);
+  b.addOperation(OperationType::RELU6, {empty}, {out});
+  expectOutput<uint8_t>(runOk(b, {toBytes<uint8_t>({1, 2, 3, 4, 5, 6})}), {0, 3}, {});
 }
 
 TEST(ReluTest, LargeTensorIsClampedEverywhere) {
@@ -377,6 +397,15 @@ TEST(SoftmaxTest, QuantizedLongAxisSumsInTheAccumulator) {
   // 1000 equal values: 256 / 1000 = 0.256 -> 0 each (the sum of exps is 1000 in Q12.19).
   auto b = softmaxModel(kQ8, {1000}, 1.0f, std::nullopt, 0.1f, 0, 1.0f / 256, 0);
   expectOutput<uint8_t>(runOk(b, {toBytes(std::vector<uint8_t>(1000, 42))}), {1000}, std::vector<uint8_t>(1000, 0));
+}
+
+TEST(SoftmaxTest, ZeroSizedQuantizedInputGivesZeroSizedOutput) {
+  ModelBuilder b;
+  uint32_t in = b.addInput(kQ8, {2, 4}, 0.5f, 0);
+  uint32_t empty = addZeroRows(b, kQ8, in, 4, 0.5f, 0);
+  uint32_t out = b.addOutput(kQ8, {0, 4}, 1.0f / 256, 0);
+  b.addOperation(OperationType::SOFTMAX, {empty, b.addFloat32(1.0f)}, {out});
+  expectOutput<uint8_t>(runOk(b, {std::vector<uint8_t>(8, 1)}), {0, 4}, {});
 }
 
 TEST(SoftmaxTest, RefusesNonPositiveBeta) {
