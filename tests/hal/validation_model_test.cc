@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -12,6 +15,7 @@
 #include "model_builder.h"
 #include "sable/hal/shared_memory.h"
 #include "sable/hal/validation.h"
+#include "sable/runtime/corpus.h"
 
 namespace sable {
 namespace {
@@ -774,6 +778,61 @@ TEST(ValidateRequest, NoValueArgumentMustHaveNoLocationOrDimensions) {
   EXPECT_TRUE(isInvalid(hal::validateRequest(request, addModel().build()), {"input 1", "hasNoValue"}));
   request.inputs[1] = {true, {}, {2, 2}};
   EXPECT_TRUE(isInvalid(hal::validateRequest(request, addModel().build()), {"input 1", "hasNoValue"}));
+}
+
+// --- The conformance corpus ------------------------------------------------------------------
+
+std::filesystem::path corpusDir() {
+  const char* shared = std::getenv("SABLE_SHARED_DIR");
+  return std::filesystem::path(shared != nullptr ? shared : "../shared") / "corpus";
+}
+
+// Every corpus model is a valid NN HAL model, needs no newer HAL version than its specification
+// folder, and its test request is valid for it. A test with expect_failure may instead be
+// rejected by validation: the CTS only requires that it fails cleanly (conv2d_v1_3_invalid_rank
+// is rejected by the CONV_2D signature; if_no_value and while_infinite_loop are valid models that
+// fail at execution).
+TEST(ValidateCorpus, EveryCorpusModelAndRequestIsValid) {
+  const std::filesystem::path dir = corpusDir();
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "conformance corpus not found at " << dir << " (set SABLE_SHARED_DIR)";
+  auto files = runtime::findCorpusFiles({dir.string()});
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  size_t tests = 0;
+  size_t rejectedExpectedFailures = 0;
+  std::vector<std::string> failures;
+  for (const auto& file : *files) {
+    auto reader = runtime::CorpusReader::open(file);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    while (auto next = reader->next()) {
+      ASSERT_TRUE(next->ok()) << next->error().message;
+      const runtime::CorpusTest& test = next->value();
+      ++tests;
+      const std::string name = test.spec + " " + test.name;
+      auto version = hal::validateModel(test.model);
+      if (!version.ok()) {
+        if (test.expectFailure) {
+          ++rejectedExpectedFailures;
+        } else {
+          failures.push_back(name + ": model rejected: " + version.error().message);
+        }
+        continue;
+      }
+      if (test.halVersion && *version > *test.halVersion) {
+        failures.push_back(name + ": model needs " + std::string(hal::toString(*version)) + " but is a " +
+                           std::string(hal::toString(*test.halVersion)) + " test");
+      }
+      auto request = runtime::buildCorpusRequest(test);
+      ASSERT_TRUE(request.ok()) << name << ": " << request.error().message;
+      auto requestValid = hal::validateRequest(request->request, test.model);
+      if (!requestValid.ok()) failures.push_back(name + ": request rejected: " + requestValid.error().message);
+    }
+  }
+  EXPECT_GT(tests, 0u) << "no tests found under " << dir;
+  std::printf("%zu corpus tests validated; %zu expect_failure tests rejected by validation\n", tests,
+              rejectedExpectedFailures);
+  std::string report;
+  for (size_t i = 0; i < failures.size() && i < 40; ++i) report += "\n  " + failures[i];
+  EXPECT_TRUE(failures.empty()) << failures.size() << " of " << tests << " corpus tests failed validation:" << report;
 }
 
 }  // namespace
