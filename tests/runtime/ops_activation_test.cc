@@ -439,6 +439,15 @@ TEST(LogSoftmaxTest, BetaAndAxis) {
   expectNear<float>(runOk(b, {toBytes<float>({1, 2})}), {2, 1}, {-2.1269280f, -0.1269280f});
 }
 
+TEST(LogSoftmaxTest, AcceptsRankAboveFour) {
+  // [0, ln 3] -> [ln 1/4, ln 3/4] = [-1.3862944, -0.2876821].
+  ModelBuilder b;
+  uint32_t in = b.addInput(kF32, {1, 1, 1, 1, 2});
+  uint32_t out = b.addOutput(kF32, {1, 1, 1, 1, 2});
+  b.addOperation(OperationType::LOG_SOFTMAX, {in, b.addFloat32(1.0f), b.addInt32(-1)}, {out});
+  expectNear<float>(runOk(b, {toBytes<float>({0, std::log(3.0f)})}), {1, 1, 1, 1, 2}, {-1.3862944f, -0.2876821f});
+}
+
 TEST(LogSoftmaxTest, RefusesAnAxisOutsideTheRank) {
   ModelBuilder b;
   uint32_t in = b.addInput(kF32, {2});

@@ -662,7 +662,8 @@ Result<void> softmaxKernel(OperationContext& ctx) {
 
 Result<void> logSoftmaxKernel(OperationContext& ctx) {
   SABLE_TRY(requireInputCount(ctx, 3, 3));
-  SABLE_ASSIGN_OR_RETURN(size_t count, checkInput(ctx, 1, 4));
+  // Unlike SOFTMAX, the reference puts no upper limit on the rank.
+  SABLE_ASSIGN_OR_RETURN(size_t count, checkInput(ctx, 1, std::numeric_limits<uint32_t>::max()));
   SABLE_ASSIGN_OR_RETURN(float beta, realScalar(ctx, 1, "beta"));
   const Tensor& input = ctx.input(0);
   SABLE_ASSIGN_OR_RETURN(int32_t axisValue, intScalar(ctx, 2, "axis"));
