@@ -227,6 +227,13 @@ TEST(ElementwiseArithmetic, MulQuant8WithTinyOutputScaleSaturates) {
   EXPECT_EQ(out, (std::vector<uint8_t>{255, 0}));
 }
 
+TEST(ElementwiseArithmetic, RejectsQuantizedMulWhoseOutputScaleIsNotAboveTheInputProduct) {
+  // 0.5 * 0.5 = 0.25 >= output scale 0.25: the reference's multiplier must be below 1.
+  expectFails(OperationType::MUL,
+              {tensor<uint8_t>(U8, {1}, {1}, 0.5f, 0), tensor<uint8_t>(U8, {1}, {1}, 0.5f, 0), int32Scalar(kNone)},
+              {U8, {1}, 0.25f, 0}, "must exceed the product");
+}
+
 TEST(ElementwiseArithmetic, LargeTensorAddBroadcastsAScalar) {
   constexpr uint32_t kCount = 1u << 20;
   std::vector<float> a(kCount);

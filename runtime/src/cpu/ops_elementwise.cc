@@ -137,7 +137,7 @@ void broadcastMap(const Tensor& a, const Tensor& b, Tensor& out, Fn&& fn) {
 
 // out[i] = fn(in[i]).
 template <typename In, typename Out, typename Fn>
-void map(const Tensor& in, Tensor& out, Fn&& fn) {
+void mapElements(const Tensor& in, Tensor& out, Fn&& fn) {
   const size_t n = out.elementCount();
   const In* x = in.data<In>();
   Out* o = out.data<Out>();
@@ -158,7 +158,8 @@ Result<void> visitNumericType(OperandType type, Fn&& fn) {
 }
 
 // TFLite MultiplyByQuantizedMultiplier, with the left shift saturating instead of overflowing
-// (the reference's overflow is undefined behaviour; results agree wherever it is defined).
+// (the reference's overflow is undefined behaviour; results agree wherever it is defined). PRELU
+// needs it: its multipliers may exceed 1.
 int32_t multiplyByQuantizedMultiplierSafe(int32_t x, int32_t multiplier, int shift) {
   const int32_t shifted = shift > 0 ? saturatingLeftShift(x, shift) : x;
   return roundingDivideByPOT(saturatingRoundingDoublingHighMul(shifted, multiplier), shift > 0 ? 0 : -shift);
@@ -217,6 +218,8 @@ int32_t arithmetic(int32_t a, int32_t b) {
 
 // ADD/SUB of quant8 (reference addQuant8/subQuant8): both inputs are rescaled to 2x the larger
 // input scale with 20 bits of headroom, summed, and rescaled to the output.
+constexpr int kAddLeftShift = 20;
+
 struct QuantAddParams {
   int32_t offsetA, offsetB, offsetOut;
   int32_t multiplierA, multiplierB, multiplierOut;
@@ -226,7 +229,6 @@ struct QuantAddParams {
 
 Result<QuantAddParams> quantAddParams(const Tensor& a, const Tensor& b, const Tensor& out, FusedActivation activation,
                                       bool subtract) {
-  constexpr int kLeftShift = 20;
   QuantAddParams p{};
   p.offsetA = -a.zeroPoint;
   p.offsetB = -b.zeroPoint;
@@ -234,7 +236,7 @@ Result<QuantAddParams> quantAddParams(const Tensor& a, const Tensor& b, const Te
   const double twiceMaxInputScale = 2 * std::max(a.scale, b.scale);
   const double realMultiplierA = a.scale / twiceMaxInputScale;
   const double realMultiplierB = b.scale / twiceMaxInputScale;
-  const double realMultiplierOut = twiceMaxInputScale / ((1 << kLeftShift) * out.scale);
+  const double realMultiplierOut = twiceMaxInputScale / ((1 << kAddLeftShift) * out.scale);
   if (!quantizeMultiplierSmallerThanOneExp(realMultiplierA, &p.multiplierA, &p.shiftA) ||
       !quantizeMultiplierSmallerThanOneExp(realMultiplierB, &p.multiplierB, &p.shiftB) ||
       !quantizeMultiplierSmallerThanOneExp(realMultiplierOut, &p.multiplierOut, &p.shiftOut)) {
@@ -251,11 +253,10 @@ Result<QuantAddParams> quantAddParams(const Tensor& a, const Tensor& b, const Te
 template <typename T>
 Result<void> quantAdd(const Tensor& a, const Tensor& b, Tensor& out, FusedActivation activation, bool subtract) {
   SABLE_ASSIGN_OR_RETURN(const QuantAddParams p, quantAddParams(a, b, out, activation, subtract));
-  constexpr int kLeftShift = 20;
   broadcastMap<T, T, T>(a, b, out, [&p](T x, T y) {
     // |offset + value| <= 255, so the shifted values stay within 2^28.
-    const int32_t shiftedA = (p.offsetA + x) * (1 << kLeftShift);
-    const int32_t shiftedB = (p.offsetB + y) * (1 << kLeftShift);
+    const int32_t shiftedA = (p.offsetA + x) * (1 << kAddLeftShift);
+    const int32_t shiftedB = (p.offsetB + y) * (1 << kAddLeftShift);
     const int32_t scaledA = multiplyByQuantizedMultiplierSmallerThanOneExp(shiftedA, p.multiplierA, p.shiftA);
     const int32_t scaledB = multiplyByQuantizedMultiplierSmallerThanOneExp(shiftedB, p.multiplierB, p.shiftB);
     const int32_t raw =
@@ -266,16 +267,16 @@ Result<void> quantAdd(const Tensor& a, const Tensor& b, Tensor& out, FusedActiva
 }
 
 // MUL of quant8 (reference mulQuant8): the product of the offset inputs rescaled by
-// scaleA * scaleB / scaleOut.
+// scaleA * scaleB / scaleOut, which the reference requires to be below 1.
 template <typename T>
 Result<void> quantMul(const Tensor& a, const Tensor& b, Tensor& out, FusedActivation activation) {
   const double inputProductScale = a.scale * b.scale;  // a float product, as in the reference
   const double realMultiplier = inputProductScale / out.scale;
   int32_t multiplier = 0;
   int shift = 0;
-  if (!quantizeMultiplier(realMultiplier, &multiplier, &shift)) {
-    return hal::invalidArgument("quantized MUL: rescaling multiplier {} (input scales {} and {}, output scale {}) is not representable",
-                                realMultiplier, a.scale, b.scale, out.scale);
+  if (!quantizeMultiplierSmallerThanOneExp(realMultiplier, &multiplier, &shift)) {
+    return hal::invalidArgument("quantized MUL: output scale {} must exceed the product of the input scales {} * {}",
+                                out.scale, a.scale, b.scale);
   }
   int32_t actMin = 0;
   int32_t actMax = 0;
@@ -285,9 +286,8 @@ Result<void> quantMul(const Tensor& a, const Tensor& b, Tensor& out, FusedActiva
   const int32_t offsetOut = out.zeroPoint;
   broadcastMap<T, T, T>(a, b, out, [&](T x, T y) {
     const int32_t product = (offsetA + x) * (offsetB + y);  // |product| <= 255 * 255
-    const int32_t raw = multiplyByQuantizedMultiplierSafe(product, multiplier, shift);
-    // raw is within int32 and offsetOut within [-128, 255]; add in 64 bits to stay defined.
-    return static_cast<T>(std::clamp<int64_t>(static_cast<int64_t>(raw) + offsetOut, actMin, actMax));
+    const int32_t raw = multiplyByQuantizedMultiplierSmallerThanOneExp(product, multiplier, shift) + offsetOut;
+    return static_cast<T>(std::clamp(raw, actMin, actMax));
   });
   return {};
 }
@@ -490,7 +490,7 @@ Result<void> logicalNotKernel(OperationContext& ctx) {
   }
   SABLE_TRY(checkOutputType(ctx, OperandType::TENSOR_BOOL8));
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, in.dimensions));
-  map<uint8_t, uint8_t>(in, *out, [](uint8_t x) { return static_cast<uint8_t>(x == 0 ? 1 : 0); });
+  mapElements<uint8_t, uint8_t>(in, *out, [](uint8_t x) { return static_cast<uint8_t>(x == 0 ? 1 : 0); });
   return {};
 }
 
@@ -565,9 +565,9 @@ Result<void> unaryKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, in.dimensions));
   return visitNumericType(in.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
-      map<T, T>(in, *out, [](T x) { return static_cast<T>(unaryMath<kOp>(static_cast<float>(x))); });
+      mapElements<T, T>(in, *out, [](T x) { return static_cast<T>(unaryMath<kOp>(static_cast<float>(x))); });
     } else if constexpr (std::is_same_v<T, int32_t> && kHasInt32) {
-      map<T, T>(in, *out, [](T x) { return unaryMath<kOp>(x); });
+      mapElements<T, T>(in, *out, [](T x) { return unaryMath<kOp>(x); });
     }
     return {};
   });
@@ -624,7 +624,7 @@ Result<void> castKernel(OperationContext& ctx) {
   }
   return visitNumericType(in.type, [&]<typename From>(From) -> Result<void> {
     return visitNumericType(outType, [&]<typename To>(To) -> Result<void> {
-      map<From, To>(in, *out, [](From v) { return castValue<To>(v); });
+      mapElements<From, To>(in, *out, [](From v) { return castValue<To>(v); });
       return {};
     });
   });
@@ -649,7 +649,7 @@ Result<void> quantizeKernel(OperationContext& ctx) {
     return visitNumericType(out->type, [&]<typename To>(To) -> Result<void> {
       if constexpr (kIsFloat<From> && (std::is_same_v<To, uint8_t> || std::is_same_v<To, int8_t>)) {
         // NaN falls through std::min to the upper bound, as in the reference.
-        map<From, To>(in, *out, [&](From v) {
+        mapElements<From, To>(in, *out, [&](From v) {
           return static_cast<To>(std::max(lo, std::min(hi, zeroPoint + std::round(static_cast<float>(v) / scale))));
         });
       }
