@@ -427,5 +427,58 @@ TEST(ArgMinMaxTest, ZeroSizedInputIsRejected) {
               "zero-sized");
 }
 
+// ---- RANK, FILL, TOPK_V2, EMBEDDING_LOOKUP, HASHTABLE_LOOKUP (ops_misc.cc) -------------------
+
+TEST(MiscTest, RankCountsDimensions) {
+  EXPECT_EQ(runValues<int32_t>(OperationType::RANK, {tensor(U8, {2, 1, 3}, std::vector<uint8_t>(6, 0), 0.1f, 128)},
+                               {OperandType::INT32, {}}, {}),
+            (std::vector<int32_t>{3}));
+}
+
+TEST(MiscTest, FillWritesTheValueIntoTheGivenShape) {
+  EXPECT_EQ(runValues<int32_t>(OperationType::FILL,
+                               {tensor(I32, {2}, std::vector<int32_t>{2, 3}), int32Scalar(-7)}, {I32, {0, 0}}, {2, 3}),
+            (std::vector<int32_t>(6, -7)));
+  expectFails(OperationType::FILL, {tensor(I32, {2}, std::vector<int32_t>{2, 0}), int32Scalar(1)}, {I32, {0, 0}},
+              "must be positive");
+}
+
+// Row [3, 9, 9, 1] with k = 2: both 9s; the reference orders equal values by descending index.
+TEST(MiscTest, TopKReturnsLargestValuesAndIndices) {
+  ModelBuilder builder;
+  const uint32_t input = builder.addInput(F32, {2, 4});
+  const uint32_t values = builder.addOutput(F32, {2, 2});
+  const uint32_t indices = builder.addOutput(I32, {2, 2});
+  builder.addOperation(OperationType::TOPK_V2, {input, builder.addInt32(2)}, {values, indices});
+  auto result = runOnCpu(builder.build(), {toBytes<float>({3, 9, 9, 1, -1, -5, 4, 0})});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(fromBytes<float>(result->at(0).bytes), (std::vector<float>{9, 9, 4, 0}));
+  EXPECT_EQ(fromBytes<int32_t>(result->at(1).bytes), (std::vector<int32_t>{2, 1, 2, 3}));
+}
+
+TEST(MiscTest, EmbeddingLookupCopiesRowsAndRejectsBadIndices) {
+  const Arg values = tensor(F32, {3, 2}, std::vector<float>{0, 1, 10, 11, 20, 21});
+  EXPECT_EQ(runValues<float>(OperationType::EMBEDDING_LOOKUP, {tensor(I32, {3}, std::vector<int32_t>{2, 0, 2}), values},
+                             {F32, {3, 2}}, {3, 2}),
+            (std::vector<float>{20, 21, 0, 1, 20, 21}));
+  expectFails(OperationType::EMBEDDING_LOOKUP, {tensor(I32, {1}, std::vector<int32_t>{3}), values}, {F32, {1, 2}},
+              "outside the 3 rows");
+}
+
+// Keys {-1, 4, 7}: lookups 7 and 4 hit (rows 2 and 1), 5 misses (zero row, hit 0).
+TEST(MiscTest, HashtableLookupFindsKeysAndZeroesMisses) {
+  ModelBuilder builder;
+  const uint32_t lookups = builder.addInput(I32, {3});
+  const uint32_t keys = builder.addConstant<int32_t>(I32, {3}, {-1, 4, 7});
+  const uint32_t values = builder.addConstant<uint8_t>(U8, {3, 1}, {10, 40, 70}, 0.5f, 0);
+  const uint32_t output = builder.addOutput(U8, {3, 1}, 0.5f, 0);
+  const uint32_t hits = builder.addOutput(U8, {3}, 1.0f, 0);
+  builder.addOperation(OperationType::HASHTABLE_LOOKUP, {lookups, keys, values}, {output, hits});
+  auto result = runOnCpu(builder.build(), {toBytes<int32_t>({7, 5, 4})});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->at(0).bytes, (std::vector<uint8_t>{70, 0, 40})) << "looked-up rows";
+  EXPECT_EQ(result->at(1).bytes, (std::vector<uint8_t>{1, 0, 1})) << "hits";
+}
+
 }  // namespace
 }  // namespace sable::testing
