@@ -505,6 +505,23 @@ TEST(ValidateSubgraphs, RejectsSubgraphReferenceCycle) {
                         {"circular subgraph reference", "referenced subgraph 0 refers to referenced subgraph 0"}));
 }
 
+TEST(ValidateSubgraphs, RejectsIndirectSubgraphReferenceCycle) {
+  Model model = ifModel();
+  // Referenced subgraph 0 runs IF(.., 1, 1, ..) and subgraph 1 runs IF(.., 0, 0, ..).
+  for (uint32_t s = 0; s < 2; ++s) {
+    ModelBuilder b;
+    uint32_t cond = b.addInput(OperandType::TENSOR_BOOL8, {1});
+    uint32_t x = b.addInput(OperandType::TENSOR_FLOAT32, {2});
+    uint32_t other = addSubgraphOperand(b, 1 - s);
+    uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {2});
+    b.addOperation(OperationType::IF, {cond, other, other, x}, {out});
+    model.referenced[s] = b.build().main;
+  }
+  EXPECT_TRUE(isInvalid(hal::validateModel(model),
+                        {"circular subgraph reference", "referenced subgraph 0 refers to referenced subgraph 1",
+                         "referenced subgraph 1 refers to referenced subgraph 0"}));
+}
+
 TEST(ValidateSubgraphs, NamesTheReferencedSubgraphOfABadOperand) {
   Model model = ifModel();
   model.referenced[1].operands[0].zeroPoint = 5;
