@@ -18,12 +18,14 @@ constexpr int32_t kPaddingSame = 1;
 constexpr int32_t kPaddingValid = 2;
 constexpr uint32_t kClasses = 1001;
 
-// A quantized activation tensor: operand index, shape (NHWC) and quantization.
+// A quantized activation tensor: operand index, shape (NHWC), quantization, and the expected
+// root mean square of its real values, which sizes the weights of the layer that reads it.
 struct Activation {
   uint32_t operand;
   std::vector<uint32_t> shape;
   float scale;
   int32_t zeroPoint;
+  float rms;
 };
 
 // Builds a quantized network layer by layer. Weights are uniform around the zero point 128
@@ -36,12 +38,14 @@ class NetworkBuilder {
   static constexpr float kRelu6Scale = 6.0f / 255.0f;  // ReLU6 outputs span [0, 6]
   static constexpr float kLinearScale = 12.0f / 255.0f;  // linear outputs span about ±6
   static constexpr int32_t kLinearZeroPoint = 128;
+  static constexpr float kUniformRms = 0.57735f;  // uniform on [-1, 1]
+  static constexpr float kPooledRmsRatio = 0.4f * 1.41421f;
 
   NetworkBuilder() : random_(kWeightSeed) {}
 
   Activation input(uint32_t size) {
     // Image input as MobileNets take it: [-1, 1] in 128 steps per unit.
-    Activation a{0, {1, size, size, 3}, 1.0f / 128.0f, 128};
+    Activation a{0, {1, size, size, 3}, 1.0f / 128.0f, 128, kUniformRms};
     a.operand = builder_.addInput(kQuant8, a.shape, a.scale, a.zeroPoint);
     return a;
   }
@@ -76,7 +80,7 @@ class NetworkBuilder {
   }
 
   Activation add(const Activation& a, const Activation& b) {
-    Activation out{0, a.shape, kLinearScale * 1.5f, kLinearZeroPoint};
+    Activation out{0, a.shape, kLinearScale * 1.5f, kLinearZeroPoint, std::sqrt(a.rms * a.rms + b.rms * b.rms)};
     out.operand = builder_.addTemporary(kQuant8, out.shape, out.scale, out.zeroPoint);
     builder_.addOperation(OperationType::ADD, {a.operand, b.operand, builder_.addInt32(kFuseNone)}, {out.operand});
     return out;
@@ -84,7 +88,9 @@ class NetworkBuilder {
 
   // Global average pool over the whole spatial extent (VALID padding, filter = input size).
   Activation globalAveragePool(const Activation& in) {
-    Activation out{0, {1, 1, 1, in.shape[3]}, in.scale, in.zeroPoint};
+    // Averaging keeps the mean of a ReLU output (0.4 of the pre-activation std for a normal
+    // distribution) and smooths away the rest.
+    Activation out{0, {1, 1, 1, in.shape[3]}, in.scale, in.zeroPoint, in.rms * kPooledRmsRatio};
     out.operand = builder_.addTemporary(kQuant8, out.shape, out.scale, out.zeroPoint);
     builder_.addOperation(OperationType::AVERAGE_POOL_2D,
                           {in.operand, builder_.addInt32(kPaddingValid), builder_.addInt32(1), builder_.addInt32(1),
@@ -108,13 +114,9 @@ class NetworkBuilder {
   hal::Result<hal::Model> finish() { return builder_.finish(); }
 
  private:
-  // Real standard deviation of an activation: ReLU6 outputs are about target-sized, the image
-  // input spans [-1, 1].
-  static float realStd(const Activation& a) { return a.zeroPoint == 0 ? kTargetStd : a.scale * 64.0f; }
-
   float weightScaleFor(const Activation& in, uint32_t fanIn) {
     constexpr float kWeightStdSteps = 64.0f / 1.7320508f;  // std of uniform ±64 steps
-    const float weightStd = kTargetStd / (std::sqrt(float(fanIn)) * realStd(in));
+    const float weightStd = kTargetStd / (std::sqrt(float(fanIn)) * in.rms);
     return weightStd / kWeightStdSteps;
   }
 
@@ -137,7 +139,9 @@ class NetworkBuilder {
   Activation output(const Activation& in, uint32_t channels, uint32_t stride, bool relu6) {
     const uint32_t h = (in.shape[1] + stride - 1) / stride;
     const uint32_t w = (in.shape[2] + stride - 1) / stride;
-    Activation out{0, {1, h, w, channels}, relu6 ? kRelu6Scale : kLinearScale, relu6 ? 0 : kLinearZeroPoint};
+    // A ReLU keeps half of a zero-mean normal pre-activation: rms = std / sqrt(2).
+    Activation out{0, {1, h, w, channels}, relu6 ? kRelu6Scale : kLinearScale, relu6 ? 0 : kLinearZeroPoint,
+                   relu6 ? kTargetStd / std::sqrt(2.0f) : kTargetStd};
     out.operand = builder_.addTemporary(kQuant8, out.shape, out.scale, out.zeroPoint);
     return out;
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "operation.h"
@@ -61,25 +62,34 @@ inline std::vector<uint32_t> broadcastIndices(const std::vector<uint32_t>& in, c
 // NNAPI implicit padding schemes (PaddingCode).
 enum class PaddingScheme : int32_t { SAME = 1, VALID = 2 };
 
-// Output size of a window sliding over `input` elements, with explicit padding.
-inline int32_t windowOutputSize(int32_t input, int32_t filter, int32_t stride, int32_t dilation, int32_t padHead,
-                                int32_t padTail) {
-  const int32_t effectiveFilter = (filter - 1) * dilation + 1;
-  return (input - effectiveFilter + stride + padHead + padTail) / stride;
+// Output extent of a window over `input` elements (NNAPI computeOutSize) in 64 bits, so that huge
+// filters, dilations or paddings cannot overflow; fails when no window position fits.
+inline hal::Result<uint32_t> windowOutputExtent(uint32_t input, uint32_t filter, int32_t stride, int32_t dilation,
+                                                int32_t padHead, int32_t padTail, const char* axis) {
+  const int64_t effectiveFilter = (static_cast<int64_t>(filter) - 1) * dilation + 1;
+  const int64_t padded = static_cast<int64_t>(input) + padHead + padTail;
+  if (padded < effectiveFilter) {
+    return hal::invalidArgument("{}: the window ({} with dilation) is larger than the padded input ({})", axis,
+                                effectiveFilter, padded);
+  }
+  const int64_t out = (padded - effectiveFilter + stride) / stride;
+  if (out > std::numeric_limits<uint32_t>::max()) return hal::invalidArgument("{}: output extent {} too large", axis, out);
+  return static_cast<uint32_t>(out);
 }
 
-// Explicit padding for an implicit scheme (NNAPI calculateExplicitPadding).
-inline void implicitPadding(int32_t input, int32_t stride, int32_t filter, int32_t dilation, PaddingScheme scheme,
+// Explicit padding of one axis for an implicit scheme (NNAPI calculateExplicitPadding), in 64
+// bits so that huge filters or dilations cannot overflow (clamped to int32).
+inline void implicitPadding(int64_t input, int64_t stride, int64_t filter, int64_t dilation, PaddingScheme scheme,
                             int32_t* padHead, int32_t* padTail) {
   *padHead = 0;
   *padTail = 0;
-  if (scheme == PaddingScheme::SAME) {
-    const int32_t outSize = (input + stride - 1) / stride;
-    const int32_t effectiveFilter = (filter - 1) * dilation + 1;
-    const int32_t needed = std::max(0, (outSize - 1) * stride + effectiveFilter - input);
-    *padHead = needed / 2;
-    *padTail = needed - *padHead;
-  }
+  if (scheme != PaddingScheme::SAME) return;
+  const int64_t outSize = (input + stride - 1) / stride;
+  const int64_t needed = (outSize - 1) * stride + (filter - 1) * dilation + 1 - input;
+  if (needed <= 0) return;
+  const int64_t clamped = std::min<int64_t>(needed, std::numeric_limits<int32_t>::max());
+  *padHead = static_cast<int32_t>(clamped / 2);
+  *padTail = static_cast<int32_t>(clamped - clamped / 2);
 }
 
 // Copies a 4-D tensor between NCHW and NHWC (`dims` are the source's dimensions). Kernels with a

@@ -96,6 +96,7 @@ struct OperationRegistration {
 
 // Each group of kernels lives in its own ops_<group>.cc and appends its registrations here.
 void registerConvolutionOperations(std::vector<OperationRegistration>& out);    // ops_convolution.cc
+void registerPoolingOperations(std::vector<OperationRegistration>& out);        // ops_pooling.cc
 void registerElementwiseOperations(std::vector<OperationRegistration>& out);    // ops_elementwise.cc
 void registerActivationOperations(std::vector<OperationRegistration>& out);     // ops_activation.cc
 void registerShapeOperations(std::vector<OperationRegistration>& out);          // ops_shape.cc

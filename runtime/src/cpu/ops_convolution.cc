@@ -36,7 +36,6 @@ using conv_detail::paddingSchemeParam;
 using conv_detail::Spatial;
 using conv_detail::spatialOf;
 using conv_detail::validTaps;
-using conv_detail::windowOutputExtent;
 using hal::OperandType;
 using hal::Result;
 
@@ -693,7 +692,6 @@ void registerConvolutionOperations(std::vector<OperationRegistration>& out) {
   out.push_back({hal::OperationType::GROUPED_CONV_2D, groupedConv2d, types});
   out.push_back({hal::OperationType::TRANSPOSE_CONV_2D, transposeConv2d, types});
   out.push_back({hal::OperationType::FULLY_CONNECTED, fullyConnected, types});
-  conv_detail::registerPoolingOperations(out);
 }
 
 }  // namespace sable::runtime::cpu

@@ -79,38 +79,12 @@ struct Padding {
   int32_t left = 0, right = 0, top = 0, bottom = 0;
 };
 
-// Output extent of a window over `input` elements (NNAPI computeOutSize) in 64 bits, so that huge
-// filters, dilations or paddings cannot overflow; fails when no window position fits.
-inline hal::Result<uint32_t> windowOutputExtent(uint32_t input, uint32_t filter, int32_t stride, int32_t dilation,
-                                                int32_t padHead, int32_t padTail, const char* axis) {
-  const int64_t effectiveFilter = (static_cast<int64_t>(filter) - 1) * dilation + 1;
-  const int64_t padded = static_cast<int64_t>(input) + padHead + padTail;
-  if (padded < effectiveFilter) {
-    return hal::invalidArgument("{}: the window ({} with dilation) is larger than the padded input ({})", axis,
-                                effectiveFilter, padded);
-  }
-  const int64_t out = (padded - effectiveFilter + stride) / stride;
-  if (out > std::numeric_limits<uint32_t>::max()) return hal::invalidArgument("{}: output extent {} too large", axis, out);
-  return static_cast<uint32_t>(out);
-}
-
-// The explicit padding of an implicit scheme (kernel_util's implicitPadding) in 64 bits.
+// The explicit padding of an implicit scheme on both spatial axes.
 inline Padding schemePadding(PaddingScheme scheme, uint32_t inH, uint32_t inW, uint32_t filterH, uint32_t filterW,
                              int32_t strideH, int32_t strideW, int32_t dilationH, int32_t dilationW) {
-  auto one = [scheme](int64_t in, int64_t stride, int64_t filter, int64_t dilation, int32_t* head, int32_t* tail) {
-    *head = 0;
-    *tail = 0;
-    if (scheme != PaddingScheme::SAME) return;
-    const int64_t outSize = (in + stride - 1) / stride;
-    const int64_t needed = (outSize - 1) * stride + (filter - 1) * dilation + 1 - in;
-    if (needed <= 0) return;
-    const int64_t clamped = std::min<int64_t>(needed, std::numeric_limits<int32_t>::max());
-    *head = static_cast<int32_t>(clamped / 2);
-    *tail = static_cast<int32_t>(clamped - clamped / 2);
-  };
   Padding p;
-  one(inW, strideW, filterW, dilationW, &p.left, &p.right);
-  one(inH, strideH, filterH, dilationH, &p.top, &p.bottom);
+  implicitPadding(inW, strideW, filterW, dilationW, scheme, &p.left, &p.right);
+  implicitPadding(inH, strideH, filterH, dilationH, scheme, &p.top, &p.bottom);
   return p;
 }
 
@@ -185,8 +159,5 @@ inline Spatial spatialOf(const std::vector<uint32_t>& d, bool nchw) {
 inline std::vector<uint32_t> layoutDims(uint32_t n, uint32_t h, uint32_t w, uint32_t c, bool nchw) {
   return nchw ? std::vector<uint32_t>{n, c, h, w} : std::vector<uint32_t>{n, h, w, c};
 }
-
-// Registered from registerConvolutionOperations (ops_pooling.cc).
-void registerPoolingOperations(std::vector<OperationRegistration>& out);
 
 }  // namespace sable::runtime::cpu::conv_detail

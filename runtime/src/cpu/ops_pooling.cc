@@ -9,7 +9,8 @@
 
 #include "ops_convolution_common.h"
 
-namespace sable::runtime::cpu::conv_detail {
+namespace sable::runtime::cpu {
+namespace conv_detail {
 namespace {
 
 using hal::OperandType;
@@ -191,13 +192,15 @@ Result<void> l2Pool2d(OperationContext& ctx) { return poolKernel(ctx, PoolKind::
 
 }  // namespace
 
+}  // namespace conv_detail
+
 void registerPoolingOperations(std::vector<OperationRegistration>& out) {
-  const std::vector<OperandType> all = {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16,
-                                        OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED};
-  out.push_back({hal::OperationType::AVERAGE_POOL_2D, averagePool2d, all});
-  out.push_back({hal::OperationType::MAX_POOL_2D, maxPool2d, all});
-  out.push_back({hal::OperationType::L2_POOL_2D, l2Pool2d,
-                 {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16}});
+  const std::vector<hal::OperandType> all = {hal::OperandType::TENSOR_FLOAT32, hal::OperandType::TENSOR_FLOAT16,
+                                        hal::OperandType::TENSOR_QUANT8_ASYMM, hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED};
+  out.push_back({hal::OperationType::AVERAGE_POOL_2D, conv_detail::averagePool2d, all});
+  out.push_back({hal::OperationType::MAX_POOL_2D, conv_detail::maxPool2d, all});
+  out.push_back({hal::OperationType::L2_POOL_2D, conv_detail::l2Pool2d,
+                 {hal::OperandType::TENSOR_FLOAT32, hal::OperandType::TENSOR_FLOAT16}});
 }
 
-}  // namespace sable::runtime::cpu::conv_detail
+}  // namespace sable::runtime::cpu

@@ -41,7 +41,10 @@ inline int32_t saturatingLeftShift(int32_t x, int shift) {
 inline int32_t multiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
   const int leftShift = shift > 0 ? shift : 0;
   const int rightShift = shift > 0 ? 0 : -shift;
-  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(x * (1 << leftShift), multiplier), rightShift);
+  // The reference computes x * 2^leftShift in int32 and wraps on overflow; do the same without
+  // undefined behaviour (unsigned shift, then the modular conversion of C++20).
+  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << leftShift);
+  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(shifted, multiplier), rightShift);
 }
 
 // For multipliers < 1: shift <= 0 (TFLite MultiplyByQuantizedMultiplierSmallerThanOneExp).
@@ -51,7 +54,7 @@ inline int32_t multiplyByQuantizedMultiplierSmallerThanOneExp(int32_t x, int32_t
 
 // For multipliers > 1: shift >= 0 (TFLite MultiplyByQuantizedMultiplierGreaterThanOne).
 inline int32_t multiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t multiplier, int shift) {
-  return saturatingRoundingDoublingHighMul(x * (1 << shift), multiplier);
+  return saturatingRoundingDoublingHighMul(static_cast<int32_t>(static_cast<uint32_t>(x) << shift), multiplier);
 }
 
 // Splits a positive real multiplier into a Q31 multiplier and a power-of-two exponent so that

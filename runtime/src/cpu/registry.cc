@@ -8,6 +8,7 @@ namespace {
 std::vector<OperationRegistration> buildRegistry() {
   std::vector<OperationRegistration> all;
   registerConvolutionOperations(all);
+  registerPoolingOperations(all);
   registerElementwiseOperations(all);
   registerActivationOperations(all);
   registerShapeOperations(all);
