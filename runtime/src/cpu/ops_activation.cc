@@ -135,8 +135,9 @@ FixedPoint<0> expOnNegativeValues(FixedPoint<kIntegerBits> a) {
   return result;
 }
 
-// Newton-Raphson for 1 / (1 + a) / 2 ... shared by the two reciprocal forms below: returns
-// x ≈ 1 / ((1 + a) / 2) in Q2.29.
+// 2 / (1 + a) for a in [0, 1), in Q2.29: Newton-Raphson division with the classic 48/17 - 32/17 d
+// starting guess, on the denominator halved so that it lies in [1/2, 1). Shared by the two
+// reciprocal forms below.
 inline FixedPoint<2> reciprocalOfHalfOnePlusX(FixedPoint<0> a) {
   using F0 = FixedPoint<0>;
   using F2 = FixedPoint<2>;
@@ -217,9 +218,8 @@ T clampTo(int32_t value) {
 // ---------------------------------------------------------------------------------------------
 // Operand access and the shape rules shared by the kernels.
 
-struct ElementTypeTag {};
 template <typename T>
-struct Element : ElementTypeTag {
+struct Element {
   using type = T;
 };
 
@@ -272,6 +272,10 @@ Result<size_t> checkInput(const OperationContext& ctx, uint32_t minRank, uint32_
   if (input.rank() < minRank || input.rank() > maxRank) {
     if (minRank == maxRank) return hal::invalidArgument("input must have rank {}, it has rank {}", minRank, input.rank());
     return hal::invalidArgument("input rank must be in [{}, {}], it is {}", minRank, maxRank, input.rank());
+  }
+  // The quantized paths divide by the scale and derive fixed-point multipliers from it.
+  if (isQuant8(input.type) && !(input.scale > 0.0f && std::isfinite(input.scale))) {
+    return hal::invalidArgument("a quantized input needs a positive finite scale, it has {}", input.scale);
   }
   return checkedElementCount(input, "input");
 }
