@@ -2,6 +2,7 @@
 // per-channel rules, bad indices and codes; and every operation of the conformance corpus.
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -447,6 +448,40 @@ TEST(OperationSignatures, EveryOperationTypeHasSignatures) {
     ASSERT_FALSE(result.ok()) << toString(op) << " accepted an operation without operands";
     EXPECT_NE(result.error().message.find("match no signature"), std::string::npos)
         << toString(op) << ": " << result.error().message;
+  }
+}
+
+TEST(OperationSignatures, RandomOperationsNeverCrashAndFailOnlyWithInvalidArgument) {
+  // Arbitrary counts, operand types (including unknown codes), lifetimes and indices: every
+  // answer is a version or INVALID_ARGUMENT, and nothing is read out of bounds (ASan builds).
+  std::mt19937 random(20261122);
+  std::vector<OperandType> types = allOperandTypes();
+  types.push_back(static_cast<OperandType>(-1));
+  types.push_back(static_cast<OperandType>(99));
+  std::vector<OperationType> ops = allOperationTypes();
+  ops.push_back(static_cast<OperationType>(5000));
+  for (int iteration = 0; iteration < 20000; ++iteration) {
+    Model model;
+    const size_t operandCount = random() % 8;
+    for (size_t i = 0; i < operandCount; ++i) {
+      Operand operand;
+      operand.type = types[random() % types.size()];
+      operand.dimensions.assign(random() % 5, 1);
+      operand.lifetime = random() % 2 ? OperandLifeTime::CONSTANT_COPY : OperandLifeTime::SUBGRAPH_INPUT;
+      operand.location = {static_cast<uint32_t>(random() % 3), static_cast<uint32_t>(random()), 4};
+      model.main.operands.push_back(operand);
+    }
+    Operation operation;
+    operation.type = ops[random() % ops.size()];
+    const size_t inputs = random() % 66;
+    const size_t outputs = random() % 7;
+    for (size_t i = 0; i < inputs; ++i) operation.inputs.push_back(static_cast<uint32_t>(random() % (operandCount + 1)));
+    for (size_t i = 0; i < outputs; ++i) operation.outputs.push_back(static_cast<uint32_t>(random() % (operandCount + 1)));
+    auto result = validateOperation(model, model.main, operation);
+    if (!result.ok()) {
+      ASSERT_EQ(result.error().status, ErrorStatus::INVALID_ARGUMENT) << result.error().message;
+      ASSERT_FALSE(result.error().message.empty());
+    }
   }
 }
 
