@@ -423,8 +423,8 @@ TEST(ElementwiseCast, FloatToQuant8TruncatesAndSaturatesByRawValue) {
 }
 
 TEST(ElementwiseCast, Quant8ToFloatIgnoresQuantization) {
-  auto out = runValues<float>(OperationType::CAST, {tensor<uint8_t>(U8, {3}, {0, 7, 255}, 4.0f, 100)}, {F32, {3}});
-  EXPECT_EQ(out, (std::vector<float>{0, 7, 255}));
+  auto out = runValues<float>(OperationType::CAST, {tensor<uint8_t>(U8, {4}, {0, 7, 255, 100}, 4.0f, 100)}, {F32, {4}});
+  EXPECT_EQ(out, (std::vector<float>{0, 7, 255, 100}));
 }
 
 TEST(ElementwiseCast, FloatToInt32TruncatesSaturatesAndMapsNanToZero) {
@@ -459,8 +459,8 @@ TEST(ElementwiseQuantize, RoundsHalfAwayFromZeroAndClampsToTheType) {
 }
 
 TEST(ElementwiseDequantize, AsymmetricAndSymmetricInputs) {
-  auto u8 = runValues<float>(OperationType::DEQUANTIZE, {tensor<uint8_t>(U8, {3}, {0, 127, 255}, 0.5f, 127)}, {F32, {3}});
-  EXPECT_EQ(u8, (std::vector<float>{-63.5f, 0, 64}));
+  auto u8 = runValues<float>(OperationType::DEQUANTIZE, {tensor<uint8_t>(U8, {4}, {0, 127, 255, 129}, 0.5f, 127)}, {F32, {4}});
+  EXPECT_EQ(u8, (std::vector<float>{-63.5f, 0, 64, 1}));
   using h = _Float16;
   auto symm = runValues<h>(OperationType::DEQUANTIZE,
                            {tensor<int8_t>(OperandType::TENSOR_QUANT8_SYMM, {2}, {-128, 4}, 0.25f, 0)}, {F16, {2}});
