@@ -177,4 +177,27 @@ uint32_t sizeOfElement(OperandType type) {
   return 0;
 }
 
+std::optional<uint32_t> sizeOfData(OperandType type, const std::vector<uint32_t>& dimensions) {
+  bool unknown = isTensorType(type) && dimensions.empty();
+  uint64_t size = sizeOfElement(type);
+  for (uint32_t extent : dimensions) {
+    if (extent == 0) {
+      unknown = true;
+      continue;
+    }
+    size *= extent;  // both factors < 2^32 and size <= 2^32 here: no 64-bit overflow
+    if (size > std::numeric_limits<uint32_t>::max()) return std::nullopt;
+  }
+  return unknown ? 0u : static_cast<uint32_t>(size);
+}
+
+bool hasUnknownDimensions(OperandType type, const std::vector<uint32_t>& dimensions) {
+  if (!isTensorType(type)) return false;
+  if (dimensions.empty()) return true;
+  for (uint32_t extent : dimensions) {
+    if (extent == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace sable::hal

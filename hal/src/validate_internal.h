@@ -12,16 +12,6 @@
 
 namespace sable::hal::validation_detail {
 
-// Byte size of an operand of `type` and `dimensions`, or nullopt when the size does not fit in
-// uint32_t (the HAL's DataLocation::length is 32-bit, so such an operand can never be given
-// storage). Unknown extents (a 0 dimension, or a tensor of unknown rank) give 0, as in
-// nonExtensionOperandSizeOfData; the overflow check then covers the known extents only, because
-// an absurd known extent is already invalid whatever the unknown ones turn out to be.
-std::optional<uint32_t> checkedSizeOfData(OperandType type, const std::vector<uint32_t>& dimensions);
-
-// True when the tensor has unknown rank or an unknown (0) dimension. Scalars are always known.
-bool hasUnknownDimensions(OperandType type, const std::vector<uint32_t>& dimensions);
-
 // "main subgraph" or "referenced subgraph N", to name the subgraph in messages. Subgraphs are
 // identified by address, so `subgraph` must be model.main or an element of model.referenced.
 std::string subgraphName(const Model& model, const Subgraph& subgraph);

@@ -25,29 +25,6 @@
 namespace sable::hal {
 namespace validation_detail {
 
-std::optional<uint32_t> checkedSizeOfData(OperandType type, const std::vector<uint32_t>& dimensions) {
-  bool unknown = isTensorType(type) && dimensions.empty();
-  uint64_t size = sizeOfElement(type);
-  for (uint32_t extent : dimensions) {
-    if (extent == 0) {
-      unknown = true;
-      continue;
-    }
-    size *= extent;  // both factors < 2^32 and size <= 2^32 here: no 64-bit overflow
-    if (size > std::numeric_limits<uint32_t>::max()) return std::nullopt;
-  }
-  return unknown ? 0u : static_cast<uint32_t>(size);
-}
-
-bool hasUnknownDimensions(OperandType type, const std::vector<uint32_t>& dimensions) {
-  if (!isTensorType(type)) return false;
-  if (dimensions.empty()) return true;
-  for (uint32_t extent : dimensions) {
-    if (extent == 0) return true;
-  }
-  return false;
-}
-
 std::string subgraphName(const Model& model, const Subgraph& subgraph) {
   if (&subgraph == &model.main) return "main subgraph";
   for (size_t i = 0; i < model.referenced.size(); ++i) {
@@ -60,8 +37,6 @@ std::string subgraphName(const Model& model, const Subgraph& subgraph) {
 
 namespace {
 
-using validation_detail::checkedSizeOfData;
-using validation_detail::hasUnknownDimensions;
 using validation_detail::RequiredVersion;
 using validation_detail::subgraphName;
 
@@ -271,7 +246,7 @@ Result<void> checkOperand(const Model& model, const Subgraph& subgraph, uint32_t
     return invalidArgument("{}: constant {} must have fully specified dimensions, got {}", at, toString(type),
                            operand.dimensions);
   }
-  const std::optional<uint32_t> size = checkedSizeOfData(type, operand.dimensions);
+  const std::optional<uint32_t> size = sizeOfData(type, operand.dimensions);
   if (!size) {
     return invalidArgument("{}: {} with dimensions {} is larger than 2^32-1 bytes", at, toString(type),
                            operand.dimensions);

@@ -13,8 +13,6 @@
 namespace sable::hal {
 namespace {
 
-using validation_detail::checkedSizeOfData;
-using validation_detail::hasUnknownDimensions;
 
 // Bytes addressable in each request pool. A driver-managed buffer (BufferToken) is addressed as
 // a whole, so its arguments must have offset 0 and length 0: its size is 0 here.
@@ -82,7 +80,7 @@ Result<void> checkArgument(const Request& request, const std::vector<size_t>& si
   if (!rules.allowUnspecified && hasUnknownDimensions(operand.type, dimensions)) {
     return invalidArgument("{}: dimensions {} are not fully specified by the model or the request", at, dimensions);
   }
-  const std::optional<uint32_t> size = checkedSizeOfData(operand.type, dimensions);
+  const std::optional<uint32_t> size = sizeOfData(operand.type, dimensions);
   if (!size) return invalidArgument("{}: dimensions {} give more than 2^32-1 bytes", at, dimensions);
   const bool isBuffer = std::holds_alternative<BufferToken>(request.pools[location.poolIndex]);
   if (rules.requireExactLength && !isBuffer && *size != 0 && location.length != *size) {

@@ -16,13 +16,9 @@ hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, co
     const hal::Operand& operand = model.main.operands.at(index);
     size_t bytes = outputCapacity;
     if (bytes == 0) {
-      bytes = hal::sizeOfElement(operand.type);
-      bool known = !operand.dimensions.empty() || !hal::isTensorType(operand.type);
-      for (uint32_t d : operand.dimensions) {
-        bytes *= d;
-        known = known && d != 0;
-      }
-      if (!known) bytes = kUnknownShapeCapacity;
+      auto declared = hal::sizeOfData(operand.type, operand.dimensions);
+      if (!declared) return hal::invalidArgument("output operand {} is too large to execute", index);
+      bytes = hal::hasUnknownDimensions(operand.type, operand.dimensions) ? kUnknownShapeCapacity : *declared;
     }
     outputSizes.push_back(bytes);
   }

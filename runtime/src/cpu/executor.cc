@@ -29,14 +29,12 @@ std::string dimsToString(const std::vector<uint32_t>& dims) {
   return fmt::format("[{}]", fmt::join(dims, ", "));
 }
 
-// Bytes of a tensor of this type and shape, or nullopt on overflow.
+// Bytes of a tensor of this type and actual shape, or nullopt when it exceeds what a HAL data
+// location can address.
 std::optional<size_t> byteSize(OperandType type, const std::vector<uint32_t>& dims) {
-  uint64_t n = hal::sizeOfElement(type);
-  for (uint32_t d : dims) {
-    n *= d;
-    if (n > (1ull << 40)) return std::nullopt;
-  }
-  return static_cast<size_t>(n);
+  auto size = hal::sizeOfData(type, dims);
+  if (!size) return std::nullopt;
+  return static_cast<size_t>(*size);
 }
 
 // A tensor whose storage the executor owns (temporaries, subgraph outputs of IF/WHILE bodies).

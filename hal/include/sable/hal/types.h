@@ -119,6 +119,15 @@ bool isTensorType(OperandType type);
 bool isScalarType(OperandType type);  // FLOAT32 INT32 UINT32 BOOL FLOAT16 (not SUBGRAPH/OEM)
 // Bytes per element; 0 for SUBGRAPH and OEM (whose size is not defined by the HAL).
 uint32_t sizeOfElement(OperandType type);
+// Byte size of an operand of `type` and `dimensions`, or nullopt when the size does not fit in
+// uint32_t (the HAL's DataLocation::length is 32-bit, so such an operand can never be given
+// storage). Unknown extents (a 0 dimension, or a tensor of unknown rank) give 0, as in
+// nonExtensionOperandSizeOfData; the overflow check then covers the known extents only, because
+// an absurd known extent is already invalid whatever the unknown ones turn out to be.
+std::optional<uint32_t> sizeOfData(OperandType type, const std::vector<uint32_t>& dimensions);
+
+// True when the tensor has unknown rank or an unknown (0) dimension. Scalars are always known.
+bool hasUnknownDimensions(OperandType type, const std::vector<uint32_t>& dimensions);
 
 struct DataLocation {
   uint32_t poolIndex = 0;
