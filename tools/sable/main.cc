@@ -14,7 +14,13 @@ int main(int argc, char** argv) {
   add(sable::tools::addInfoCommand);
   add(sable::tools::addConformanceCommand);
   add(sable::tools::addRunCommand);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" with exit code 0; everything else is a usage error (2).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
   for (auto& [subcommand, runner] : commands) {
     if (subcommand->parsed()) return runner();
   }

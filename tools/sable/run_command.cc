@@ -65,11 +65,17 @@ int runModel(const RunArgs& args) {
   }
   auto start = std::chrono::steady_clock::now();
   auto model = runtime::makeBuiltinModel(std::string_view(args.model).substr(kBuiltinPrefix.size()));
-  if (!model.ok()) return fail(model.error(), "cannot build the model");
+  if (!model.ok()) {
+    fail(model.error(), "cannot build the model");
+    return model.error().status == hal::ErrorStatus::INVALID_ARGUMENT ? 2 : 1;  // an unknown name is a usage error
+  }
   const double buildMs = millisecondsSince(start);
 
   auto device = runtime::findDevice(args.device);
-  if (!device.ok()) return fail(device.error(), "cannot open the device");
+  if (!device.ok()) {
+    fail(device.error(), "cannot open the device");
+    return 2;
+  }
   auto supported = (*device)->getSupportedOperations(*model);
   if (!supported.ok()) return fail(supported.error(), "the model is not valid");
   const size_t unsupported = static_cast<size_t>(std::count(supported->begin(), supported->end(), false));
