@@ -22,9 +22,12 @@ hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, co
     }
     outputSizes.push_back(bytes);
   }
+  // Every argument starts 8-byte aligned, as a client's separately allocated buffers would, so
+  // that kernels may access any element type in place.
+  auto aligned = [](size_t n) { return (n + 7) / 8 * 8; };
   size_t total = 0;
-  for (const auto& in : inputs) total += in.size();
-  for (size_t s : outputSizes) total += s;
+  for (const auto& in : inputs) total += aligned(in.size());
+  for (size_t s : outputSizes) total += aligned(s);
   if (total > UINT32_MAX) return hal::invalidArgument("request of {} bytes exceeds the 4 GiB a pool can address", total);
   SABLE_ASSIGN_OR_RETURN(auto pool, hal::SharedMemory::create(total, "sable-request"));
 
@@ -35,13 +38,13 @@ hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, co
     hal::RequestArgument argument;
     argument.location = {0, offset, static_cast<uint32_t>(in.size())};
     if (!in.empty()) std::memcpy(pool->data() + offset, in.data(), in.size());
-    offset += static_cast<uint32_t>(in.size());
+    offset += static_cast<uint32_t>(aligned(in.size()));
     request.inputs.push_back(argument);
   }
   for (size_t s : outputSizes) {
     hal::RequestArgument argument;
     argument.location = {0, offset, static_cast<uint32_t>(s)};
-    offset += static_cast<uint32_t>(s);
+    offset += static_cast<uint32_t>(aligned(s));
     request.outputs.push_back(argument);
   }
 

@@ -157,14 +157,6 @@ Result<void> visitNumericType(OperandType type, Fn&& fn) {
   }
 }
 
-// TFLite MultiplyByQuantizedMultiplier, with the left shift saturating instead of overflowing
-// (the reference's overflow is undefined behaviour; results agree wherever it is defined). PRELU
-// needs it: its multipliers may exceed 1.
-int32_t multiplyByQuantizedMultiplierSafe(int32_t x, int32_t multiplier, int shift) {
-  const int32_t shifted = shift > 0 ? saturatingLeftShift(x, shift) : x;
-  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(shifted, multiplier), shift > 0 ? 0 : -shift);
-}
-
 template <typename T>
 T saturate(int32_t v) {
   return static_cast<T>(std::clamp<int32_t>(v, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
@@ -404,8 +396,8 @@ Result<void> preluKernel(OperationContext& ctx) {
       broadcastMap<T, T, T>(in, alpha, *out, [&](T x, T a) {
         const int32_t input = offsetIn + x;
         const int32_t scaled = input >= 0
-                                   ? multiplyByQuantizedMultiplierSafe(input, multiplierPos, shiftPos)
-                                   : multiplyByQuantizedMultiplierSafe(input * (offsetAlpha + a), multiplierNeg, shiftNeg);
+                                   ? multiplyByQuantizedMultiplier(input, multiplierPos, shiftPos)
+                                   : multiplyByQuantizedMultiplier(input * (offsetAlpha + a), multiplierNeg, shiftNeg);
         return saturate<T>(static_cast<int32_t>(
             std::clamp<int64_t>(static_cast<int64_t>(scaled) + offsetOut, std::numeric_limits<int32_t>::min(),
                                 std::numeric_limits<int32_t>::max())));

@@ -132,7 +132,11 @@ inline void quantizedActivationRange(FusedActivation activation, hal::OperandTyp
                                      int32_t zeroPoint, int32_t* actMin, int32_t* actMax) {
   const int32_t qmin = quantizedMin(type);
   const int32_t qmax = quantizedMax(type);
-  auto quantize = [&](float f) { return zeroPoint + static_cast<int32_t>(std::round(f / scale)); };
+  // Clamped in double before the conversion: a tiny scale puts f / scale far outside int32.
+  auto quantize = [&](float f) {
+    const double q = zeroPoint + std::round(static_cast<double>(f) / scale);
+    return static_cast<int32_t>(std::clamp<double>(q, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+  };
   switch (activation) {
     case FusedActivation::RELU:
       *actMin = std::max(qmin, quantize(0.0f));
