@@ -102,6 +102,7 @@ void registerActivationOperations(std::vector<OperationRegistration>& out);     
 void registerShapeOperations(std::vector<OperationRegistration>& out);          // ops_shape.cc
 void registerReductionOperations(std::vector<OperationRegistration>& out);      // ops_reduction.cc
 void registerResizeOperations(std::vector<OperationRegistration>& out);         // ops_resize.cc
+void registerMiscOperations(std::vector<OperationRegistration>& out);           // ops_misc.cc
 
 // The registration for a type, or nullptr when the reference device does not implement it.
 const OperationRegistration* findOperation(hal::OperationType type);

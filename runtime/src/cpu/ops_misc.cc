@@ -1,5 +1,5 @@
 // Kernels of small stand-alone operations (see operation.h for the contract): RANK, FILL,
-// TOPK_V2, EMBEDDING_LOOKUP, HASHTABLE_LOOKUP. Registered through registerReductionOperations.
+// TOPK_V2, EMBEDDING_LOOKUP, HASHTABLE_LOOKUP.
 //
 // Semantics follow the NNAPI reference (Rank.cpp, Fill.cpp, TopK_V2.cpp, EmbeddingLookup.cpp,
 // HashtableLookup.cpp). The lookups copy whole rows of bytes, so they handle every element type.
@@ -12,9 +12,6 @@
 #include "operation.h"
 
 namespace sable::runtime::cpu {
-
-void registerMiscOperations(std::vector<OperationRegistration>& out);
-
 namespace {
 
 using hal::OperandType;

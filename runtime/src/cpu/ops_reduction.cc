@@ -412,10 +412,6 @@ Result<void> argMinMaxKernel(OperationContext& context) {
 
 }  // namespace
 
-// RANK, FILL, TOPK_V2, EMBEDDING_LOOKUP, HASHTABLE_LOOKUP (ops_misc.cc); registered with this
-// group until operation.h gives them a register function of their own.
-void registerMiscOperations(std::vector<OperationRegistration>& out);
-
 void registerReductionOperations(std::vector<OperationRegistration>& out) {
   using enum OperandType;
   const std::vector<OperandType> floats = {TENSOR_FLOAT32, TENSOR_FLOAT16};
@@ -432,7 +428,6 @@ void registerReductionOperations(std::vector<OperationRegistration>& out) {
                                              TENSOR_QUANT8_ASYMM_SIGNED};
   out.push_back({OperationType::ARGMAX, argMinMaxKernel, argTypes});
   out.push_back({OperationType::ARGMIN, argMinMaxKernel, argTypes});
-  registerMiscOperations(out);
 }
 
 }  // namespace sable::runtime::cpu

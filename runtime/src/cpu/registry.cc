@@ -13,6 +13,7 @@ std::vector<OperationRegistration> buildRegistry() {
   registerActivationOperations(all);
   registerShapeOperations(all);
   registerReductionOperations(all);
+  registerMiscOperations(all);
   registerResizeOperations(all);
   return all;
 }
