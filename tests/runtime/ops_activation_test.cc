@@ -13,47 +13,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "model_builder.h"
+#include "operation_test_support.h"
 
 namespace sable::testing {
 namespace {
 
 using hal::OperandType;
 using hal::OperationType;
-
-constexpr OperandType kF32 = OperandType::TENSOR_FLOAT32;
-constexpr OperandType kF16 = OperandType::TENSOR_FLOAT16;
-constexpr OperandType kQ8 = OperandType::TENSOR_QUANT8_ASYMM;
-constexpr OperandType kS8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-
-using float16 = _Float16;
-
-std::vector<RunOutput> runOk(const ModelBuilder& builder, const std::vector<std::vector<uint8_t>>& inputs) {
-  auto result = runOnCpu(builder.build(), inputs);
-  EXPECT_TRUE(result.ok()) << "execution failed: " << (result.ok() ? "" : result.error().message);
-  if (!result.ok()) return {};
-  return std::move(result).value();
-}
-
-void expectRefused(const ModelBuilder& builder, const std::vector<std::vector<uint8_t>>& inputs,
-                   const std::string& rule) {
-  auto result = runOnCpu(builder.build(), inputs);
-  ASSERT_FALSE(result.ok()) << "expected a failure mentioning \"" << rule << "\", the execution succeeded";
-  EXPECT_NE(result.error().message.find(rule), std::string::npos)
-      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
-}
-
-// Exact comparison (quantized outputs).
-template <typename T>
-void expectOutput(const std::vector<RunOutput>& outputs, const std::vector<uint32_t>& dims, const std::vector<T>& values) {
-  ASSERT_EQ(outputs.size(), 1u) << "expected one output";
-  EXPECT_EQ(outputs[0].dimensions, dims) << "output shape";
-  const std::vector<T> actual = fromBytes<T>(outputs[0].bytes);
-  ASSERT_EQ(actual.size(), values.size()) << "output element count";
-  for (size_t i = 0; i < values.size(); ++i) {
-    EXPECT_EQ(static_cast<int>(actual[i]), static_cast<int>(values[i])) << "output element " << i;
-  }
-}
 
 // Float comparison with the CTS tolerance (float32, or float16 when T is float16).
 template <typename T>

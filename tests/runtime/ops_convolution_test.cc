@@ -7,55 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "model_builder.h"
+#include "operation_test_support.h"
 
 namespace sable::testing {
 namespace {
 
 using hal::OperandType;
 using hal::OperationType;
-
-constexpr OperandType kF32 = OperandType::TENSOR_FLOAT32;
-constexpr OperandType kF16 = OperandType::TENSOR_FLOAT16;
-constexpr OperandType kI32 = OperandType::TENSOR_INT32;
-constexpr OperandType kQ8 = OperandType::TENSOR_QUANT8_ASYMM;
-constexpr OperandType kS8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-constexpr OperandType kPerChannel = OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
-
-constexpr int32_t kNone = 0, kRelu = 1, kRelu1 = 2;
-constexpr int32_t kSame = 1, kValid = 2;
-
-using float16 = _Float16;
-
-std::vector<RunOutput> runOk(const ModelBuilder& builder, const std::vector<std::vector<uint8_t>>& inputs) {
-  auto result = runOnCpu(builder.build(), inputs);
-  EXPECT_TRUE(result.ok()) << "execution failed: " << (result.ok() ? "" : result.error().message);
-  if (!result.ok()) return {};
-  return std::move(result).value();
-}
-
-// Runs a model that must be refused and checks the message names the broken rule.
-void expectRefused(const ModelBuilder& builder, const std::vector<std::vector<uint8_t>>& inputs,
-                   const std::string& rule) {
-  auto result = runOnCpu(builder.build(), inputs);
-  ASSERT_FALSE(result.ok()) << "expected a failure mentioning \"" << rule << "\", the execution succeeded";
-  EXPECT_NE(result.error().message.find(rule), std::string::npos)
-      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
-}
-
-template <typename T>
-void expectOutput(const std::vector<RunOutput>& outputs, const std::vector<uint32_t>& dims,
-                  const std::vector<T>& values) {
-  ASSERT_EQ(outputs.size(), 1u) << "expected one output";
-  EXPECT_EQ(outputs[0].dimensions, dims) << "output shape";
-  EXPECT_EQ(fromBytes<T>(outputs[0].bytes), values) << "output values";
-}
-
-std::vector<float> iota(size_t n, float first) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = first + static_cast<float>(i);
-  return v;
-}
 
 // Appends the scalar operands of an explicit-padding window: left, right, top, bottom, strides.
 std::vector<uint32_t> explicitWindow(ModelBuilder& b, int32_t pad, int32_t stride) {

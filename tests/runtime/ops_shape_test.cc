@@ -6,52 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "model_builder.h"
+#include "operation_test_support.h"
 
 namespace sable::testing {
 namespace {
 
 using hal::OperandType;
 using hal::OperationType;
-
-constexpr OperandType kF32 = OperandType::TENSOR_FLOAT32;
-constexpr OperandType kF16 = OperandType::TENSOR_FLOAT16;
-constexpr OperandType kI32 = OperandType::TENSOR_INT32;
-constexpr OperandType kQ8 = OperandType::TENSOR_QUANT8_ASYMM;
-constexpr OperandType kS8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-
-using float16 = _Float16;
-
-// Runs a model expected to succeed and returns its outputs (empty after a reported failure).
-std::vector<RunOutput> runOk(const ModelBuilder& builder, const std::vector<std::vector<uint8_t>>& inputs) {
-  auto result = runOnCpu(builder.build(), inputs);
-  EXPECT_TRUE(result.ok()) << "execution failed: " << (result.ok() ? "" : result.error().message);
-  if (!result.ok()) return {};
-  return std::move(result).value();
-}
-
-// Runs a model that the kernel must refuse, and checks the message names the broken rule.
-void expectRefused(const ModelBuilder& builder, const std::vector<std::vector<uint8_t>>& inputs,
-                   const std::string& rule) {
-  auto result = runOnCpu(builder.build(), inputs);
-  ASSERT_FALSE(result.ok()) << "expected a failure mentioning \"" << rule << "\", the execution succeeded";
-  EXPECT_NE(result.error().message.find(rule), std::string::npos)
-      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
-}
-
-template <typename T>
-void expectOutput(const std::vector<RunOutput>& outputs, size_t i, const std::vector<uint32_t>& dims,
-                  const std::vector<T>& values) {
-  ASSERT_GT(outputs.size(), i) << "missing output " << i;
-  EXPECT_EQ(outputs[i].dimensions, dims) << "shape of output " << i;
-  EXPECT_EQ(fromBytes<T>(outputs[i].bytes), values) << "values of output " << i;
-}
-
-std::vector<float> iota(size_t n, float first = 0.0f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = first + static_cast<float>(i);
-  return v;
-}
 
 // --- RESHAPE / SQUEEZE / EXPAND_DIMS -----------------------------------------------------------
 
