@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "kernel_util.h"
 #include "operation.h"
 #include "sable/hal/shared_memory.h"
 
@@ -23,10 +24,6 @@ uint64_t steadyNowNs() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
-}
-
-std::string dimsToString(const std::vector<uint32_t>& dims) {
-  return fmt::format("[{}]", fmt::join(dims, ", "));
 }
 
 // Bytes of a tensor of this type and actual shape, or nullopt when it exceeds what a HAL data

@@ -5,11 +5,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "operation.h"
 
 namespace sable::runtime::cpu {
+
+// A shape as "[d0, d1, ...]" for error messages.
+inline std::string dimsToString(const std::vector<uint32_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
 
 inline bool isQuant8(hal::OperandType type) {
   return type == hal::OperandType::TENSOR_QUANT8_ASYMM || type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;

@@ -29,8 +29,6 @@ using hal::Result;
 // The reference implementation (TFLite Dims<4>) handles at most 4 dimensions in these ops.
 constexpr uint32_t kMaxRank = 4;
 
-std::string dimsToString(const std::vector<uint32_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
-
 // --- Parameters -----------------------------------------------------------------------------
 
 Result<int32_t> int32Scalar(const OperationContext& ctx, uint32_t i, const char* name) {
