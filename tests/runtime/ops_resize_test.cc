@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model_builder.h"
+#include "operation_test_support.h"
 // The kernel contract, to run a kernel on operands a model cannot express directly (a zero-sized
 // tensor only arises in the middle of a model).
 #include "../../runtime/src/cpu/operation.h"
@@ -19,93 +19,6 @@ namespace {
 
 using hal::OperandType;
 using hal::OperationType;
-using float16 = _Float16;
-
-// One input of the operation under test: a model input (its data given at execution, so the
-// kernel, not model validation, sees the value) or a constant.
-struct Arg {
-  OperandType type;
-  std::vector<uint32_t> dims;
-  std::vector<uint8_t> bytes;
-  float scale = 0.0f;
-  int32_t zeroPoint = 0;
-  bool constant = false;
-};
-
-template <typename T>
-Arg tensor(OperandType type, std::vector<uint32_t> dims, const std::vector<T>& values, float scale = 0.0f,
-           int32_t zeroPoint = 0) {
-  return {type, std::move(dims), toBytes(values), scale, zeroPoint, false};
-}
-Arg int32Scalar(int32_t value) { return {OperandType::INT32, {}, toBytes<int32_t>({value}), 0.0f, 0, true}; }
-Arg float32Scalar(float value) { return {OperandType::FLOAT32, {}, toBytes<float>({value}), 0.0f, 0, true}; }
-Arg float16Scalar(float16 value) { return {OperandType::FLOAT16, {}, toBytes<float16>({value}), 0.0f, 0, true}; }
-Arg boolScalar(bool value) {
-  return {OperandType::BOOL, {}, toBytes<uint8_t>({static_cast<uint8_t>(value)}), 0.0f, 0, true};
-}
-// The same parameter as a model input, so that its value is only known at execution.
-Arg atRuntime(Arg arg) {
-  arg.constant = false;
-  return arg;
-}
-
-struct OutputDecl {
-  OperandType type;
-  std::vector<uint32_t> dims;  // 0 = unknown
-  float scale = 0.0f;
-  int32_t zeroPoint = 0;
-};
-
-hal::Result<RunOutput> runOperation(OperationType type, const std::vector<Arg>& args, const OutputDecl& output) {
-  ModelBuilder builder;
-  std::vector<uint32_t> inputs;
-  std::vector<std::vector<uint8_t>> data;
-  for (const Arg& arg : args) {
-    if (arg.constant) {
-      inputs.push_back(builder.addConstant<uint8_t>(arg.type, arg.dims, arg.bytes, arg.scale, arg.zeroPoint));
-    } else {
-      inputs.push_back(builder.addInput(arg.type, arg.dims, arg.scale, arg.zeroPoint));
-      data.push_back(arg.bytes);
-    }
-  }
-  const uint32_t out = builder.addOutput(output.type, output.dims, output.scale, output.zeroPoint);
-  builder.addOperation(type, inputs, {out});
-  SABLE_ASSIGN_OR_RETURN(auto outputs, runOnCpu(builder.build(), data));
-  return outputs.at(0);
-}
-
-// Runs the operation, checks the produced shape, and returns the output values.
-template <typename T>
-std::vector<T> runValues(OperationType type, const std::vector<Arg>& args, const OutputDecl& output,
-                         const std::vector<uint32_t>& expectedShape) {
-  auto result = runOperation(type, args, output);
-  EXPECT_TRUE(result.ok()) << hal::toString(type) << " failed: " << (result.ok() ? "" : result.error().message);
-  if (!result.ok()) return {};
-  EXPECT_EQ(result->dimensions, expectedShape) << hal::toString(type) << " produced an unexpected output shape";
-  return fromBytes<T>(result->bytes);
-}
-
-// Runs the operation expecting a clean failure whose message names the broken rule.
-void expectFails(OperationType type, const std::vector<Arg>& args, const OutputDecl& output, const std::string& rule) {
-  auto result = runOperation(type, args, output);
-  ASSERT_FALSE(result.ok()) << hal::toString(type) << " succeeded but should fail on: " << rule;
-  EXPECT_NE(result.error().message.find(rule), std::string::npos)
-      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
-}
-
-void expectFloatsNear(const std::vector<float>& actual, const std::vector<float>& expected, float tolerance = 1e-5f) {
-  ASSERT_EQ(actual.size(), expected.size()) << "output element count";
-  for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
-  }
-}
-
-std::vector<float> toFloats(const std::vector<float16>& values) { return {values.begin(), values.end()}; }
-
-constexpr auto F32 = OperandType::TENSOR_FLOAT32;
-constexpr auto F16 = OperandType::TENSOR_FLOAT16;
-constexpr auto U8 = OperandType::TENSOR_QUANT8_ASYMM;
-constexpr auto I8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
 
 // Shorthands: a 4-D NHWC input and the size/flag parameters of RESIZE_*.
 std::vector<Arg> sizeArgs(Arg input, int32_t width, int32_t height) {
@@ -123,8 +36,8 @@ std::vector<Arg> flagArgs(Arg input, int32_t width, int32_t height, bool nchw, b
 // row 1 samples y = 2/3, i.e. 1 * 1/3 + 2 * 2/3 = 5/3.
 TEST(ResizeBilinearTest, UpscalesBySize) {
   auto out = runValues<float>(OperationType::RESIZE_BILINEAR,
-                              sizeArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 1, 2, 2}), 3, 3),
-                              {F32, {1, 3, 3, 1}}, {1, 3, 3, 1});
+                              sizeArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 1, 2, 2}), 3, 3),
+                              {kF32, {1, 3, 3, 1}}, {1, 3, 3, 1});
   const float r = 5.0f / 3.0f;
   expectFloatsNear(out, {1, 1, 1, r, r, r, 2, 2, 2});
 }
@@ -132,9 +45,9 @@ TEST(ResizeBilinearTest, UpscalesBySize) {
 // FLOAT32 scales: floor(2 * 1.6) = 3, so the same 3x3 result as the size 3 above.
 TEST(ResizeBilinearTest, OutputSizeFromScaleIsFloored) {
   auto out = runValues<float>(OperationType::RESIZE_BILINEAR,
-                              {tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 1, 2, 2}), float32Scalar(1.6f),
+                              {tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 1, 2, 2}), float32Scalar(1.6f),
                                float32Scalar(1.6f)},
-                              {F32, {0, 0, 0, 0}}, {1, 3, 3, 1});
+                              {kF32, {0, 0, 0, 0}}, {1, 3, 3, 1});
   const float r = 5.0f / 3.0f;
   expectFloatsNear(out, {1, 1, 1, r, r, r, 2, 2, 2});
 }
@@ -143,9 +56,9 @@ TEST(ResizeBilinearTest, OutputSizeFromScaleIsFloored) {
 // Each channel is resized on its own and the result is NCHW [1, 2, 3, 3].
 TEST(ResizeBilinearTest, NchwLayoutResizesEachChannel) {
   auto out = runValues<float>(OperationType::RESIZE_BILINEAR,
-                              flagArgs(tensor(F32, {1, 2, 2, 2}, std::vector<float>{1, 1, 2, 2, 10, 10, 20, 20}), 3, 3,
+                              flagArgs(tensor(kF32, {1, 2, 2, 2}, std::vector<float>{1, 1, 2, 2, 10, 10, 20, 20}), 3, 3,
                                        true, false, false),
-                              {F32, {1, 2, 3, 3}}, {1, 2, 3, 3});
+                              {kF32, {1, 2, 3, 3}}, {1, 2, 3, 3});
   const float r = 5.0f / 3.0f;
   expectFloatsNear(out, {1, 1, 1, r, r, r, 2, 2, 2, 10, 10, 10, 10 * r, 10 * r, 10 * r, 20, 20, 20}, 1e-4f);
 }
@@ -154,9 +67,9 @@ TEST(ResizeBilinearTest, NchwLayoutResizesEachChannel) {
 // middle row/column is the average: [[1,2],[3,4]] -> [[1,1.5,2],[2,2.5,3],[3,3.5,4]].
 TEST(ResizeBilinearTest, AlignCornersKeepsTheCornerPixels) {
   auto out = runValues<float>(OperationType::RESIZE_BILINEAR,
-                              flagArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, true,
+                              flagArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, true,
                                        false),
-                              {F32, {1, 3, 3, 1}}, {1, 3, 3, 1});
+                              {kF32, {1, 3, 3, 1}}, {1, 3, 3, 1});
   expectFloatsNear(out, {1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4});
 }
 
@@ -165,26 +78,26 @@ TEST(ResizeBilinearTest, AlignCornersKeepsTheCornerPixels) {
 // Without the flag the middle would sample 2/3 instead (1 + 2 * 2/3 = 2.333 in the first row).
 TEST(ResizeBilinearTest, HalfPixelCentersShiftsTheSamplingGrid) {
   auto out = runValues<float>(OperationType::RESIZE_BILINEAR,
-                              flagArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, false,
+                              flagArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, false,
                                        true),
-                              {F32, {1, 3, 3, 1}}, {1, 3, 3, 1});
+                              {kF32, {1, 3, 3, 1}}, {1, 3, 3, 1});
   expectFloatsNear(out, {1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4});
 }
 
 // The reference converts the float interpolation to uint8 with a cast: 10 * 2/3 = 6.67 -> 6.
 TEST(ResizeBilinearTest, Quant8TruncatesTheInterpolatedValue) {
   auto out = runValues<uint8_t>(OperationType::RESIZE_BILINEAR,
-                                sizeArgs(tensor(U8, {1, 2, 2, 1}, std::vector<uint8_t>{0, 0, 10, 10}, 0.5f, 0), 3, 3),
-                                {U8, {1, 3, 3, 1}, 0.5f, 0}, {1, 3, 3, 1});
+                                sizeArgs(tensor(kQ8, {1, 2, 2, 1}, std::vector<uint8_t>{0, 0, 10, 10}, 0.5f, 0), 3, 3),
+                                {kQ8, {1, 3, 3, 1}, 0.5f, 0}, {1, 3, 3, 1});
   EXPECT_EQ(out, (std::vector<uint8_t>{0, 0, 0, 6, 6, 6, 10, 10, 10}));
 }
 
 // Extreme values survive: halfway between -128 and 127 is -0.5, truncated to 0.
 TEST(ResizeBilinearTest, SignedQuant8ExtremesInterpolate) {
   auto out = runValues<int8_t>(OperationType::RESIZE_BILINEAR,
-                               flagArgs(tensor(I8, {1, 1, 2, 1}, std::vector<int8_t>{-128, 127}, 1e-3f, -128), 3, 1,
+                               flagArgs(tensor(kS8, {1, 1, 2, 1}, std::vector<int8_t>{-128, 127}, 1e-3f, -128), 3, 1,
                                         false, true, false),
-                               {I8, {1, 1, 3, 1}, 1e-3f, -128}, {1, 1, 3, 1});
+                               {kS8, {1, 1, 3, 1}, 1e-3f, -128}, {1, 1, 3, 1});
   EXPECT_EQ(out, (std::vector<int8_t>{-128, 0, 127}));
 }
 
@@ -192,43 +105,43 @@ TEST(ResizeBilinearTest, SignedQuant8ExtremesInterpolate) {
 // over [0, 3] gives 0, 2, 3 (the last clamps to column 1).
 TEST(ResizeBilinearTest, Float16ResizesWithHalfScales) {
   auto out = runValues<float16>(OperationType::RESIZE_BILINEAR,
-                                {tensor(F16, {1, 1, 2, 1}, std::vector<float16>{0, 3}), float16Scalar(1.5f),
+                                {tensor(kF16, {1, 1, 2, 1}, std::vector<float16>{0, 3}), float16Scalar(1.5f),
                                  float16Scalar(1.0f)},
-                                {F16, {1, 1, 3, 1}}, {1, 1, 3, 1});
+                                {kF16, {1, 1, 3, 1}}, {1, 1, 3, 1});
   expectFloatsNear(toFloats(out), {0, 2, 3}, 5e-3f);
 }
 
 TEST(ResizeBilinearTest, AlignCornersWithHalfPixelCentersIsRejected) {
   expectFails(OperationType::RESIZE_BILINEAR,
-              flagArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, true, true),
-              {F32, {0, 0, 0, 0}}, "cannot both be true");
+              flagArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, true, true),
+              {kF32, {0, 0, 0, 0}}, "cannot both be true");
 }
 
 TEST(ResizeBilinearTest, InputMustHaveRankFour) {
-  expectFails(OperationType::RESIZE_BILINEAR, sizeArgs(tensor(F32, {2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3),
-              {F32, {0, 0, 0, 0}}, "rank 4");
+  expectFails(OperationType::RESIZE_BILINEAR, sizeArgs(tensor(kF32, {2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3),
+              {kF32, {0, 0, 0, 0}}, "rank 4");
 }
 
 TEST(ResizeBilinearTest, NonPositiveOrHugeOutputSizeIsRejected) {
-  const Arg input = tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4});
+  const Arg input = tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4});
   expectFails(OperationType::RESIZE_BILINEAR, {input, atRuntime(int32Scalar(3)), atRuntime(int32Scalar(0))},
-              {F32, {0, 0, 0, 0}}, "must be positive");
+              {kF32, {0, 0, 0, 0}}, "must be positive");
   expectFails(OperationType::RESIZE_BILINEAR, {input, atRuntime(int32Scalar(-1)), atRuntime(int32Scalar(3))},
-              {F32, {0, 0, 0, 0}}, "must be positive");
+              {kF32, {0, 0, 0, 0}}, "must be positive");
   expectFails(OperationType::RESIZE_BILINEAR,
-              {input, atRuntime(float32Scalar(1e30f)), atRuntime(float32Scalar(1.0f))}, {F32, {0, 0, 0, 0}},
+              {input, atRuntime(float32Scalar(1e30f)), atRuntime(float32Scalar(1.0f))}, {kF32, {0, 0, 0, 0}},
               "fit in INT32");
   expectFails(OperationType::RESIZE_BILINEAR,
-              {input, atRuntime(float32Scalar(std::nanf(""))), atRuntime(float32Scalar(1.0f))}, {F32, {0, 0, 0, 0}},
+              {input, atRuntime(float32Scalar(std::nanf(""))), atRuntime(float32Scalar(1.0f))}, {kF32, {0, 0, 0, 0}},
               "must be positive");
 }
 
 // 2^30 x 2^30 pixels cannot be allocated: the execution must fail cleanly, not overflow.
 TEST(ResizeBilinearTest, OutputTooLargeFailsCleanly) {
   auto result = runOperation(OperationType::RESIZE_BILINEAR,
-                             {tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}),
+                             {tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}),
                               atRuntime(int32Scalar(1 << 30)), atRuntime(int32Scalar(1 << 30))},
-                             {F32, {0, 0, 0, 0}});
+                             {kF32, {0, 0, 0, 0}});
   EXPECT_FALSE(result.ok()) << "a 2^60-element output was accepted";
 }
 
@@ -237,27 +150,27 @@ TEST(ResizeBilinearTest, OutputTooLargeFailsCleanly) {
 // Legacy sampling, scale 2/3: source rows/columns floor(0), floor(2/3), floor(4/3) = 0, 0, 1.
 TEST(ResizeNearestNeighborTest, UpscalesByFlooringTheSourcePosition) {
   auto out = runValues<float>(OperationType::RESIZE_NEAREST_NEIGHBOR,
-                              flagArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, false,
+                              flagArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, false,
                                        false),
-                              {F32, {1, 3, 3, 1}}, {1, 3, 3, 1});
+                              {kF32, {1, 3, 3, 1}}, {1, 3, 3, 1});
   expectFloatsNear(out, {1, 1, 2, 1, 1, 2, 3, 3, 4});
 }
 
 // align_corners, scale 0.5: round(0), round(0.5), round(1) = 0, 1, 1 (ties away from zero).
 TEST(ResizeNearestNeighborTest, AlignCornersRoundsTheSourcePosition) {
   auto out = runValues<float>(OperationType::RESIZE_NEAREST_NEIGHBOR,
-                              flagArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, true,
+                              flagArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, true,
                                        false),
-                              {F32, {1, 3, 3, 1}}, {1, 3, 3, 1});
+                              {kF32, {1, 3, 3, 1}}, {1, 3, 3, 1});
   expectFloatsNear(out, {1, 2, 2, 3, 4, 4, 3, 4, 4});
 }
 
 // half_pixel_centers, scale 2/3: floor(1/3), floor(1), floor(5/3) = 0, 1, 1.
 TEST(ResizeNearestNeighborTest, HalfPixelCentersSamplesPixelCentres) {
   auto out = runValues<float>(OperationType::RESIZE_NEAREST_NEIGHBOR,
-                              flagArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, false,
+                              flagArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3, false, false,
                                        true),
-                              {F32, {1, 3, 3, 1}}, {1, 3, 3, 1});
+                              {kF32, {1, 3, 3, 1}}, {1, 3, 3, 1});
   expectFloatsNear(out, {1, 2, 2, 3, 4, 4, 3, 4, 4});
 }
 
@@ -266,18 +179,18 @@ TEST(ResizeNearestNeighborTest, DownscalesByScaleCopyingQuant8Values) {
   std::vector<int8_t> input(16);
   for (int i = 0; i < 16; ++i) input[i] = static_cast<int8_t>(i == 0 ? -128 : i == 10 ? 127 : i);
   auto out = runValues<int8_t>(OperationType::RESIZE_NEAREST_NEIGHBOR,
-                               {tensor(I8, {1, 4, 4, 1}, input, 0.25f, -28), float32Scalar(0.5f), float32Scalar(0.5f),
+                               {tensor(kS8, {1, 4, 4, 1}, input, 0.25f, -28), float32Scalar(0.5f), float32Scalar(0.5f),
                                 boolScalar(false)},
-                               {I8, {1, 2, 2, 1}, 0.25f, -28}, {1, 2, 2, 1});
+                               {kS8, {1, 2, 2, 1}, 0.25f, -28}, {1, 2, 2, 1});
   EXPECT_EQ(out, (std::vector<int8_t>{-128, 2, 8, 127}));
 }
 
 // NCHW with 2 channels and an odd width: 1x3 -> 1x2 per channel, scale 3/2: columns 0 and 1.
 TEST(ResizeNearestNeighborTest, NchwLayoutKeepsChannelsApart) {
   auto out = runValues<uint8_t>(OperationType::RESIZE_NEAREST_NEIGHBOR,
-                                {tensor(U8, {1, 2, 1, 3}, std::vector<uint8_t>{1, 2, 3, 255, 254, 253}, 1.0f, 0),
+                                {tensor(kQ8, {1, 2, 1, 3}, std::vector<uint8_t>{1, 2, 3, 255, 254, 253}, 1.0f, 0),
                                  int32Scalar(2), int32Scalar(1), boolScalar(true)},
-                                {U8, {1, 2, 1, 2}, 1.0f, 0}, {1, 2, 1, 2});
+                                {kQ8, {1, 2, 1, 2}, 1.0f, 0}, {1, 2, 1, 2});
   EXPECT_EQ(out, (std::vector<uint8_t>{1, 2, 255, 254}));
 }
 
@@ -285,16 +198,16 @@ TEST(ResizeNearestNeighborTest, NchwLayoutKeepsChannelsApart) {
 // RESIZE_BILINEAR of HAL 1.0).
 TEST(ResizeNearestNeighborTest, MissingLayoutInputIsRejected) {
   expectFails(OperationType::RESIZE_NEAREST_NEIGHBOR,
-              sizeArgs(tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3), {F32, {0, 0, 0, 0}},
+              sizeArgs(tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), 3, 3), {kF32, {0, 0, 0, 0}},
               "inputs");
 }
 
 // A FLOAT32 input takes FLOAT32 scales, not FLOAT16 ones.
 TEST(ResizeNearestNeighborTest, ScaleTypeMustMatchTheInput) {
   expectFails(OperationType::RESIZE_NEAREST_NEIGHBOR,
-              {tensor(F32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), float16Scalar(2), float16Scalar(2),
+              {tensor(kF32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4}), float16Scalar(2), float16Scalar(2),
                boolScalar(false)},
-              {F32, {0, 0, 0, 0}}, "FLOAT");
+              {kF32, {0, 0, 0, 0}}, "FLOAT");
 }
 
 // Runs one kernel directly on hand-made operands (each Arg is an input; its bytes stay owned
@@ -344,9 +257,9 @@ class KernelContext final : public runtime::cpu::OperationContext {
 // zero batch too and nothing is read.
 TEST(ResizeZeroSizedTest, ZeroBatchGivesZeroBatchOutput) {
   for (OperationType type : {OperationType::RESIZE_BILINEAR, OperationType::RESIZE_NEAREST_NEIGHBOR}) {
-    std::vector<Arg> args = flagArgs(tensor(U8, {0, 2, 2, 1}, std::vector<uint8_t>{}, 0.5f, 3), 3, 3, false, false,
+    std::vector<Arg> args = flagArgs(tensor(kQ8, {0, 2, 2, 1}, std::vector<uint8_t>{}, 0.5f, 3), 3, 3, false, false,
                                      false);
-    KernelContext context(type, args, {U8, {0, 0, 0, 0}, 0.5f, 3});
+    KernelContext context(type, args, {kQ8, {0, 0, 0, 0}, 0.5f, 3});
     auto result = runtime::cpu::findOperation(type)->kernel(context);
     ASSERT_TRUE(result.ok()) << hal::toString(type) << " failed on a zero batch: " << result.error().message;
     EXPECT_EQ(context.producedShape(), (std::vector<uint32_t>{0, 3, 3, 1})) << hal::toString(type);
@@ -355,8 +268,8 @@ TEST(ResizeZeroSizedTest, ZeroBatchGivesZeroBatchOutput) {
 
 // Only the batch may be zero.
 TEST(ResizeZeroSizedTest, ZeroHeightIsRejected) {
-  std::vector<Arg> args = flagArgs(tensor(F32, {1, 0, 2, 1}, std::vector<float>{}), 3, 3, false, false, false);
-  KernelContext context(OperationType::RESIZE_BILINEAR, args, {F32, {0, 0, 0, 0}});
+  std::vector<Arg> args = flagArgs(tensor(kF32, {1, 0, 2, 1}, std::vector<float>{}), 3, 3, false, false, false);
+  KernelContext context(OperationType::RESIZE_BILINEAR, args, {kF32, {0, 0, 0, 0}});
   auto result = runtime::cpu::findOperation(OperationType::RESIZE_BILINEAR)->kernel(context);
   ASSERT_FALSE(result.ok()) << "a zero input height was accepted";
   EXPECT_NE(result.error().message.find("must be positive"), std::string::npos) << result.error().message;

@@ -1,7 +1,8 @@
-// Test support for the kernel tests (tests/runtime/ops_*_test.cc): operand-type shorthands, and
+// Test support for the kernel tests (tests/runtime/ops_*_test.cc): operand-type shorthands,
 // running a hand-built model on the CPU reference device expecting either outputs or a refusal
-// whose message names the broken rule. Header-only because the helpers report through gtest
-// assertions, which only the test binaries link.
+// whose message names the broken rule, and the same for one operation built from operand
+// values. Header-only because the helpers report through gtest assertions, which only the test
+// binaries link.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "model_builder.h"
@@ -90,5 +92,107 @@ std::vector<T> iota(size_t count, std::type_identity_t<T> first = T{}) {
   for (size_t i = 0; i < count; ++i) values[i] = static_cast<T>(first + static_cast<T>(i));
   return values;
 }
+
+// ---- One operation from operand values ---------------------------------------------------------
+// For tests that check one operation on given operands: a model with that single operation is
+// built from the Args and run on the CPU reference device.
+
+// One input of the operation under test: a model input (its data given at execution, so the
+// kernel, not model validation, sees the value) or a constant.
+struct Arg {
+  hal::OperandType type;
+  std::vector<uint32_t> dims;
+  std::vector<uint8_t> bytes;
+  float scale = 0.0f;
+  int32_t zeroPoint = 0;
+  bool constant = false;
+};
+
+template <typename T>
+Arg tensor(hal::OperandType type, std::vector<uint32_t> dims, const std::vector<T>& values, float scale = 0.0f,
+           int32_t zeroPoint = 0) {
+  return {type, std::move(dims), toBytes(values), scale, zeroPoint, false};
+}
+inline Arg int32Scalar(int32_t value) {
+  return {hal::OperandType::INT32, {}, toBytes<int32_t>({value}), 0.0f, 0, true};
+}
+inline Arg float32Scalar(float value) {
+  return {hal::OperandType::FLOAT32, {}, toBytes<float>({value}), 0.0f, 0, true};
+}
+inline Arg float16Scalar(float16 value) {
+  return {hal::OperandType::FLOAT16, {}, toBytes<float16>({value}), 0.0f, 0, true};
+}
+inline Arg boolScalar(bool value) {
+  return {hal::OperandType::BOOL, {}, toBytes<uint8_t>({static_cast<uint8_t>(value)}), 0.0f, 0, true};
+}
+// The same parameter as a model input, so that its value is only known at execution.
+inline Arg atRuntime(Arg arg) {
+  arg.constant = false;
+  return arg;
+}
+
+// The operation's single output as the model declares it.
+struct OutputDecl {
+  hal::OperandType type;
+  std::vector<uint32_t> dims;  // 0 = unknown
+  float scale = 0.0f;
+  int32_t zeroPoint = 0;
+};
+
+inline hal::Result<RunOutput> runOperation(hal::OperationType type, const std::vector<Arg>& args,
+                                           const OutputDecl& output) {
+  ModelBuilder builder;
+  std::vector<uint32_t> inputs;
+  std::vector<std::vector<uint8_t>> data;
+  for (const Arg& arg : args) {
+    if (arg.constant) {
+      inputs.push_back(builder.addConstant<uint8_t>(arg.type, arg.dims, arg.bytes, arg.scale, arg.zeroPoint));
+    } else {
+      inputs.push_back(builder.addInput(arg.type, arg.dims, arg.scale, arg.zeroPoint));
+      data.push_back(arg.bytes);
+    }
+  }
+  const uint32_t out = builder.addOutput(output.type, output.dims, output.scale, output.zeroPoint);
+  builder.addOperation(type, inputs, {out});
+  SABLE_ASSIGN_OR_RETURN(auto outputs, runOnCpu(builder.build(), data));
+  return outputs.at(0);
+}
+
+// Runs the operation, checks the produced shape is `expectedShape`, and returns the output
+// values (empty after a reported failure).
+template <typename T>
+std::vector<T> runValues(hal::OperationType type, const std::vector<Arg>& args, const OutputDecl& output,
+                         const std::vector<uint32_t>& expectedShape) {
+  auto result = runOperation(type, args, output);
+  EXPECT_TRUE(result.ok()) << hal::toString(type) << " failed: " << (result.ok() ? "" : result.error().message);
+  if (!result.ok()) return {};
+  EXPECT_EQ(result->dimensions, expectedShape) << hal::toString(type) << " produced an unexpected output shape";
+  return fromBytes<T>(result->bytes);
+}
+
+// The same when the declared output shape is fully known: the produced shape must be it.
+template <typename T>
+std::vector<T> runValues(hal::OperationType type, const std::vector<Arg>& args, const OutputDecl& output) {
+  return runValues<T>(type, args, output, output.dims);
+}
+
+// Runs the operation expecting a clean failure whose message names the broken rule.
+inline void expectFails(hal::OperationType type, const std::vector<Arg>& args, const OutputDecl& output,
+                        const std::string& rule) {
+  auto result = runOperation(type, args, output);
+  ASSERT_FALSE(result.ok()) << hal::toString(type) << " succeeded but should fail on: " << rule;
+  EXPECT_NE(result.error().message.find(rule), std::string::npos)
+      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
+}
+
+inline void expectFloatsNear(const std::vector<float>& actual, const std::vector<float>& expected,
+                             float tolerance = 1e-5f) {
+  ASSERT_EQ(actual.size(), expected.size()) << "output element count";
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
+  }
+}
+
+inline std::vector<float> toFloats(const std::vector<float16>& values) { return {values.begin(), values.end()}; }
 
 }  // namespace sable::testing
