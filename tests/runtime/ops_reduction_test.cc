@@ -9,10 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kernel_context.h"
 #include "operation_test_support.h"
-// The kernel contract, to run a kernel on operands a model cannot express directly (a zero-sized
-// tensor only arises in the middle of a model).
-#include "../../runtime/src/cpu/operation.h"
 
 namespace sable::testing {
 namespace {
@@ -104,62 +102,6 @@ TEST(MeanTest, AxisOutOfRangeIsRejected) {
   expectFails(OperationType::MEAN,
               {tensor(kF32, {2, 2}, std::vector<float>{1, 2, 3, 4}), atRuntime(axes({-3})), int32Scalar(0)},
               {kF32, {0}}, "out of range");
-}
-
-// Runs one kernel directly on hand-made operands (each Arg is an input; its bytes stay owned
-// by the Arg). Only the first output is supported.
-class KernelContext final : public runtime::cpu::OperationContext {
- public:
-  KernelContext(OperationType type, std::vector<Arg>& args, const OutputDecl& output) : type_(type) {
-    for (Arg& arg : args) {
-      runtime::cpu::Tensor t;
-      t.type = arg.type;
-      t.dimensions = arg.dims;
-      t.scale = arg.scale;
-      t.zeroPoint = arg.zeroPoint;
-      t.buffer = arg.bytes.empty() ? nullptr : arg.bytes.data();
-      t.length = arg.bytes.size();
-      inputs_.push_back(t);
-    }
-    declared_.type = output.type;
-    declared_.dimensions = output.dims;
-    declared_.scale = output.scale;
-    declared_.zeroPoint = output.zeroPoint;
-  }
-  OperationType operationType() const override { return type_; }
-  uint32_t inputCount() const override { return static_cast<uint32_t>(inputs_.size()); }
-  uint32_t outputCount() const override { return 1; }
-  const runtime::cpu::Tensor& input(uint32_t i) const override { return inputs_.at(i); }
-  const runtime::cpu::Tensor& outputInfo(uint32_t) const override { return declared_; }
-  hal::Result<runtime::cpu::Tensor*> setOutputShape(uint32_t, const std::vector<uint32_t>& dimensions) override {
-    output_ = declared_;
-    output_.dimensions = dimensions;
-    storage_.assign(output_.elementCount() * hal::sizeOfElement(output_.type) + 1, 0);
-    output_.buffer = storage_.data();
-    output_.length = storage_.size() - 1;
-    return &output_;
-  }
-
- private:
-  OperationType type_;
-  std::vector<runtime::cpu::Tensor> inputs_;
-  runtime::cpu::Tensor declared_;
-  runtime::cpu::Tensor output_;
-  std::vector<uint8_t> storage_;
-};
-
-hal::Result<void> runKernel(OperationType type, std::vector<Arg> args, const OutputDecl& output) {
-  const runtime::cpu::OperationRegistration* registration = runtime::cpu::findOperation(type);
-  if (registration == nullptr) return hal::generalFailure("{} is not registered", hal::toString(type));
-  KernelContext context(type, args, output);
-  return registration->kernel(context);
-}
-
-void expectKernelFails(OperationType type, std::vector<Arg> args, const OutputDecl& output, const std::string& rule) {
-  auto result = runKernel(type, std::move(args), output);
-  ASSERT_FALSE(result.ok()) << hal::toString(type) << " succeeded but should fail on: " << rule;
-  EXPECT_NE(result.error().message.find(rule), std::string::npos)
-      << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
 }
 
 // The reference rejects zero-sized inputs to every reduction (only RESIZE_* accept them).
