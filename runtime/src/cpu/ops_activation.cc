@@ -183,39 +183,6 @@ FixedPoint<0> fixedPointTanh(FixedPoint<kIntegerBits> a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Multipliers and ranges of the reference's quantized paths.
-
-// NNAPI QuantizeMultiplierGreaterThanOne: real = multiplier * 2^(shift - 31), shift >= 0. Unlike
-// quantizeMultiplierGreaterThanOne() of quant_math.h this accepts shifts above 30, which the
-// reference reaches for large input scales (where the input radius below becomes 0 and the
-// product is never formed).
-bool quantizeMultiplierAtLeastOne(double real, int32_t* multiplier, int* shift) {
-  if (!(real > 1.0) || !std::isfinite(real)) return false;
-  int64_t fixed = std::llround(std::frexp(real, shift) * static_cast<double>(1ll << 31));
-  if (fixed == (1ll << 31)) {
-    fixed /= 2;
-    ++*shift;
-  }
-  *multiplier = static_cast<int32_t>(fixed);
-  return *shift >= 0;
-}
-
-// The largest input (in units of the rescaled input) whose fixed-point value with
-// `integerBits` integer bits is still representable (TFLite CalculateInputRadius).
-int32_t calculateInputRadius(int integerBits, int leftShift) {
-  if (leftShift >= 62) return 0;
-  const double maxRescaled =
-      static_cast<double>((1 << integerBits) - 1) * static_cast<double>(1ll << (31 - integerBits)) /
-      static_cast<double>(1ll << leftShift);
-  return static_cast<int32_t>(std::floor(maxRescaled));
-}
-
-template <typename T>
-T clampTo(int32_t value) {
-  return static_cast<T>(std::clamp<int32_t>(value, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
-}
-
-// ---------------------------------------------------------------------------------------------
 // Operand access and the shape rules shared by the kernels.
 
 template <typename T>
@@ -420,7 +387,7 @@ Result<void> quantizedSigmoid(const Tensor& input, Tensor& output, size_t count)
     } else {
       const auto x = FixedPoint<kInputIntegerBits>::fromRaw(multiplyByQuantizedMultiplier(centered, multiplier, shift));
       const int32_t y = kFunction == Sigmoid::LOGISTIC ? fixedPointLogistic(x).raw : fixedPointTanh(x).raw;
-      out[i] = clampTo<T>(roundingDivideByPOT(y, kOutputShift) + zeroPoint);
+      out[i] = saturateTo<T>(roundingDivideByPOT(y, kOutputShift) + zeroPoint);
     }
   }
   return {};
@@ -520,7 +487,7 @@ Result<void> quantizedHardSwish(const Tensor& input, Tensor& output, size_t coun
     const int16_t product = saturatingDoublingHighMul16(reluish, preshiftOutput);
     // The reference adds the zero point in int16 (wrapping) before clamping.
     const auto value = static_cast<int16_t>(roundingDivideByPOT(product, -outputExponent) + output.zeroPoint);
-    out[i] = clampTo<T>(value);
+    out[i] = saturateTo<T>(value);
   }
   return {};
 }
@@ -630,7 +597,7 @@ Result<void> quantizedSoftmax(const Tensor& input, Tensor& output, const AxisVie
         const int outputShift = bitsOverUnit + 31 - 8;
         const int32_t unsaturated =
             outputShift > 31 ? 0 : roundingDivideByPOT((shiftedScale * scaledExp(diff)).raw, outputShift);
-        out[at] = clampTo<T>(unsaturated + zeroPoint);
+        out[at] = saturateTo<T>(unsaturated + zeroPoint);
       } else {
         out[at] = std::numeric_limits<T>::min();
       }
@@ -780,7 +747,7 @@ Result<void> quantizedL2Normalization(const Tensor& input, Tensor& output, const
     for (size_t k = 0; k < view.axis; ++k) {
       const size_t at = first + k * stride;
       const int32_t v = static_cast<int32_t>(in[at]) - input.zeroPoint;
-      out[at] = clampTo<T>(multiplyByQuantizedMultiplierSmallerThanOneExp(v * 128, multiplier, shift) + output.zeroPoint);
+      out[at] = saturateTo<T>(multiplyByQuantizedMultiplierSmallerThanOneExp(v * 128, multiplier, shift) + output.zeroPoint);
     }
   });
   if (overflow) {

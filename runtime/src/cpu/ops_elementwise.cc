@@ -157,11 +157,6 @@ Result<void> visitNumericType(OperandType type, Fn&& fn) {
   }
 }
 
-template <typename T>
-T saturate(int32_t v) {
-  return static_cast<T>(std::clamp<int32_t>(v, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
-}
-
 // The real value of a quantized element, computed in float as the reference does.
 template <typename T>
 float dequantizeValue(T v, float scale, int32_t zeroPoint) {
@@ -398,7 +393,7 @@ Result<void> preluKernel(OperationContext& ctx) {
         const int32_t scaled = input >= 0
                                    ? multiplyByQuantizedMultiplier(input, multiplierPos, shiftPos)
                                    : multiplyByQuantizedMultiplier(input * (offsetAlpha + a), multiplierNeg, shiftNeg);
-        return saturate<T>(static_cast<int32_t>(
+        return saturateTo<T>(static_cast<int32_t>(
             std::clamp<int64_t>(static_cast<int64_t>(scaled) + offsetOut, std::numeric_limits<int32_t>::min(),
                                 std::numeric_limits<int32_t>::max())));
       });

@@ -99,6 +99,37 @@ inline bool quantizeMultiplierGreaterThanOne(double real, int32_t* multiplier, i
   return *leftShift >= 0;
 }
 
+// NNAPI QuantizeMultiplierGreaterThanOne as the activation kernels use it: real = multiplier *
+// 2^(shift - 31), shift >= 0. Unlike quantizeMultiplierGreaterThanOne() this accepts shifts above
+// 30, which the reference reaches for large input scales (where calculateInputRadius() becomes 0
+// and the product is never formed).
+inline bool quantizeMultiplierAtLeastOne(double real, int32_t* multiplier, int* shift) {
+  if (!(real > 1.0) || !std::isfinite(real)) return false;
+  int64_t fixed = std::llround(std::frexp(real, shift) * static_cast<double>(1ll << 31));
+  if (fixed == (1ll << 31)) {
+    fixed /= 2;
+    ++*shift;
+  }
+  *multiplier = static_cast<int32_t>(fixed);
+  return *shift >= 0;
+}
+
+// The largest input (in units of the rescaled input) whose fixed-point value with
+// `integerBits` integer bits is still representable (TFLite CalculateInputRadius).
+inline int32_t calculateInputRadius(int integerBits, int leftShift) {
+  if (leftShift >= 62) return 0;
+  const double maxRescaled =
+      static_cast<double>((1 << integerBits) - 1) * static_cast<double>(1ll << (31 - integerBits)) /
+      static_cast<double>(1ll << leftShift);
+  return static_cast<int32_t>(std::floor(maxRescaled));
+}
+
+// An int32 result stored in a narrower integer element type, saturating at the type's limits.
+template <typename T>
+T saturateTo(int32_t value) {
+  return static_cast<T>(std::clamp<int32_t>(value, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+}
+
 // The range a quantized value of this type can take.
 inline int32_t quantizedMin(hal::OperandType type) {
   switch (type) {
