@@ -60,17 +60,6 @@ struct UnaryModel {
   }
 };
 
-// A zero-sized tensor made inside the model (a SLICE of no rows), the way detection models get
-// them from BOX_WITH_NMS_LIMIT; model inputs cannot be zero-sized.
-uint32_t addZeroRows(ModelBuilder& b, OperandType type, uint32_t input, uint32_t columns, float scale = 0,
-                     int32_t zeroPoint = 0) {
-  uint32_t begin = b.addConstant<int32_t>(OperandType::TENSOR_INT32, {2}, {0, 0});
-  uint32_t size = b.addConstant<int32_t>(OperandType::TENSOR_INT32, {2}, {0, -1});
-  uint32_t empty = b.addTemporary(type, {0, columns}, scale, zeroPoint);
-  b.addOperation(OperationType::SLICE, {input, begin, size}, {empty});
-  return empty;
-}
-
 // --- RELU / RELU1 / RELU6 ------------------------------------------------------------------------
 
 TEST(ReluTest, FloatClampsToEachRange) {

@@ -52,6 +52,17 @@ inline void expectRefused(const ModelBuilder& builder, const std::vector<std::ve
       << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
 }
 
+// A zero-sized tensor made inside the model (a SLICE of no rows of the 2-D `input`), the way
+// detection models get them from BOX_WITH_NMS_LIMIT; model inputs cannot be zero-sized.
+inline uint32_t addZeroRows(ModelBuilder& b, hal::OperandType type, uint32_t input, uint32_t columns,
+                            float scale = 0, int32_t zeroPoint = 0) {
+  uint32_t begin = b.addConstant<int32_t>(kI32, {2}, {0, 0});
+  uint32_t size = b.addConstant<int32_t>(kI32, {2}, {0, -1});
+  uint32_t empty = b.addTemporary(type, {0, columns}, scale, zeroPoint);
+  b.addOperation(hal::OperationType::SLICE, {input, begin, size}, {empty});
+  return empty;
+}
+
 // An element widened for comparison and printing: the comparison stays exact (every int8..int32
 // and float16/float32 value converts exactly), and 8-bit values print as numbers, not characters.
 template <typename T>
