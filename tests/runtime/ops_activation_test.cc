@@ -271,7 +271,7 @@ TEST(EluTest, Float16TakesAFloat16Alpha) {
   ModelBuilder b;
   uint32_t in = b.addInput(kF16, {2});
   uint32_t out = b.addOutput(kF16, {2});
-  uint32_t alpha = b.addConstant<float16>(OperandType::FLOAT16, {}, {static_cast<float16>(1.0f)});
+  uint32_t alpha = addFloat16(b, 1.0f);
   b.addOperation(OperationType::ELU, {in, alpha}, {out});
   expectNear<float16>(runOk(b, {toBytes(converted<float16>({-1, 1.5f}))}), {2}, {-0.6321206f, 1.5f});
 }
@@ -283,8 +283,7 @@ ModelBuilder softmaxModel(OperandType type, const std::vector<uint32_t>& dims, f
   ModelBuilder b;
   uint32_t in = b.addInput(type, dims, inScale, inZero);
   uint32_t out = b.addOutput(type, dims, outScale, outZero);
-  uint32_t betaOperand = type == kF16 ? b.addConstant<float16>(OperandType::FLOAT16, {}, {static_cast<float16>(beta)})
-                                      : b.addFloat32(beta);
+  uint32_t betaOperand = addRealScalar(b, type, beta);
   std::vector<uint32_t> inputs = {in, betaOperand};
   if (axis) inputs.push_back(b.addInt32(*axis));
   b.addOperation(OperationType::SOFTMAX, inputs, {out});
@@ -475,10 +474,8 @@ ModelBuilder lrnModel(OperandType type, const std::vector<uint32_t>& dims, int32
   ModelBuilder b;
   uint32_t in = b.addInput(type, dims);
   uint32_t out = b.addOutput(type, dims);
-  auto real = [&](float v) {
-    return type == kF16 ? b.addConstant<float16>(OperandType::FLOAT16, {}, {static_cast<float16>(v)}) : b.addFloat32(v);
-  };
-  std::vector<uint32_t> inputs = {in, b.addInt32(radius), real(bias), real(alpha), real(beta)};
+  std::vector<uint32_t> inputs = {in, b.addInt32(radius), addRealScalar(b, type, bias), addRealScalar(b, type, alpha),
+                                 addRealScalar(b, type, beta)};
   if (axis) inputs.push_back(b.addInt32(*axis));
   b.addOperation(OperationType::LOCAL_RESPONSE_NORMALIZATION, inputs, {out});
   return b;
