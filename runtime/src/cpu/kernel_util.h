@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,6 +21,37 @@ inline std::string dimsToString(const std::vector<uint32_t>& dims) { return fmt:
 inline bool isQuant8(hal::OperandType type) {
   return type == hal::OperandType::TENSOR_QUANT8_ASYMM || type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
 }
+
+// An axis in [-rank, rank) made non-negative (NNAPI handleNegativeAxis); `name` says which
+// parameter for the error message.
+inline hal::Result<uint32_t> resolveAxis(int64_t axis, uint32_t rank, std::string_view name = "axis") {
+  const int64_t r = rank;
+  if (axis < -r || axis >= r) {
+    return hal::invalidArgument("{} {} is outside [-{}, {}), out of range for a tensor of rank {}", name, axis, rank,
+                                rank, rank);
+  }
+  return static_cast<uint32_t>(axis < 0 ? axis + r : axis);
+}
+
+// A tensor viewed as [outer, axis, inner] around one axis: the kernels that work along an axis
+// visit each (outer, inner) line of `axis` elements spaced `inner` apart.
+struct AxisView {
+  size_t outer = 1;
+  size_t axis = 1;
+  size_t inner = 1;
+
+  AxisView(const std::vector<uint32_t>& dims, uint32_t axisIndex) {
+    for (uint32_t i = 0; i < axisIndex; ++i) outer *= dims[i];
+    axis = dims[axisIndex];
+    for (size_t i = axisIndex + 1; i < dims.size(); ++i) inner *= dims[i];
+  }
+  // Calls fn(first, stride) for each line along the axis, in row-major order of (outer, inner).
+  template <typename Fn>
+  void forEachLine(Fn&& fn) const {
+    for (size_t o = 0; o < outer; ++o)
+      for (size_t i = 0; i < inner; ++i) fn(o * axis * inner + i, inner);
+  }
+};
 
 // NumPy-style broadcasting of two shapes (trailing dimensions aligned; 1 stretches).
 inline hal::Result<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {

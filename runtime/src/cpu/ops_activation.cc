@@ -276,13 +276,6 @@ Result<int32_t> intScalar(const OperationContext& ctx, uint32_t i, const char* n
   return ctx.scalar<int32_t>(i);
 }
 
-// An axis in [-rank, rank) made non-negative.
-Result<uint32_t> resolveAxis(int32_t axis, uint32_t rank) {
-  const int64_t r = rank;
-  if (axis < -r || axis >= r) return hal::invalidArgument("axis {} is outside [-{}, {})", axis, rank, rank);
-  return static_cast<uint32_t>(axis < 0 ? axis + r : axis);
-}
-
 // The optional axis input i (default -1, the last axis).
 Result<uint32_t> optionalAxis(const OperationContext& ctx, uint32_t i, uint32_t rank) {
   int32_t axis = -1;
@@ -291,26 +284,6 @@ Result<uint32_t> optionalAxis(const OperationContext& ctx, uint32_t i, uint32_t 
   }
   return resolveAxis(axis, rank);
 }
-
-// A tensor viewed as [outer, axis, inner] around one axis: the kernels that reduce along an axis
-// visit each (outer, inner) line of `axis` elements spaced `inner` apart.
-struct AxisView {
-  size_t outer = 1;
-  size_t axis = 1;
-  size_t inner = 1;
-
-  AxisView(const std::vector<uint32_t>& dims, uint32_t axisIndex) {
-    for (uint32_t i = 0; i < axisIndex; ++i) outer *= dims[i];
-    axis = dims[axisIndex];
-    for (size_t i = axisIndex + 1; i < dims.size(); ++i) inner *= dims[i];
-  }
-  // Calls fn(first, stride) for each line along the axis.
-  template <typename Fn>
-  void forEachLine(Fn&& fn) const {
-    for (size_t o = 0; o < outer; ++o)
-      for (size_t i = 0; i < inner; ++i) fn(o * axis * inner + i, inner);
-  }
-};
 
 // Sets the output to the input's shape and returns its storage.
 Result<Tensor*> sameShapeOutput(OperationContext& ctx) { return ctx.setOutputShape(0, ctx.input(0).dimensions); }

@@ -113,13 +113,8 @@ Result<ReductionPlan> planReduction(const OperationContext& context, bool keepDi
   plan.reduced.assign(rank, false);
   const auto* axisValues = axes.data<int32_t>();
   for (size_t i = 0; i < axisCount; ++i) {
-    const int64_t axis = axisValues[i];
-    const int64_t signedRank = rank;
-    if (axis < -signedRank || axis >= signedRank) {
-      return hal::invalidArgument("{} axis {} is out of range [-{}, {}) for an input of rank {}", nameOf(context),
-                                  axis, rank, rank, rank);
-    }
-    plan.reduced[static_cast<size_t>(axis < 0 ? axis + signedRank : axis)] = true;
+    SABLE_ASSIGN_OR_RETURN(uint32_t axis, resolveAxis(axisValues[i], rank));
+    plan.reduced[axis] = true;
   }
   for (uint32_t d = 0; d < rank; ++d) {
     if (plan.reduced[d]) {
@@ -352,34 +347,30 @@ Result<void> argMinMaxTyped(OperationContext& context, uint32_t axis, bool isArg
     return hal::invalidArgument("{} input 0 has no value", nameOf(context));
   }
   std::vector<uint32_t> outputDims;
-  size_t outer = 1;
-  size_t inner = 1;
   for (uint32_t d = 0; d < input.rank(); ++d) {
-    if (d == axis) continue;
-    outputDims.push_back(input.dim(d));
-    (d < axis ? outer : inner) *= input.dim(d);
+    if (d != axis) outputDims.push_back(input.dim(d));
   }
   if (outputDims.empty()) outputDims.push_back(1);  // 1-D input: one index (b/155660285)
   SABLE_ASSIGN_OR_RETURN(Tensor * output, context.setOutputShape(0, outputDims));
-  const size_t axisSize = input.dim(axis);
+  const AxisView view(input.dimensions, axis);
   const T* in = input.data<T>();
   auto* out = output->data<int32_t>();
-  for (size_t o = 0; o < outer; ++o) {
-    for (size_t i = 0; i < inner; ++i) {
-      const T* line = in + o * axisSize * inner + i;
-      T best = line[0];
-      int32_t bestIndex = 0;
-      for (size_t k = 1; k < axisSize; ++k) {
-        const T value = line[k * inner];
-        // Strict comparisons: the first of equal extremes wins, as in the reference.
-        if (isArgMin ? value < best : value > best) {
-          best = value;
-          bestIndex = static_cast<int32_t>(k);
-        }
+  // Lines come in the row-major order of the output, so the output index just advances.
+  size_t outIndex = 0;
+  view.forEachLine([&](size_t first, size_t stride) {
+    const T* line = in + first;
+    T best = line[0];
+    int32_t bestIndex = 0;
+    for (size_t k = 1; k < view.axis; ++k) {
+      const T value = line[k * stride];
+      // Strict comparisons: the first of equal extremes wins, as in the reference.
+      if (isArgMin ? value < best : value > best) {
+        best = value;
+        bestIndex = static_cast<int32_t>(k);
       }
-      out[o * inner + i] = bestIndex;
     }
-  }
+    out[outIndex++] = bestIndex;
+  });
   return {};
 }
 
@@ -391,14 +382,8 @@ Result<void> argMinMaxKernel(OperationContext& context) {
   SABLE_TRY(checkNotZeroSized(context, 0));
   SABLE_TRY(checkOutputType(context, OperandType::TENSOR_INT32));
   const Tensor& input = context.input(0);
-  const int64_t rank = input.rank();
-  const int64_t axis = context.scalar<int32_t>(1);
-  if (rank < 1) return hal::invalidArgument("{} input must have rank at least 1", nameOf(context));
-  if (axis < -rank || axis >= rank) {
-    return hal::invalidArgument("{} axis {} is out of range [-{}, {}) for an input of rank {}", nameOf(context), axis,
-                                rank, rank, rank);
-  }
-  const auto resolved = static_cast<uint32_t>(axis < 0 ? axis + rank : axis);
+  if (input.rank() < 1) return hal::invalidArgument("{} input must have rank at least 1", nameOf(context));
+  SABLE_ASSIGN_OR_RETURN(uint32_t resolved, resolveAxis(context.scalar<int32_t>(1), input.rank()));
   const bool isArgMin = context.operationType() == OperationType::ARGMIN;
   switch (input.type) {
     case OperandType::TENSOR_FLOAT32: return argMinMaxTyped<float>(context, resolved, isArgMin);

@@ -8,9 +8,7 @@
 // in one place and work on element size (1, 2 or 4 bytes), never on the element type.
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -98,13 +96,6 @@ Result<bool> layoutIsNchw(const OperationContext& ctx, uint32_t i) {
   if (t.type != OperandType::BOOL) return hal::invalidArgument("layout (input {}) must be BOOL", i);
   if (t.buffer == nullptr || t.length < 1) return hal::invalidArgument("layout (input {}) has no value", i);
   return ctx.boolScalar(i);
-}
-
-// An axis in [-rank, rank) made non-negative (NNAPI handleNegativeAxis).
-Result<uint32_t> resolveAxis(int32_t axis, uint32_t rank, const char* name) {
-  const int64_t r = rank;
-  if (axis < -r || axis >= r) return hal::invalidArgument("{} {} is outside [-{}, {})", name, axis, rank, rank);
-  return static_cast<uint32_t>(axis < 0 ? axis + r : axis);
 }
 
 // The tensor input `i`, checked to hold all its elements.
@@ -720,10 +711,9 @@ Result<void> gatherKernel(OperationContext& ctx) {
   outDims.insert(outDims.end(), in->dimensions.begin() + axis + 1, in->dimensions.end());
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, outDims));
   // Seen as [outer, axis, inner] -> [outer, indexCount, inner]: one walk per index.
-  const uint64_t outer = std::accumulate(in->dimensions.begin(), in->dimensions.begin() + axis, uint64_t{1},
-                                         std::multiplies<>());
-  const uint64_t inner = std::accumulate(in->dimensions.begin() + axis + 1, in->dimensions.end(), uint64_t{1},
-                                         std::multiplies<>());
+  const AxisView view(in->dimensions, axis);
+  const size_t outer = view.outer;
+  const size_t inner = view.inner;
   if (outer == 0 || inner == 0 || indexCount == 0) return {};
   const int64_t axisSize = in->dim(axis);
   for (size_t j = 0; j < indexCount; ++j) {
@@ -897,13 +887,10 @@ Result<void> channelShuffleKernel(OperationContext& ctx) {
   SABLE_TRY(checkOutputMatchesInput(ctx, *in, 0));
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, in->dimensions));
   if (in->elementCount() == 0) return {};
-  const uint64_t outer = std::accumulate(in->dimensions.begin(), in->dimensions.begin() + axis, uint64_t{1},
-                                         std::multiplies<>());
-  const uint64_t inner = std::accumulate(in->dimensions.begin() + axis + 1, in->dimensions.end(), uint64_t{1},
-                                         std::multiplies<>());
+  const AxisView view(in->dimensions, axis);
   const auto g = static_cast<uint32_t>(groups);
   // The channel axis seen as [groups, group size] is transposed to [group size, groups].
-  return permuteInto(*in, {static_cast<uint32_t>(outer), g, channels / g, static_cast<uint32_t>(inner)},
+  return permuteInto(*in, {static_cast<uint32_t>(view.outer), g, channels / g, static_cast<uint32_t>(view.inner)},
                      {0, 2, 1, 3}, *out);
 }
 
