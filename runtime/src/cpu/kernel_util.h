@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "operation.h"
+#include "quant_math.h"
 
 namespace sable::runtime::cpu {
 
@@ -20,6 +21,51 @@ inline std::string dimsToString(const std::vector<uint32_t>& dims) { return fmt:
 
 inline bool isQuant8(hal::OperandType type) {
   return type == hal::OperandType::TENSOR_QUANT8_ASYMM || type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+}
+
+// True when `t` holds at least `count` elements of `elementSize` bytes.
+inline bool hasStorageFor(const Tensor& t, size_t count, size_t elementSize) {
+  return count == 0 || (t.buffer != nullptr && elementSize != 0 && t.length / elementSize >= count);
+}
+
+// Scalar parameters. Each reader checks presence, operand type and storage before reading, so a
+// mistyped or value-less operand is an error instead of a read of the wrong size; `name` names the
+// parameter in the message.
+inline hal::Result<void> checkScalarInput(const OperationContext& ctx, uint32_t i, hal::OperandType expected,
+                                          std::string_view name) {
+  if (ctx.isOmitted(i)) return hal::invalidArgument("{} (input {}) is required but missing", name, i);
+  const Tensor& t = ctx.input(i);
+  if (t.type != expected) {
+    return hal::invalidArgument("{} (input {}) must be a {} scalar, got {}", name, i, hal::toString(expected),
+                                hal::toString(t.type));
+  }
+  if (!hasStorageFor(t, 1, hal::sizeOfElement(expected))) return hal::invalidArgument("{} (input {}) has no value", name, i);
+  return {};
+}
+
+inline hal::Result<int32_t> int32Scalar(const OperationContext& ctx, uint32_t i, std::string_view name) {
+  SABLE_TRY(checkScalarInput(ctx, i, hal::OperandType::INT32, name));
+  return ctx.scalar<int32_t>(i);
+}
+
+inline hal::Result<bool> boolScalar(const OperationContext& ctx, uint32_t i, std::string_view name) {
+  SABLE_TRY(checkScalarInput(ctx, i, hal::OperandType::BOOL, name));
+  return ctx.boolScalar(i);
+}
+
+// An optional BOOL flag (layout, align_corners, ...): false when omitted or beyond the inputs.
+inline hal::Result<bool> optionalBoolScalar(const OperationContext& ctx, uint32_t i, std::string_view name) {
+  if (ctx.isOmitted(i)) return false;
+  return boolScalar(ctx, i, name);
+}
+
+// A fused activation code (INT32 scalar in NONE..RELU6).
+inline hal::Result<FusedActivation> activationScalar(const OperationContext& ctx, uint32_t i) {
+  SABLE_ASSIGN_OR_RETURN(int32_t code, int32Scalar(ctx, i, "fused activation"));
+  if (code < 0 || code > static_cast<int32_t>(FusedActivation::RELU6)) {
+    return hal::invalidArgument("fused activation code {} is not one of NONE, RELU, RELU1, RELU6", code);
+  }
+  return static_cast<FusedActivation>(code);
 }
 
 // An axis in [-rank, rank) made non-negative (NNAPI handleNegativeAxis); `name` says which

@@ -269,18 +269,11 @@ Result<float> realScalar(const OperationContext& ctx, uint32_t i, const char* na
   return ctx.floatScalar(i);
 }
 
-Result<int32_t> intScalar(const OperationContext& ctx, uint32_t i, const char* name) {
-  const Tensor& t = ctx.input(i);
-  if (t.type != OperandType::INT32) return hal::invalidArgument("{} must be an INT32 scalar, it is {}", name, hal::toString(t.type));
-  if (t.buffer == nullptr || t.length < sizeof(int32_t)) return hal::invalidArgument("{} has no value", name);
-  return ctx.scalar<int32_t>(i);
-}
-
 // The optional axis input i (default -1, the last axis).
 Result<uint32_t> optionalAxis(const OperationContext& ctx, uint32_t i, uint32_t rank) {
   int32_t axis = -1;
   if (!ctx.isOmitted(i)) {
-    SABLE_ASSIGN_OR_RETURN(axis, intScalar(ctx, i, "axis"));
+    SABLE_ASSIGN_OR_RETURN(axis, int32Scalar(ctx, i, "axis"));
   }
   return resolveAxis(axis, rank);
 }
@@ -610,7 +603,7 @@ Result<void> logSoftmaxKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(size_t count, checkInput(ctx, 1, std::numeric_limits<uint32_t>::max()));
   SABLE_ASSIGN_OR_RETURN(float beta, realScalar(ctx, 1, "beta"));
   const Tensor& input = ctx.input(0);
-  SABLE_ASSIGN_OR_RETURN(int32_t axisValue, intScalar(ctx, 2, "axis"));
+  SABLE_ASSIGN_OR_RETURN(int32_t axisValue, int32Scalar(ctx, 2, "axis"));
   SABLE_ASSIGN_OR_RETURN(uint32_t axis, resolveAxis(axisValue, input.rank()));
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
@@ -760,7 +753,7 @@ Result<void> localResponseNormalizationKernel(OperationContext& ctx) {
   SABLE_TRY(requireInputCount(ctx, 5, 6));
   SABLE_ASSIGN_OR_RETURN(size_t count, checkInput(ctx, 1, 4));
   const Tensor& input = ctx.input(0);
-  SABLE_ASSIGN_OR_RETURN(int32_t radius, intScalar(ctx, 1, "radius"));
+  SABLE_ASSIGN_OR_RETURN(int32_t radius, int32Scalar(ctx, 1, "radius"));
   if (radius < 0) return hal::invalidArgument("radius must be non-negative, it is {}", radius);
   SABLE_ASSIGN_OR_RETURN(float bias, realScalar(ctx, 2, "bias"));
   SABLE_ASSIGN_OR_RETURN(float alpha, realScalar(ctx, 3, "alpha"));
@@ -806,8 +799,7 @@ Result<void> instanceNormalizationKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(float gamma, realScalar(ctx, 1, "gamma"));
   SABLE_ASSIGN_OR_RETURN(float beta, realScalar(ctx, 2, "beta"));
   SABLE_ASSIGN_OR_RETURN(float epsilon, realScalar(ctx, 3, "epsilon"));
-  if (ctx.input(4).type != OperandType::BOOL) return hal::invalidArgument("the layout input must be a BOOL scalar");
-  const bool nchw = ctx.boolScalar(4);
+  SABLE_ASSIGN_OR_RETURN(const bool nchw, boolScalar(ctx, 4, "layout"));
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
   const std::vector<uint32_t>& d = input.dimensions;

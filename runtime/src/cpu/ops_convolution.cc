@@ -21,10 +21,7 @@
 namespace sable::runtime::cpu {
 namespace {
 
-using conv_detail::activationParam;
-using conv_detail::boolParam;
 using conv_detail::checkStorage;
-using conv_detail::int32Param;
 using conv_detail::isBoolOperand;
 using conv_detail::isInt32Operand;
 using conv_detail::kIsQuantized;
@@ -365,21 +362,21 @@ Result<ConvParams> parseConvParams(const OperationContext& ctx, ConvKind kind, c
     SABLE_ASSIGN_OR_RETURN(scheme, paddingSchemeParam(ctx, 3));
     next = 4;
   } else {
-    SABLE_ASSIGN_OR_RETURN(p.pad.left, int32Param(ctx, 3, "padding left"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.right, int32Param(ctx, 4, "padding right"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.top, int32Param(ctx, 5, "padding top"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.bottom, int32Param(ctx, 6, "padding bottom"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.left, int32Scalar(ctx, 3, "padding left"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.right, int32Scalar(ctx, 4, "padding right"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.top, int32Scalar(ctx, 5, "padding top"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.bottom, int32Scalar(ctx, 6, "padding bottom"));
     next = 7;
   }
-  SABLE_ASSIGN_OR_RETURN(p.strideW, int32Param(ctx, next, "stride width"));
-  SABLE_ASSIGN_OR_RETURN(p.strideH, int32Param(ctx, next + 1, "stride height"));
+  SABLE_ASSIGN_OR_RETURN(p.strideW, int32Scalar(ctx, next, "stride width"));
+  SABLE_ASSIGN_OR_RETURN(p.strideH, int32Scalar(ctx, next + 1, "stride height"));
   next += 2;
   if (hasExtra) {
-    SABLE_ASSIGN_OR_RETURN(p.extra, int32Param(ctx, next, kind == ConvKind::kGrouped ? "number of groups"
+    SABLE_ASSIGN_OR_RETURN(p.extra, int32Scalar(ctx, next, kind == ConvKind::kGrouped ? "number of groups"
                                                                                    : "depth multiplier"));
     ++next;
   }
-  SABLE_ASSIGN_OR_RETURN(p.activation, activationParam(ctx, next));
+  SABLE_ASSIGN_OR_RETURN(p.activation, activationScalar(ctx, next));
   ++next;
   const uint32_t rest = n - next;
   const bool restOk = kind == ConvKind::kGrouped ? rest == 1 : (rest == 0 || rest == 1 || rest == 3);
@@ -389,11 +386,11 @@ Result<ConvParams> parseConvParams(const OperationContext& ctx, ConvKind kind, c
                                                            : "optionally the layout flag and then two dilation factors");
   }
   if (rest >= 1) {
-    SABLE_ASSIGN_OR_RETURN(p.nchw, boolParam(ctx, next, "data layout"));
+    SABLE_ASSIGN_OR_RETURN(p.nchw, boolScalar(ctx, next, "data layout"));
   }
   if (rest == 3) {
-    SABLE_ASSIGN_OR_RETURN(p.dilationW, int32Param(ctx, next + 1, "dilation width"));
-    SABLE_ASSIGN_OR_RETURN(p.dilationH, int32Param(ctx, next + 2, "dilation height"));
+    SABLE_ASSIGN_OR_RETURN(p.dilationW, int32Scalar(ctx, next + 1, "dilation width"));
+    SABLE_ASSIGN_OR_RETURN(p.dilationH, int32Scalar(ctx, next + 2, "dilation height"));
   }
   if (p.strideW <= 0 || p.strideH <= 0) {
     return hal::invalidArgument("strides must be positive, got {} x {}", p.strideW, p.strideH);
@@ -562,10 +559,10 @@ Result<void> transposeConv2d(OperationContext& ctx) {
   p.filterW = filter.dim(2);
   if (n == 9) {
     SABLE_ASSIGN_OR_RETURN(PaddingScheme scheme, paddingSchemeParam(ctx, 4));
-    SABLE_ASSIGN_OR_RETURN(p.strideW, int32Param(ctx, 5, "stride width"));
-    SABLE_ASSIGN_OR_RETURN(p.strideH, int32Param(ctx, 6, "stride height"));
-    SABLE_ASSIGN_OR_RETURN(activation, activationParam(ctx, 7));
-    SABLE_ASSIGN_OR_RETURN(nchw, boolParam(ctx, 8, "data layout"));
+    SABLE_ASSIGN_OR_RETURN(p.strideW, int32Scalar(ctx, 5, "stride width"));
+    SABLE_ASSIGN_OR_RETURN(p.strideH, int32Scalar(ctx, 6, "stride height"));
+    SABLE_ASSIGN_OR_RETURN(activation, activationScalar(ctx, 7));
+    SABLE_ASSIGN_OR_RETURN(nchw, boolScalar(ctx, 8, "data layout"));
     const Tensor& shape = ctx.input(3);
     if (shape.omitted || shape.type != OperandType::TENSOR_INT32 || shape.rank() != 1 || shape.dim(0) != 4) {
       return hal::invalidArgument("output shape (input 3) must be a TENSOR_INT32 of 4 elements");
@@ -579,14 +576,14 @@ Result<void> transposeConv2d(OperationContext& ctx) {
       transposeSchemePadding(scheme, outH, p.strideH, p.filterH, &p.pad.top, &p.pad.bottom);
     }
   } else {
-    SABLE_ASSIGN_OR_RETURN(p.pad.left, int32Param(ctx, 3, "padding left"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.right, int32Param(ctx, 4, "padding right"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.top, int32Param(ctx, 5, "padding top"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.bottom, int32Param(ctx, 6, "padding bottom"));
-    SABLE_ASSIGN_OR_RETURN(p.strideW, int32Param(ctx, 7, "stride width"));
-    SABLE_ASSIGN_OR_RETURN(p.strideH, int32Param(ctx, 8, "stride height"));
-    SABLE_ASSIGN_OR_RETURN(activation, activationParam(ctx, 9));
-    SABLE_ASSIGN_OR_RETURN(nchw, boolParam(ctx, 10, "data layout"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.left, int32Scalar(ctx, 3, "padding left"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.right, int32Scalar(ctx, 4, "padding right"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.top, int32Scalar(ctx, 5, "padding top"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.bottom, int32Scalar(ctx, 6, "padding bottom"));
+    SABLE_ASSIGN_OR_RETURN(p.strideW, int32Scalar(ctx, 7, "stride width"));
+    SABLE_ASSIGN_OR_RETURN(p.strideH, int32Scalar(ctx, 8, "stride height"));
+    SABLE_ASSIGN_OR_RETURN(activation, activationScalar(ctx, 9));
+    SABLE_ASSIGN_OR_RETURN(nchw, boolScalar(ctx, 10, "data layout"));
   }
   // Right and bottom paddings may be negative: they resolve the output-size ambiguity of strides > 1.
   if (p.pad.left < 0 || p.pad.top < 0) {
@@ -652,7 +649,7 @@ Result<void> fullyConnected(OperationContext& ctx) {
   }
   SABLE_TRY(checkRank(weights, 2, "weights"));
   SABLE_TRY(checkRank(bias, 1, "bias"));
-  SABLE_ASSIGN_OR_RETURN(FusedActivation activation, activationParam(ctx, 3));
+  SABLE_ASSIGN_OR_RETURN(FusedActivation activation, activationScalar(ctx, 3));
   const uint64_t elements = input.elementCount();
   const uint32_t units = weights.dim(0);
   const uint32_t inputSize = weights.dim(1);

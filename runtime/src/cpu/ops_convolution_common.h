@@ -20,36 +20,8 @@ namespace sable::runtime::cpu::conv_detail {
 template <typename T>
 inline constexpr bool kIsQuantized = std::is_integral_v<T>;
 
-// Scalar parameter i as INT32; fails (instead of reading a wrongly sized value) when the operand
-// is not an INT32 scalar with a value.
-inline hal::Result<int32_t> int32Param(const OperationContext& ctx, uint32_t i, const char* what) {
-  if (ctx.isOmitted(i)) return hal::invalidArgument("{} (input {}) is missing", what, i);
-  const Tensor& t = ctx.input(i);
-  if (t.type != hal::OperandType::INT32 || t.buffer == nullptr || t.length < sizeof(int32_t)) {
-    return hal::invalidArgument("{} (input {}) must be an INT32 scalar, got {}", what, i, hal::toString(t.type));
-  }
-  return ctx.scalar<int32_t>(i);
-}
-
-inline hal::Result<bool> boolParam(const OperationContext& ctx, uint32_t i, const char* what) {
-  if (ctx.isOmitted(i)) return hal::invalidArgument("{} (input {}) is missing", what, i);
-  const Tensor& t = ctx.input(i);
-  if (t.type != hal::OperandType::BOOL || t.buffer == nullptr || t.length < 1) {
-    return hal::invalidArgument("{} (input {}) must be a BOOL scalar, got {}", what, i, hal::toString(t.type));
-  }
-  return ctx.boolScalar(i);
-}
-
-inline hal::Result<FusedActivation> activationParam(const OperationContext& ctx, uint32_t i) {
-  SABLE_ASSIGN_OR_RETURN(int32_t code, int32Param(ctx, i, "fused activation"));
-  if (code < 0 || code > static_cast<int32_t>(FusedActivation::RELU6)) {
-    return hal::invalidArgument("fused activation code {} is not one of NONE, RELU, RELU1, RELU6", code);
-  }
-  return static_cast<FusedActivation>(code);
-}
-
 inline hal::Result<PaddingScheme> paddingSchemeParam(const OperationContext& ctx, uint32_t i) {
-  SABLE_ASSIGN_OR_RETURN(int32_t code, int32Param(ctx, i, "implicit padding scheme"));
+  SABLE_ASSIGN_OR_RETURN(int32_t code, int32Scalar(ctx, i, "implicit padding scheme"));
   if (code != static_cast<int32_t>(PaddingScheme::SAME) && code != static_cast<int32_t>(PaddingScheme::VALID)) {
     return hal::invalidArgument("implicit padding scheme {} is neither SAME (1) nor VALID (2)", code);
   }

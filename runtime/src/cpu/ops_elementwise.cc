@@ -77,15 +77,6 @@ Result<void> checkSameType(const OperationContext& ctx, uint32_t i, uint32_t j) 
   return {};
 }
 
-Result<FusedActivation> activationParam(const OperationContext& ctx, uint32_t i) {
-  if (ctx.isOmitted(i) || ctx.input(i).type != OperandType::INT32 || ctx.input(i).buffer == nullptr) {
-    return hal::invalidArgument("input {} (fused activation) must be an INT32 scalar", i);
-  }
-  const int32_t code = ctx.scalar<int32_t>(i);
-  if (code < 0 || code > 3) return hal::invalidArgument("fused activation code {} is not one of NONE, RELU, RELU1, RELU6", code);
-  return static_cast<FusedActivation>(code);
-}
-
 // The checks every two-input broadcasting operation makes (reference prepare()): both inputs
 // present and of one type, the output of `outputType`, shapes broadcastable; `maxRank` where the
 // reference kernel is 4-D only. Returns the output shape.
@@ -283,7 +274,7 @@ template <Arithmetic kOp>
 Result<void> arithmeticKernel(OperationContext& ctx) {
   const OperandType type = ctx.input(0).type;
   SABLE_ASSIGN_OR_RETURN(const std::vector<uint32_t> shape, prepareBroadcast(ctx, type, kMaxRank4D));
-  SABLE_ASSIGN_OR_RETURN(const FusedActivation activation, activationParam(ctx, 2));
+  SABLE_ASSIGN_OR_RETURN(const FusedActivation activation, activationScalar(ctx, 2));
   if (type == OperandType::TENSOR_INT32 && activation != FusedActivation::NONE) {
     return hal::invalidArgument("TENSOR_INT32 arithmetic takes no fused activation, given code {}",
                                 static_cast<int32_t>(activation));

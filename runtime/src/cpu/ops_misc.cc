@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernel_util.h"
 #include "operation.h"
 
 namespace sable::runtime::cpu {
@@ -19,10 +20,6 @@ using hal::OperationType;
 using hal::Result;
 
 std::string_view nameOf(const OperationContext& context) { return hal::toString(context.operationType()); }
-
-bool hasStorageFor(const Tensor& t, size_t count, size_t elementSize) {
-  return count == 0 || (t.buffer != nullptr && t.length / elementSize >= count);
-}
 
 Result<void> checkCounts(const OperationContext& context, uint32_t inputs, uint32_t outputs) {
   if (context.inputCount() != inputs || context.outputCount() != outputs) {
@@ -115,11 +112,10 @@ void topKRows(const Tensor& input, uint32_t k, T* values, int32_t* indices) {
 // values of each last-axis row, 1 their indices (TENSOR_INT32).
 Result<void> topKKernel(OperationContext& context) {
   SABLE_TRY(checkCounts(context, 2, 2));
+  SABLE_ASSIGN_OR_RETURN(const int32_t k, int32Scalar(context, 1, "TOPK_V2 k"));
   const Tensor& input = context.input(0);
-  if (context.input(1).type != OperandType::INT32) return hal::invalidArgument("TOPK_V2 k (input 1) must be INT32");
   if (input.rank() < 1) return hal::invalidArgument("TOPK_V2 input must have rank at least 1");
   if (input.elementCount() == 0) return hal::invalidArgument("TOPK_V2 does not support zero-sized inputs");
-  const int32_t k = context.scalar<int32_t>(1);
   if (k < 1 || static_cast<uint32_t>(k) > input.dimensions.back()) {
     return hal::invalidArgument("TOPK_V2 k must be in [1, {}] (the last dimension), got {}", input.dimensions.back(), k);
   }

@@ -35,20 +35,20 @@ Result<PoolParams> parsePoolParams(const OperationContext& ctx, const Tensor& in
   const uint32_t first = isExplicit ? 5 : 2;
   PaddingScheme scheme = PaddingScheme::VALID;
   if (isExplicit) {
-    SABLE_ASSIGN_OR_RETURN(p.pad.left, int32Param(ctx, 1, "padding left"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.right, int32Param(ctx, 2, "padding right"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.top, int32Param(ctx, 3, "padding top"));
-    SABLE_ASSIGN_OR_RETURN(p.pad.bottom, int32Param(ctx, 4, "padding bottom"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.left, int32Scalar(ctx, 1, "padding left"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.right, int32Scalar(ctx, 2, "padding right"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.top, int32Scalar(ctx, 3, "padding top"));
+    SABLE_ASSIGN_OR_RETURN(p.pad.bottom, int32Scalar(ctx, 4, "padding bottom"));
   } else {
     SABLE_ASSIGN_OR_RETURN(scheme, paddingSchemeParam(ctx, 1));
   }
-  SABLE_ASSIGN_OR_RETURN(p.strideW, int32Param(ctx, first, "stride width"));
-  SABLE_ASSIGN_OR_RETURN(p.strideH, int32Param(ctx, first + 1, "stride height"));
-  SABLE_ASSIGN_OR_RETURN(p.filterW, int32Param(ctx, first + 2, "filter width"));
-  SABLE_ASSIGN_OR_RETURN(p.filterH, int32Param(ctx, first + 3, "filter height"));
-  SABLE_ASSIGN_OR_RETURN(p.activation, activationParam(ctx, first + 4));
+  SABLE_ASSIGN_OR_RETURN(p.strideW, int32Scalar(ctx, first, "stride width"));
+  SABLE_ASSIGN_OR_RETURN(p.strideH, int32Scalar(ctx, first + 1, "stride height"));
+  SABLE_ASSIGN_OR_RETURN(p.filterW, int32Scalar(ctx, first + 2, "filter width"));
+  SABLE_ASSIGN_OR_RETURN(p.filterH, int32Scalar(ctx, first + 3, "filter height"));
+  SABLE_ASSIGN_OR_RETURN(p.activation, activationScalar(ctx, first + 4));
   if (n == 8 || n == 11) {
-    SABLE_ASSIGN_OR_RETURN(p.nchw, boolParam(ctx, first + 5, "data layout"));
+    SABLE_ASSIGN_OR_RETURN(p.nchw, boolScalar(ctx, first + 5, "data layout"));
   }
   if (p.strideW <= 0 || p.strideH <= 0) {
     return hal::invalidArgument("strides must be positive, got {} x {}", p.strideW, p.strideH);

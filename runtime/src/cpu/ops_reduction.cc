@@ -42,11 +42,6 @@ Result<void> checkNotZeroSized(const OperationContext& context, uint32_t index) 
   return {};
 }
 
-// True when `t` holds at least `count` elements of `elementSize` bytes.
-bool hasStorageFor(const Tensor& t, size_t count, size_t elementSize) {
-  return count == 0 || (t.buffer != nullptr && t.length / elementSize >= count);
-}
-
 Result<void> checkCounts(const OperationContext& context, uint32_t inputs, uint32_t outputs) {
   if (context.inputCount() != inputs || context.outputCount() != outputs) {
     return hal::invalidArgument("{} takes {} inputs and {} outputs, given {} and {}", nameOf(context), inputs, outputs,
@@ -54,18 +49,6 @@ Result<void> checkCounts(const OperationContext& context, uint32_t inputs, uint3
   }
   for (uint32_t i = 0; i < inputs; ++i) {
     if (context.isOmitted(i)) return hal::invalidArgument("{} input {} is required but omitted", nameOf(context), i);
-  }
-  return {};
-}
-
-Result<void> checkScalar(const OperationContext& context, uint32_t index, OperandType type, const char* what) {
-  const Tensor& t = context.input(index);
-  if (t.type != type) {
-    return hal::invalidArgument("{} input {} ({}) must be {}, got {}", nameOf(context), index, what,
-                                hal::toString(type), hal::toString(t.type));
-  }
-  if (!hasStorageFor(t, 1, hal::sizeOfElement(type))) {
-    return hal::invalidArgument("{} input {} ({}) has no value", nameOf(context), index, what);
   }
   return {};
 }
@@ -228,11 +211,11 @@ Result<void> reduceTyped(OperationContext& context, const ReductionPlan& plan, T
 // Inputs: 0 input tensor, 1 axes (TENSOR_INT32), 2 keep_dims (BOOL). Output: same type as input.
 Result<void> reduceKernel(OperationContext& context) {
   SABLE_TRY(checkCounts(context, 3, 1));
-  SABLE_TRY(checkScalar(context, 2, OperandType::BOOL, "keep_dims"));
+  SABLE_ASSIGN_OR_RETURN(const bool keepDims, boolScalar(context, 2, "keep_dims"));
   SABLE_TRY(checkNotZeroSized(context, 0));
   const OperandType type = context.input(0).type;
   SABLE_TRY(checkOutputType(context, type));
-  SABLE_ASSIGN_OR_RETURN(const ReductionPlan plan, planReduction(context, context.boolScalar(2)));
+  SABLE_ASSIGN_OR_RETURN(const ReductionPlan plan, planReduction(context, keepDims));
 
   const OperationType op = context.operationType();
   // Each operation with the element types its NNAPI signature allows.
@@ -326,11 +309,11 @@ Result<void> meanQuant8(OperationContext& context, const ReductionPlan& plan) {
 // Inputs: 0 input tensor, 1 axes (TENSOR_INT32), 2 keep_dims (INT32, > 0 keeps). Output: same type.
 Result<void> meanKernel(OperationContext& context) {
   SABLE_TRY(checkCounts(context, 3, 1));
-  SABLE_TRY(checkScalar(context, 2, OperandType::INT32, "keep_dims"));
+  SABLE_ASSIGN_OR_RETURN(const int32_t keepDims, int32Scalar(context, 2, "keep_dims"));
   SABLE_TRY(checkNotZeroSized(context, 0));
   const OperandType type = context.input(0).type;
   SABLE_TRY(checkOutputType(context, type));
-  SABLE_ASSIGN_OR_RETURN(const ReductionPlan plan, planReduction(context, context.scalar<int32_t>(2) > 0));
+  SABLE_ASSIGN_OR_RETURN(const ReductionPlan plan, planReduction(context, keepDims > 0));
   switch (type) {
     case OperandType::TENSOR_FLOAT32: return meanFloat<float>(context, plan);
     case OperandType::TENSOR_FLOAT16: return meanFloat<float16>(context, plan);
@@ -378,12 +361,12 @@ Result<void> argMinMaxTyped(OperationContext& context, uint32_t axis, bool isArg
 // without the axis.
 Result<void> argMinMaxKernel(OperationContext& context) {
   SABLE_TRY(checkCounts(context, 2, 1));
-  SABLE_TRY(checkScalar(context, 1, OperandType::INT32, "axis"));
+  SABLE_ASSIGN_OR_RETURN(const int32_t axis, int32Scalar(context, 1, "axis"));
   SABLE_TRY(checkNotZeroSized(context, 0));
   SABLE_TRY(checkOutputType(context, OperandType::TENSOR_INT32));
   const Tensor& input = context.input(0);
   if (input.rank() < 1) return hal::invalidArgument("{} input must have rank at least 1", nameOf(context));
-  SABLE_ASSIGN_OR_RETURN(uint32_t resolved, resolveAxis(context.scalar<int32_t>(1), input.rank()));
+  SABLE_ASSIGN_OR_RETURN(uint32_t resolved, resolveAxis(axis, input.rank()));
   const bool isArgMin = context.operationType() == OperationType::ARGMIN;
   switch (input.type) {
     case OperandType::TENSOR_FLOAT32: return argMinMaxTyped<float>(context, resolved, isArgMin);

@@ -41,17 +41,6 @@ struct ResizeParams {
   uint32_t outHeight = 0, outWidth = 0;
 };
 
-// An optional BOOL flag: false when the operation has fewer inputs or the flag is omitted.
-Result<bool> optionalFlag(const OperationContext& context, uint32_t index, std::string_view what) {
-  if (context.isOmitted(index)) return false;
-  const Tensor& flag = context.input(index);
-  if (flag.type != OperandType::BOOL || flag.buffer == nullptr || flag.length < 1) {
-    return hal::invalidArgument("{} input {} ({}) must be a BOOL scalar, got {}", nameOf(context), index, what,
-                                hal::toString(flag.type));
-  }
-  return context.boolScalar(index);
-}
-
 // One output dimension from its INT32 size or from its float scale (floor(in * scale), as the
 // reference computes it in float).
 Result<uint32_t> outputSize(const OperationContext& context, uint32_t index, uint32_t inSize, std::string_view what) {
@@ -109,9 +98,9 @@ Result<ResizeParams> prepare(const OperationContext& context) {
   if (input.rank() != 4) return hal::invalidArgument("{} input must have rank 4, got {}", nameOf(context), input.rank());
 
   ResizeParams p;
-  SABLE_ASSIGN_OR_RETURN(p.useNchw, optionalFlag(context, kLayout, "layout"));
-  SABLE_ASSIGN_OR_RETURN(p.alignCorners, optionalFlag(context, kAlignCorners, "align_corners"));
-  SABLE_ASSIGN_OR_RETURN(p.halfPixelCenters, optionalFlag(context, kHalfPixelCenters, "half_pixel_centers"));
+  SABLE_ASSIGN_OR_RETURN(p.useNchw, optionalBoolScalar(context, kLayout, "layout"));
+  SABLE_ASSIGN_OR_RETURN(p.alignCorners, optionalBoolScalar(context, kAlignCorners, "align_corners"));
+  SABLE_ASSIGN_OR_RETURN(p.halfPixelCenters, optionalBoolScalar(context, kHalfPixelCenters, "half_pixel_centers"));
   if (p.alignCorners && p.halfPixelCenters) {
     return hal::invalidArgument("{}: align_corners and half_pixel_centers cannot both be true", nameOf(context));
   }

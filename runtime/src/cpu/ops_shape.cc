@@ -29,18 +29,6 @@ constexpr uint32_t kMaxRank = 4;
 
 // --- Parameters -----------------------------------------------------------------------------
 
-Result<int32_t> int32Scalar(const OperationContext& ctx, uint32_t i, const char* name) {
-  if (ctx.isOmitted(i)) return hal::invalidArgument("{} (input {}) is required", name, i);
-  const Tensor& t = ctx.input(i);
-  if (t.type != OperandType::INT32) {
-    return hal::invalidArgument("{} (input {}) must be INT32, is {}", name, i, hal::toString(t.type));
-  }
-  if (t.buffer == nullptr || t.length < sizeof(int32_t)) return hal::invalidArgument("{} (input {}) has no value", name, i);
-  int32_t value = 0;
-  std::memcpy(&value, t.buffer, sizeof(value));
-  return value;
-}
-
 // A TENSOR_INT32 parameter of shape `dims`, read as flat values.
 Result<std::vector<int32_t>> int32Values(const OperationContext& ctx, uint32_t i, const char* name,
                                          const std::vector<uint32_t>& dims) {
@@ -78,24 +66,8 @@ Result<std::vector<int32_t>> int32List(const OperationContext& ctx, uint32_t i, 
 
 // A FLOAT32 or FLOAT16 scalar parameter of the expected type, as float.
 Result<float> floatScalarOf(const OperationContext& ctx, uint32_t i, OperandType expected, const char* name) {
-  if (ctx.isOmitted(i)) return hal::invalidArgument("{} (input {}) is required", name, i);
-  const Tensor& t = ctx.input(i);
-  if (t.type != expected) {
-    return hal::invalidArgument("{} (input {}) must be {}, is {}", name, i, hal::toString(expected), hal::toString(t.type));
-  }
-  if (t.buffer == nullptr || t.length < hal::sizeOfElement(expected)) {
-    return hal::invalidArgument("{} (input {}) has no value", name, i);
-  }
+  SABLE_TRY(checkScalarInput(ctx, i, expected, name));
   return ctx.floatScalar(i);
-}
-
-// The optional data-layout flag: true means NCHW.
-Result<bool> layoutIsNchw(const OperationContext& ctx, uint32_t i) {
-  if (ctx.isOmitted(i)) return false;
-  const Tensor& t = ctx.input(i);
-  if (t.type != OperandType::BOOL) return hal::invalidArgument("layout (input {}) must be BOOL", i);
-  if (t.buffer == nullptr || t.length < 1) return hal::invalidArgument("layout (input {}) has no value", i);
-  return ctx.boolScalar(i);
 }
 
 // The tensor input `i`, checked to hold all its elements.
@@ -778,7 +750,7 @@ Result<void> depthToSpaceKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(const Tensor* in, dataInput(ctx, 0));
   SABLE_TRY(checkRank(*in, 4));
   SABLE_ASSIGN_OR_RETURN(uint32_t bs, blockSizeScalar(ctx, 1));
-  SABLE_ASSIGN_OR_RETURN(bool nchw, layoutIsNchw(ctx, 2));
+  SABLE_ASSIGN_OR_RETURN(bool nchw, optionalBoolScalar(ctx, 2, "layout"));
   SABLE_TRY(checkOutputMatchesInput(ctx, *in, 0));
   const Nhwc s = nhwcOf(*in, nchw);
   const uint64_t blockArea = uint64_t{bs} * bs;
@@ -796,7 +768,7 @@ Result<void> spaceToDepthKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(const Tensor* in, dataInput(ctx, 0));
   SABLE_TRY(checkRank(*in, 4));
   SABLE_ASSIGN_OR_RETURN(uint32_t bs, blockSizeScalar(ctx, 1));
-  SABLE_ASSIGN_OR_RETURN(bool nchw, layoutIsNchw(ctx, 2));
+  SABLE_ASSIGN_OR_RETURN(bool nchw, optionalBoolScalar(ctx, 2, "layout"));
   SABLE_TRY(checkOutputMatchesInput(ctx, *in, 0));
   const Nhwc s = nhwcOf(*in, nchw);
   if (s.h % bs != 0 || s.w % bs != 0) {
@@ -822,7 +794,7 @@ Result<void> batchToSpaceKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(const Tensor* in, dataInput(ctx, 0));
   SABLE_TRY(checkRank(*in, 4));
   SABLE_ASSIGN_OR_RETURN(auto block, blockShape(ctx, 1));
-  SABLE_ASSIGN_OR_RETURN(bool nchw, layoutIsNchw(ctx, 2));
+  SABLE_ASSIGN_OR_RETURN(bool nchw, optionalBoolScalar(ctx, 2, "layout"));
   SABLE_TRY(checkOutputMatchesInput(ctx, *in, 0));
   const auto [bh, bw] = block;
   const Nhwc s = nhwcOf(*in, nchw);
@@ -841,7 +813,7 @@ Result<void> spaceToBatchKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(const Tensor* in, dataInput(ctx, 0));
   SABLE_TRY(checkRank(*in, 4));
   SABLE_ASSIGN_OR_RETURN(auto block, blockShape(ctx, 1));
-  SABLE_ASSIGN_OR_RETURN(bool nchw, layoutIsNchw(ctx, 3));
+  SABLE_ASSIGN_OR_RETURN(bool nchw, optionalBoolScalar(ctx, 3, "layout"));
   SABLE_TRY(checkOutputMatchesInput(ctx, *in, 0));
   const auto [bh, bw] = block;
   const Nhwc s = nhwcOf(*in, nchw);
