@@ -271,7 +271,7 @@ TEST(EluTest, Float16TakesAFloat16Alpha) {
   ModelBuilder b;
   uint32_t in = b.addInput(kF16, {2});
   uint32_t out = b.addOutput(kF16, {2});
-  uint32_t alpha = addFloat16(b, 1.0f);
+  uint32_t alpha = b.addFloat16(1.0f);
   b.addOperation(OperationType::ELU, {in, alpha}, {out});
   expectNear<float16>(runOk(b, {toBytes(converted<float16>({-1, 1.5f}))}), {2}, {-0.6321206f, 1.5f});
 }

@@ -269,7 +269,7 @@ TEST(PadV2Test, Float16PadsWithTheGivenValue) {
   ModelBuilder b;
   uint32_t in = b.addInput(kF16, {2});
   uint32_t paddings = b.addConstant<int32_t>(kI32, {1, 2}, {1, 2});
-  uint32_t value = addFloat16(b, 1.5f);
+  uint32_t value = b.addFloat16(1.5f);
   uint32_t out = b.addOutput(kF16, {5});
   b.addOperation(OperationType::PAD_V2, {in, paddings, value}, {out});
   expectOutput<float16>(runOk(b, {toBytes<float16>({-2, 3})}), 0, {5}, {1.5, -2, 3, 1.5, 1.5});

@@ -52,15 +52,10 @@ inline void expectRefused(const ModelBuilder& builder, const std::vector<std::ve
       << "error message \"" << result.error().message << "\" does not mention \"" << rule << "\"";
 }
 
-// A FLOAT16 scalar constant (runtime::ModelBuilder has addInt32 and addFloat32 only).
-inline uint32_t addFloat16(ModelBuilder& b, float value) {
-  return b.addConstant<float16>(hal::OperandType::FLOAT16, {}, {static_cast<float16>(value)});
-}
-
 // A real-valued scalar parameter in the precision NNAPI asks for with a tensor of `tensorType`:
 // FLOAT16 for TENSOR_FLOAT16 tensors, FLOAT32 otherwise.
 inline uint32_t addRealScalar(ModelBuilder& b, hal::OperandType tensorType, float value) {
-  return tensorType == kF16 ? addFloat16(b, value) : b.addFloat32(value);
+  return tensorType == kF16 ? b.addFloat16(value) : b.addFloat32(value);
 }
 
 // A zero-sized tensor made inside the model (a SLICE of no rows of the 2-D `input`), the way

@@ -29,6 +29,9 @@ class ModelBuilder {
   }
   uint32_t addInt32(int32_t value) { return addConstant<int32_t>(hal::OperandType::INT32, {}, {value}); }
   uint32_t addFloat32(float value) { return addConstant<float>(hal::OperandType::FLOAT32, {}, {value}); }
+  uint32_t addFloat16(float value) {
+    return addConstant<_Float16>(hal::OperandType::FLOAT16, {}, {static_cast<_Float16>(value)});
+  }
   uint32_t addBool(bool value) {
     return addConstant<uint8_t>(hal::OperandType::BOOL, {}, {static_cast<uint8_t>(value)});
   }
