@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -66,6 +67,31 @@ inline hal::Result<FusedActivation> activationScalar(const OperationContext& ctx
     return hal::invalidArgument("fused activation code {} is not one of NONE, RELU, RELU1, RELU6", code);
   }
   return static_cast<FusedActivation>(code);
+}
+
+// FLOAT16 computes in float32 like the reference, so kernels branch on "floating point".
+template <typename T>
+inline constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, float16>;
+
+// The element types a kernel computes on: FLOAT32, FLOAT16 and the quant8 types everywhere, INT32
+// only where the operation defines integer arithmetic.
+enum class ElementTypes { kFloatAndQuant8, kNumeric };
+
+// Calls fn(T{}) with the C++ storage type T of a tensor type in `kTypes`; any other type is
+// INVALID_ARGUMENT. Kernels take the type as `[&]<typename T>(T) -> hal::Result<void> {...}`.
+template <ElementTypes kTypes, typename Fn>
+hal::Result<void> visitElementType(hal::OperandType type, Fn&& fn) {
+  switch (type) {
+    case hal::OperandType::TENSOR_FLOAT32: return fn(float{});
+    case hal::OperandType::TENSOR_FLOAT16: return fn(float16{});
+    case hal::OperandType::TENSOR_QUANT8_ASYMM: return fn(uint8_t{});
+    case hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED: return fn(int8_t{});
+    case hal::OperandType::TENSOR_INT32:
+      if constexpr (kTypes == ElementTypes::kNumeric) return fn(int32_t{});
+      break;
+    default: break;
+  }
+  return hal::invalidArgument("operand type {} is not supported here", hal::toString(type));
 }
 
 // An axis in [-rank, rank) made non-negative (NNAPI handleNegativeAxis); `name` says which

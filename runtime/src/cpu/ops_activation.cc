@@ -185,25 +185,6 @@ FixedPoint<0> fixedPointTanh(FixedPoint<kIntegerBits> a) {
 // ---------------------------------------------------------------------------------------------
 // Operand access and the shape rules shared by the kernels.
 
-template <typename T>
-struct Element {
-  using type = T;
-};
-
-// Calls fn(Element<T>{}) with the C++ element type of a tensor type this group implements.
-template <typename Fn>
-Result<void> visitElementType(OperandType type, Fn&& fn) {
-  switch (type) {
-    case OperandType::TENSOR_FLOAT32: return fn(Element<float>{});
-    case OperandType::TENSOR_FLOAT16: return fn(Element<float16>{});
-    case OperandType::TENSOR_QUANT8_ASYMM: return fn(Element<uint8_t>{});
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED: return fn(Element<int8_t>{});
-    default: return hal::invalidArgument("input type {} is not supported", hal::toString(type));
-  }
-}
-
-template <typename T>
-constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, float16>;
 
 Result<void> requireInputCount(const OperationContext& ctx, uint32_t min, uint32_t max) {
   if (ctx.inputCount() < min || ctx.inputCount() > max) {
@@ -306,8 +287,7 @@ Result<void> reluKernel(OperationContext& ctx) {
   }
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       float low = 0.0f, high = 0.0f;
       floatActivationRange(kActivation, &low, &high);
@@ -374,8 +354,7 @@ Result<void> sigmoidKernel(OperationContext& ctx) {
   }
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       if (kFunction == Sigmoid::LOGISTIC) {
         mapFloat<T>(input, *output, count, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
@@ -465,8 +444,7 @@ Result<void> hardSwishKernel(OperationContext& ctx) {
   const Tensor& input = ctx.input(0);
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       mapFloat<T>(input, *output, count, [](float x) { return x * std::min(6.0f, std::max(0.0f, x + 3)) / 6; });
       return {};
@@ -486,8 +464,7 @@ Result<void> eluKernel(OperationContext& ctx) {
   const Tensor& input = ctx.input(0);
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       mapFloat<T>(input, *output, count,
                   [alpha](float x) { return std::max(0.0f, x) + std::min(0.0f, alpha * (std::exp(x) - 1.0f)); });
@@ -586,8 +563,7 @@ Result<void> softmaxKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
   const AxisView view(input.dimensions, axis);
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       floatSoftmax<T>(input, *output, view, beta);
       return {};
@@ -608,8 +584,7 @@ Result<void> logSoftmaxKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
   const AxisView view(input.dimensions, axis);
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       const T* in = input.data<T>();
       T* out = output->data<T>();
@@ -735,8 +710,7 @@ Result<void> l2NormalizationKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
   const AxisView view(input.dimensions, axis);
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       floatL2Normalization<T>(input, *output, view);
       return {};
@@ -762,8 +736,7 @@ Result<void> localResponseNormalizationKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * output, sameShapeOutput(ctx));
   if (count == 0) return {};
   const AxisView view(input.dimensions, axis);
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       const T* in = input.data<T>();
       T* out = output->data<T>();
@@ -806,8 +779,7 @@ Result<void> instanceNormalizationKernel(OperationContext& ctx) {
   const size_t batches = d[0];
   const size_t channels = nchw ? d[1] : d[3];
   const size_t planeSize = static_cast<size_t>(nchw ? d[2] : d[1]) * (nchw ? d[3] : d[2]);
-  return visitElementType(input.type, [&](auto tag) -> Result<void> {
-    using T = typename decltype(tag)::type;
+  return visitElementType<ElementTypes::kFloatAndQuant8>(input.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       const T* in = input.data<T>();
       T* out = output->data<T>();

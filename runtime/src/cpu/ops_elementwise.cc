@@ -106,8 +106,6 @@ constexpr uint32_t kMaxRank4D = 4;  // the reference's Broadcast*4DSlow kernels
 
 // ---- Element loops and conversions ----------------------------------------------------------------
 
-template <typename T>
-constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, float16>;
 
 // out[i] = fn(a[i'], b[i'']) for a and b broadcast to out's shape.
 template <typename A, typename B, typename Out, typename Fn>
@@ -135,20 +133,6 @@ void mapElements(const Tensor& in, Tensor& out, Fn&& fn) {
   for (size_t i = 0; i < n; ++i) o[i] = fn(x[i]);
 }
 
-// Calls fn(T{}) with the storage type T of a floating-point, integer or quantized tensor type.
-template <typename Fn>
-Result<void> visitNumericType(OperandType type, Fn&& fn) {
-  switch (type) {
-    case OperandType::TENSOR_FLOAT32: return fn(float{});
-    case OperandType::TENSOR_FLOAT16: return fn(float16{});
-    case OperandType::TENSOR_INT32: return fn(int32_t{});
-    case OperandType::TENSOR_QUANT8_ASYMM: return fn(uint8_t{});
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED: return fn(int8_t{});
-    default: return hal::invalidArgument("operand type {} is not supported here", hal::toString(type));
-  }
-}
-
-// The real value of a quantized element, computed in float as the reference does.
 template <typename T>
 float dequantizeValue(T v, float scale, int32_t zeroPoint) {
   return static_cast<float>(static_cast<int32_t>(v) - zeroPoint) * scale;
@@ -285,7 +269,7 @@ Result<void> arithmeticKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, shape));
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
-  return visitNumericType(type, [&]<typename T>(T) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       float lo = 0.0f;
       float hi = 0.0f;
@@ -317,7 +301,7 @@ Result<void> minMaxKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, shape));
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
-  return visitNumericType(type, [&]<typename T>(T) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(type, [&]<typename T>(T) -> Result<void> {
     auto pick = [](T x, T y) { return kMinimum ? std::min(x, y) : std::max(x, y); };
     if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t>) {
       // The inputs may be quantized differently from the output: compare in the output's terms.
@@ -334,7 +318,7 @@ Result<void> powKernel(OperationContext& ctx) {
   const OperandType type = ctx.input(0).type;
   SABLE_ASSIGN_OR_RETURN(const std::vector<uint32_t> shape, prepareBroadcast(ctx, type, kUnlimitedRank));
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, shape));
-  return visitNumericType(type, [&]<typename T>(T) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       broadcastMap<T, T, T>(ctx.input(0), ctx.input(1), *out, [](T base, T exponent) {
         return static_cast<T>(std::pow(static_cast<float>(base), static_cast<float>(exponent)));
@@ -351,7 +335,7 @@ Result<void> preluKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, shape));
   const Tensor& in = ctx.input(0);
   const Tensor& alpha = ctx.input(1);
-  return visitNumericType(type, [&]<typename T>(T) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       broadcastMap<T, T, T>(in, alpha, *out, [](T x, T a) {
         const float v = static_cast<float>(x);
@@ -429,7 +413,7 @@ Result<void> comparisonKernel(OperationContext& ctx) {
     });
     return {};
   }
-  return visitNumericType(a.type, [&]<typename T>(T) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(a.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       broadcastMap<T, T, uint8_t>(a, b, *out, [&](T x, T y) {
         return toBool(compare<kOp>(static_cast<float>(x), static_cast<float>(y)));
@@ -493,7 +477,7 @@ Result<void> selectKernel(OperationContext& ctx) {
     SABLE_TRY(checkQuantization(outInfo.type, outInfo.scale, outInfo.zeroPoint, "output"));
   }
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, a.dimensions));
-  return visitNumericType(a.type, [&]<typename T>(T) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(a.type, [&]<typename T>(T) -> Result<void> {
     const uint8_t* c = condition.data<uint8_t>();
     const T* x = a.data<T>();
     const T* y = b.data<T>();
@@ -541,7 +525,7 @@ Result<void> unaryKernel(OperationContext& ctx) {
     return hal::invalidArgument("{} does not support {}", hal::toString(kOp), hal::toString(in.type));
   }
   SABLE_ASSIGN_OR_RETURN(Tensor * out, ctx.setOutputShape(0, in.dimensions));
-  return visitNumericType(in.type, [&]<typename T>(T) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(in.type, [&]<typename T>(T) -> Result<void> {
     if constexpr (kIsFloat<T>) {
       mapElements<T, T>(in, *out, [](T x) { return static_cast<T>(unaryMath<kOp>(static_cast<float>(x))); });
     } else if constexpr (std::is_same_v<T, int32_t> && kHasInt32) {
@@ -600,8 +584,8 @@ Result<void> castKernel(OperationContext& ctx) {
     if (out->length > 0) std::memcpy(out->buffer, in.buffer, out->length);
     return {};
   }
-  return visitNumericType(in.type, [&]<typename From>(From) -> Result<void> {
-    return visitNumericType(outType, [&]<typename To>(To) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(in.type, [&]<typename From>(From) -> Result<void> {
+    return visitElementType<ElementTypes::kNumeric>(outType, [&]<typename To>(To) -> Result<void> {
       mapElements<From, To>(in, *out, [](From v) { return castValue<To>(v); });
       return {};
     });
@@ -623,8 +607,8 @@ Result<void> quantizeKernel(OperationContext& ctx) {
   const int32_t zeroPoint = out->zeroPoint;
   const auto lo = static_cast<float>(quantizedMin(out->type));
   const auto hi = static_cast<float>(quantizedMax(out->type));
-  return visitNumericType(in.type, [&]<typename From>(From) -> Result<void> {
-    return visitNumericType(out->type, [&]<typename To>(To) -> Result<void> {
+  return visitElementType<ElementTypes::kNumeric>(in.type, [&]<typename From>(From) -> Result<void> {
+    return visitElementType<ElementTypes::kNumeric>(out->type, [&]<typename To>(To) -> Result<void> {
       if constexpr (kIsFloat<From> && (std::is_same_v<To, uint8_t> || std::is_same_v<To, int8_t>)) {
         // NaN falls through std::min to the upper bound, as in the reference.
         mapElements<From, To>(in, *out, [&](From v) {

@@ -226,24 +226,18 @@ Result<void> reduceKernel(OperationContext& context) {
       case OperationType::REDUCE_MIN: return reduceTyped<T>(context, plan, largestFinite<T>(), MinStep{});
       default: break;
     }
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16>) {
+    if constexpr (kIsFloat<T>) {
       if (op == OperationType::REDUCE_SUM) return reduceTyped<T>(context, plan, T(0), SumStep{});
       if (op == OperationType::REDUCE_PROD) return reduceTyped<T>(context, plan, T(1), ProductStep{});
     }
     return hal::invalidArgument("{} does not support input type {}", nameOf(context), hal::toString(type));
   };
-  switch (type) {
-    case OperandType::TENSOR_FLOAT32: return numeric(float{});
-    case OperandType::TENSOR_FLOAT16: return numeric(float16{});
-    case OperandType::TENSOR_QUANT8_ASYMM: return numeric(uint8_t{});
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED: return numeric(int8_t{});
-    case OperandType::TENSOR_BOOL8:
-      if (op == OperationType::REDUCE_ALL) return reduceTyped<uint8_t>(context, plan, 1, AllStep{});
-      if (op == OperationType::REDUCE_ANY) return reduceTyped<uint8_t>(context, plan, 0, AnyStep{});
-      break;
-    default: break;
+  if (type == OperandType::TENSOR_BOOL8) {
+    if (op == OperationType::REDUCE_ALL) return reduceTyped<uint8_t>(context, plan, 1, AllStep{});
+    if (op == OperationType::REDUCE_ANY) return reduceTyped<uint8_t>(context, plan, 0, AnyStep{});
+    return hal::invalidArgument("{} does not support input type {}", nameOf(context), hal::toString(type));
   }
-  return hal::invalidArgument("{} does not support input type {}", nameOf(context), hal::toString(type));
+  return visitElementType<ElementTypes::kFloatAndQuant8>(type, numeric);
 }
 
 // MEAN of a float tensor: sum in float in input order, then divide (TFLite reference Mean<float,
@@ -314,13 +308,13 @@ Result<void> meanKernel(OperationContext& context) {
   const OperandType type = context.input(0).type;
   SABLE_TRY(checkOutputType(context, type));
   SABLE_ASSIGN_OR_RETURN(const ReductionPlan plan, planReduction(context, keepDims > 0));
-  switch (type) {
-    case OperandType::TENSOR_FLOAT32: return meanFloat<float>(context, plan);
-    case OperandType::TENSOR_FLOAT16: return meanFloat<float16>(context, plan);
-    case OperandType::TENSOR_QUANT8_ASYMM: return meanQuant8<uint8_t>(context, plan);
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED: return meanQuant8<int8_t>(context, plan);
-    default: return hal::invalidArgument("MEAN does not support input type {}", hal::toString(type));
-  }
+  return visitElementType<ElementTypes::kFloatAndQuant8>(type, [&]<typename T>(T) {
+    if constexpr (kIsFloat<T>) {
+      return meanFloat<T>(context, plan);
+    } else {
+      return meanQuant8<T>(context, plan);
+    }
+  });
 }
 
 template <typename T>
@@ -368,14 +362,8 @@ Result<void> argMinMaxKernel(OperationContext& context) {
   if (input.rank() < 1) return hal::invalidArgument("{} input must have rank at least 1", nameOf(context));
   SABLE_ASSIGN_OR_RETURN(uint32_t resolved, resolveAxis(axis, input.rank()));
   const bool isArgMin = context.operationType() == OperationType::ARGMIN;
-  switch (input.type) {
-    case OperandType::TENSOR_FLOAT32: return argMinMaxTyped<float>(context, resolved, isArgMin);
-    case OperandType::TENSOR_FLOAT16: return argMinMaxTyped<float16>(context, resolved, isArgMin);
-    case OperandType::TENSOR_INT32: return argMinMaxTyped<int32_t>(context, resolved, isArgMin);
-    case OperandType::TENSOR_QUANT8_ASYMM: return argMinMaxTyped<uint8_t>(context, resolved, isArgMin);
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED: return argMinMaxTyped<int8_t>(context, resolved, isArgMin);
-    default: return hal::invalidArgument("{} does not support input type {}", nameOf(context), hal::toString(input.type));
-  }
+  return visitElementType<ElementTypes::kNumeric>(
+      input.type, [&]<typename T>(T) { return argMinMaxTyped<T>(context, resolved, isArgMin); });
 }
 
 }  // namespace

@@ -226,14 +226,8 @@ Result<void> resizeTyped(OperationContext& context, const ResizeParams& p) {
 // 3 layout, 4 align_corners, 5 half_pixel_centers (BOOL, optional). Output: same type as input.
 Result<void> resizeKernel(OperationContext& context) {
   SABLE_ASSIGN_OR_RETURN(const ResizeParams p, prepare(context));
-  switch (context.input(kInput).type) {
-    case OperandType::TENSOR_FLOAT32: return resizeTyped<float>(context, p);
-    case OperandType::TENSOR_FLOAT16: return resizeTyped<float16>(context, p);
-    case OperandType::TENSOR_QUANT8_ASYMM: return resizeTyped<uint8_t>(context, p);
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED: return resizeTyped<int8_t>(context, p);
-    default: return hal::invalidArgument("{} does not support input type {}", nameOf(context),
-                                         hal::toString(context.input(kInput).type));
-  }
+  return visitElementType<ElementTypes::kFloatAndQuant8>(
+      context.input(kInput).type, [&]<typename T>(T) { return resizeTyped<T>(context, p); });
 }
 
 }  // namespace
