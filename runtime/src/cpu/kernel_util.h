@@ -24,9 +24,29 @@ inline bool isQuant8(hal::OperandType type) {
   return type == hal::OperandType::TENSOR_QUANT8_ASYMM || type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
+// The operation's NNAPI name, for messages.
+inline std::string_view nameOf(const OperationContext& context) { return hal::toString(context.operationType()); }
+
 // True when `t` holds at least `count` elements of `elementSize` bytes.
 inline bool hasStorageFor(const Tensor& t, size_t count, size_t elementSize) {
   return count == 0 || (t.buffer != nullptr && elementSize != 0 && t.length / elementSize >= count);
+}
+
+// The operation has exactly these numbers of inputs and outputs, and every input is present and
+// holds all its elements (for the kernels whose signature has no optional inputs).
+inline hal::Result<void> checkCounts(const OperationContext& context, uint32_t inputs, uint32_t outputs) {
+  if (context.inputCount() != inputs || context.outputCount() != outputs) {
+    return hal::invalidArgument("{} takes {} inputs and {} outputs, given {} and {}", nameOf(context), inputs, outputs,
+                                context.inputCount(), context.outputCount());
+  }
+  for (uint32_t i = 0; i < inputs; ++i) {
+    const Tensor& t = context.input(i);
+    if (t.omitted) return hal::invalidArgument("{} input {} is required but omitted", nameOf(context), i);
+    if (!hasStorageFor(t, t.elementCount(), std::max<uint32_t>(hal::sizeOfElement(t.type), 1))) {
+      return hal::invalidArgument("{} input {} has no value", nameOf(context), i);
+    }
+  }
+  return {};
 }
 
 // Scalar parameters. Each reader checks presence, operand type and storage before reading, so a

@@ -19,23 +19,6 @@ using hal::OperandType;
 using hal::OperationType;
 using hal::Result;
 
-std::string_view nameOf(const OperationContext& context) { return hal::toString(context.operationType()); }
-
-Result<void> checkCounts(const OperationContext& context, uint32_t inputs, uint32_t outputs) {
-  if (context.inputCount() != inputs || context.outputCount() != outputs) {
-    return hal::invalidArgument("{} takes {} inputs and {} outputs, given {} and {}", nameOf(context), inputs, outputs,
-                                context.inputCount(), context.outputCount());
-  }
-  for (uint32_t i = 0; i < inputs; ++i) {
-    const Tensor& t = context.input(i);
-    if (t.omitted) return hal::invalidArgument("{} input {} is required but omitted", nameOf(context), i);
-    if (!hasStorageFor(t, t.elementCount(), std::max<uint32_t>(hal::sizeOfElement(t.type), 1))) {
-      return hal::invalidArgument("{} input {} has no value", nameOf(context), i);
-    }
-  }
-  return {};
-}
-
 // A 1-D TENSOR_INT32 input (lookups, keys, dimensions).
 Result<std::span<const int32_t>> int32Vector(const OperationContext& context, uint32_t index, std::string_view what) {
   const Tensor& t = context.input(index);

@@ -27,8 +27,6 @@ using hal::Result;
 
 constexpr uint32_t kMaxReductionRank = 4;  // "Supported tensor rank: up to 4" (MEAN, REDUCE_*)
 
-std::string_view nameOf(const OperationContext& context) { return hal::toString(context.operationType()); }
-
 // The reference (CpuExecutor's allParametersPresent / OperationResolver's checkNoZeroSizedInput)
 // rejects zero-sized inputs for every operation of this group.
 Result<void> checkNotZeroSized(const OperationContext& context, uint32_t index) {
@@ -38,17 +36,6 @@ Result<void> checkNotZeroSized(const OperationContext& context, uint32_t index) 
       return hal::invalidArgument("{} does not support zero-sized tensors, but input {} has dimension {} of size 0",
                                   nameOf(context), index, d);
     }
-  }
-  return {};
-}
-
-Result<void> checkCounts(const OperationContext& context, uint32_t inputs, uint32_t outputs) {
-  if (context.inputCount() != inputs || context.outputCount() != outputs) {
-    return hal::invalidArgument("{} takes {} inputs and {} outputs, given {} and {}", nameOf(context), inputs, outputs,
-                                context.inputCount(), context.outputCount());
-  }
-  for (uint32_t i = 0; i < inputs; ++i) {
-    if (context.isOmitted(i)) return hal::invalidArgument("{} input {} is required but omitted", nameOf(context), i);
   }
   return {};
 }

@@ -31,8 +31,6 @@ constexpr uint32_t kAlignCorners = 4;  // BOOL (HAL 1.3, optional)
 constexpr uint32_t kHalfPixelCenters = 5;  // BOOL (HAL 1.3, optional)
 constexpr uint32_t kMaxInputs = 6;
 
-std::string_view nameOf(const OperationContext& context) { return hal::toString(context.operationType()); }
-
 struct ResizeParams {
   bool useNchw = false;
   bool alignCorners = false;
