@@ -49,6 +49,17 @@ inline hal::Result<void> checkCounts(const OperationContext& context, uint32_t i
   return {};
 }
 
+// Output 0 is declared with this type. Kernels write with the element size of the declared type,
+// so a mismatch is rejected before anything is written.
+inline hal::Result<void> checkOutputType(const OperationContext& context, hal::OperandType expected) {
+  const hal::OperandType actual = context.outputInfo(0).type;
+  if (actual != expected) {
+    return hal::invalidArgument("{} output must be of type {}, is {}", nameOf(context), hal::toString(expected),
+                                hal::toString(actual));
+  }
+  return {};
+}
+
 // Scalar parameters. Each reader checks presence, operand type and storage before reading, so a
 // mistyped or value-less operand is an error instead of a read of the wrong size; `name` names the
 // parameter in the message.

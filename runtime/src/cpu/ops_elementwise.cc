@@ -55,16 +55,6 @@ Result<void> checkQuantization(OperandType type, float scale, int32_t zeroPoint,
   return {};
 }
 
-// The output is written with the element size of its declared type, so a mismatch is rejected
-// before anything is written.
-Result<void> checkOutputType(const OperationContext& ctx, OperandType expected) {
-  const OperandType actual = ctx.outputInfo(0).type;
-  if (actual != expected) {
-    return hal::invalidArgument("output must be of type {}, is {}", hal::toString(expected), hal::toString(actual));
-  }
-  return {};
-}
-
 bool isFloatTensor(OperandType type) {
   return type == OperandType::TENSOR_FLOAT32 || type == OperandType::TENSOR_FLOAT16;
 }

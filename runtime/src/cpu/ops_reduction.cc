@@ -40,15 +40,6 @@ Result<void> checkNotZeroSized(const OperationContext& context, uint32_t index) 
   return {};
 }
 
-Result<void> checkOutputType(const OperationContext& context, OperandType expected) {
-  const OperandType actual = context.outputInfo(0).type;
-  if (actual != expected) {
-    return hal::invalidArgument("{} output must be {}, got {}", nameOf(context), hal::toString(expected),
-                                hal::toString(actual));
-  }
-  return {};
-}
-
 // Which input axes a reduction folds, and the shape it produces.
 struct ReductionPlan {
   std::vector<bool> reduced;            // per input axis
