@@ -1,6 +1,6 @@
-// Helpers shared by the convolution-group kernels (ops_convolution.cc, ops_pooling.cc): typed
-// reading of scalar parameters, storage checks, sliding-window geometry, and NCHW operands seen
-// as NHWC. Private to this kernel group; anything another group needs belongs in kernel_util.h.
+// Helpers shared by the convolution-group kernels (ops_convolution.cc, ops_pooling.cc): the
+// padding-scheme parameter, storage checks, sliding-window geometry, and NCHW operands seen as
+// NHWC. Private to this kernel group; anything another group needs belongs in kernel_util.h.
 #pragma once
 
 #include <algorithm>
