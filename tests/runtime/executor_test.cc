@@ -55,36 +55,32 @@ TEST(Executor, DeadlineInThePastFailsWithMissedDeadline) {
   EXPECT_EQ(result.error().status, ErrorStatus::MISSED_DEADLINE_TRANSIENT);
 }
 
-TEST(Executor, DriverBufferTokensAreRejectedByTheCpuDevice) {
-  hal::Model model = addModel({4});
-  auto device = runtime::makeCpuReferenceDevice();
-  auto prepared = device->prepareModel(model);
-  ASSERT_TRUE(prepared.ok());
-  auto pool = hal::SharedMemory::create(32);
-  ASSERT_TRUE(pool.ok());
+// Executes a hand-made request for the ADD model whose pool 0 is 32 bytes of shared memory.
+hal::Result<runtime::ExecutionOutput> executeRequest(std::vector<hal::RequestArgument> inputs,
+                                                     std::vector<hal::RequestArgument> outputs,
+                                                     std::vector<hal::RequestMemoryPool> morePools = {}) {
+  SABLE_ASSIGN_OR_RETURN(auto prepared, runtime::makeCpuReferenceDevice()->prepareModel(addModel({4})));
+  SABLE_ASSIGN_OR_RETURN(auto pool, hal::SharedMemory::create(32));
   hal::Request request;
-  request.pools = {*pool, hal::BufferToken{1}};
-  request.inputs = {{false, {0, 0, 16}, {}}, {false, {0, 16, 16}, {}}};
-  request.outputs = {{false, {1, 0, 16}, {}}};
-  auto result = (*prepared)->execute(request, {});
+  request.pools = {pool};
+  request.pools.insert(request.pools.end(), morePools.begin(), morePools.end());
+  request.inputs = std::move(inputs);
+  request.outputs = std::move(outputs);
+  return prepared->execute(request, {});
+}
+
+TEST(Executor, DriverBufferTokensAreRejectedByTheCpuDevice) {
+  auto result = executeRequest({{false, {0, 0, 16}, {}}, {false, {0, 16, 16}, {}}}, {{false, {1, 0, 16}, {}}},
+                               {hal::BufferToken{1}});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().status, ErrorStatus::INVALID_ARGUMENT) << result.error().message;
 }
 
 TEST(Executor, InputRangeOutsideItsPoolIsRejected) {
-  hal::Model model = addModel({4});
-  auto device = runtime::makeCpuReferenceDevice();
-  auto prepared = device->prepareModel(model);
-  ASSERT_TRUE(prepared.ok());
-  auto pool = hal::SharedMemory::create(32);
-  ASSERT_TRUE(pool.ok());
-  hal::Request request;
-  request.pools = {*pool};
-  request.inputs = {{false, {0, 0, 16}, {}}, {false, {0, 24, 16}, {}}};  // ends at 40 > 32
-  request.outputs = {{false, {0, 0, 16}, {}}};
-  auto result = (*prepared)->execute(request, {});
+  // The second input ends at byte 40 of a 32-byte pool.
+  auto result = executeRequest({{false, {0, 0, 16}, {}}, {false, {0, 24, 16}, {}}}, {{false, {0, 0, 16}, {}}});
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().status, ErrorStatus::INVALID_ARGUMENT);
+  EXPECT_EQ(result.error().status, ErrorStatus::INVALID_ARGUMENT) << result.error().message;
 }
 
 // --- Control flow ---------------------------------------------------------------------------
