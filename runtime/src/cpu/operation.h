@@ -103,6 +103,7 @@ void registerShapeOperations(std::vector<OperationRegistration>& out);          
 void registerReductionOperations(std::vector<OperationRegistration>& out);      // ops_reduction.cc
 void registerResizeOperations(std::vector<OperationRegistration>& out);         // ops_resize.cc
 void registerMiscOperations(std::vector<OperationRegistration>& out);           // ops_misc.cc
+void registerDetectionOperations(std::vector<OperationRegistration>& out);      // ops_detection.cc
 
 // The registration for a type, or nullptr when the reference device does not implement it.
 const OperationRegistration* findOperation(hal::OperationType type);

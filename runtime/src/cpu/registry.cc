@@ -15,6 +15,7 @@ std::vector<OperationRegistration> buildRegistry() {
   registerReductionOperations(all);
   registerMiscOperations(all);
   registerResizeOperations(all);
+  registerDetectionOperations(all);
   return all;
 }
 

@@ -1,0 +1,283 @@
+// Detection kernels: BOX_WITH_NMS_LIMIT, ROI_ALIGN, AXIS_ALIGNED_BBOX_TRANSFORM.
+//
+// Like the NNAPI reference, every variant computes in float32: FLOAT16 and quantized operands are
+// converted on the way in and out, so the three element types share one algorithm. Boxes are
+// (x1, y1, x2, y2); quantized boxes are TENSOR_QUANT16_ASYMM with scale 0.125 and zero point 0.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "kernel_util.h"
+#include "operation.h"
+
+namespace sable::runtime::cpu {
+namespace {
+
+using hal::OperandType;
+using hal::OperationType;
+using hal::Result;
+
+constexpr uint32_t kBoxLength = 4;
+constexpr float kQuantBoxScale = 0.125f;
+
+// Element i of a tensor as float (dequantized for the quantized types).
+float realValue(const Tensor& t, size_t i) {
+  switch (t.type) {
+    case OperandType::TENSOR_FLOAT32: return t.data<float>()[i];
+    case OperandType::TENSOR_FLOAT16: return static_cast<float>(t.data<float16>()[i]);
+    case OperandType::TENSOR_QUANT8_ASYMM: return (static_cast<int32_t>(t.data<uint8_t>()[i]) - t.zeroPoint) * t.scale;
+    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+      return (static_cast<int32_t>(t.data<int8_t>()[i]) - t.zeroPoint) * t.scale;
+    case OperandType::TENSOR_QUANT16_ASYMM:
+      return (static_cast<int32_t>(t.data<uint16_t>()[i]) - t.zeroPoint) * t.scale;
+    default: return 0.0f;
+  }
+}
+
+std::vector<float> realValues(const Tensor& t) {
+  std::vector<float> out(t.elementCount());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = realValue(t, i);
+  return out;
+}
+
+// Writes a real value as element i of `t` (quantized types round to nearest and saturate, as the
+// reference's float-to-quant conversion does).
+void storeReal(Tensor& t, size_t i, float value) {
+  auto quantize = [&](int32_t lo, int32_t hi) {
+    const float q = std::round(value / t.scale + static_cast<float>(t.zeroPoint));
+    return static_cast<int32_t>(std::clamp(q, static_cast<float>(lo), static_cast<float>(hi)));
+  };
+  switch (t.type) {
+    case OperandType::TENSOR_FLOAT32: t.data<float>()[i] = value; break;
+    case OperandType::TENSOR_FLOAT16: t.data<float16>()[i] = static_cast<float16>(value); break;
+    case OperandType::TENSOR_QUANT8_ASYMM: t.data<uint8_t>()[i] = static_cast<uint8_t>(quantize(0, 255)); break;
+    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+      t.data<int8_t>()[i] = static_cast<int8_t>(quantize(-128, 127));
+      break;
+    case OperandType::TENSOR_QUANT16_ASYMM:
+      t.data<uint16_t>()[i] = static_cast<uint16_t>(quantize(0, 65535));
+      break;
+    default: break;
+  }
+}
+
+hal::Result<void> checkRank(const OperationContext& context, uint32_t i, uint32_t rank, const char* what) {
+  if (context.input(i).rank() != rank) {
+    return hal::invalidArgument("{} {} (input {}) must be of rank {}, is {}", nameOf(context), what, i, rank,
+                                dimsToString(context.input(i).dimensions));
+  }
+  return {};
+}
+
+hal::Result<void> checkType(const OperationContext& context, uint32_t i, OperandType expected, const char* what) {
+  if (context.input(i).type != expected) {
+    return hal::invalidArgument("{} {} (input {}) must be {}, is {}", nameOf(context), what, i,
+                                hal::toString(expected), hal::toString(context.input(i).type));
+  }
+  return {};
+}
+
+// Quantized boxes have a fixed quantization (1/8 pixel steps), which the reference checks.
+hal::Result<void> checkQuantBoxes(const OperationContext& context, uint32_t i, const char* what) {
+  const Tensor& t = context.input(i);
+  if (t.type == OperandType::TENSOR_QUANT16_ASYMM && (t.scale != kQuantBoxScale || t.zeroPoint != 0)) {
+    return hal::invalidArgument("{} {} (input {}) must have scale 0.125 and zero point 0, has {} and {}",
+                                nameOf(context), what, i, t.scale, t.zeroPoint);
+  }
+  return {};
+}
+
+// A real-valued scalar parameter: FLOAT16 for FLOAT16 tensors, FLOAT32 otherwise.
+hal::Result<float> realScalar(const OperationContext& context, uint32_t i, OperandType tensorType, const char* name) {
+  const OperandType expected = tensorType == OperandType::TENSOR_FLOAT16 ? OperandType::FLOAT16 : OperandType::FLOAT32;
+  SABLE_TRY(checkScalarInput(context, i, expected, name));
+  return context.floatScalar(i);
+}
+
+// Output i is declared with type `expected`; kernels write with its element size.
+hal::Result<void> checkOutputTypeAt(const OperationContext& context, uint32_t i, OperandType expected) {
+  const OperandType actual = context.outputInfo(i).type;
+  if (actual != expected) {
+    return hal::invalidArgument("{} output {} must be of type {}, is {}", nameOf(context), i, hal::toString(expected),
+                                hal::toString(actual));
+  }
+  return {};
+}
+
+bool validBox(const float* box) { return box[0] <= box[2] && box[1] <= box[3]; }
+
+float intersectionOverUnion(const float* a, const float* b) {
+  const float areaA = (a[2] - a[0]) * (a[3] - a[1]);
+  const float areaB = (b[2] - b[0]) * (b[3] - b[1]);
+  const float w = std::max(std::min(a[2], b[2]) - std::max(a[0], b[0]), 0.0f);
+  const float h = std::max(std::min(a[3], b[3]) - std::max(a[1], b[1]), 0.0f);
+  const float intersection = w * h;
+  return intersection / (areaA + areaB - intersection);
+}
+
+// ---- BOX_WITH_NMS_LIMIT -----------------------------------------------------------------------
+
+enum class NmsKernel : int32_t { kHard = 0, kLinear = 1, kGaussian = 2 };
+
+struct NmsParams {
+  float scoreThreshold;
+  int32_t maxDetections;  // per batch and per class; negative = unlimited
+  NmsKernel kernel;
+  float iouThreshold;
+  float sigma;
+  float nmsScoreThreshold;
+
+  // The factor a candidate's score is multiplied by given its overlap with a kept box. The hard
+  // kernel zeroes overlapping boxes, which then drop out below nmsScoreThreshold.
+  float decay(float iou) const {
+    switch (kernel) {
+      case NmsKernel::kHard: return iou < iouThreshold ? 1.0f : 0.0f;
+      case NmsKernel::kLinear: return iou < iouThreshold ? 1.0f : 1.0f - iou;
+      case NmsKernel::kGaussian: return std::exp(-1.0f * iou * iou / sigma);
+    }
+    return 1.0f;
+  }
+};
+
+// Suppression within one class of one batch, in place on candidates [first, last) (indices into
+// scores, which the soft kernels decay): repeatedly moves the best remaining candidate to the
+// front and decays the rest, dropping those that fall below nmsScoreThreshold. Returns the end of
+// the kept range. Box of index k is boxes + k * 4.
+uint32_t* suppressClass(std::vector<float>& scores, const float* boxes, const NmsParams& p, uint32_t* first,
+                        uint32_t* last) {
+  const int64_t limit = p.maxDetections < 0 ? (last - first) : p.maxDetections;
+  int64_t kept = 0;
+  while (first < last && kept < limit) {
+    uint32_t* best = std::max_element(first, last, [&](uint32_t a, uint32_t b) { return scores[a] < scores[b]; });
+    std::swap(*best, *first);
+    const float* keptBox = boxes + *first * kBoxLength;
+    for (uint32_t* i = first + 1; i < last; ++i) {
+      scores[*i] *= p.decay(intersectionOverUnion(boxes + *i * kBoxLength, keptBox));
+      if (scores[*i] < p.nmsScoreThreshold) std::swap(*i--, *--last);
+    }
+    ++first;
+    ++kept;
+  }
+  return first;
+}
+
+// Inputs: 0 scores [rois, classes], 1 boxes [rois, classes * 4], 2 batch index per roi [rois],
+// 3 score threshold, 4 max detections, 5 NMS kernel, 6 IoU threshold, 7 sigma, 8 NMS score
+// threshold. Outputs: 0 scores [n], 1 boxes [n, 4], 2 classes [n], 3 batch indices [n].
+Result<void> boxWithNmsLimitKernel(OperationContext& context) {
+  SABLE_TRY(checkCounts(context, 9, 4));
+  const Tensor& scoresIn = context.input(0);
+  const Tensor& boxesIn = context.input(1);
+  const Tensor& batchesIn = context.input(2);
+  const OperandType type = scoresIn.type;
+  const bool quantized = isQuant8(type);
+  if (type != OperandType::TENSOR_FLOAT32 && type != OperandType::TENSOR_FLOAT16 && !quantized) {
+    return hal::invalidArgument("{} scores of type {} are not supported", nameOf(context), hal::toString(type));
+  }
+  const OperandType boxType = quantized ? OperandType::TENSOR_QUANT16_ASYMM : type;
+  SABLE_TRY(checkType(context, 1, boxType, "boxes"));
+  SABLE_TRY(checkType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
+  SABLE_TRY(checkRank(context, 0, 2, "scores"));
+  SABLE_TRY(checkRank(context, 1, 2, "boxes"));
+  SABLE_TRY(checkRank(context, 2, 1, "batch indices"));
+  SABLE_TRY(checkQuantBoxes(context, 1, "boxes"));
+  const uint32_t numRois = scoresIn.dim(0);
+  const uint32_t numClasses = scoresIn.dim(1);
+  if (numClasses < 2) {
+    return hal::invalidArgument("{} needs at least 2 classes (class 0 is background), has {}", nameOf(context),
+                                numClasses);
+  }
+  if (boxesIn.dim(0) != numRois || boxesIn.dim(1) != numClasses * kBoxLength || batchesIn.dim(0) != numRois) {
+    return hal::invalidArgument("{} boxes {} and batch indices {} must be [{}, {}] and [{}] to match scores {}",
+                                nameOf(context), dimsToString(boxesIn.dimensions), dimsToString(batchesIn.dimensions),
+                                numRois, numClasses * kBoxLength, numRois, dimsToString(scoresIn.dimensions));
+  }
+  NmsParams p{};
+  const OperandType realType = quantized ? OperandType::TENSOR_FLOAT32 : type;
+  SABLE_ASSIGN_OR_RETURN(p.scoreThreshold, realScalar(context, 3, realType, "score threshold"));
+  SABLE_ASSIGN_OR_RETURN(p.maxDetections, int32Scalar(context, 4, "max detections"));
+  SABLE_ASSIGN_OR_RETURN(int32_t kernelCode, int32Scalar(context, 5, "NMS kernel"));
+  SABLE_ASSIGN_OR_RETURN(p.iouThreshold, realScalar(context, 6, realType, "IoU threshold"));
+  SABLE_ASSIGN_OR_RETURN(p.sigma, realScalar(context, 7, realType, "sigma"));
+  SABLE_ASSIGN_OR_RETURN(p.nmsScoreThreshold, realScalar(context, 8, realType, "NMS score threshold"));
+  if (kernelCode < 0 || kernelCode > 2) {
+    return hal::invalidArgument("{} NMS kernel {} is not one of hard (0), linear (1), gaussian (2)", nameOf(context),
+                                kernelCode);
+  }
+  p.kernel = static_cast<NmsKernel>(kernelCode);
+  SABLE_TRY(checkOutputTypeAt(context, 0, type));
+  SABLE_TRY(checkOutputTypeAt(context, 1, boxType));
+  SABLE_TRY(checkOutputTypeAt(context, 2, OperandType::TENSOR_INT32));
+  SABLE_TRY(checkOutputTypeAt(context, 3, OperandType::TENSOR_INT32));
+
+  std::vector<float> scores = realValues(scoresIn);
+  const std::vector<float> boxes = realValues(boxesIn);
+  const int32_t* batchOf = batchesIn.data<int32_t>();
+
+  // Rois of one batch are consecutive (the reference assumes so): each run of equal batch
+  // indices is one batch. Kept entries are flat indices roi * classes + class.
+  std::vector<uint32_t> selected;
+  std::vector<uint32_t> selectedBatch;  // first roi of the batch of each selected entry
+  for (uint32_t begin = 0; begin < numRois;) {
+    uint32_t end = begin + 1;
+    while (end < numRois && batchOf[end] == batchOf[begin]) ++end;
+    for (uint32_t r = begin; r < end; ++r) {
+      for (uint32_t c = 0; c < numClasses; ++c) {
+        if (!validBox(&boxes[(r * numClasses + c) * kBoxLength])) {
+          return hal::invalidArgument("{} box {} of roi {} has x2 < x1 or y2 < y1", nameOf(context), c, r);
+        }
+      }
+    }
+    std::vector<uint32_t> batchSelected;
+    for (uint32_t c = 1; c < numClasses; ++c) {  // class 0 is background
+      const size_t classStart = batchSelected.size();
+      for (uint32_t r = begin; r < end; ++r) {
+        if (scores[r * numClasses + c] > p.scoreThreshold) batchSelected.push_back(r * numClasses + c);
+      }
+      uint32_t* keptEnd = suppressClass(scores, boxes.data(), p, batchSelected.data() + classStart,
+                                        batchSelected.data() + batchSelected.size());
+      batchSelected.resize(static_cast<size_t>(keptEnd - batchSelected.data()));
+    }
+    std::stable_sort(batchSelected.begin(), batchSelected.end(),
+                     [&](uint32_t a, uint32_t b) { return scores[a] > scores[b]; });
+    if (p.maxDetections >= 0 && batchSelected.size() > static_cast<size_t>(p.maxDetections)) {
+      batchSelected.resize(static_cast<size_t>(p.maxDetections));
+    }
+    std::stable_sort(batchSelected.begin(), batchSelected.end(), [&](uint32_t a, uint32_t b) {
+      const uint32_t ca = a % numClasses, cb = b % numClasses;
+      return ca == cb ? scores[a] > scores[b] : ca < cb;
+    });
+    selected.insert(selected.end(), batchSelected.begin(), batchSelected.end());
+    selectedBatch.insert(selectedBatch.end(), batchSelected.size(), begin);
+    begin = end;
+  }
+
+  const uint32_t n = static_cast<uint32_t>(selected.size());
+  SABLE_ASSIGN_OR_RETURN(Tensor * scoresOut, context.setOutputShape(0, {n}));
+  SABLE_ASSIGN_OR_RETURN(Tensor * boxesOut, context.setOutputShape(1, {n, kBoxLength}));
+  SABLE_ASSIGN_OR_RETURN(Tensor * classesOut, context.setOutputShape(2, {n}));
+  SABLE_ASSIGN_OR_RETURN(Tensor * batchesOut, context.setOutputShape(3, {n}));
+  const size_t boxElementSize = hal::sizeOfElement(boxType);
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t index = selected[k];
+    storeReal(*scoresOut, k, scores[index]);
+    // Boxes are copied bit for bit, so quantized boxes keep their exact input values.
+    std::memcpy(boxesOut->buffer + k * kBoxLength * boxElementSize, boxesIn.buffer + index * kBoxLength * boxElementSize,
+                kBoxLength * boxElementSize);
+    classesOut->data<int32_t>()[k] = static_cast<int32_t>(index % numClasses);
+    batchesOut->data<int32_t>()[k] = batchOf[selectedBatch[k]];
+  }
+  return {};
+}
+
+}  // namespace
+
+void registerDetectionOperations(std::vector<OperationRegistration>& out) {
+  using enum OperandType;
+  out.push_back({OperationType::BOX_WITH_NMS_LIMIT, boxWithNmsLimitKernel,
+                 {TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM, TENSOR_QUANT8_ASYMM_SIGNED}});
+}
+
+}  // namespace sable::runtime::cpu

@@ -1,0 +1,77 @@
+// Kernel tests of the detection group (runtime/src/cpu/ops_detection.cc).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "operation_test_support.h"
+
+namespace sable::testing {
+namespace {
+
+using hal::OperationType;
+
+// Three rois of one batch, two classes (0 = background). Class 1: roi 1 overlaps roi 0 with IoU
+// 81/119, roi 2 overlaps nothing.
+const std::vector<float> kScores = {0.1f, 0.9f, 0.2f, 0.8f, 0.3f, 0.7f};
+const std::vector<float> kBoxes = {0, 0, 10, 10, 0, 0, 10, 10,      //
+                                   0, 0, 10, 10, 1, 1, 11, 11,      //
+                                   0, 0, 10, 10, 20, 20, 30, 30};
+
+struct NmsModel {
+  ModelBuilder builder;
+  std::vector<std::vector<uint8_t>> inputs;
+};
+
+NmsModel nmsModel(float scoreThreshold, int32_t maxDetections, int32_t kernel, float iouThreshold,
+                  float nmsScoreThreshold) {
+  NmsModel m;
+  ModelBuilder& b = m.builder;
+  const uint32_t scores = b.addInput(kF32, {3, 2});
+  const uint32_t boxes = b.addInput(kF32, {3, 8});
+  const uint32_t batches = b.addConstant<int32_t>(kI32, {3}, {0, 0, 0});
+  const std::vector<uint32_t> ins = {scores,
+                                     boxes,
+                                     batches,
+                                     b.addFloat32(scoreThreshold),
+                                     b.addInt32(maxDetections),
+                                     b.addInt32(kernel),
+                                     b.addFloat32(iouThreshold),
+                                     b.addFloat32(0.5f),
+                                     b.addFloat32(nmsScoreThreshold)};
+  const std::vector<uint32_t> outs = {b.addOutput(kF32, {0}), b.addOutput(kF32, {0, 4}), b.addOutput(kI32, {0}),
+                                      b.addOutput(kI32, {0})};
+  b.addOperation(OperationType::BOX_WITH_NMS_LIMIT, ins, outs);
+  m.inputs = {toBytes(kScores), toBytes(kBoxes)};
+  return m;
+}
+
+TEST(BoxWithNmsLimit, HardNmsDropsTheOverlappingLowerScoredBox) {
+  NmsModel m = nmsModel(0.0f, -1, 0, 0.5f, 0.1f);
+  auto outputs = runOk(m.builder, m.inputs);
+  expectOutput<float>(outputs, 0, {2}, {0.9f, 0.7f});
+  expectOutput<float>(outputs, 1, {2, 4}, {0, 0, 10, 10, 20, 20, 30, 30});
+  expectOutput<int32_t>(outputs, 2, {2}, {1, 1});
+  expectOutput<int32_t>(outputs, 3, {2}, {0, 0});
+}
+
+TEST(BoxWithNmsLimit, LinearNmsDecaysTheOverlappingBoxInsteadOfDroppingIt) {
+  NmsModel m = nmsModel(0.0f, -1, 1, 0.5f, 0.1f);
+  auto outputs = runOk(m.builder, m.inputs);
+  const float decayed = 0.8f * (1.0f - 81.0f / 119.0f);
+  expectOutput<float>(outputs, 0, {3}, {0.9f, 0.7f, decayed});
+  expectOutput<int32_t>(outputs, 2, {3}, {1, 1, 1});
+}
+
+TEST(BoxWithNmsLimit, MaxDetectionsKeepsTheBestScores) {
+  NmsModel m = nmsModel(0.0f, 1, 0, 0.5f, 0.1f);
+  auto outputs = runOk(m.builder, m.inputs);
+  expectOutput<float>(outputs, 0, {1}, {0.9f});
+}
+
+TEST(BoxWithNmsLimit, UnknownNmsKernelIsRefused) {
+  NmsModel m = nmsModel(0.0f, -1, 3, 0.5f, 0.1f);
+  expectRefused(m.builder, m.inputs, "NMS kernel 3");
+}
+
+}  // namespace
+}  // namespace sable::testing
