@@ -73,5 +73,36 @@ TEST(BoxWithNmsLimit, UnknownNmsKernelIsRefused) {
   expectRefused(m.builder, m.inputs, "NMS kernel 3");
 }
 
+// A 2x2 feature map [[1, 2], [3, 4]] (NHWC, one channel) and one roi covering it.
+std::vector<Arg> roiAlignArgs(std::vector<float> roi, int32_t batch, bool nchw = false) {
+  return {tensor<float>(kF32, {1, 2, 2, 1}, {1, 2, 3, 4}),
+          tensor<float>(kF32, {1, 4}, roi),
+          tensor<int32_t>(kI32, {1}, {batch}),
+          int32Scalar(1),
+          int32Scalar(1),
+          float32Scalar(1.0f),
+          float32Scalar(1.0f),
+          int32Scalar(2),
+          int32Scalar(2),
+          boolScalar(nchw)};
+}
+
+TEST(RoiAlign, AveragesBilinearSamplesClampedAtTheFeatureMapEdge) {
+  // Samples at (0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (1.5, 1.5) interpolate to 2.5, 3, 3.5 and 4
+  // (samples past the last pixel take the edge value).
+  auto values = runValues<float>(OperationType::ROI_ALIGN, roiAlignArgs({0, 0, 2, 2}, 0), {kF32, {1, 1, 1, 1}});
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_FLOAT_EQ(values[0], 3.25f) << "average of the four bilinear samples";
+}
+
+TEST(RoiAlign, BatchIndexOutsideTheInputIsRefused) {
+  expectFails(OperationType::ROI_ALIGN, roiAlignArgs({0, 0, 2, 2}, 1), {kF32, {1, 1, 1, 1}}, "batch index 1");
+}
+
+TEST(RoiAlign, RoiOutsideTheFeatureMapIsRefused) {
+  expectFails(OperationType::ROI_ALIGN, roiAlignArgs({0, 0, 3, 2}, 0), {kF32, {1, 1, 1, 1}},
+              "is not a box inside the 2x2 feature map");
+}
+
 }  // namespace
 }  // namespace sable::testing

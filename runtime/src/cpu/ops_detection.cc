@@ -272,11 +272,187 @@ Result<void> boxWithNmsLimitKernel(OperationContext& context) {
   return {};
 }
 
+// ---- ROI_ALIGN ---------------------------------------------------------------------------------
+
+struct RoiAlignParams {
+  uint32_t outHeight, outWidth;
+  float heightStride, widthStride;  // image pixels per feature-map pixel
+  int32_t heightSampling, widthSampling;  // 0 = adaptive: ceil(bin size)
+  bool useNchw;
+};
+
+// Averages bilinear samples of a grid in each output bin of each roi, on NHWC data. Quantized
+// inputs weight samples with 8-bit fixed-point weights (units of 1/255) like the reference, so
+// results round the same way.
+template <typename T>
+Result<void> roiAlignNhwc(const OperationContext& context, const T* in, const std::vector<uint32_t>& inDims,
+                          const std::vector<float>& rois, const int32_t* batchOf, const RoiAlignParams& p,
+                          float inScale, int32_t inZero, float outScale, int32_t outZero, T* out) {
+  const uint32_t numBatches = inDims[0], inHeight = inDims[1], inWidth = inDims[2], depth = inDims[3];
+  const uint32_t numRois = static_cast<uint32_t>(rois.size() / kBoxLength);
+  const float heightScale = 1.0f / p.heightStride, widthScale = 1.0f / p.widthStride;
+  constexpr float kWeightUnit = 1.0f / 255.0f;
+  std::vector<float> sums(depth);
+  for (uint32_t r = 0; r < numRois; ++r) {
+    const float* roi = &rois[r * kBoxLength];
+    const int32_t batch = batchOf[r];
+    if (batch < 0 || static_cast<uint32_t>(batch) >= numBatches) {
+      return hal::invalidArgument("{} roi {} has batch index {} outside [0, {})", nameOf(context), r, batch, numBatches);
+    }
+    if (!(roi[0] >= 0 && roi[1] >= 0 && roi[2] >= 0 && roi[3] >= 0 && roi[0] * widthScale <= inWidth &&
+          roi[2] * widthScale <= inWidth && roi[1] * heightScale <= inHeight && roi[3] * heightScale <= inHeight &&
+          validBox(roi))) {
+      return hal::invalidArgument("{} roi {} ({}, {}, {}, {}) is not a box inside the {}x{} feature map",
+                                  nameOf(context), r, roi[0], roi[1], roi[2], roi[3], inWidth, inHeight);
+    }
+    const float wRoiStart = roi[0] * widthScale, hRoiStart = roi[1] * heightScale;
+    const float roiWidth = std::max(roi[2] * widthScale - wRoiStart, 1.0f);
+    const float roiHeight = std::max(roi[3] * heightScale - hRoiStart, 1.0f);
+    const float wStep = roiWidth / static_cast<float>(p.outWidth);
+    const float hStep = roiHeight / static_cast<float>(p.outHeight);
+    const uint32_t wSampling = p.widthSampling > 0 ? static_cast<uint32_t>(p.widthSampling)
+                                                   : static_cast<uint32_t>(std::ceil(wStep));
+    const uint32_t hSampling = p.heightSampling > 0 ? static_cast<uint32_t>(p.heightSampling)
+                                                    : static_cast<uint32_t>(std::ceil(hStep));
+    const float numSamples = static_cast<float>(wSampling * hSampling);
+    const float wBin = wStep / static_cast<float>(wSampling), hBin = hStep / static_cast<float>(hSampling);
+    const T* base = in + static_cast<size_t>(batch) * inHeight * inWidth * depth;
+    for (uint32_t i = 0; i < p.outHeight; ++i) {
+      for (uint32_t j = 0; j < p.outWidth; ++j) {
+        const float wStart = wStep * j + wRoiStart, wEnd = wStep * (j + 1) + wRoiStart;
+        const float hStart = hStep * i + hRoiStart, hEnd = hStep * (i + 1) + hRoiStart;
+        std::fill(sums.begin(), sums.end(), 0.0f);
+        // The sample grid is walked by accumulation, as the reference does, so that the number
+        // of samples per bin matches it exactly (including rounding at the bin's end).
+        for (float y = hStart + hBin / 2; y < hEnd; y += hBin) {
+          for (float x = wStart + wBin / 2; x < wEnd; x += wBin) {
+            uint32_t x1 = static_cast<uint32_t>(std::floor(x)), y1 = static_cast<uint32_t>(std::floor(y));
+            uint32_t x2 = x1 + 1, y2 = y1 + 1;
+            float dx1 = x - static_cast<float>(x1), dy1 = y - static_cast<float>(y1);
+            if (x1 >= inWidth - 1) {
+              x1 = x2 = inWidth - 1;
+              dx1 = 0;
+            }
+            if (y1 >= inHeight - 1) {
+              y1 = y2 = inHeight - 1;
+              dy1 = 0;
+            }
+            const float dx2 = 1.0f - dx1, dy2 = 1.0f - dy1;
+            const float weights[4] = {dx2 * dy2, dx1 * dy2, dx2 * dy1, dx1 * dy1};
+            const size_t offsets[4] = {(static_cast<size_t>(y1) * inWidth + x1) * depth,
+                                       (static_cast<size_t>(y1) * inWidth + x2) * depth,
+                                       (static_cast<size_t>(y2) * inWidth + x1) * depth,
+                                       (static_cast<size_t>(y2) * inWidth + x2) * depth};
+            for (uint32_t k = 0; k < depth; ++k) {
+              float sample = 0.0f;
+              for (int c = 0; c < 4; ++c) {
+                if constexpr (kIsFloat<T>) {
+                  sample += weights[c] * static_cast<float>(base[offsets[c] + k]);
+                } else {
+                  sample += std::round(weights[c] / kWeightUnit) *
+                            static_cast<float>(static_cast<int32_t>(base[offsets[c] + k]) - inZero);
+                }
+              }
+              sums[k] += sample;
+            }
+          }
+        }
+        T* o = out + ((static_cast<size_t>(r) * p.outHeight + i) * p.outWidth + j) * depth;
+        for (uint32_t k = 0; k < depth; ++k) {
+          if constexpr (kIsFloat<T>) {
+            o[k] = static_cast<T>(sums[k] / numSamples);
+          } else {
+            const float q = std::round(sums[k] * (inScale * kWeightUnit / outScale / numSamples)) + outZero;
+            o[k] = static_cast<T>(std::clamp(q, static_cast<float>(std::numeric_limits<T>::min()),
+                                             static_cast<float>(std::numeric_limits<T>::max())));
+          }
+        }
+      }
+    }
+  }
+  return {};
+}
+
+// Inputs: 0 feature map (4-D), 1 rois [n, 4], 2 batch index per roi [n], 3 output height,
+// 4 output width, 5 height stride, 6 width stride, 7 height sampling ratio, 8 width sampling
+// ratio, 9 layout (BOOL, true = NCHW). Output: [n, outHeight, outWidth, depth] (or NCHW).
+Result<void> roiAlignKernel(OperationContext& context) {
+  SABLE_TRY(checkCounts(context, 10, 1));
+  const Tensor& input = context.input(0);
+  const Tensor& roisIn = context.input(1);
+  const Tensor& batchesIn = context.input(2);
+  const OperandType type = input.type;
+  const bool quantized = isQuant8(type);
+  if (type != OperandType::TENSOR_FLOAT32 && type != OperandType::TENSOR_FLOAT16 && !quantized) {
+    return hal::invalidArgument("{} input of type {} is not supported", nameOf(context), hal::toString(type));
+  }
+  SABLE_TRY(checkType(context, 1, quantized ? OperandType::TENSOR_QUANT16_ASYMM : type, "rois"));
+  SABLE_TRY(checkType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
+  SABLE_TRY(checkRank(context, 0, 4, "input"));
+  SABLE_TRY(checkRank(context, 1, 2, "rois"));
+  SABLE_TRY(checkRank(context, 2, 1, "batch indices"));
+  SABLE_TRY(checkQuantBoxes(context, 1, "rois"));
+  RoiAlignParams p{};
+  SABLE_ASSIGN_OR_RETURN(int32_t outHeight, int32Scalar(context, 3, "output height"));
+  SABLE_ASSIGN_OR_RETURN(int32_t outWidth, int32Scalar(context, 4, "output width"));
+  const OperandType realType = quantized ? OperandType::TENSOR_FLOAT32 : type;
+  SABLE_ASSIGN_OR_RETURN(p.heightStride, realScalar(context, 5, realType, "height stride"));
+  SABLE_ASSIGN_OR_RETURN(p.widthStride, realScalar(context, 6, realType, "width stride"));
+  SABLE_ASSIGN_OR_RETURN(p.heightSampling, int32Scalar(context, 7, "height sampling ratio"));
+  SABLE_ASSIGN_OR_RETURN(p.widthSampling, int32Scalar(context, 8, "width sampling ratio"));
+  SABLE_ASSIGN_OR_RETURN(p.useNchw, boolScalar(context, 9, "layout"));
+  if (outHeight <= 0 || outWidth <= 0) {
+    return hal::invalidArgument("{} output height and width must be positive, are {} and {}", nameOf(context),
+                                outHeight, outWidth);
+  }
+  if (!(p.heightStride > 0) || !(p.widthStride > 0)) {
+    return hal::invalidArgument("{} height and width strides must be positive, are {} and {}", nameOf(context),
+                                p.heightStride, p.widthStride);
+  }
+  if (p.heightSampling < 0 || p.widthSampling < 0) {
+    return hal::invalidArgument("{} sampling ratios must be >= 0 (0 = adaptive), are {} and {}", nameOf(context),
+                                p.heightSampling, p.widthSampling);
+  }
+  p.outHeight = static_cast<uint32_t>(outHeight);
+  p.outWidth = static_cast<uint32_t>(outWidth);
+  const uint32_t numRois = roisIn.dim(0);
+  if (roisIn.dim(1) != kBoxLength || batchesIn.dim(0) != numRois) {
+    return hal::invalidArgument("{} rois {} and batch indices {} must be [n, 4] and [n]", nameOf(context),
+                                dimsToString(roisIn.dimensions), dimsToString(batchesIn.dimensions));
+  }
+  SABLE_TRY(checkOutputType(context, type));
+  const std::vector<uint32_t> inNhwc = p.useNchw ? nchwShapeToNhwc(input.dimensions) : input.dimensions;
+  if (inNhwc[1] == 0 || inNhwc[2] == 0) {
+    return hal::invalidArgument("{} input {} has an empty feature map", nameOf(context), dimsToString(input.dimensions));
+  }
+  const std::vector<uint32_t> outNhwc = {numRois, p.outHeight, p.outWidth, inNhwc[3]};
+  SABLE_ASSIGN_OR_RETURN(Tensor * output, context.setOutputShape(0, p.useNchw ? nhwcShapeToNchw(outNhwc) : outNhwc));
+  if (output->elementCount() == 0) return {};  // no rois (e.g. none survived NMS): nothing to compute
+  const std::vector<float> rois = realValues(roisIn);
+  return visitElementType<ElementTypes::kFloatAndQuant8>(type, [&]<typename T>(T) -> Result<void> {
+    const float outScale = output->scale;
+    const int32_t outZero = output->zeroPoint;
+    if (!p.useNchw) {
+      return roiAlignNhwc<T>(context, input.data<T>(), inNhwc, rois, batchesIn.data<int32_t>(), p, input.scale,
+                             input.zeroPoint, outScale, outZero, output->data<T>());
+    }
+    std::vector<T> in(input.elementCount());
+    nchwToNhwc(input.data<T>(), input.dimensions, in.data());
+    std::vector<T> result(output->elementCount());
+    SABLE_TRY(roiAlignNhwc<T>(context, in.data(), inNhwc, rois, batchesIn.data<int32_t>(), p, input.scale,
+                              input.zeroPoint, outScale, outZero, result.data()));
+    nhwcToNchw(result.data(), outNhwc, output->data<T>());
+    return {};
+  });
+}
+
 }  // namespace
 
 void registerDetectionOperations(std::vector<OperationRegistration>& out) {
   using enum OperandType;
   out.push_back({OperationType::BOX_WITH_NMS_LIMIT, boxWithNmsLimitKernel,
+                 {TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM, TENSOR_QUANT8_ASYMM_SIGNED}});
+  out.push_back({OperationType::ROI_ALIGN, roiAlignKernel,
                  {TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM, TENSOR_QUANT8_ASYMM_SIGNED}});
 }
 
