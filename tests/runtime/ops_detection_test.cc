@@ -104,5 +104,27 @@ TEST(RoiAlign, RoiOutsideTheFeatureMapIsRefused) {
               "is not a box inside the 2x2 feature map");
 }
 
+TEST(AxisAlignedBboxTransform, MovesAndScalesTheBoxThenClipsItToTheImage) {
+  // Roi (10, 10)-(20, 30): 10 wide, 20 high, centred at (15, 20). Class 0 moves it by half its
+  // size; class 1 doubles its width (exp(ln 2)). Both reach x = 25 and are clipped to the
+  // 24-pixel-wide image.
+  const float ln2 = 0.69314718f;
+  auto values = runValues<float>(OperationType::AXIS_ALIGNED_BBOX_TRANSFORM,
+                                 {tensor<float>(kF32, {1, 4}, {10, 10, 20, 30}),
+                                  tensor<float>(kF32, {1, 8}, {0.5f, 0.5f, 0, 0, 0, 0, ln2, 0}),
+                                  tensor<int32_t>(kI32, {1}, {0}), tensor<float>(kF32, {1, 2}, {100, 24})},
+                                 {kF32, {1, 8}});
+  const std::vector<float> expected = {15, 20, 24, 40, 5, 10, 24, 30};
+  ASSERT_EQ(values.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(values[i], expected[i], 1e-4f) << "coordinate " << i;
+}
+
+TEST(AxisAlignedBboxTransform, InvertedRoiIsRefused) {
+  expectFails(OperationType::AXIS_ALIGNED_BBOX_TRANSFORM,
+              {tensor<float>(kF32, {1, 4}, {20, 10, 10, 30}), tensor<float>(kF32, {1, 4}, {0, 0, 0, 0}),
+               tensor<int32_t>(kI32, {1}, {0}), tensor<float>(kF32, {1, 2}, {100, 100})},
+              {kF32, {1, 4}}, "x2 < x1");
+}
+
 }  // namespace
 }  // namespace sable::testing

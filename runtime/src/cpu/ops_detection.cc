@@ -446,12 +446,87 @@ Result<void> roiAlignKernel(OperationContext& context) {
   });
 }
 
+// ---- AXIS_ALIGNED_BBOX_TRANSFORM ---------------------------------------------------------------
+
+// Inputs: 0 rois [n, 4], 1 deltas [n, classes * 4] as (dx, dy, log dw, log dh) relative to the
+// roi's size, 2 batch index per roi [n], 3 image size per batch [batches, 2] as (height, width).
+// Output: the moved boxes [n, classes * 4], clipped to the image.
+Result<void> bboxTransformKernel(OperationContext& context) {
+  SABLE_TRY(checkCounts(context, 4, 1));
+  const Tensor& roisIn = context.input(0);
+  const Tensor& deltasIn = context.input(1);
+  const Tensor& batchesIn = context.input(2);
+  const Tensor& imageIn = context.input(3);
+  const OperandType type = roisIn.type;
+  if (type == OperandType::TENSOR_QUANT16_ASYMM) {
+    if (!isQuant8(deltasIn.type)) {
+      return hal::invalidArgument("{} deltas (input 1) must be quant8 with quant16 rois, are {}", nameOf(context),
+                                  hal::toString(deltasIn.type));
+    }
+  } else if (type == OperandType::TENSOR_FLOAT32 || type == OperandType::TENSOR_FLOAT16) {
+    SABLE_TRY(checkType(context, 1, type, "deltas"));
+  } else {
+    return hal::invalidArgument("{} rois of type {} are not supported", nameOf(context), hal::toString(type));
+  }
+  SABLE_TRY(checkType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
+  SABLE_TRY(checkType(context, 3, type, "image sizes"));
+  SABLE_TRY(checkRank(context, 0, 2, "rois"));
+  SABLE_TRY(checkRank(context, 1, 2, "deltas"));
+  SABLE_TRY(checkRank(context, 2, 1, "batch indices"));
+  SABLE_TRY(checkRank(context, 3, 2, "image sizes"));
+  SABLE_TRY(checkQuantBoxes(context, 0, "rois"));
+  SABLE_TRY(checkQuantBoxes(context, 3, "image sizes"));
+  const uint32_t numRois = roisIn.dim(0);
+  const uint32_t numClasses = deltasIn.dim(1) / kBoxLength;
+  const uint32_t numBatches = imageIn.dim(0);
+  if (numClasses == 0 || numBatches == 0 || roisIn.dim(1) != kBoxLength || deltasIn.dim(0) != numRois ||
+      deltasIn.dim(1) != numClasses * kBoxLength || batchesIn.dim(0) != numRois || imageIn.dim(1) != 2) {
+    return hal::invalidArgument(
+        "{} shapes must be rois [n, 4], deltas [n, 4 * classes], batch indices [n], image sizes [batches, 2] with "
+        "classes and batches > 0; are {}, {}, {}, {}",
+        nameOf(context), dimsToString(roisIn.dimensions), dimsToString(deltasIn.dimensions),
+        dimsToString(batchesIn.dimensions), dimsToString(imageIn.dimensions));
+  }
+  SABLE_TRY(checkOutputType(context, type));
+  SABLE_ASSIGN_OR_RETURN(Tensor * output, context.setOutputShape(0, {numRois, numClasses * kBoxLength}));
+  if (output->elementCount() == 0) return {};
+  const std::vector<float> rois = realValues(roisIn);
+  const std::vector<float> deltas = realValues(deltasIn);
+  const std::vector<float> images = realValues(imageIn);
+  const int32_t* batchOf = batchesIn.data<int32_t>();
+  for (uint32_t r = 0; r < numRois; ++r) {
+    const float* roi = &rois[r * kBoxLength];
+    if (batchOf[r] < 0 || static_cast<uint32_t>(batchOf[r]) >= numBatches) {
+      return hal::invalidArgument("{} roi {} has batch index {} outside [0, {})", nameOf(context), r, batchOf[r],
+                                  numBatches);
+    }
+    if (!validBox(roi)) return hal::invalidArgument("{} roi {} has x2 < x1 or y2 < y1", nameOf(context), r);
+    const float imageHeight = images[batchOf[r] * 2], imageWidth = images[batchOf[r] * 2 + 1];
+    const float width = roi[2] - roi[0], height = roi[3] - roi[1];
+    const float centerX = (roi[0] + roi[2]) / 2, centerY = (roi[1] + roi[3]) / 2;
+    for (uint32_t c = 0; c < numClasses; ++c) {
+      const size_t at = (static_cast<size_t>(r) * numClasses + c) * kBoxLength;
+      const float* d = &deltas[at];
+      const float newWidth = std::exp(d[2]) * width, newHeight = std::exp(d[3]) * height;
+      const float newX = centerX + d[0] * width, newY = centerY + d[1] * height;
+      const float box[4] = {newX - newWidth / 2, newY - newHeight / 2, newX + newWidth / 2, newY + newHeight / 2};
+      for (uint32_t k = 0; k < kBoxLength; ++k) {
+        const float limit = k % 2 == 0 ? imageWidth : imageHeight;
+        storeReal(*output, at + k, std::min(std::max(box[k], 0.0f), limit));
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 void registerDetectionOperations(std::vector<OperationRegistration>& out) {
   using enum OperandType;
   out.push_back({OperationType::BOX_WITH_NMS_LIMIT, boxWithNmsLimitKernel,
                  {TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM, TENSOR_QUANT8_ASYMM_SIGNED}});
+  out.push_back({OperationType::AXIS_ALIGNED_BBOX_TRANSFORM, bboxTransformKernel,
+                 {TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT16_ASYMM}});
   out.push_back({OperationType::ROI_ALIGN, roiAlignKernel,
                  {TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM, TENSOR_QUANT8_ASYMM_SIGNED}});
 }
