@@ -324,8 +324,10 @@ Result<void> roiAlignNhwc(const OperationContext& context, const T* in, const st
         std::fill(sums.begin(), sums.end(), 0.0f);
         // The sample grid is walked by accumulation, as the reference does, so that the number
         // of samples per bin matches it exactly (including rounding at the bin's end).
-        for (float y = hStart + hBin / 2; y < hEnd; y += hBin) {
-          for (float x = wStart + wBin / 2; x < wEnd; x += wBin) {
+        // A bin narrower than the float spacing at its position would never advance the walk
+        // (huge output sizes), so the walk also stops when a step no longer moves.
+        for (float y = hStart + hBin / 2; y < hEnd && y + hBin > y; y += hBin) {
+          for (float x = wStart + wBin / 2; x < wEnd && x + wBin > x; x += wBin) {
             uint32_t x1 = static_cast<uint32_t>(std::floor(x)), y1 = static_cast<uint32_t>(std::floor(y));
             uint32_t x2 = x1 + 1, y2 = y1 + 1;
             float dx1 = x - static_cast<float>(x1), dy1 = y - static_cast<float>(y1);
