@@ -51,11 +51,12 @@ inline hal::Result<void> checkCounts(const OperationContext& context, uint32_t i
 
 // Output 0 is declared with this type. Kernels write with the element size of the declared type,
 // so a mismatch is rejected before anything is written.
-inline hal::Result<void> checkOutputType(const OperationContext& context, hal::OperandType expected) {
-  const hal::OperandType actual = context.outputInfo(0).type;
+inline hal::Result<void> checkOutputType(const OperationContext& context, hal::OperandType expected,
+                                         uint32_t output = 0) {
+  const hal::OperandType actual = context.outputInfo(output).type;
   if (actual != expected) {
-    return hal::invalidArgument("{} output must be of type {}, is {}", nameOf(context), hal::toString(expected),
-                                hal::toString(actual));
+    return hal::invalidArgument("{} output {} must be of type {}, is {}", nameOf(context), output,
+                                hal::toString(expected), hal::toString(actual));
   }
   return {};
 }

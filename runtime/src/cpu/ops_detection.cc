@@ -96,16 +96,6 @@ hal::Result<float> realScalar(const OperationContext& context, uint32_t i, Opera
   return context.floatScalar(i);
 }
 
-// Output i is declared with type `expected`; kernels write with its element size.
-hal::Result<void> checkOutputTypeAt(const OperationContext& context, uint32_t i, OperandType expected) {
-  const OperandType actual = context.outputInfo(i).type;
-  if (actual != expected) {
-    return hal::invalidArgument("{} output {} must be of type {}, is {}", nameOf(context), i, hal::toString(expected),
-                                hal::toString(actual));
-  }
-  return {};
-}
-
 bool validBox(const float* box) { return box[0] <= box[2] && box[1] <= box[3]; }
 
 float intersectionOverUnion(const float* a, const float* b) {
@@ -207,10 +197,10 @@ Result<void> boxWithNmsLimitKernel(OperationContext& context) {
                                 kernelCode);
   }
   p.kernel = static_cast<NmsKernel>(kernelCode);
-  SABLE_TRY(checkOutputTypeAt(context, 0, type));
-  SABLE_TRY(checkOutputTypeAt(context, 1, boxType));
-  SABLE_TRY(checkOutputTypeAt(context, 2, OperandType::TENSOR_INT32));
-  SABLE_TRY(checkOutputTypeAt(context, 3, OperandType::TENSOR_INT32));
+  SABLE_TRY(checkOutputType(context, type, 0));
+  SABLE_TRY(checkOutputType(context, boxType, 1));
+  SABLE_TRY(checkOutputType(context, OperandType::TENSOR_INT32, 2));
+  SABLE_TRY(checkOutputType(context, OperandType::TENSOR_INT32, 3));
 
   std::vector<float> scores = realValues(scoresIn);
   const std::vector<float> boxes = realValues(boxesIn);
