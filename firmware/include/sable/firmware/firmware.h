@@ -1,0 +1,46 @@
+/*
+ * The firmware of the NPU's control core: its one entry point and the portability callbacks
+ * through which it reaches the hardware. The same firmware runs as a thread of sable-simd
+ * (func backend), as a SystemC thread (rtl backend) and on a real control core, where the
+ * callbacks are volatile loads and stores and a WFI instruction.
+ *
+ * Freestanding C: no heap, no libc I/O, no host or simulator headers.
+ */
+#ifndef SABLE_FIRMWARE_FIRMWARE_H
+#define SABLE_FIRMWARE_FIRMWARE_H
+
+#include <stdint.h>
+
+#include "sable/firmware/host_interface.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Firmware version: (major << 16) | minor. */
+#define SABLE_FW_VERSION_MAJOR 1u
+#define SABLE_FW_VERSION_MINOR 0u
+#define SABLE_FW_VERSION ((SABLE_FW_VERSION_MAJOR << 16) | SABLE_FW_VERSION_MINOR)
+
+/* What the control core's platform provides. Addresses are in the firmware's address map
+ * (host_interface.h): device memory from 0, the NPU's CSRs at SABLE_FW_NPU_CSR_BASE, the
+ * host-interface block at SABLE_FW_HOSTIF_BASE. 32-bit accesses are single-copy atomic and
+ * ordered with respect to each other (a write is visible to the host before the next one). */
+struct sable_fw_platform {
+	void *context;
+	uint32_t (*read32)(void *context, uint64_t address);
+	void (*write32)(void *context, uint64_t address, uint32_t value);
+	/* Sleeps until an interrupt is pending (HOSTIF IRQ_STATUS != 0) or the HOSTIF timer reaches
+	 * until_us, whichever is first. May return early. */
+	void (*wait_for_interrupt)(void *context, uint64_t until_us);
+};
+
+/* Boots, publishes SABLE_FW_STATE_READY in the boot block, serves the rings until the host
+ * raises SABLE_HOSTIF_IRQ_HALT, publishes SABLE_FW_STATE_HALTED and returns. */
+void sable_fw_main(const struct sable_fw_platform *platform);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SABLE_FIRMWARE_FIRMWARE_H */

@@ -1,0 +1,47 @@
+/*
+ * kmd/shim: the UAPI of kmd/include/uapi/sable_uapi.h implemented in user space over the shared
+ * memory of a sable-simd device server. The calls mirror open(2)/ioctl(2)/mmap(2)/close(2) on
+ * the Linux driver's device node, so the UMD has one code path for both.
+ *
+ * Every call returns 0 (or a pointer) on success and a negative errno value (or NULL) on
+ * failure; sable_shim_last_error() then returns a message for the calling thread.
+ */
+#ifndef SABLE_SHIM_H
+#define SABLE_SHIM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sable_shim_device;
+
+/* Default device name served by sable-simd. */
+#define SABLE_SHIM_DEFAULT_DEVICE "sable-npu"
+
+/* sable_shim_open flags. */
+#define SABLE_SHIM_SPAWN 1u /* no server running: start sable-simd as a child process, and say so on stderr */
+
+/*
+ * Connects to the server of device `name` (NULL: $SABLE_DEVICE or SABLE_SHIM_DEFAULT_DEVICE)
+ * and performs the compatibility handshake (SABLE_IOCTL_HANDSHAKE) with this build's versions.
+ * With SABLE_SHIM_SPAWN and no server running, starts `sable-simd` ($SABLE_SIMD, else the one
+ * installed beside the calling executable's build, else $PATH) with --device name.
+ */
+int sable_shim_open(const char *name, uint32_t flags, struct sable_shim_device **out);
+/* One UAPI request (SABLE_IOCTL_*) with its argument struct. */
+int sable_shim_ioctl(struct sable_shim_device *device, unsigned long request, void *arg);
+/* Maps `size` bytes of the buffer object whose SABLE_IOCTL_BO_CREATE returned mmap_offset. */
+void *sable_shim_mmap(struct sable_shim_device *device, uint64_t size, uint64_t mmap_offset);
+int sable_shim_munmap(struct sable_shim_device *device, void *address, uint64_t size);
+/* Closes the connection; the server frees the client's buffer objects, programs and jobs. */
+void sable_shim_close(struct sable_shim_device *device);
+/* The message of the calling thread's last failed call. */
+const char *sable_shim_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SABLE_SHIM_H */
