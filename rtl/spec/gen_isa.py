@@ -206,6 +206,29 @@ def c_header(spec):
         emit(f"    case SABLE_OP_{c['name']}: {{ static const uint32_t m[{WORDS}] = {{{masks}}}; return word < {WORDS}u ? m[word] : 0u; }}")
     emit("    default: return 0u;\n  }\n}\n")
 
+    emit("/* Field tables, for tools that handle commands generically (assembler, disassembler). */")
+    emit("struct sable_field_desc {\n  const char *name;\n  uint8_t word;\n  uint8_t lsb;\n  uint8_t width;\n  uint8_t is_signed;\n};")
+    emit("static inline const struct sable_field_desc *sable_cmd_fields(uint32_t opcode, uint32_t *count) {")
+    emit("  switch (opcode) {")
+    for c in spec.commands:
+        entries = ", ".join(f"{{\"{f['name']}\", {f['word']}, {f['lsb']}, {f['width']}, {1 if f.get('signed') else 0}}}"
+                            for f in c["fields"])
+        n = len(c["fields"])
+        if n:
+            emit(f"    case SABLE_OP_{c['name']}: {{ static const struct sable_field_desc f[{n}] = {{{entries}}}; *count = {n}u; return f; }}")
+        else:
+            emit(f"    case SABLE_OP_{c['name']}: *count = 0u; return 0;")
+    emit("    default: *count = 0u; return 0;\n  }\n}")
+    emit("static inline uint32_t sable_opcode_by_name(const char *name, int *found) {")
+    emit("  static const struct { const char *name; uint32_t opcode; } ops[] = {")
+    emit(",\n".join(f"    {{\"{c['name']}\", {c['opcode']}u}}" for c in spec.commands))
+    emit("  };")
+    emit("  for (uint32_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {")
+    emit("    const char *a = ops[i].name, *b = name;")
+    emit("    while (*a && *a == *b) { ++a; ++b; }")
+    emit("    if (*a == *b) { *found = 1; return ops[i].opcode; }")
+    emit("  }")
+    emit("  *found = 0;\n  return 0;\n}\n")
     emit("/* Fields of every command. */")
     for f in spec.common:
         emit_accessors(emit, "sable_cmd", "SABLE_CMD", f)

@@ -14,5 +14,8 @@ using CommandRunner = std::function<int()>;
 CommandRunner addInfoCommand(CLI::App& app);         // info_command.cc
 CommandRunner addConformanceCommand(CLI::App& app);  // conformance_command.cc
 CommandRunner addRunCommand(CLI::App& app);          // run_command.cc
+// Registers both `asm` and `disasm`; the runner serves whichever was chosen.
+CommandRunner addAsmCommands(CLI::App& app);         // asm_command.cc
+CommandRunner addBenchCommand(CLI::App& app);        // bench_command.cc
 
 }  // namespace sable::tools

@@ -14,6 +14,13 @@ int main(int argc, char** argv) {
   add(sable::tools::addInfoCommand);
   add(sable::tools::addConformanceCommand);
   add(sable::tools::addRunCommand);
+  add(sable::tools::addBenchCommand);
+  {  // asm and disasm share one runner, which asks its subcommands which one was parsed.
+    auto runner = sable::tools::addAsmCommands(app);
+    const auto subcommands = app.get_subcommands({});
+    commands.emplace_back(subcommands[subcommands.size() - 2], runner);
+    commands.emplace_back(subcommands.back(), runner);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,24 +10,16 @@
 #include <limits>
 
 #include "sable/hal/types.h"
+#include "sable/isa_arith.h"
 
 namespace sable::runtime::cpu {
 
-// (a * b * 2) >> 32 with rounding; the one overflow case (both INT32_MIN) saturates.
+// The rounding primitives are the hardware contract's (sable/isa_arith.h), so that the CPU
+// reference and the NPU round identically.
 inline int32_t saturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
-  if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
-  int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
-  int64_t nudge = ab >= 0 ? (1ll << 30) : (1 - (1ll << 30));
-  return static_cast<int32_t>((ab + nudge) / (1ll << 31));
+  return sable_saturating_rounding_doubling_high_mul(a, b);
 }
-
-// x / 2^exponent rounded to nearest, ties away from zero. 0 <= exponent <= 31.
-inline int32_t roundingDivideByPOT(int32_t x, int exponent) {
-  const int32_t mask = static_cast<int32_t>((1ll << exponent) - 1);
-  const int32_t remainder = x & mask;
-  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
+inline int32_t roundingDivideByPOT(int32_t x, int exponent) { return sable_rounding_divide_by_pot(x, exponent); }
 
 // x * 2^shift saturated to int32 (shift >= 0); TFLite's SaturatingLeftShift for scalars.
 inline int32_t saturatingLeftShift(int32_t x, int shift) {
@@ -39,12 +31,7 @@ inline int32_t saturatingLeftShift(int32_t x, int shift) {
 // x * multiplier * 2^shift, where multiplier is a Q31 value in [0.5, 1) and shift may have either
 // sign (TFLite MultiplyByQuantizedMultiplier).
 inline int32_t multiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
-  const int leftShift = shift > 0 ? shift : 0;
-  const int rightShift = shift > 0 ? 0 : -shift;
-  // The reference computes x * 2^leftShift in int32 and wraps on overflow; do the same without
-  // undefined behaviour (unsigned shift, then the modular conversion of C++20).
-  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << leftShift);
-  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(shifted, multiplier), rightShift);
+  return sable_multiply_by_quantized_multiplier(x, multiplier, shift);
 }
 
 // For multipliers < 1: shift <= 0 (TFLite MultiplyByQuantizedMultiplierSmallerThanOneExp).
