@@ -66,6 +66,7 @@ struct firmware {
 	uint32_t pending_irq; /* HOSTIF interrupts acknowledged but not yet served */
 	struct job job;
 	bool completion_pending; /* a finished job's record waits for room in the completion ring */
+	bool starved_of_room;    /* a message waits for room in the completion ring */
 	struct completion pending;
 	uint64_t jobs_completed;
 	uint64_t jobs_failed;
@@ -263,12 +264,22 @@ static void complete_message(struct firmware *fw, const struct sable_fw_message 
 
 /* ---- Submission rings ------------------------------------------------------------------------ */
 
+static uint32_t ring_tail(const struct firmware *fw, uint32_t r) {
+	return rd32(fw, boot_field(fw, offsetof(struct sable_fw_boot, submit) + (uint64_t)r * sizeof(struct sable_fw_ring) +
+	                                   offsetof(struct sable_fw_ring, tail)));
+}
+
+/* A message of ring r cannot be consumed for lack of completion slots: the host frees slots
+ * without interrupting the control core, so the main loop must poll. */
+static void note_no_room(struct firmware *fw, uint32_t r) {
+	if (ring_tail(fw, r) != fw->submit[r].index) {
+		fw->starved_of_room = true;
+	}
+}
+
 static bool ring_pop(struct firmware *fw, uint32_t r, struct sable_fw_message *message) {
 	struct ring *ring = &fw->submit[r];
-	const uint32_t tail = rd32(fw, boot_field(fw, offsetof(struct sable_fw_boot, submit) +
-	                                               (uint64_t)r * sizeof(struct sable_fw_ring) +
-	                                               offsetof(struct sable_fw_ring, tail)));
-	if (tail == ring->index) {
+	if (ring_tail(fw, r) == ring->index) {
 		return false;
 	}
 	const uint64_t entry =
@@ -334,7 +345,11 @@ static uint32_t register_program(struct firmware *fw, uint32_t program, uint32_t
 
 static void serve_control(struct firmware *fw) {
 	/* At most one ring's worth per pass, so jobs are not starved by a flood of control messages. */
-	for (uint32_t n = 0; n < fw->submit[SABLE_FW_RING_CONTROL].entries && may_consume(fw); ++n) {
+	for (uint32_t n = 0; n < fw->submit[SABLE_FW_RING_CONTROL].entries; ++n) {
+		if (!may_consume(fw)) {
+			note_no_room(fw, SABLE_FW_RING_CONTROL);
+			return;
+		}
 		struct sable_fw_message message;
 		if (!ring_pop(fw, SABLE_FW_RING_CONTROL, &message)) {
 			return;
@@ -406,8 +421,9 @@ static void start_job(struct firmware *fw, const struct sable_fw_message *messag
 	fw->job.message = *message;
 	fw->job.start_us = now_us(fw);
 	fw->job.progress_us = fw->job.start_us;
-	fw->job.commands = 0u; /* START clears the counters */
 	npu_write(fw, SABLE_REG_CONTROL, SABLE_REG_CONTROL_START_MASK);
+	/* START cleared the counters; whatever the NPU did since counts from the start time. */
+	fw->job.commands = npu_counter(fw, SABLE_COUNTER_COMMANDS);
 }
 
 /* Starts the next acceptable job, HIGH before MEDIUM before LOW; jobs that fail their checks
@@ -415,7 +431,11 @@ static void start_job(struct firmware *fw, const struct sable_fw_message *messag
 static void schedule(struct firmware *fw) {
 	for (uint32_t r = SABLE_FW_RING_HIGH; r <= SABLE_FW_RING_LOW; ++r) {
 		for (uint32_t n = 0; n < fw->submit[r].entries; ++n) {
-			if (fw->job.active || !may_consume(fw)) {
+			if (fw->job.active) {
+				return;
+			}
+			if (!may_consume(fw)) {
+				note_no_room(fw, r);
 				return;
 			}
 			struct sable_fw_message message;
@@ -550,12 +570,16 @@ static uint64_t saturating_add(uint64_t a, uint64_t b) {
 static uint64_t next_wake(const struct firmware *fw) {
 	uint64_t wake = UINT64_MAX;
 	if (fw->job.active) {
+		/* COMMANDS is sampled every half watchdog period, so a hang is declared between one
+		 * and one and a half watchdog periods after the last progress. */
+		const uint64_t sample = saturating_add(now_us(fw), fw->watchdog_us / 2u + 1u);
 		wake = saturating_add(fw->job.progress_us, fw->watchdog_us);
+		wake = sample < wake ? sample : wake;
 		if (fw->job.message.deadline_us != 0u && fw->job.message.deadline_us < wake) {
 			wake = fw->job.message.deadline_us;
 		}
 	}
-	if (fw->completion_pending) {
+	if (fw->completion_pending || fw->starved_of_room) {
 		const uint64_t poll = saturating_add(now_us(fw), COMPLETION_POLL_US);
 		wake = poll < wake ? poll : wake;
 	}
@@ -648,6 +672,7 @@ static void firmware_init(struct firmware *fw, const struct sable_fw_platform *p
 	fw->pending_irq = 0u;
 	fw->job.active = false;
 	fw->completion_pending = false;
+	fw->starved_of_room = false;
 	fw->jobs_completed = 0u;
 	fw->jobs_failed = 0u;
 	fw->device_resets = 0u;
@@ -683,6 +708,7 @@ void sable_fw_main(const struct sable_fw_platform *platform) {
 			serve_npu_interrupt(&fw); /* clears a stale NPU interrupt */
 		}
 		flush_completion(&fw);
+		fw.starved_of_room = false;
 		serve_control(&fw);
 		schedule(&fw);
 		if ((fw.pending_irq & SABLE_HOSTIF_IRQ_HALT) != 0u) {
