@@ -135,6 +135,13 @@ class FakeDevice {
     std::lock_guard lock(mutex_);
     completeLocked(SABLE_ERROR_NONE, 0, true);
   }
+  // The timer jumps and a Manual job ends in one step, as the firmware sees them: the
+  // interrupt-versus-timeout race, made deterministic.
+  void advanceTimeAndFinish(uint64_t us) {
+    std::lock_guard lock(mutex_);
+    time_ += us;
+    completeLocked(SABLE_ERROR_NONE, 0, true);
+  }
   // A running job completes some commands (progress the watchdog sees).
   void progress(uint64_t commands) {
     std::lock_guard lock(mutex_);

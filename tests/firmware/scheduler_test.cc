@@ -475,6 +475,20 @@ TEST_F(FirmwareTest, FinishedJobWithoutInterruptIsALostInterrupt) {
   EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_NONE);
 }
 
+TEST_F(FirmwareTest, InterruptArrivingWithTheWatchdogTimeoutWins) {
+  bootFirmware();
+  ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
+  dev_.script({Behaviour::Manual});
+  submit(SABLE_FW_RING_MEDIUM, job(0, 1, regionTable(0, kGoodRegions), 4));
+  ASSERT_TRUE(dev_.waitIdle());
+  // The job ends and the watchdog time passes before the firmware looks: the interrupt is
+  // taken first, so the job succeeds and the NPU is not reset.
+  dev_.advanceTimeAndFinish(10 * kWatchdogUs);
+  ASSERT_TRUE(dev_.waitIdle());
+  EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_NONE);
+  EXPECT_EQ(dev_.softResets(), 0u);
+}
+
 TEST_F(FirmwareTest, DeadlineWhileRunningAbortsTheJob) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
