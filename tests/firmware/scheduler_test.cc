@@ -46,7 +46,7 @@ std::vector<Command> goodTile() {
 const std::vector<std::pair<uint64_t, uint64_t>> kGoodRegions = {
     {0x20000, 256}, {0x21000, 128}, {0x22000, 192}, {0x23000, 96}};
 
-class FirmwareTest : public ::testing::Test {
+class FirmwareScheduler : public ::testing::Test {
  protected:
   void writeBootBlock(uint32_t completion_entries = kRingEntries) {
     sable_fw_boot boot{};
@@ -142,7 +142,7 @@ class FirmwareTest : public ::testing::Test {
 
 // ---- boot and halt ----
 
-TEST_F(FirmwareTest, BootPublishesReadyAndVersionAndEnablesNpuInterrupts) {
+TEST_F(FirmwareScheduler, BootPublishesReadyAndVersionAndEnablesNpuInterrupts) {
   bootFirmware();
   EXPECT_EQ(dev_.get<uint32_t>(bootField(offsetof(sable_fw_boot, fw_version))), (1u << 16) | 0u);
   EXPECT_EQ(dev_.npuRegister(SABLE_REG_IRQ_MASK), SABLE_REG_IRQ_MASK_DONE_MASK | SABLE_REG_IRQ_MASK_ERROR_MASK);
@@ -150,7 +150,7 @@ TEST_F(FirmwareTest, BootPublishesReadyAndVersionAndEnablesNpuInterrupts) {
   EXPECT_FALSE(dev_.returned());
 }
 
-TEST_F(FirmwareTest, BadBootMagicHaltsAtOnce) {
+TEST_F(FirmwareScheduler, BadBootMagicHaltsAtOnce) {
   writeBootBlock();
   dev_.put(bootField(offsetof(sable_fw_boot, magic)), 0x12345678u);
   dev_.start();
@@ -159,7 +159,7 @@ TEST_F(FirmwareTest, BadBootMagicHaltsAtOnce) {
   EXPECT_EQ(dev_.get<uint32_t>(bootField(offsetof(sable_fw_boot, fw_state))), SABLE_FW_STATE_HALTED);
 }
 
-TEST_F(FirmwareTest, InterfaceMajorMismatchHalts) {
+TEST_F(FirmwareScheduler, InterfaceMajorMismatchHalts) {
   writeBootBlock();
   dev_.put(bootField(offsetof(sable_fw_boot, interface_version)), SABLE_FW_INTERFACE_VERSION + (1u << 16));
   dev_.start();
@@ -170,7 +170,7 @@ TEST_F(FirmwareTest, InterfaceMajorMismatchHalts) {
       << "the firmware version is published even so, for the host's error message";
 }
 
-TEST_F(FirmwareTest, InterfaceMinorDifferenceIsAccepted) {
+TEST_F(FirmwareScheduler, InterfaceMinorDifferenceIsAccepted) {
   writeBootBlock();
   dev_.put(bootField(offsetof(sable_fw_boot, interface_version)), SABLE_FW_INTERFACE_VERSION + 3u);
   dev_.start();
@@ -178,7 +178,7 @@ TEST_F(FirmwareTest, InterfaceMinorDifferenceIsAccepted) {
   EXPECT_EQ(dev_.get<uint32_t>(bootField(offsetof(sable_fw_boot, fw_state))), SABLE_FW_STATE_READY);
 }
 
-TEST_F(FirmwareTest, MalformedRingHalts) {
+TEST_F(FirmwareScheduler, MalformedRingHalts) {
   writeBootBlock();
   dev_.put(bootField(offsetof(sable_fw_boot, completion.entries)), 6u);  // not a power of two
   dev_.start();
@@ -187,7 +187,7 @@ TEST_F(FirmwareTest, MalformedRingHalts) {
   EXPECT_EQ(dev_.get<uint32_t>(bootField(offsetof(sable_fw_boot, fw_state))), SABLE_FW_STATE_HALTED);
 }
 
-TEST_F(FirmwareTest, HaltStopsTheNpuAndReturns) {
+TEST_F(FirmwareScheduler, HaltStopsTheNpuAndReturns) {
   bootFirmware();
   dev_.raise(SABLE_HOSTIF_IRQ_HALT);
   ASSERT_TRUE(dev_.waitIdle());
@@ -197,7 +197,7 @@ TEST_F(FirmwareTest, HaltStopsTheNpuAndReturns) {
   EXPECT_EQ(dev_.softResets(), 1u);
 }
 
-TEST_F(FirmwareTest, HaltDuringAJobCompletesItAsAborted) {
+TEST_F(FirmwareScheduler, HaltDuringAJobCompletesItAsAborted) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::Manual});
@@ -213,7 +213,7 @@ TEST_F(FirmwareTest, HaltDuringAJobCompletesItAsAborted) {
 
 // ---- programs ----
 
-TEST_F(FirmwareTest, RegisterValidProgramFillsExtents) {
+TEST_F(FirmwareScheduler, RegisterValidProgramFillsExtents) {
   bootFirmware();
   const auto c = registerProgram(1, goodTile());
   EXPECT_EQ(c.kind, SABLE_FW_MSG_REGISTER_PROGRAM);
@@ -230,7 +230,7 @@ TEST_F(FirmwareTest, RegisterValidProgramFillsExtents) {
   EXPECT_TRUE(dev_.starts().empty()) << "registration never runs the NPU";
 }
 
-TEST_F(FirmwareTest, RegisterInvalidProgramIsRejectedWithCauseAndCommand) {
+TEST_F(FirmwareScheduler, RegisterInvalidProgramIsRejectedWithCauseAndCommand) {
   bootFirmware();
   auto commands = goodTile();
   commands[4] = command(0x7E);
@@ -240,7 +240,7 @@ TEST_F(FirmwareTest, RegisterInvalidProgramIsRejectedWithCauseAndCommand) {
   EXPECT_EQ(programState(0), SABLE_FW_PROGRAM_REJECTED);
 }
 
-TEST_F(FirmwareTest, ConstantRegionLargerThanItsBindingIsRejected) {
+TEST_F(FirmwareScheduler, ConstantRegionLargerThanItsBindingIsRejected) {
   bootFirmware();
   // Region 2 (parameters, 192 bytes touched) is a constant region bound to only 128 bytes.
   const auto c = registerProgram(0, goodTile(), 4, 1u << 2, {{0, 0}, {0, 0}, {0x22000, 128}});
@@ -249,7 +249,7 @@ TEST_F(FirmwareTest, ConstantRegionLargerThanItsBindingIsRejected) {
   EXPECT_EQ(programState(0), SABLE_FW_PROGRAM_REJECTED);
 }
 
-TEST_F(FirmwareTest, RegisterUnknownOrUnfilledProgramIsABadJob) {
+TEST_F(FirmwareScheduler, RegisterUnknownOrUnfilledProgramIsABadJob) {
   bootFirmware();
   submit(SABLE_FW_RING_CONTROL, {SABLE_FW_MSG_REGISTER_PROGRAM, kMaxPrograms, 1, 0, 0, 0, 0});
   ASSERT_TRUE(dev_.waitIdle());
@@ -260,7 +260,7 @@ TEST_F(FirmwareTest, RegisterUnknownOrUnfilledProgramIsABadJob) {
   EXPECT_EQ(programState(2), SABLE_FW_PROGRAM_FREE);
 }
 
-TEST_F(FirmwareTest, ReleasedProgramCannotRun) {
+TEST_F(FirmwareScheduler, ReleasedProgramCannotRun) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   submit(SABLE_FW_RING_CONTROL, {SABLE_FW_MSG_RELEASE_PROGRAM, 0, 9, 0, 0, 0, 0});
@@ -275,7 +275,7 @@ TEST_F(FirmwareTest, ReleasedProgramCannotRun) {
   EXPECT_TRUE(dev_.starts().empty());
 }
 
-TEST_F(FirmwareTest, MessageOnTheWrongRingIsABadJob) {
+TEST_F(FirmwareScheduler, MessageOnTheWrongRingIsABadJob) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   submit(SABLE_FW_RING_CONTROL, job(0, 5, regionTable(0, kGoodRegions), 4));
@@ -289,7 +289,7 @@ TEST_F(FirmwareTest, MessageOnTheWrongRingIsABadJob) {
 
 // ---- jobs ----
 
-TEST_F(FirmwareTest, JobRunsAndCompletesWithCounters) {
+TEST_F(FirmwareScheduler, JobRunsAndCompletesWithCounters) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   const uint64_t table = regionTable(0, kGoodRegions);
@@ -316,7 +316,7 @@ TEST_F(FirmwareTest, JobRunsAndCompletesWithCounters) {
   EXPECT_EQ(bootStat(offsetof(sable_fw_boot, jobs_failed)), 0u);
 }
 
-TEST_F(FirmwareTest, NpuErrorIsReportedWithItsCauseAndCommand) {
+TEST_F(FirmwareScheduler, NpuErrorIsReportedWithItsCauseAndCommand) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::Error, SABLE_ERROR_BUS_ERROR, 3});
@@ -332,7 +332,7 @@ TEST_F(FirmwareTest, NpuErrorIsReportedWithItsCauseAndCommand) {
   EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_NONE);
 }
 
-TEST_F(FirmwareTest, JobChecksBeforeStart) {
+TEST_F(FirmwareScheduler, JobChecksBeforeStart) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile(), 4, 1u << 0, {{0x20000, 256}}).error_cause, SABLE_ERROR_NONE);
   struct Case {
@@ -368,7 +368,7 @@ TEST_F(FirmwareTest, JobChecksBeforeStart) {
   EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_NONE) << "the good table still runs";
 }
 
-TEST_F(FirmwareTest, DeadlinePassedBeforeStartNeverRuns) {
+TEST_F(FirmwareScheduler, DeadlinePassedBeforeStartNeverRuns) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   submit(SABLE_FW_RING_HIGH, job(0, 1, regionTable(0, kGoodRegions), 4, dev_.time()));
@@ -377,7 +377,7 @@ TEST_F(FirmwareTest, DeadlinePassedBeforeStartNeverRuns) {
   EXPECT_TRUE(dev_.starts().empty());
 }
 
-TEST_F(FirmwareTest, HigherPriorityStartsNextButNeverPreempts) {
+TEST_F(FirmwareScheduler, HigherPriorityStartsNextButNeverPreempts) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   const uint64_t table = regionTable(0, kGoodRegions);
@@ -401,7 +401,7 @@ TEST_F(FirmwareTest, HigherPriorityStartsNextButNeverPreempts) {
   EXPECT_EQ(order, (std::vector<uint64_t>{1, 4, 3, 2}));
 }
 
-TEST_F(FirmwareTest, ControlMessagesAreServedWhileAJobRuns) {
+TEST_F(FirmwareScheduler, ControlMessagesAreServedWhileAJobRuns) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::Manual});
@@ -417,7 +417,7 @@ TEST_F(FirmwareTest, ControlMessagesAreServedWhileAJobRuns) {
 
 // ---- watchdog, lost interrupt, deadline ----
 
-TEST_F(FirmwareTest, HungUnitEndsWithWatchdogAndReset) {
+TEST_F(FirmwareScheduler, HungUnitEndsWithWatchdogAndReset) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::HangIgnoringAbort});
@@ -440,7 +440,7 @@ TEST_F(FirmwareTest, HungUnitEndsWithWatchdogAndReset) {
   EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_NONE) << "the next job succeeds";
 }
 
-TEST_F(FirmwareTest, ProgressPostponesTheWatchdog) {
+TEST_F(FirmwareScheduler, ProgressPostponesTheWatchdog) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::Manual});
@@ -457,7 +457,7 @@ TEST_F(FirmwareTest, ProgressPostponesTheWatchdog) {
   EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_WATCHDOG);
 }
 
-TEST_F(FirmwareTest, FinishedJobWithoutInterruptIsALostInterrupt) {
+TEST_F(FirmwareScheduler, FinishedJobWithoutInterruptIsALostInterrupt) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::NoInterrupt});
@@ -475,7 +475,7 @@ TEST_F(FirmwareTest, FinishedJobWithoutInterruptIsALostInterrupt) {
   EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_NONE);
 }
 
-TEST_F(FirmwareTest, InterruptArrivingWithTheWatchdogTimeoutWins) {
+TEST_F(FirmwareScheduler, InterruptArrivingWithTheWatchdogTimeoutWins) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::Manual});
@@ -489,7 +489,7 @@ TEST_F(FirmwareTest, InterruptArrivingWithTheWatchdogTimeoutWins) {
   EXPECT_EQ(dev_.softResets(), 0u);
 }
 
-TEST_F(FirmwareTest, DeadlineWhileRunningAbortsTheJob) {
+TEST_F(FirmwareScheduler, DeadlineWhileRunningAbortsTheJob) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::Hang});
@@ -506,7 +506,7 @@ TEST_F(FirmwareTest, DeadlineWhileRunningAbortsTheJob) {
   EXPECT_EQ(dev_.softResets(), 0u) << "the NPU honoured ABORT: no reset needed";
 }
 
-TEST_F(FirmwareTest, DeadlineAbortThatIsIgnoredResetsTheNpu) {
+TEST_F(FirmwareScheduler, DeadlineAbortThatIsIgnoredResetsTheNpu) {
   bootFirmware();
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::HangIgnoringAbort});
@@ -528,7 +528,7 @@ TEST_F(FirmwareTest, DeadlineAbortThatIsIgnoredResetsTheNpu) {
 
 // ---- completion ring ----
 
-TEST_F(FirmwareTest, FullCompletionRingWaitsAndDropsNothing) {
+TEST_F(FirmwareScheduler, FullCompletionRingWaitsAndDropsNothing) {
   bootFirmware(2);
   // No registration (it would take a slot): jobs on an unregistered program fail at once, each
   // needing a completion.
@@ -545,7 +545,7 @@ TEST_F(FirmwareTest, FullCompletionRingWaitsAndDropsNothing) {
   EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3, 4, 5})) << "every completion, in order, none overwritten";
 }
 
-TEST_F(FirmwareTest, TheRunningJobsCompletionSlotIsReservedAndFreedSlotsArePolled) {
+TEST_F(FirmwareScheduler, TheRunningJobsCompletionSlotIsReservedAndFreedSlotsArePolled) {
   bootFirmware(2);
   ASSERT_EQ(registerProgram(0, goodTile()).error_cause, SABLE_ERROR_NONE);
   dev_.script({Behaviour::Manual});

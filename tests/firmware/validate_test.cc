@@ -50,7 +50,7 @@ class Memory {
   uint64_t reads_ = 0;
 };
 
-class ValidateTest : public ::testing::Test {
+class FirmwareValidate : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(sable_fw_device_config_from_registers(&config_, S16Registers::kVersion, S16Registers::kConfigId,
@@ -94,7 +94,7 @@ std::vector<Command> goodTile() {
   };
 }
 
-TEST_F(ValidateTest, ConfigurationFromRegistersIsTheS16Table) {
+TEST_F(FirmwareValidate, ConfigurationFromRegistersIsTheS16Table) {
   EXPECT_EQ(config_.array_dim, 16u);
   EXPECT_EQ(config_.scratchpad_lines, kScratchpadLines);
   EXPECT_EQ(config_.accumulator_rows, kAccumulatorRows);
@@ -107,7 +107,7 @@ TEST_F(ValidateTest, ConfigurationFromRegistersIsTheS16Table) {
       << "an NPU reporting array_dim 0 cannot be driven";
 }
 
-TEST_F(ValidateTest, GoodStreamIsAcceptedWithItsRegionExtents) {
+TEST_F(FirmwareValidate, GoodStreamIsAcceptedWithItsRegionExtents) {
   ASSERT_EQ(validate(goodTile()), SABLE_ERROR_NONE) << sable_error_cause_name(result_.cause) << " at "
                                                      << result_.command;
   EXPECT_EQ(result_.extent[0], 256u);
@@ -117,7 +117,7 @@ TEST_F(ValidateTest, GoodStreamIsAcceptedWithItsRegionExtents) {
   for (uint32_t r = 4; r < SABLE_FW_MAX_REGIONS; ++r) EXPECT_EQ(result_.extent[r], 0u) << "region " << r;
 }
 
-TEST_F(ValidateTest, EveryComputeCommandAloneIsAccepted) {
+TEST_F(FirmwareValidate, EveryComputeCommandAloneIsAccepted) {
   const std::vector<Command> commands[] = {
       {depthwise(0, 16, 0, 4, 4), end()},
       {pool(0, 100, 4, 4), end()},
@@ -131,7 +131,7 @@ TEST_F(ValidateTest, EveryComputeCommandAloneIsAccepted) {
   }
 }
 
-TEST_F(ValidateTest, StridedDmaExtentIsTheLastByteTouchedPlusOne) {
+TEST_F(FirmwareValidate, StridedDmaExtentIsTheLastByteTouchedPlusOne) {
   Command c = load(0, 0, 100, 4, 3);
   sable_cmd_dma_load_set_ny(c.w, 2);
   sable_cmd_dma_load_set_nz(c.w, 2);
@@ -143,7 +143,7 @@ TEST_F(ValidateTest, StridedDmaExtentIsTheLastByteTouchedPlusOne) {
   EXPECT_EQ(result_.extent[0], 6120u);
 }
 
-TEST_F(ValidateTest, HugeStridesDoNotWrapAround) {
+TEST_F(FirmwareValidate, HugeStridesDoNotWrapAround) {
   Command c = store(0, 1, 0xFFFFFFF0u, 16, 2);
   sable_cmd_dma_store_set_dram_stride_x(c.w, 0xFFFFFFFFu);
   // 0xFFFFFFF0 + 0xFFFFFFFF + 16 = 0x1FFFFFFFF: beyond 32 bits, reported exactly.
@@ -154,7 +154,7 @@ TEST_F(ValidateTest, HugeStridesDoNotWrapAround) {
   expectRejected({c, end()}, SABLE_ERROR_REGION_OUT_OF_BOUNDS, 0);
 }
 
-TEST_F(ValidateTest, HeaderErrors) {
+TEST_F(FirmwareValidate, HeaderErrors) {
   auto words = streamWords(goodTile());
   words[0] ^= 1;
   EXPECT_EQ(validate(words), SABLE_ERROR_BAD_HEADER) << "wrong magic";
@@ -178,7 +178,7 @@ TEST_F(ValidateTest, HeaderErrors) {
   EXPECT_EQ(validate(words), SABLE_ERROR_CONFIG_MISMATCH);
 }
 
-TEST_F(ValidateTest, LengthErrors) {
+TEST_F(FirmwareValidate, LengthErrors) {
   auto words = streamWords(goodTile());
   EXPECT_EQ(validate(words, words.size() * 4 + 32), SABLE_ERROR_BAD_LENGTH) << "length != stream size";
   EXPECT_EQ(validate(words, words.size() * 4 - 4), SABLE_ERROR_BAD_LENGTH) << "size not a multiple of 32";
@@ -191,17 +191,17 @@ TEST_F(ValidateTest, LengthErrors) {
   expectRejected({load(0, 0, 0, 16, 1), end(), end()}, SABLE_ERROR_BAD_LENGTH, 2);  // a command after END
 }
 
-TEST_F(ValidateTest, MissingEnd) {
+TEST_F(FirmwareValidate, MissingEnd) {
   expectRejected({load(0, 0, 0, 16, 1), load(1, 0, 0, 16, 1)}, SABLE_ERROR_MISSING_END, 1);
   expectRejected({}, SABLE_ERROR_MISSING_END, 0);
 }
 
-TEST_F(ValidateTest, UnknownOpcode) {
+TEST_F(FirmwareValidate, UnknownOpcode) {
   expectRejected({load(0, 0, 0, 16, 1), command(0x03), end()}, SABLE_ERROR_UNKNOWN_OPCODE, 1);
   expectRejected({command(0xFF), end()}, SABLE_ERROR_UNKNOWN_OPCODE, 0);
 }
 
-TEST_F(ValidateTest, UndefinedBitsAreBadFields) {
+TEST_F(FirmwareValidate, UndefinedBitsAreBadFields) {
   Command e = end();
   e.w[3] = 1;  // END: all words but the first are zero
   expectRejected({load(0, 0, 0, 16, 1), e}, SABLE_ERROR_BAD_FIELD, 1);
@@ -213,7 +213,7 @@ TEST_F(ValidateTest, UndefinedBitsAreBadFields) {
   expectRejected({s, end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
-TEST_F(ValidateTest, FieldRanges) {
+TEST_F(FirmwareValidate, FieldRanges) {
   Command c = load(0, 0, 0, 16, 1);
   sable_cmd_dma_load_set_elem_bytes(c.w, 17);
   expectRejected({c, end()}, SABLE_ERROR_BAD_FIELD, 0);  // elem_bytes > array_dim
@@ -246,7 +246,7 @@ TEST_F(ValidateTest, FieldRanges) {
   expectRejected({l, end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
-TEST_F(ValidateTest, EmptyPoolingWindowIsABadField) {
+TEST_F(FirmwareValidate, EmptyPoolingWindowIsABadField) {
   Command p = pool(0, 100, 2, 2);
   sable_cmd_pool_set_pad_top(p.w, 2);  // kernel_h 2: the first window ends above the input
   expectRejected({p, end()}, SABLE_ERROR_BAD_FIELD, 0);
@@ -258,14 +258,14 @@ TEST_F(ValidateTest, EmptyPoolingWindowIsABadField) {
   expectRejected({p, end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
-TEST_F(ValidateTest, DependencyMasks) {
+TEST_F(FirmwareValidate, DependencyMasks) {
   expectRejected({load(0, 0, 0, 16, 1, 0, C2S), end()}, SABLE_ERROR_BAD_DEPENDENCY, 0);  // load cannot signal C2S
   expectRejected({load(0, 0, 0, 16, 1), store(0, 0, 0, 16, 1, L2C, 0), end()}, SABLE_ERROR_BAD_DEPENDENCY, 1);
   expectRejected({matmul(0, 16, 0, 1, 1, C2L, 0), end()}, SABLE_ERROR_BAD_DEPENDENCY, 0);  // compute cannot wait C2L
   expectRejected({command(SABLE_OP_END, L2C, 0)}, SABLE_ERROR_BAD_DEPENDENCY, 0);
 }
 
-TEST_F(ValidateTest, Regions) {
+TEST_F(FirmwareValidate, Regions) {
   expectRejected({load(0, 3, 0, 16, 1), load(0, 4, 0, 16, 1), end()}, SABLE_ERROR_BAD_REGION, 1);
   expectRejected({store(0, 200, 0, 16, 1), end()}, SABLE_ERROR_BAD_REGION, 0);
 
@@ -275,7 +275,7 @@ TEST_F(ValidateTest, Regions) {
   expectRejected({load(0, 2, 0, 16, 1), load(0, 2, 241, 16, 1), end()}, SABLE_ERROR_REGION_OUT_OF_BOUNDS, 1);
 }
 
-TEST_F(ValidateTest, ScratchpadBounds) {
+TEST_F(FirmwareValidate, ScratchpadBounds) {
   EXPECT_EQ(validate({load(kScratchpadLines - 4, 0, 0, 16, 4), end()}), SABLE_ERROR_NONE);
   expectRejected({load(kScratchpadLines - 4, 0, 0, 16, 5), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
 
@@ -305,20 +305,20 @@ TEST_F(ValidateTest, ScratchpadBounds) {
   expectRejected({pool(kScratchpadLines - 3, 0, 1, 1), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
 }
 
-TEST_F(ValidateTest, AccumulatorBounds) {
+TEST_F(FirmwareValidate, AccumulatorBounds) {
   EXPECT_EQ(validate({matmul(0, 16, kAccumulatorRows - 8, 4, 2), end()}), SABLE_ERROR_NONE);
   expectRejected({matmul(0, 16, kAccumulatorRows - 8, 3, 3), end()}, SABLE_ERROR_ACCUMULATOR_OUT_OF_BOUNDS, 0);
   expectRejected({postproc(kAccumulatorRows, 0, 100, 1, 1), end()}, SABLE_ERROR_ACCUMULATOR_OUT_OF_BOUNDS, 0);
   expectRejected({depthwise(0, 16, kAccumulatorRows - 15, 4, 4), end()}, SABLE_ERROR_ACCUMULATOR_OUT_OF_BOUNDS, 0);
 }
 
-TEST_F(ValidateTest, WaitThatIsNeverSignalledDeadlocks) {
+TEST_F(FirmwareValidate, WaitThatIsNeverSignalledDeadlocks) {
   expectRejected({load(0, 0, 0, 16, 1), matmul(0, 16, 0, 1, 1, L2C, 0), end()}, SABLE_ERROR_DEADLOCK, 1);
   // A signal after the wait in stream order is fine: the queues run independently.
   EXPECT_EQ(validate({matmul(0, 16, 0, 1, 1, L2C, 0), load(0, 0, 0, 16, 1, 0, L2C), end()}), SABLE_ERROR_NONE);
 }
 
-TEST_F(ValidateTest, FullQueueDeadlocks) {
+TEST_F(FirmwareValidate, FullQueueDeadlocks) {
   // The compute queue's head waits for a store that comes after eight more compute commands:
   // with a queue depth of 8, the ninth can never be dispatched, so the store never is.
   std::vector<Command> commands;
@@ -331,7 +331,7 @@ TEST_F(ValidateTest, FullQueueDeadlocks) {
   expectRejected(commands, SABLE_ERROR_DEADLOCK, 0);
 }
 
-TEST_F(ValidateTest, TokenCounterOverflowDeadlocks) {
+TEST_F(FirmwareValidate, TokenCounterOverflowDeadlocks) {
   // 256 loads signal LOAD_TO_COMPUTE before any compute command can take a token.
   std::vector<Command> commands;
   for (int i = 0; i < 255; ++i) commands.push_back(load(0, 0, 0, 16, 1, 0, L2C));
@@ -343,7 +343,7 @@ TEST_F(ValidateTest, TokenCounterOverflowDeadlocks) {
   expectRejected(commands, SABLE_ERROR_DEADLOCK, 255);
 }
 
-TEST_F(ValidateTest, LongPingPongStreamValidatesInOnePass) {
+TEST_F(FirmwareValidate, LongPingPongStreamValidatesInOnePass) {
   // 100 000 commands of a double-buffered pipeline: load (after the compute freed the buffer),
   // matmul, postproc, store (which frees the result buffer).
   std::vector<Command> commands;
@@ -363,7 +363,7 @@ TEST_F(ValidateTest, LongPingPongStreamValidatesInOnePass) {
   EXPECT_EQ(memory_.reads(), 8u * (commands.size() + 1)) << "each word is read once";
 }
 
-TEST_F(ValidateTest, DescriptorErrors) {
+TEST_F(FirmwareValidate, DescriptorErrors) {
   memory_.put(kStreamBase, streamWords(goodTile()));
   const uint64_t size = streamWords(goodTile()).size() * 4;
   EXPECT_EQ(sable_fw_validate_stream(memory_.platform(), kStreamBase + 16, size, &config_, &limits_, &result_),
