@@ -1,0 +1,407 @@
+// The shim: the UAPI of sable_uapi.h over the control segment of a sable-simd server
+// (docs/device.md). A request is marshalled by value into the client's slot, the server is woken
+// through the doorbell futex, and the reply is awaited with a short spin, then futex waits that
+// check now and then that the server is still alive.
+#include "sable/shim/shim.h"
+
+#include <limits.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <fmt/format.h>
+
+#include "sable/firmware/host_interface.h"
+#include "sable/isa.h"
+#include "sable/shim/wire.h"
+
+namespace bip = boost::interprocess;
+namespace wire = sable::wire;
+
+namespace {
+
+thread_local std::string tLastError;
+
+int fail(int error, std::string message) {
+  tLastError = std::move(message);
+  return -error;
+}
+
+constexpr uint64_t kSpinNs = 30'000;
+constexpr uint64_t kLivenessPeriodNs = 100'000'000;
+constexpr uint64_t kSpawnTimeoutNs = 10'000'000'000ull;
+
+struct Mapping {
+  std::unique_ptr<bip::mapped_region> region;
+  uint64_t size = 0;
+};
+
+}  // namespace
+
+struct sable_shim_device {
+  std::string name;
+  bip::mapped_region control;
+  wire::ControlHeader* header = nullptr;
+  wire::ClientSlot* slot = nullptr;
+  uint32_t serverPid = 0;
+  bool connected = false;
+  std::mutex mutex;  // one request in flight per client slot
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> bos;  // handle → (mmap offset, size)
+  std::map<void*, Mapping> mappings;
+  std::unique_ptr<bip::shared_memory_object> memory;  // opened at the first mmap
+
+  // Sends one request and waits for its reply; returns the reply's result.
+  int call(wire::Request& request, void* out, uint32_t outBytes);
+};
+
+int sable_shim_device::call(wire::Request& request, void* out, uint32_t outBytes) {
+  if (header->state.load(std::memory_order_acquire) != wire::kServerReady ||
+      !wire::processAlive(serverPid)) {
+    return fail(EIO, fmt::format("sable-simd (pid {}) of device '{}' is gone", serverPid, name));
+  }
+  std::memcpy(&slot->request, &request, sizeof request);
+  const uint32_t seq = slot->request_seq.load(std::memory_order_relaxed) + 1;
+  slot->request_seq.store(seq, std::memory_order_release);
+  header->doorbell.fetch_add(1, std::memory_order_release);
+  wire::futexWakeAll(&header->doorbell);
+
+  const uint64_t start = wire::monotonicNs();
+  uint64_t nextCheck = start + kLivenessPeriodNs;
+  while (true) {
+    const uint32_t replied = slot->reply_seq.load(std::memory_order_acquire);
+    if (replied == seq) break;
+    const uint64_t now = wire::monotonicNs();
+    if (now - start < kSpinNs) continue;
+    if (now >= nextCheck) {
+      nextCheck = now + kLivenessPeriodNs;
+      if (header->state.load(std::memory_order_acquire) != wire::kServerReady ||
+          !wire::processAlive(serverPid)) {
+        return fail(EIO, fmt::format("sable-simd (pid {}) of device '{}' went away during the "
+                                     "request",
+                                     serverPid, name));
+      }
+    }
+    wire::futexWait(&slot->reply_seq, replied, kLivenessPeriodNs);
+  }
+  const int result = slot->reply.result;
+  if (out != nullptr && outBytes != 0) std::memcpy(out, slot->reply.arg, outBytes);
+  if (result != 0) {
+    tLastError.assign(slot->reply.message,
+                      strnlen(slot->reply.message, sizeof slot->reply.message));
+  }
+  return result;
+}
+
+namespace {
+
+bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+// $SABLE_SIMD, else bin/sable-simd of the build tree the calling executable lives in (or next to
+// it), else the name alone for a $PATH search.
+std::string findServer() {
+  if (const char* env = std::getenv("SABLE_SIMD"); env != nullptr && *env != '\0') return env;
+  char self[PATH_MAX] = {};
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    for (int level = 0; level < 5; ++level) {
+      const size_t cut = dir.rfind('/');
+      if (cut == std::string::npos) break;
+      dir.resize(cut);
+      for (const char* candidate : {"/sable-simd", "/bin/sable-simd"}) {
+        if (executable(dir + candidate)) return dir + candidate;
+      }
+    }
+  }
+  return "sable-simd";
+}
+
+// Opens and checks the control segment of a live server.
+int attach(sable_shim_device& device) {
+  const std::string segment = wire::controlSegmentName(device.name);
+  try {
+    bip::shared_memory_object shm(bip::open_only, segment.c_str(), bip::read_write);
+    bip::mapped_region region(shm, bip::read_write);
+    if (region.get_size() < sizeof(wire::ControlHeader)) {
+      return fail(EIO, fmt::format("/dev/shm/{} is too small to be a sable-simd control segment",
+                                   segment));
+    }
+    device.control.swap(region);
+  } catch (const bip::interprocess_exception&) {
+    return fail(ENOENT, fmt::format("no sable-simd serves device '{}' (start `sable-simd --device "
+                                    "{}`, or open with SABLE_SHIM_SPAWN)",
+                                    device.name, device.name));
+  }
+  device.header = static_cast<wire::ControlHeader*>(device.control.get_address());
+  if (device.header->magic != wire::kControlMagic ||
+      device.header->layout_version != wire::kLayoutVersion) {
+    return fail(EPROTO, fmt::format("the control segment of device '{}' has layout {} (magic "
+                                    "0x{:08x}), this shim speaks layout {}: rebuild sable-simd "
+                                    "and the client from one source tree",
+                                    device.name, device.header->layout_version,
+                                    device.header->magic, wire::kLayoutVersion));
+  }
+  device.serverPid = device.header->server_pid;
+  const uint32_t state = device.header->state.load(std::memory_order_acquire);
+  if (!wire::processAlive(device.serverPid)) {
+    return fail(ENOENT, fmt::format("device '{}' has stale shared memory of sable-simd pid {}, "
+                                    "which is gone (the next sable-simd removes it)",
+                                    device.name, device.serverPid));
+  }
+  if (state != wire::kServerReady) {
+    return fail(EAGAIN, fmt::format("sable-simd (pid {}) of device '{}' is {}", device.serverPid,
+                                    device.name,
+                                    state == wire::kServerStarting ? "still starting"
+                                                                   : "shutting down"));
+  }
+  return 0;
+}
+
+int spawnServer(const std::string& name, pid_t* out) {
+  const std::string path = findServer();
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child < 0) return fail(errno, fmt::format("fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    // The device server never outlives the process that started it.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
+    const std::string device = name;
+    execlp(path.c_str(), path.c_str(), "--device", device.c_str(), static_cast<char*>(nullptr));
+    std::fprintf(stderr, "sable: cannot run %s: %s (set $SABLE_SIMD)\n", path.c_str(),
+                 std::strerror(errno));
+    _exit(127);
+  }
+  *out = child;
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* sable_shim_last_error(void) { return tLastError.c_str(); }
+
+int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device** out) {
+  if (out == nullptr) return fail(EINVAL, "sable_shim_open: out is NULL");
+  *out = nullptr;
+  if ((flags & ~SABLE_SHIM_SPAWN) != 0) {
+    return fail(EINVAL, fmt::format("sable_shim_open: unknown flags 0x{:x}", flags));
+  }
+  std::string device = name != nullptr ? name : "";
+  if (device.empty()) {
+    const char* env = std::getenv("SABLE_DEVICE");
+    device = env != nullptr && *env != '\0' ? env : SABLE_SHIM_DEFAULT_DEVICE;
+  }
+  if (!wire::validDeviceName(device)) {
+    return fail(EINVAL, fmt::format("invalid device name '{}': 1 to {} characters of "
+                                    "[A-Za-z0-9._-]",
+                                    device, SABLE_UAPI_NAME_BYTES - 1));
+  }
+  auto handle = std::make_unique<sable_shim_device>();
+  handle->name = device;
+  int result = attach(*handle);
+  if (result == -ENOENT && (flags & SABLE_SHIM_SPAWN) != 0) {
+    pid_t child = 0;
+    if (int spawned = spawnServer(device, &child); spawned != 0) return spawned;
+    const uint64_t limit = wire::monotonicNs() + kSpawnTimeoutNs;
+    while (true) {
+      int status = 0;
+      if (waitpid(child, &status, WNOHANG) == child) {
+        return fail(EIO, fmt::format("sable-simd for device '{}' exited during start-up (status "
+                                     "{}); see its message above",
+                                     device, WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+      }
+      handle = std::make_unique<sable_shim_device>();
+      handle->name = device;
+      result = attach(*handle);
+      if (result == 0 && handle->serverPid == static_cast<uint32_t>(child)) break;
+      if (wire::monotonicNs() > limit) {
+        kill(child, SIGTERM);
+        return fail(ETIMEDOUT, fmt::format("sable-simd for device '{}' (pid {}) did not become "
+                                           "ready within 10 s",
+                                           device, child));
+      }
+      usleep(2000);
+    }
+    std::cerr << fmt::format("sable: started sable-simd for device {} (pid {})\n", device, child);
+  }
+  if (result != 0) return result;
+
+  // Claim a free client slot: compare-and-swap of its pid word from 0.
+  const auto pid = static_cast<uint32_t>(getpid());
+  for (auto& slot : handle->header->slots) {
+    uint32_t expected = 0;
+    if (slot.pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) {
+      handle->slot = &slot;
+      break;
+    }
+  }
+  if (handle->slot == nullptr) {
+    return fail(EBUSY, fmt::format("device '{}' serves {} clients already", device,
+                                   wire::kMaxClients));
+  }
+  wire::Request request{};
+  request.code = wire::kRequestConnect;
+  if (int connected = handle->call(request, nullptr, 0); connected != 0) {
+    handle->slot->pid.store(0, std::memory_order_release);
+    return connected;
+  }
+  handle->connected = true;
+
+  sable_uapi_handshake hello{};
+  hello.client_uapi_version = SABLE_UAPI_VERSION;
+  hello.client_isa_version = SABLE_ISA_VERSION;
+  hello.client_fw_interface = SABLE_FW_INTERFACE_VERSION;
+  hello.required_config_id = 0;
+  if (int shaken = sable_shim_ioctl(handle.get(), SABLE_IOCTL_HANDSHAKE, &hello); shaken != 0) {
+    const std::string why = tLastError;
+    sable_shim_close(handle.release());
+    return fail(-shaken, why);
+  }
+  *out = handle.release();
+  return 0;
+}
+
+int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, void* arg) {
+  if (device == nullptr || !device->connected) return fail(EINVAL, "the device is not open");
+  if (arg == nullptr) return fail(EINVAL, "ioctl argument is NULL");
+  const auto code = static_cast<uint32_t>(request);
+  wire::Request message{};
+  message.code = code;
+  const uint32_t bytes = _IOC_SIZE(code);
+  switch (request) {
+    case SABLE_IOCTL_HANDSHAKE:
+    case SABLE_IOCTL_GET_INFO:
+    case SABLE_IOCTL_BO_CREATE:
+    case SABLE_IOCTL_BO_FREE:
+    case SABLE_IOCTL_PROGRAM_REGISTER:
+    case SABLE_IOCTL_PROGRAM_RELEASE:
+    case SABLE_IOCTL_JOB_SUBMIT:
+    case SABLE_IOCTL_FENCE_WAIT:
+    case SABLE_IOCTL_JOB_STATUS:
+    case SABLE_IOCTL_FENCE_RELEASE: break;
+    default: return fail(EINVAL, fmt::format("unknown UAPI request 0x{:08x}", code));
+  }
+  static_assert(sizeof(sable_uapi_program_register) <= wire::kArgBytes, "argument fits");
+  message.arg_bytes = bytes;
+  std::memcpy(message.arg, arg, bytes);
+  // The arrays a request points to travel by value.
+  if (request == SABLE_IOCTL_PROGRAM_REGISTER) {
+    const auto* reg = static_cast<const sable_uapi_program_register*>(arg);
+    if (reg->region_count > SABLE_UAPI_MAX_REGIONS) {
+      return fail(EINVAL, fmt::format("region_count {} is above {}", reg->region_count,
+                                      SABLE_UAPI_MAX_REGIONS));
+    }
+    if (reg->region_count != 0 && reg->regions == 0) return fail(EINVAL, "regions is NULL");
+    message.array_bytes = reg->region_count * sizeof(sable_uapi_region_binding);
+    if (message.array_bytes != 0) {
+      std::memcpy(message.array, reinterpret_cast<const void*>(reg->regions), message.array_bytes);
+    }
+  } else if (request == SABLE_IOCTL_JOB_SUBMIT) {
+    const auto* submit = static_cast<const sable_uapi_job_submit*>(arg);
+    if (submit->buffer_count > SABLE_UAPI_MAX_REGIONS) {
+      return fail(EINVAL, fmt::format("buffer_count {} is above {}", submit->buffer_count,
+                                      SABLE_UAPI_MAX_REGIONS));
+    }
+    if (submit->buffer_count != 0 && submit->buffers == 0) return fail(EINVAL, "buffers is NULL");
+    message.array_bytes = submit->buffer_count * sizeof(sable_uapi_job_buffer);
+    if (message.array_bytes != 0) {
+      std::memcpy(message.array, reinterpret_cast<const void*>(submit->buffers),
+                  message.array_bytes);
+    }
+  }
+  std::lock_guard lock(device->mutex);
+  // Out fields come back for every request that has them, errors included (the handshake's
+  // message, a rejected program's error_cause).
+  const bool hasOut = (_IOC_DIR(code) & _IOC_READ) != 0;
+  const int result = device->call(message, hasOut ? arg : nullptr, hasOut ? bytes : 0);
+  if (result == 0 && request == SABLE_IOCTL_BO_CREATE) {
+    const auto* created = static_cast<const sable_uapi_bo_create*>(arg);
+    device->bos[created->handle] = {created->mmap_offset, created->size};
+  } else if (result == 0 && request == SABLE_IOCTL_BO_FREE) {
+    device->bos.erase(static_cast<const sable_uapi_bo_free*>(arg)->handle);
+  }
+  return result;
+}
+
+void* sable_shim_mmap(struct sable_shim_device* device, uint64_t size, uint64_t mmap_offset) {
+  if (device == nullptr || !device->connected) {
+    fail(EINVAL, "the device is not open");
+    return nullptr;
+  }
+  std::lock_guard lock(device->mutex);
+  // Only this client's own buffer objects: the server would not let a job touch others either.
+  bool own = false;
+  for (const auto& [handle, bo] : device->bos) {
+    if (bo.first == mmap_offset && size != 0 && size <= bo.second) own = true;
+  }
+  if (!own) {
+    fail(EACCES, fmt::format("mmap offset 0x{:x} (+{} bytes) is not a buffer object of this "
+                             "client",
+                             mmap_offset, size));
+    return nullptr;
+  }
+  try {
+    if (!device->memory) {
+      device->memory = std::make_unique<bip::shared_memory_object>(
+          bip::open_only, wire::memorySegmentName(device->name).c_str(), bip::read_write);
+    }
+    auto region = std::make_unique<bip::mapped_region>(*device->memory, bip::read_write,
+                                                       static_cast<bip::offset_t>(mmap_offset),
+                                                       size);
+    void* address = region->get_address();
+    device->mappings[address] = Mapping{std::move(region), size};
+    return address;
+  } catch (const bip::interprocess_exception& e) {
+    fail(EIO, fmt::format("cannot map device memory of '{}': {}", device->name, e.what()));
+    return nullptr;
+  }
+}
+
+int sable_shim_munmap(struct sable_shim_device* device, void* address, uint64_t size) {
+  if (device == nullptr) return fail(EINVAL, "the device is not open");
+  std::lock_guard lock(device->mutex);
+  auto it = device->mappings.find(address);
+  if (it == device->mappings.end() || it->second.size != size) {
+    return fail(EINVAL, "munmap: not a mapping returned by sable_shim_mmap with that size");
+  }
+  device->mappings.erase(it);
+  return 0;
+}
+
+void sable_shim_close(struct sable_shim_device* device) {
+  if (device == nullptr) return;
+  {
+    std::lock_guard lock(device->mutex);
+    device->mappings.clear();
+    if (device->connected) {
+      wire::Request request{};
+      request.code = wire::kRequestClose;
+      const std::string keep = tLastError;  // closing does not change the last error
+      device->call(request, nullptr, 0);
+      tLastError = keep;
+      device->connected = false;
+    }
+    if (device->slot != nullptr) device->slot->pid.store(0, std::memory_order_release);
+  }
+  delete device;
+}
+
+}  // extern "C"

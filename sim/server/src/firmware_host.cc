@@ -1,0 +1,138 @@
+#include "firmware_host.h"
+
+#include <atomic>
+#include <chrono>
+
+#include "sable/isa.h"
+#include "sable/shim/wire.h"
+
+namespace sable::server {
+
+namespace {
+constexpr uint64_t kWindowBytes = 0x10000;
+}
+
+FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress,
+                           Hooks hooks)
+    : memory_(memory), npu_(npu), bootAddress_(bootAddress), hooks_(std::move(hooks)),
+      epochNs_(wire::monotonicNs()) {
+  platform_.context = this;
+  platform_.read32 = &FirmwareHost::read32;
+  platform_.write32 = &FirmwareHost::write32;
+  platform_.wait_for_interrupt = &FirmwareHost::waitForInterrupt;
+  // The NPU's interrupt line, wired to the control core's IRQ_STATUS.NPU.
+  npu_.setInterruptHandler([this] { raise(SABLE_HOSTIF_IRQ_NPU); });
+}
+
+FirmwareHost::~FirmwareHost() {
+  halt();
+  npu_.setInterruptHandler({});
+}
+
+void FirmwareHost::start() {
+  thread_ = std::thread([this] { sable_fw_main(&platform_); });
+}
+
+void FirmwareHost::ringDoorbell() { raise(SABLE_HOSTIF_IRQ_DOORBELL); }
+
+void FirmwareHost::halt() {
+  if (!thread_.joinable()) return;
+  raise(SABLE_HOSTIF_IRQ_HALT);
+  thread_.join();
+}
+
+uint64_t FirmwareHost::timerUs() const { return (wire::monotonicNs() - epochNs_) / 1000; }
+
+void FirmwareHost::raise(uint32_t bits) {
+  {
+    std::lock_guard lock(mutex_);
+    irqStatus_ |= bits;
+  }
+  interrupt_.notify_all();
+}
+
+uint32_t FirmwareHost::read32(void* context, uint64_t address) {
+  auto* self = static_cast<FirmwareHost*>(context);
+  if (address % 4 != 0) return 0;  // unaligned accesses are not part of the platform
+  if (address + 4 <= self->memory_.size) {
+    // Single-copy atomic and ordered, as firmware.h promises: the host publishes ring tails
+    // with release stores and the firmware must see the entries they cover.
+    std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(self->memory_.data + address));
+    return word.load(std::memory_order_acquire);
+  }
+  if (address >= SABLE_FW_NPU_CSR_BASE && address < SABLE_FW_NPU_CSR_BASE + kWindowBytes) {
+    return self->npu_.readRegister(static_cast<uint32_t>(address - SABLE_FW_NPU_CSR_BASE));
+  }
+  if (address >= SABLE_FW_HOSTIF_BASE && address < SABLE_FW_HOSTIF_BASE + kWindowBytes) {
+    return self->readHostInterface(static_cast<uint32_t>(address - SABLE_FW_HOSTIF_BASE));
+  }
+  return 0;
+}
+
+void FirmwareHost::write32(void* context, uint64_t address, uint32_t value) {
+  auto* self = static_cast<FirmwareHost*>(context);
+  if (address % 4 != 0) return;
+  if (address + 4 <= self->memory_.size) {
+    std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(self->memory_.data + address));
+    word.store(value, std::memory_order_release);
+    return;
+  }
+  if (address >= SABLE_FW_NPU_CSR_BASE && address < SABLE_FW_NPU_CSR_BASE + kWindowBytes) {
+    const auto offset = static_cast<uint32_t>(address - SABLE_FW_NPU_CSR_BASE);
+    if (offset == SABLE_REG_CONTROL && (value & SABLE_REG_CONTROL_START_MASK) != 0 &&
+        self->hooks_.onStart) {
+      self->hooks_.onStart(++self->starts_);  // fault injection arms the model here
+    }
+    self->npu_.writeRegister(offset, value);
+    return;
+  }
+  if (address >= SABLE_FW_HOSTIF_BASE && address < SABLE_FW_HOSTIF_BASE + kWindowBytes) {
+    self->writeHostInterface(static_cast<uint32_t>(address - SABLE_FW_HOSTIF_BASE), value);
+  }
+}
+
+uint32_t FirmwareHost::readHostInterface(uint32_t offset) {
+  switch (offset) {
+    case SABLE_HOSTIF_BOOT_LO: return static_cast<uint32_t>(bootAddress_);
+    case SABLE_HOSTIF_BOOT_HI: return static_cast<uint32_t>(bootAddress_ >> 32);
+    case SABLE_HOSTIF_IRQ_STATUS: {
+      std::lock_guard lock(mutex_);
+      return irqStatus_;
+    }
+    case SABLE_HOSTIF_TIMER_LO: {
+      const uint64_t now = timerUs();
+      timerHighLatch_ = static_cast<uint32_t>(now >> 32);
+      return static_cast<uint32_t>(now);
+    }
+    case SABLE_HOSTIF_TIMER_HI: return timerHighLatch_;
+    default: return 0;
+  }
+}
+
+void FirmwareHost::writeHostInterface(uint32_t offset, uint32_t value) {
+  switch (offset) {
+    case SABLE_HOSTIF_IRQ_STATUS: {
+      std::lock_guard lock(mutex_);
+      irqStatus_ &= ~value;  // write 1 to clear
+      return;
+    }
+    case SABLE_HOSTIF_HOST_IRQ:
+      if ((value & 1u) != 0 && hooks_.hostInterrupt) hooks_.hostInterrupt();
+      return;
+    case SABLE_HOSTIF_DOORBELL: raise(SABLE_HOSTIF_IRQ_DOORBELL); return;
+    default: return;
+  }
+}
+
+void FirmwareHost::waitForInterrupt(void* context, uint64_t untilUs) {
+  auto* self = static_cast<FirmwareHost*>(context);
+  std::unique_lock lock(self->mutex_);
+  const uint64_t now = self->timerUs();
+  if (self->irqStatus_ != 0 || untilUs <= now) return;
+  // Bound the sleep so that a firmware passing "forever" still re-checks now and then.
+  const uint64_t sleepUs = std::min<uint64_t>(untilUs - now, 1000000);
+  self->interrupt_.wait_for(lock, std::chrono::microseconds(sleepUs),
+                            [self] { return self->irqStatus_ != 0; });
+}
+
+}  // namespace sable::server

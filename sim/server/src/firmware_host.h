@@ -1,0 +1,63 @@
+// The control core of the simulated SoC: runs the firmware (sable_fw_main) on its own thread and
+// implements its platform (struct sable_fw_platform): the firmware's address map routed to
+// device memory, to the NPU's registers, and to the host-interface block of host_interface.h.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "sable/firmware/firmware.h"
+#include "sable/sim/npu_backend.h"
+
+namespace sable::server {
+
+class FirmwareHost {
+ public:
+  struct Hooks {
+    std::function<void()> hostInterrupt;               // the firmware wrote HOST_IRQ
+    std::function<void(uint64_t startIndex)> onStart;  // the firmware wrote CONTROL.START
+  };
+
+  FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress, Hooks hooks);
+  ~FirmwareHost();
+  FirmwareHost(const FirmwareHost&) = delete;
+  FirmwareHost& operator=(const FirmwareHost&) = delete;
+
+  void start();
+  // Host side of the host-interface block.
+  void ringDoorbell();
+  // Raises IRQ_HALT and joins the firmware thread (sable_fw_main returns on HALT).
+  void halt();
+  // The free-running microsecond timer the firmware sees, and its zero on CLOCK_MONOTONIC.
+  uint64_t timerUs() const;
+  uint64_t epochNs() const { return epochNs_; }
+
+ private:
+  static uint32_t read32(void* context, uint64_t address);
+  static void write32(void* context, uint64_t address, uint32_t value);
+  static void waitForInterrupt(void* context, uint64_t untilUs);
+  uint32_t readHostInterface(uint32_t offset);
+  void writeHostInterface(uint32_t offset, uint32_t value);
+  void raise(uint32_t bits);
+
+  sim::DeviceMemory memory_;
+  sim::NpuBackend& npu_;
+  uint64_t bootAddress_;
+  Hooks hooks_;
+  uint64_t epochNs_;
+  sable_fw_platform platform_{};
+  std::thread thread_;
+
+  std::mutex mutex_;
+  std::condition_variable interrupt_;
+  uint32_t irqStatus_ = 0;  // guarded by mutex_
+  uint32_t timerHighLatch_ = 0;
+  uint64_t starts_ = 0;  // firmware thread only
+};
+
+}  // namespace sable::server

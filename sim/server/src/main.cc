@@ -1,0 +1,85 @@
+// sable-simd: the device server. Owns one simulated NPU behind shared memory until SIGTERM or
+// SIGINT (docs/device.md).
+#include <signal.h>
+
+#include <cstring>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "device_server.h"
+
+namespace {
+
+sable::server::DeviceServer* gServer = nullptr;
+
+void onStopSignal(int) {
+  if (gServer != nullptr) gServer->requestStop();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sable::server::ServerOptions options;
+  std::string config = sable_hw_configs[SABLE_HW_CONFIG_DEFAULT].name;
+  std::vector<std::string> faults;
+  CLI::App app{"sable-simd: the Sable NPU device server (one simulated NPU behind shared memory)"};
+  app.add_option("--device", options.device, "Device name (shared memory /dev/shm/sable.NAME.*)")
+      ->capture_default_str();
+  app.add_option("--memory-mib", options.memoryMib, "Device memory in MiB")->capture_default_str();
+  std::vector<std::string> configNames;
+  for (const auto& c : sable_hw_configs) configNames.emplace_back(c.name);
+  app.add_option("--config", config, "Hardware configuration")
+      ->check(CLI::IsMember(configNames))
+      ->capture_default_str();
+  app.add_option("--backend", options.backend, "NPU model: func (the functional model)")
+      ->capture_default_str();
+  app.add_option("--watchdog-ms", options.watchdogMs,
+                 "A job making no progress this long ends with WATCHDOG")
+      ->capture_default_str();
+  app.add_option("--fault", faults,
+                 "KIND@N: inject a fault into the N-th job the NPU starts; KIND is bus-error, "
+                 "lost-interrupt or hung-unit (repeatable)");
+  app.add_flag("--verbose", options.verbose, "Log each job (client, program, priority, commands, "
+                                             "cycles, status)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  for (uint32_t i = 0; i < SABLE_HW_CONFIG_COUNT; ++i) {
+    if (config == sable_hw_configs[i].name) options.config = i;
+  }
+  for (const std::string& text : faults) {
+    auto plan = sable::server::parseFault(text);
+    if (!plan.ok()) {
+      std::cerr << "sable-simd: " << plan.error() << "\n";
+      return 2;
+    }
+    options.faults.push_back(plan.value());
+  }
+
+  // Signals first, so that a SIGTERM during start-up still leads to a clean exit.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  sigprocmask(SIG_BLOCK, &stopSignals, nullptr);
+  auto server = sable::server::DeviceServer::create(options);
+  if (!server.ok()) {
+    std::cerr << "sable-simd: " << server.error() << "\n";
+    return 1;
+  }
+  gServer = server.value().get();
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  sigprocmask(SIG_UNBLOCK, &stopSignals, nullptr);
+  server.value()->run();
+  gServer = nullptr;
+  server.value().reset();
+  return 0;
+}

@@ -1,0 +1,276 @@
+// The device server as a process: priorities, deadlines, injected faults, dying clients, a second
+// server, stale shared memory, SIGTERM, and the shim starting a server itself.
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "kmd_support.h"
+
+namespace sable::kmdtest {
+namespace {
+
+uint64_t nowNs() { return wire::monotonicNs(); }
+
+// Runs the copy job once and checks its data: the device works.
+void expectCopyWorks(Client& client, const char* when) {
+  const auto program = client.registerProgram(copyStream(8), 2);
+  ASSERT_EQ(program.result, 0) << when << ": " << sable_shim_last_error();
+  Client::Bo in = client.createBo(128), out = client.createBo(128);
+  for (int i = 0; i < 128; ++i) in.data[i] = static_cast<uint8_t>(255 - i);
+  const uint64_t fence = client.submit(program.program, {in, out});
+  ASSERT_EQ(client.wait(fence), 0) << when << ": " << sable_shim_last_error();
+  EXPECT_EQ(client.status(fence).error_cause, SABLE_ERROR_NONE) << when;
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(out.data[i], 255 - i) << when << ": byte " << i;
+}
+
+struct FaultCase {
+  const char* kind;
+  uint32_t cause;
+};
+
+class kmd_fault : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(kmd_fault, EndsTheJobWithItsCauseWithinTheWatchdogAndTheNextJobSucceeds) {
+  const FaultCase fault = GetParam();
+  constexpr uint32_t kWatchdogMs = 300;
+  ServerProcess server(uniqueDeviceName("fault"),
+                       {"--watchdog-ms", std::to_string(kWatchdogMs), "--fault",
+                        std::string(fault.kind) + "@1"});
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(8), 2);
+  ASSERT_EQ(program.result, 0) << sable_shim_last_error();
+  Client::Bo in = client.createBo(128), out = client.createBo(128);
+  const uint64_t start = nowNs();
+  const uint64_t fence = client.submit(program.program, {in, out});
+  ASSERT_EQ(client.wait(fence), 0) << sable_shim_last_error();
+  const uint64_t elapsedMs = (nowNs() - start) / 1'000'000;
+  const sable_uapi_job_status status = client.status(fence);
+  EXPECT_EQ(status.error_cause, fault.cause)
+      << fault.kind << ": got " << sable_error_cause_name(status.error_cause);
+  // Within the watchdog time plus the firmware's reaction and a loaded 2-core machine's slack.
+  EXPECT_LT(elapsedMs, 2 * kWatchdogMs + 1000) << fault.kind;
+  expectCopyWorks(client, "after the fault");
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, kmd_fault,
+                         ::testing::Values(FaultCase{"bus-error", SABLE_ERROR_BUS_ERROR},
+                                           FaultCase{"lost-interrupt", SABLE_ERROR_LOST_INTERRUPT},
+                                           FaultCase{"hung-unit", SABLE_ERROR_WATCHDOG}),
+                         [](const auto& param) {
+                           std::string name = param.param.kind;
+                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                           return name;
+                         });
+
+TEST(kmd_scheduling, HighPriorityJobStartsBeforeQueuedLowOnes) {
+  // The first job hangs until the watchdog, so that the others queue up behind it.
+  ServerProcess server(uniqueDeviceName("prio"), {"--watchdog-ms", "300", "--fault", "hung-unit@1"});
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(4), 2);
+  ASSERT_EQ(program.result, 0) << sable_shim_last_error();
+  Client::Bo in = client.createBo(64), out = client.createBo(64);
+
+  const uint64_t blocker = client.submit(program.program, {in, out}, SABLE_PRIORITY_LOW);
+  for (int i = 0; i < 1000 && client.status(blocker).state == SABLE_JOB_QUEUED; ++i) usleep(1000);
+  ASSERT_EQ(client.status(blocker).state, SABLE_JOB_RUNNING);
+  std::vector<uint64_t> low;
+  for (int i = 0; i < 3; ++i) low.push_back(client.submit(program.program, {in, out}, SABLE_PRIORITY_LOW));
+  const uint64_t high = client.submit(program.program, {in, out}, SABLE_PRIORITY_HIGH);
+  EXPECT_EQ(client.status(high).state, SABLE_JOB_QUEUED);
+  for (uint64_t f : low) ASSERT_EQ(client.wait(f), 0) << sable_shim_last_error();
+  ASSERT_EQ(client.wait(high), 0);
+  EXPECT_EQ(client.status(blocker).error_cause, SABLE_ERROR_WATCHDOG);
+  const sable_uapi_job_status highStatus = client.status(high);
+  EXPECT_EQ(highStatus.error_cause, SABLE_ERROR_NONE);
+  for (uint64_t f : low) {
+    const sable_uapi_job_status lowStatus = client.status(f);
+    EXPECT_EQ(lowStatus.error_cause, SABLE_ERROR_NONE);
+    EXPECT_LT(highStatus.start_ns, lowStatus.start_ns)
+        << "the HIGH job (submitted last) must start before LOW fence " << f;
+  }
+}
+
+TEST(kmd_scheduling, DeadlinesEndJobsWithDEADLINE) {
+  ServerProcess server(uniqueDeviceName("deadline"),
+                       {"--watchdog-ms", "5000", "--fault", "hung-unit@1"});
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(4), 2);
+  ASSERT_EQ(program.result, 0) << sable_shim_last_error();
+  Client::Bo in = client.createBo(64), out = client.createBo(64);
+
+  // Running (hung) job: aborted at its deadline, long before the 5 s watchdog.
+  const uint64_t start = nowNs();
+  const uint64_t hung = client.submit(program.program, {in, out}, SABLE_PRIORITY_MEDIUM,
+                                      start + 200'000'000);
+  ASSERT_EQ(client.wait(hung), 0) << sable_shim_last_error();
+  EXPECT_EQ(client.status(hung).error_cause, SABLE_ERROR_DEADLINE)
+      << sable_error_cause_name(client.status(hung).error_cause);
+  EXPECT_LT((nowNs() - start) / 1'000'000, 3000u);
+
+  // A deadline already passed at submission: never started.
+  const uint64_t late = client.submit(program.program, {in, out}, SABLE_PRIORITY_MEDIUM, nowNs() - 1);
+  ASSERT_EQ(client.wait(late), 0);
+  EXPECT_EQ(client.status(late).error_cause, SABLE_ERROR_DEADLINE);
+
+  // A generous deadline does not disturb a normal job.
+  const uint64_t fine = client.submit(program.program, {in, out}, SABLE_PRIORITY_MEDIUM,
+                                      nowNs() + 10'000'000'000ull);
+  ASSERT_EQ(client.wait(fine), 0);
+  EXPECT_EQ(client.status(fine).error_cause, SABLE_ERROR_NONE);
+}
+
+TEST(kmd_scheduling, FenceWaitTimesOut) {
+  ServerProcess server(uniqueDeviceName("timeout"),
+                       {"--watchdog-ms", "1000", "--fault", "hung-unit@1"});
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(4), 2);
+  ASSERT_EQ(program.result, 0);
+  Client::Bo in = client.createBo(64), out = client.createBo(64);
+  const uint64_t fence = client.submit(program.program, {in, out});
+  EXPECT_EQ(client.wait(fence, 0), -ETIMEDOUT) << "poll";
+  const uint64_t start = nowNs();
+  EXPECT_EQ(client.wait(fence, 50'000'000), -ETIMEDOUT);
+  const uint64_t waited = (nowNs() - start) / 1'000'000;
+  EXPECT_GE(waited, 50u);
+  sable_uapi_fence_release early{fence};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_FENCE_RELEASE, &early), -EBUSY);
+  EXPECT_EQ(client.wait(fence, -1), 0) << "forever: until the watchdog ends it";
+  EXPECT_EQ(client.status(fence).error_cause, SABLE_ERROR_WATCHDOG);
+}
+
+TEST(kmd_server, ClientKilledMidJobIsReclaimedAndTheServerKeepsServing) {
+  ServerProcess server(uniqueDeviceName("kill"), {"--watchdog-ms", "300", "--fault", "hung-unit@1"});
+  ASSERT_TRUE(server.waitReady());
+  uint64_t freeBefore = 0;
+  {
+    Client probe(server.name());
+    ASSERT_EQ(probe.openResult(), 0);
+    sable_uapi_device_info info{};
+    ASSERT_EQ(probe.ioctl(SABLE_IOCTL_GET_INFO, &info), 0);
+    freeBefore = info.device_memory_free;
+  }
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    Client victim(server.name());
+    if (victim.openResult() != 0) _exit(1);
+    const auto program = victim.registerProgram(copyStream(8), 2);
+    Client::Bo in = victim.createBo(1 << 16), out = victim.createBo(1 << 16);
+    int result = 0;
+    victim.submit(program.program, {in, out}, SABLE_PRIORITY_MEDIUM, 0, &result);
+    const char byte = result == 0 ? 'y' : 'n';
+    if (write(ready[1], &byte, 1) != 1) _exit(1);
+    pause();  // SIGKILLed here, its job hung on the NPU
+    _exit(0);
+  }
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(byte, 'y') << "the child could not submit its job";
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+
+  // The server survives, finishes the job (watchdog) and frees everything of the dead client.
+  Client next(server.name());
+  ASSERT_EQ(next.openResult(), 0) << sable_shim_last_error();
+  uint64_t freeNow = 0;
+  for (int i = 0; i < 300; ++i) {
+    sable_uapi_device_info info{};
+    ASSERT_EQ(next.ioctl(SABLE_IOCTL_GET_INFO, &info), 0) << sable_shim_last_error();
+    freeNow = info.device_memory_free;
+    if (freeNow == freeBefore) break;
+    usleep(10000);
+  }
+  EXPECT_EQ(freeNow, freeBefore) << "the dead client's buffer objects and program were reclaimed";
+  expectCopyWorks(next, "after the client was killed");
+}
+
+TEST(kmd_server, SecondServerOnTheSameDeviceIsRefused) {
+  ServerProcess first(uniqueDeviceName("dup"));
+  ASSERT_TRUE(first.waitReady());
+  ServerProcess second(first.name());
+  int exitStatus = 0;
+  EXPECT_FALSE(second.waitReady(&exitStatus));
+  EXPECT_EQ(exitStatus, 1);
+  EXPECT_TRUE(serverReady(first.name(), first.pid())) << "the first server still serves";
+  Client client(first.name());
+  EXPECT_EQ(client.openResult(), 0) << sable_shim_last_error();
+}
+
+TEST(kmd_server, StaleSegmentsOfAKilledServerAreCleanedAndSigtermRemovesEverything) {
+  const std::string name = uniqueDeviceName("stale");
+  {
+    ServerProcess crashed(name);
+    ASSERT_TRUE(crashed.waitReady());
+    EXPECT_EQ(crashed.stop(SIGKILL), -SIGKILL);
+  }
+  ASSERT_TRUE(segmentExists(wire::controlSegmentName(name))) << "SIGKILL leaves the segments";
+  sable_shim_device* device = nullptr;
+  EXPECT_EQ(sable_shim_open(name.c_str(), 0, &device), -ENOENT);
+  EXPECT_NE(std::string(sable_shim_last_error()).find("stale"), std::string::npos)
+      << sable_shim_last_error();
+
+  ServerProcess next(name);
+  ASSERT_TRUE(next.waitReady()) << "the next server removes the stale segments and starts";
+  Client client(name);
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  EXPECT_EQ(next.stop(SIGTERM), 0) << "SIGTERM exits 0";
+  EXPECT_FALSE(segmentExists(wire::controlSegmentName(name)));
+  EXPECT_FALSE(segmentExists(wire::memorySegmentName(name)));
+  EXPECT_FALSE(segmentExists("sable." + name + ".lock"));
+  sable_uapi_device_info info{};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &info), -EIO) << "the device is gone";
+}
+
+TEST(kmd_server, BadOptionsAreRefusedClearly) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--backend", "rtl"}, {"--fault", "melted@1"},
+        {"--fault", "bus-error"}, {"--config", "s32"}}) {
+    ServerProcess server(uniqueDeviceName("opts"), args);
+    int exitStatus = 0;
+    EXPECT_FALSE(server.waitReady(&exitStatus)) << args[0] << " " << args[1];
+    EXPECT_NE(exitStatus, 0) << args[0] << " " << args[1];
+  }
+  ServerProcess tiny(uniqueDeviceName("opts"), {}, 1);
+  int exitStatus = 0;
+  EXPECT_FALSE(tiny.waitReady(&exitStatus)) << "1 MiB of device memory";
+  EXPECT_EQ(exitStatus, 1);
+}
+
+TEST(kmd_server, ShimSpawnsAServerWhenNoneRuns) {
+  const std::string name = uniqueDeviceName("spawn");
+  setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+  sable_shim_device* device = nullptr;
+  ASSERT_EQ(sable_shim_open(name.c_str(), SABLE_SHIM_SPAWN, &device), 0) << sable_shim_last_error();
+  sable_uapi_device_info info{};
+  EXPECT_EQ(sable_shim_ioctl(device, SABLE_IOCTL_GET_INFO, &info), 0);
+  EXPECT_EQ(std::string(info.device_name), name);
+  sable_shim_close(device);
+  // Stop the child server the shim started (it would die with this process anyway).
+  namespace bip = boost::interprocess;
+  bip::shared_memory_object shm(bip::open_only, wire::controlSegmentName(name).c_str(),
+                                bip::read_only);
+  bip::mapped_region region(shm, bip::read_only);
+  const auto pid = static_cast<pid_t>(
+      static_cast<const wire::ControlHeader*>(region.get_address())->server_pid);
+  kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid) << "the server is the shim's child";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace sable::kmdtest

@@ -1,0 +1,283 @@
+// Test support for tests/kmd: a sable-simd child process per test (unique device name, small
+// device memory), a client over the shim, and command streams built from raw words with the
+// setters of sable/isa.h.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "sable/isa.h"
+#include "sable/shim/shim.h"
+#include "sable/shim/uapi.h"
+#include "sable/shim/wire.h"
+
+namespace sable::kmdtest {
+
+inline std::string uniqueDeviceName(const char* tag) {
+  static std::atomic<int> counter{0};
+  return fmt::format("kmd-{}-{}-{}", tag, getpid(), counter++);
+}
+
+inline bool segmentExists(const std::string& segment) {
+  return access(("/dev/shm/" + segment).c_str(), F_OK) == 0;
+}
+
+// True once the control segment says READY with `pid` as its server.
+inline bool serverReady(const std::string& name, pid_t pid) {
+  namespace bip = boost::interprocess;
+  try {
+    bip::shared_memory_object shm(bip::open_only, wire::controlSegmentName(name).c_str(),
+                                  bip::read_only);
+    bip::mapped_region region(shm, bip::read_only);
+    if (region.get_size() < sizeof(wire::ControlHeader)) return false;
+    const auto* header = static_cast<const wire::ControlHeader*>(region.get_address());
+    return header->magic == wire::kControlMagic &&
+           header->server_pid == static_cast<uint32_t>(pid) &&
+           header->state.load() == wire::kServerReady;
+  } catch (...) {
+    return false;
+  }
+}
+
+// A sable-simd child: started by the constructor (waits until ready), SIGTERMed by stop() or
+// the destructor.
+class ServerProcess {
+ public:
+  explicit ServerProcess(std::string name, std::vector<std::string> extra = {},
+                         uint32_t memoryMib = 8)
+      : name_(std::move(name)) {
+    std::vector<std::string> args = {SABLE_SIMD_PATH, "--device", name_, "--memory-mib",
+                                     std::to_string(memoryMib)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~ServerProcess() { stop(); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Waits until the server serves, or until it exits (then returns false with its status).
+  bool waitReady(int* exitStatus = nullptr, int timeoutMs = 10000) {
+    for (int waited = 0; waited < timeoutMs; waited += 2) {
+      int status = 0;
+      if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) {
+        if (exitStatus != nullptr) *exitStatus = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        pid_ = -1;
+        return false;
+      }
+      if (serverReady(name_, pid_)) return true;
+      usleep(2000);
+    }
+    return false;
+  }
+  // SIGTERM and wait: the exit status (or -signal).
+  int stop(int signal = SIGTERM) {
+    if (pid_ <= 0) return -1000;
+    kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+  pid_t pid() const { return pid_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  pid_t pid_ = -1;
+};
+
+// An open device (RAII over sable_shim_open/close).
+class Client {
+ public:
+  explicit Client(const std::string& name) {
+    result_ = sable_shim_open(name.c_str(), 0, &device_);
+  }
+  ~Client() { sable_shim_close(device_); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  int openResult() const { return result_; }
+  sable_shim_device* get() const { return device_; }
+
+  int ioctl(unsigned long request, void* arg) { return sable_shim_ioctl(device_, request, arg); }
+
+  struct Bo {
+    uint32_t handle = 0;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    uint8_t* data = nullptr;
+  };
+  // Creates and maps a buffer object; the mapping lives until the client closes.
+  Bo createBo(uint64_t size) {
+    sable_uapi_bo_create create{};
+    create.size = size;
+    Bo bo;
+    EXPECT_EQ(ioctl(SABLE_IOCTL_BO_CREATE, &create), 0) << sable_shim_last_error();
+    bo.handle = create.handle;
+    bo.offset = create.mmap_offset;
+    bo.size = size;
+    bo.data = static_cast<uint8_t*>(sable_shim_mmap(device_, size, create.mmap_offset));
+    EXPECT_NE(bo.data, nullptr) << sable_shim_last_error();
+    return bo;
+  }
+  Bo uploadStream(const std::vector<uint32_t>& words) {
+    Bo bo = createBo(words.size() * 4);
+    if (bo.data != nullptr) std::memcpy(bo.data, words.data(), words.size() * 4);
+    return bo;
+  }
+
+  struct Registered {
+    int result = 0;
+    uint32_t program = 0;
+    uint32_t errorCause = 0;
+    uint32_t errorCommand = 0;
+    uint64_t extent[SABLE_UAPI_MAX_REGIONS] = {};
+  };
+  // Registers `words` with `regionCount` JOB regions.
+  Registered registerProgram(const std::vector<uint32_t>& words, uint32_t regionCount) {
+    const Bo stream = uploadStream(words);
+    std::vector<sable_uapi_region_binding> regions(regionCount);
+    for (auto& r : regions) r.kind = SABLE_REGION_JOB;
+    sable_uapi_program_register reg{};
+    reg.stream_handle = stream.handle;
+    reg.stream_size = words.size() * 4;
+    reg.region_count = regionCount;
+    reg.regions = reinterpret_cast<uint64_t>(regions.data());
+    Registered out;
+    out.result = ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg);
+    out.program = reg.program;
+    out.errorCause = reg.error_cause;
+    out.errorCommand = reg.error_command;
+    std::memcpy(out.extent, reg.region_extent, sizeof out.extent);
+    return out;
+  }
+  // Submits with whole buffer objects bound to regions 0, 1, ...
+  uint64_t submit(uint32_t program, const std::vector<Bo>& buffers,
+                  uint32_t priority = SABLE_PRIORITY_MEDIUM, uint64_t deadlineNs = 0,
+                  int* result = nullptr) {
+    std::vector<sable_uapi_job_buffer> table;
+    for (uint32_t i = 0; i < buffers.size(); ++i) {
+      table.push_back({i, buffers[i].handle, 0, buffers[i].size});
+    }
+    sable_uapi_job_submit submit{};
+    submit.program = program;
+    submit.priority = priority;
+    submit.buffer_count = static_cast<uint32_t>(table.size());
+    submit.buffers = reinterpret_cast<uint64_t>(table.data());
+    submit.deadline_ns = deadlineNs;
+    const int r = ioctl(SABLE_IOCTL_JOB_SUBMIT, &submit);
+    if (result != nullptr) {
+      *result = r;
+    } else {
+      EXPECT_EQ(r, 0) << sable_shim_last_error();
+    }
+    return submit.fence;
+  }
+  int wait(uint64_t fence, int64_t timeoutNs = 5'000'000'000) {
+    sable_uapi_fence_wait wait{fence, timeoutNs};
+    return ioctl(SABLE_IOCTL_FENCE_WAIT, &wait);
+  }
+  sable_uapi_job_status status(uint64_t fence) {
+    sable_uapi_job_status status{};
+    status.fence = fence;
+    EXPECT_EQ(ioctl(SABLE_IOCTL_JOB_STATUS, &status), 0) << sable_shim_last_error();
+    return status;
+  }
+
+ private:
+  sable_shim_device* device_ = nullptr;
+  int result_ = 0;
+};
+
+// ---- Command streams from raw words ----------------------------------------------------------
+
+using Command = std::array<uint32_t, SABLE_COMMAND_WORDS>;
+
+inline std::vector<uint32_t> makeStream(std::vector<Command> commands, bool appendEnd = true,
+                                        uint32_t configId = SABLE_HW_CONFIG_S16_ID) {
+  if (appendEnd) commands.push_back(Command{});  // END: all zero
+  std::vector<uint32_t> words(SABLE_COMMAND_WORDS, 0);
+  sable_stream_header_set_magic(words.data(), SABLE_STREAM_MAGIC);
+  sable_stream_header_set_version_major(words.data(), SABLE_STREAM_FORMAT_MAJOR);
+  sable_stream_header_set_version_minor(words.data(), SABLE_STREAM_FORMAT_MINOR);
+  sable_stream_header_set_config_id(words.data(), configId);
+  sable_stream_header_set_length(words.data(),
+                                 SABLE_STREAM_HEADER_BYTES + 32u * static_cast<uint32_t>(commands.size()));
+  sable_stream_header_set_command_count(words.data(), static_cast<uint32_t>(commands.size()));
+  for (const Command& c : commands) words.insert(words.end(), c.begin(), c.end());
+  return words;
+}
+
+// Copies `lines` lines of 16 bytes from region 0 to region 1: DMA_LOAD → POOL (1×1 max, the
+// identity) → DMA_STORE, ordered by the LOAD_TO_COMPUTE and COMPUTE_TO_STORE tokens.
+inline std::vector<uint32_t> copyStream(uint32_t lines) {
+  Command load{};
+  sable_cmd_set_opcode(load.data(), SABLE_OP_DMA_LOAD);
+  sable_cmd_set_signal(load.data(), SABLE_DEP_LOAD_TO_COMPUTE);
+  sable_cmd_dma_load_set_sp_addr(load.data(), 0);
+  sable_cmd_dma_load_set_region(load.data(), 0);
+  sable_cmd_dma_load_set_elem_bytes(load.data(), 16);
+  sable_cmd_dma_load_set_repeat(load.data(), 1);
+  sable_cmd_dma_load_set_nx(load.data(), lines);
+  sable_cmd_dma_load_set_ny(load.data(), 1);
+  sable_cmd_dma_load_set_nz(load.data(), 1);
+  sable_cmd_dma_load_set_dram_stride_x(load.data(), 16);
+  sable_cmd_dma_load_set_dram_stride_y(load.data(), 16 * lines);
+  sable_cmd_dma_load_set_dram_stride_z(load.data(), 16 * lines);
+  Command pool{};
+  sable_cmd_set_opcode(pool.data(), SABLE_OP_POOL);
+  sable_cmd_set_wait(pool.data(), SABLE_DEP_LOAD_TO_COMPUTE);
+  sable_cmd_set_signal(pool.data(), SABLE_DEP_COMPUTE_TO_STORE);
+  sable_cmd_pool_set_mode(pool.data(), 0);
+  sable_cmd_pool_set_input_addr(pool.data(), 0);
+  sable_cmd_pool_set_output_addr(pool.data(), lines);
+  sable_cmd_pool_set_nx(pool.data(), lines);
+  sable_cmd_pool_set_ny(pool.data(), 1);
+  sable_cmd_pool_set_input_width(pool.data(), lines);
+  sable_cmd_pool_set_input_height(pool.data(), 1);
+  sable_cmd_pool_set_input_stride_x(pool.data(), 1);
+  sable_cmd_pool_set_input_stride_y(pool.data(), lines);
+  sable_cmd_pool_set_output_stride_x(pool.data(), 1);
+  sable_cmd_pool_set_output_stride_y(pool.data(), lines);
+  sable_cmd_pool_set_kernel_w(pool.data(), 1);
+  sable_cmd_pool_set_kernel_h(pool.data(), 1);
+  sable_cmd_pool_set_stride_x(pool.data(), 1);
+  sable_cmd_pool_set_stride_y(pool.data(), 1);
+  sable_cmd_pool_set_clamp_min(pool.data(), 0);
+  sable_cmd_pool_set_clamp_max(pool.data(), 255);
+  Command store{};
+  sable_cmd_set_opcode(store.data(), SABLE_OP_DMA_STORE);
+  sable_cmd_set_wait(store.data(), SABLE_DEP_COMPUTE_TO_STORE);
+  sable_cmd_dma_store_set_sp_addr(store.data(), lines);
+  sable_cmd_dma_store_set_region(store.data(), 1);
+  sable_cmd_dma_store_set_elem_bytes(store.data(), 16);
+  sable_cmd_dma_store_set_nx(store.data(), lines);
+  sable_cmd_dma_store_set_ny(store.data(), 1);
+  sable_cmd_dma_store_set_nz(store.data(), 1);
+  sable_cmd_dma_store_set_dram_stride_x(store.data(), 16);
+  sable_cmd_dma_store_set_dram_stride_y(store.data(), 16 * lines);
+  sable_cmd_dma_store_set_dram_stride_z(store.data(), 16 * lines);
+  return makeStream({load, pool, store});
+}
+
+inline std::vector<uint32_t> emptyStream() { return makeStream({}); }
+
+}  // namespace sable::kmdtest

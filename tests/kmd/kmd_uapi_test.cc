@@ -1,0 +1,368 @@
+// The UAPI through the shim and sable-simd: handshake, device info, buffer objects, programs,
+// jobs, isolation between clients.
+#include <cerrno>
+#include <numeric>
+#include <string>
+
+#include "kmd_support.h"
+#include "sable/firmware/host_interface.h"
+
+namespace sable::kmdtest {
+namespace {
+
+TEST(kmd_uapi, HandshakeAcceptsThisBuildAndRefusesAnotherConfiguration) {
+  ServerProcess server(uniqueDeviceName("hs"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+
+  sable_uapi_handshake hello{};
+  hello.client_uapi_version = SABLE_UAPI_VERSION;
+  hello.client_isa_version = SABLE_ISA_VERSION;
+  hello.client_fw_interface = SABLE_FW_INTERFACE_VERSION;
+  hello.required_config_id = SABLE_HW_CONFIG_S16_ID;
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), 0) << sable_shim_last_error();
+  EXPECT_EQ(hello.accepted, 1u);
+  EXPECT_EQ(hello.config_id, SABLE_HW_CONFIG_S16_ID);
+  EXPECT_EQ(hello.isa_version, SABLE_ISA_VERSION);
+  EXPECT_EQ(hello.kernel_uapi_version, static_cast<uint32_t>(SABLE_UAPI_VERSION));
+
+  hello.required_config_id = SABLE_HW_CONFIG_S8_ID;
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), -EPROTO);
+  EXPECT_EQ(hello.accepted, 0u);
+  const std::string message = hello.message;
+  EXPECT_NE(message.find("--config s8"), std::string::npos) << message;
+  EXPECT_NE(std::string(sable_shim_last_error()).find("s16"), std::string::npos)
+      << sable_shim_last_error();
+
+  hello.required_config_id = 0;
+  hello.client_uapi_version = 0u << 16;  // a client built against UAPI 0.x
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), -EPROTO);
+  EXPECT_NE(std::string(hello.message).find("the client is older"), std::string::npos)
+      << hello.message;
+  hello.client_uapi_version = SABLE_UAPI_VERSION;
+  hello.client_fw_interface = 2u << 16;  // a client expecting a newer firmware interface
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), -EPROTO);
+  EXPECT_NE(std::string(hello.message).find("the firmware is older"), std::string::npos)
+      << hello.message;
+}
+
+TEST(kmd_uapi, OpenWithoutServerFailsWithENOENTAndSaysHowToStartOne) {
+  sable_shim_device* device = nullptr;
+  const std::string name = uniqueDeviceName("none");
+  EXPECT_EQ(sable_shim_open(name.c_str(), 0, &device), -ENOENT);
+  EXPECT_EQ(device, nullptr);
+  EXPECT_NE(std::string(sable_shim_last_error()).find("sable-simd --device " + name),
+            std::string::npos)
+      << sable_shim_last_error();
+  EXPECT_EQ(sable_shim_open("bad/name", 0, &device), -EINVAL);
+}
+
+TEST(kmd_uapi, InfoComesFromTheDeviceRegisters) {
+  ServerProcess server(uniqueDeviceName("info"), {"--config", "s8"});
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  sable_uapi_device_info info{};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &info), 0) << sable_shim_last_error();
+  EXPECT_EQ(std::string(info.device_name), server.name());
+  EXPECT_EQ(std::string(info.backend), "func");
+  // The s8 row of docs/isa.md's configuration table.
+  EXPECT_EQ(info.config_id, SABLE_HW_CONFIG_S8_ID);
+  EXPECT_EQ(info.array_dim, 8u);
+  EXPECT_EQ(info.scratchpad_kib, 64u);
+  EXPECT_EQ(info.accumulator_kib, 16u);
+  EXPECT_EQ(info.vector_lanes, 8u);
+  EXPECT_EQ(info.dw_macs_per_cycle, 32u);
+  EXPECT_EQ(info.dma_bytes_per_cycle, 16u);
+  EXPECT_EQ(info.queue_depth, 8u);
+  EXPECT_EQ(info.max_regions, 32u);
+  EXPECT_EQ(info.clock_mhz, 200u);
+  EXPECT_EQ(info.hw_revision, 1u);
+  EXPECT_EQ(info.isa_version, (1u << 16) | 0u);
+  EXPECT_EQ(info.counter_count, 12u);
+  EXPECT_EQ(info.device_memory_bytes, 8ull << 20);
+  EXPECT_GT(info.device_memory_free, 6ull << 20);
+  EXPECT_LT(info.device_memory_free, 8ull << 20);
+}
+
+TEST(kmd_uapi, BufferObjectsAreZeroedMappedAndFreed) {
+  ServerProcess server(uniqueDeviceName("bo"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  sable_uapi_device_info before{};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &before), 0);
+
+  Client::Bo bo = client.createBo(10000);
+  ASSERT_NE(bo.data, nullptr);
+  EXPECT_EQ(bo.offset % 4096, 0u) << "buffer objects are page-aligned";
+  for (uint64_t i = 0; i < bo.size; ++i) ASSERT_EQ(bo.data[i], 0) << "byte " << i << " not zero";
+  for (uint64_t i = 0; i < bo.size; ++i) bo.data[i] = static_cast<uint8_t>(i * 7);
+  // A second mapping of the same object sees the same bytes (it is device memory).
+  auto* again = static_cast<uint8_t*>(sable_shim_mmap(client.get(), bo.size, bo.offset));
+  ASSERT_NE(again, nullptr) << sable_shim_last_error();
+  EXPECT_EQ(again[9999], static_cast<uint8_t>(9999 * 7));
+  EXPECT_EQ(sable_shim_munmap(client.get(), again, bo.size), 0);
+
+  sable_uapi_device_info during{};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &during), 0);
+  EXPECT_EQ(before.device_memory_free - during.device_memory_free, 12288u) << "3 pages";
+
+  // Bad input.
+  sable_uapi_bo_create zero{};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_CREATE, &zero), -EINVAL);
+  sable_uapi_bo_create huge{};
+  huge.size = 1ull << 40;
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_CREATE, &huge), -ENOMEM);
+  sable_uapi_bo_create flagged{};
+  flagged.size = 16;
+  flagged.flags = 4;
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_CREATE, &flagged), -EINVAL);
+  sable_uapi_bo_free unknown{9999, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &unknown), -ENOENT);
+  EXPECT_EQ(sable_shim_ioctl(client.get(), 0x1234, &unknown), -EINVAL);
+  EXPECT_EQ(sable_shim_mmap(client.get(), 4096, bo.offset + (1 << 20)), nullptr)
+      << "mapping device memory that is not one's buffer object";
+
+  sable_uapi_bo_free release{bo.handle, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &release), 0) << sable_shim_last_error();
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &release), -ENOENT) << "freed twice";
+  sable_uapi_device_info after{};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &after), 0);
+  EXPECT_EQ(after.device_memory_free, before.device_memory_free);
+}
+
+TEST(kmd_uapi, CopyJobMovesTheDataAndReportsCounters) {
+  ServerProcess server(uniqueDeviceName("copy"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  constexpr uint32_t kLines = 64;
+  const auto program = client.registerProgram(copyStream(kLines), 2);
+  ASSERT_EQ(program.result, 0) << sable_shim_last_error();
+  EXPECT_EQ(program.extent[0], kLines * 16u);
+  EXPECT_EQ(program.extent[1], kLines * 16u);
+
+  Client::Bo input = client.createBo(kLines * 16);
+  Client::Bo output = client.createBo(kLines * 16);
+  for (uint32_t i = 0; i < kLines * 16; ++i) input.data[i] = static_cast<uint8_t>(i * 13 + 5);
+  const uint64_t fence = client.submit(program.program, {input, output});
+  ASSERT_EQ(client.wait(fence), 0) << sable_shim_last_error();
+  const sable_uapi_job_status status = client.status(fence);
+  EXPECT_EQ(status.state, SABLE_JOB_COMPLETED);
+  EXPECT_EQ(status.error_cause, SABLE_ERROR_NONE) << sable_error_cause_name(status.error_cause);
+  for (uint32_t i = 0; i < kLines * 16; ++i) {
+    ASSERT_EQ(output.data[i], static_cast<uint8_t>(i * 13 + 5)) << "byte " << i;
+  }
+  EXPECT_EQ(status.counter_count, 12u);
+  EXPECT_EQ(status.counters[SABLE_COUNTER_COMMANDS], 4u) << "load, pool, store, end";
+  EXPECT_EQ(status.counters[SABLE_COUNTER_DMA_READ_BYTES], kLines * 16u);
+  EXPECT_EQ(status.counters[SABLE_COUNTER_DMA_WRITE_BYTES], kLines * 16u);
+  EXPECT_GT(status.counters[SABLE_COUNTER_CYCLES], 2u * kLines * 16u / 16u);
+  EXPECT_LE(status.submit_ns, status.start_ns);
+  EXPECT_LE(status.start_ns, status.end_ns);
+
+  // The buffers are in use by no job now; the program holds none of them (JOB regions).
+  sable_uapi_fence_release forget{fence};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_FENCE_RELEASE, &forget), 0);
+  sable_uapi_job_status gone{};
+  gone.fence = fence;
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_JOB_STATUS, &gone), -ENOENT);
+  sable_uapi_program_release release{program.program, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_PROGRAM_RELEASE, &release), 0) << sable_shim_last_error();
+  int result = 0;
+  client.submit(program.program, {input, output}, SABLE_PRIORITY_MEDIUM, 0, &result);
+  EXPECT_EQ(result, -ENOENT) << "submitting a released program";
+}
+
+TEST(kmd_uapi, SubmitChecksTheBufferTable) {
+  ServerProcess server(uniqueDeviceName("table"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(4), 2);
+  ASSERT_EQ(program.result, 0) << sable_shim_last_error();
+  Client::Bo a = client.createBo(64);
+  Client::Bo b = client.createBo(64);
+
+  auto submitTable = [&](std::vector<sable_uapi_job_buffer> table, uint32_t priority = 0) {
+    sable_uapi_job_submit submit{};
+    submit.program = program.program;
+    submit.priority = priority;
+    submit.buffer_count = static_cast<uint32_t>(table.size());
+    submit.buffers = reinterpret_cast<uint64_t>(table.data());
+    return client.ioctl(SABLE_IOCTL_JOB_SUBMIT, &submit);
+  };
+  EXPECT_EQ(submitTable({{0, a.handle, 0, 64}}), -EINVAL) << "region 1 unbound";
+  EXPECT_EQ(submitTable({{0, a.handle, 0, 64}, {0, b.handle, 0, 64}}), -EINVAL) << "bound twice";
+  EXPECT_EQ(submitTable({{0, a.handle, 0, 64}, {2, b.handle, 0, 64}}), -EINVAL) << "region 2";
+  EXPECT_EQ(submitTable({{0, a.handle, 32, 64}, {1, b.handle, 0, 64}}), -EINVAL)
+      << "binding past the end of the buffer object";
+  EXPECT_EQ(submitTable({{0, a.handle, 0, 64}, {1, 777, 0, 64}}), -ENOENT);
+  EXPECT_EQ(submitTable({{0, a.handle, 0, 64}, {1, b.handle, 0, 64}}, 3), -EINVAL) << "priority";
+  sable_uapi_bo_free busy{a.handle, 0};
+  const uint64_t fence = client.submit(program.program, {a, b});
+  const int freed = client.ioctl(SABLE_IOCTL_BO_FREE, &busy);
+  EXPECT_TRUE(freed == -EBUSY || freed == 0) << "in use by a job until it completes: " << freed;
+  ASSERT_EQ(client.wait(fence), 0);
+  if (freed == -EBUSY) {
+    EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &busy), 0);
+  }
+  sable_uapi_fence_wait unknownFence{fence + 100, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_FENCE_WAIT, &unknownFence), -ENOENT);
+}
+
+TEST(kmd_uapi, ConstantRegionKeepsItsBufferObjectBusy) {
+  ServerProcess server(uniqueDeviceName("const"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  constexpr uint32_t kLines = 4;
+  Client::Bo weights = client.createBo(kLines * 16);
+  for (uint32_t i = 0; i < kLines * 16; ++i) weights.data[i] = static_cast<uint8_t>(200 - i);
+  Client::Bo stream = client.uploadStream(copyStream(kLines));
+  sable_uapi_region_binding regions[2] = {{SABLE_REGION_CONSTANT, weights.handle, 0, kLines * 16},
+                                          {SABLE_REGION_JOB, 0, 0, 0}};
+  sable_uapi_program_register reg{};
+  reg.stream_handle = stream.handle;
+  reg.stream_size = stream.size;
+  reg.region_count = 2;
+  reg.regions = reinterpret_cast<uint64_t>(regions);
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg), 0) << sable_shim_last_error();
+  sable_uapi_bo_free freeWeights{weights.handle, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &freeWeights), -EBUSY);
+
+  Client::Bo output = client.createBo(kLines * 16);
+  sable_uapi_job_buffer table[1] = {{1, output.handle, 0, output.size}};
+  sable_uapi_job_submit submit{};
+  submit.program = reg.program;
+  submit.buffer_count = 1;
+  submit.buffers = reinterpret_cast<uint64_t>(table);
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_JOB_SUBMIT, &submit), 0) << sable_shim_last_error();
+  ASSERT_EQ(client.wait(submit.fence), 0);
+  EXPECT_EQ(client.status(submit.fence).error_cause, SABLE_ERROR_NONE);
+  for (uint32_t i = 0; i < kLines * 16; ++i) {
+    ASSERT_EQ(output.data[i], static_cast<uint8_t>(200 - i)) << "byte " << i;
+  }
+  sable_uapi_program_release release{reg.program, 0};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_PROGRAM_RELEASE, &release), 0);
+  // The firmware acknowledges the release asynchronously; the object is free soon after.
+  int freed = -EBUSY;
+  for (int i = 0; i < 500 && freed == -EBUSY; ++i) {
+    freed = client.ioctl(SABLE_IOCTL_BO_FREE, &freeWeights);
+    if (freed == -EBUSY) usleep(1000);
+  }
+  EXPECT_EQ(freed, 0) << sable_shim_last_error();
+}
+
+struct Rejection {
+  const char* name;
+  std::vector<uint32_t> stream;
+  uint32_t cause;
+  uint32_t command;
+};
+
+TEST(kmd_uapi, FirmwareRejectsBadStreamsAtRegistrationAndTheDeviceKeepsServing) {
+  ServerProcess server(uniqueDeviceName("reject"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+
+  Command unknown{};
+  sable_cmd_set_opcode(unknown.data(), 0x7F);
+  Command badDependency{};
+  sable_cmd_set_opcode(badDependency.data(), SABLE_OP_DMA_STORE);
+  sable_cmd_set_signal(badDependency.data(), SABLE_DEP_LOAD_TO_COMPUTE);  // not the store's
+  std::vector<uint32_t> missingEnd = makeStream({}, false);
+  std::vector<uint32_t> badMagic = emptyStream();
+  badMagic[0] ^= 1;
+  std::vector<uint32_t> outOfRegion = copyStream(4);
+  // DMA_LOAD (command 0) from region 5 of a 2-region program.
+  sable_cmd_dma_load_set_region(outOfRegion.data() + SABLE_COMMAND_WORDS, 5);
+  const std::vector<Rejection> cases = {
+      {"unknown opcode", makeStream({unknown}), SABLE_ERROR_UNKNOWN_OPCODE, 0},
+      {"command after END", makeStream({Command{}, unknown}, false), SABLE_ERROR_BAD_LENGTH, 1},
+      {"config mismatch", makeStream({}, true, SABLE_HW_CONFIG_S8_ID), SABLE_ERROR_CONFIG_MISMATCH,
+       0},
+      {"bad magic", badMagic, SABLE_ERROR_BAD_HEADER, 0},
+      {"bad region", outOfRegion, SABLE_ERROR_BAD_REGION, 0},
+      {"bad dependency", makeStream({badDependency}), SABLE_ERROR_BAD_DEPENDENCY, 0},
+  };
+  for (const Rejection& c : cases) {
+    const auto registered = client.registerProgram(c.stream, 2);
+    EXPECT_EQ(registered.result, -ENOEXEC) << c.name;
+    EXPECT_EQ(registered.errorCause, c.cause)
+        << c.name << ": got " << sable_error_cause_name(registered.errorCause);
+    if (c.cause != SABLE_ERROR_CONFIG_MISMATCH && c.cause != SABLE_ERROR_BAD_HEADER) {
+      EXPECT_EQ(registered.errorCommand, c.command) << c.name;
+    }
+    EXPECT_NE(std::string(sable_shim_last_error()).find(sable_error_cause_name(c.cause)),
+              std::string::npos)
+        << c.name << ": " << sable_shim_last_error();
+  }
+  const auto missing = client.registerProgram(missingEnd, 0);
+  EXPECT_EQ(missing.result, -ENOEXEC);
+  EXPECT_NE(missing.errorCause, SABLE_ERROR_NONE);
+
+  // The device still serves: a good program registers and runs.
+  const auto good = client.registerProgram(copyStream(2), 2);
+  ASSERT_EQ(good.result, 0) << sable_shim_last_error();
+  Client::Bo in = client.createBo(32), out = client.createBo(32);
+  in.data[31] = 0xA5;
+  const uint64_t fence = client.submit(good.program, {in, out});
+  ASSERT_EQ(client.wait(fence), 0);
+  EXPECT_EQ(client.status(fence).error_cause, SABLE_ERROR_NONE);
+  EXPECT_EQ(out.data[31], 0xA5);
+}
+
+TEST(kmd_uapi, TwoClientsRunConcurrentlyAndCannotTouchEachOther) {
+  ServerProcess server(uniqueDeviceName("two"));
+  ASSERT_TRUE(server.waitReady());
+  Client alice(server.name());
+  Client bob(server.name());
+  ASSERT_EQ(alice.openResult(), 0) << sable_shim_last_error();
+  ASSERT_EQ(bob.openResult(), 0) << sable_shim_last_error();
+  constexpr uint32_t kLines = 32;
+  const auto aliceProgram = alice.registerProgram(copyStream(kLines), 2);
+  const auto bobProgram = bob.registerProgram(copyStream(kLines), 2);
+  ASSERT_EQ(aliceProgram.result, 0);
+  ASSERT_EQ(bobProgram.result, 0);
+  Client::Bo aliceIn = alice.createBo(kLines * 16), aliceOut = alice.createBo(kLines * 16);
+  Client::Bo bobIn = bob.createBo(kLines * 16), bobOut = bob.createBo(kLines * 16);
+  std::memset(aliceIn.data, 0x11, aliceIn.size);
+  std::memset(bobIn.data, 0x22, bobIn.size);
+
+  // Interleaved submissions from both, then both wait.
+  std::vector<uint64_t> aliceFences, bobFences;
+  for (int i = 0; i < 5; ++i) {
+    aliceFences.push_back(alice.submit(aliceProgram.program, {aliceIn, aliceOut}));
+    bobFences.push_back(bob.submit(bobProgram.program, {bobIn, bobOut}));
+  }
+  for (uint64_t f : aliceFences) ASSERT_EQ(alice.wait(f), 0) << sable_shim_last_error();
+  for (uint64_t f : bobFences) ASSERT_EQ(bob.wait(f), 0) << sable_shim_last_error();
+  for (uint32_t i = 0; i < kLines * 16; ++i) {
+    ASSERT_EQ(aliceOut.data[i], 0x11) << "alice's byte " << i;
+    ASSERT_EQ(bobOut.data[i], 0x22) << "bob's byte " << i;
+  }
+
+  // Bob names Alice's objects: every request is refused with -EACCES.
+  sable_uapi_bo_free steal{aliceIn.handle, 0};
+  EXPECT_EQ(bob.ioctl(SABLE_IOCTL_BO_FREE, &steal), -EACCES);
+  int result = 0;
+  bob.submit(aliceProgram.program, {bobIn, bobOut}, SABLE_PRIORITY_MEDIUM, 0, &result);
+  EXPECT_EQ(result, -EACCES) << "bob runs alice's program";
+  bob.submit(bobProgram.program, {aliceIn, bobOut}, SABLE_PRIORITY_MEDIUM, 0, &result);
+  EXPECT_EQ(result, -EACCES) << "bob reads alice's buffer";
+  sable_uapi_job_status peek{};
+  peek.fence = aliceFences[0];
+  EXPECT_EQ(bob.ioctl(SABLE_IOCTL_JOB_STATUS, &peek), -EACCES);
+  sable_uapi_fence_wait wait{aliceFences[0], 0};
+  EXPECT_EQ(bob.ioctl(SABLE_IOCTL_FENCE_WAIT, &wait), -EACCES);
+  EXPECT_EQ(sable_shim_mmap(bob.get(), aliceIn.size, aliceIn.offset), nullptr);
+  EXPECT_EQ(std::count(aliceOut.data, aliceOut.data + aliceOut.size, 0x11),
+            static_cast<long>(aliceOut.size));
+}
+
+}  // namespace
+}  // namespace sable::kmdtest
