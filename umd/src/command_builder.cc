@@ -24,20 +24,6 @@ template <class T> int64_t toRaw(const T& member) {
   }
 }
 
-const sable_field_desc* findField(uint32_t opcode, std::string_view name) {
-  uint32_t count = 0;
-  const sable_field_desc* fields = sable_cmd_fields(opcode, &count);
-  for (uint32_t i = 0; i < count; ++i) {
-    if (name == fields[i].name) return &fields[i];
-  }
-  return nullptr;
-}
-
-int64_t fieldMin(const sable_field_desc& d) { return d.is_signed ? -(int64_t{1} << (d.width - 1)) : 0; }
-int64_t fieldMax(const sable_field_desc& d) {
-  return d.is_signed ? (int64_t{1} << (d.width - 1)) - 1 : (int64_t{1} << d.width) - 1;
-}
-
 std::string channelList(uint32_t mask) {
   std::string out;
   for (uint32_t bit = 0; bit < SABLE_DEP_CHANNELS; ++bit) {
@@ -180,6 +166,20 @@ constexpr std::array<EnumName, 3> kEltwiseOps{
 }  // namespace
 
 // ---- Configurations, names ----
+
+const sable_field_desc* findField(uint32_t opcode, std::string_view name) {
+  uint32_t count = 0;
+  const sable_field_desc* fields = sable_cmd_fields(opcode, &count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (name == fields[i].name) return &fields[i];
+  }
+  return nullptr;
+}
+
+int64_t fieldMin(const sable_field_desc& d) { return d.is_signed ? -(int64_t{1} << (d.width - 1)) : 0; }
+int64_t fieldMax(const sable_field_desc& d) {
+  return d.is_signed ? (int64_t{1} << (d.width - 1)) - 1 : (int64_t{1} << d.width) - 1;
+}
 
 const sable_hw_config* findConfig(std::string_view name) {
   for (const auto& config : sable_hw_configs) {

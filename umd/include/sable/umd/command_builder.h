@@ -290,6 +290,12 @@ std::string_view mnemonicOf(const Command& command);  // "DMA_LOAD", from sable_
 // A default-constructed command of `opcode`, or nullopt for an opcode the ISA does not know.
 std::optional<Command> makeCommand(uint32_t opcode);
 
+// The ISA's description of field `name` of `opcode` (generated table), or nullptr; the smallest
+// and largest value the field holds.
+const sable_field_desc* findField(uint32_t opcode, std::string_view name);
+int64_t fieldMin(const sable_field_desc& field);
+int64_t fieldMax(const sable_field_desc& field);
+
 // The names a field's enumerators have in text (POOL mode, ELTWISE op); empty for other fields.
 struct EnumName {
   std::string_view name;
