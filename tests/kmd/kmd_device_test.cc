@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "kmd_support.h"
 
@@ -270,6 +271,38 @@ TEST(kmd_server, ShimSpawnsAServerWhenNoneRuns) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid) << "the server is the shim's child";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace sable::kmdtest
+
+namespace sable::kmdtest {
+namespace {
+
+TEST(kmd_uapi, OneClientsThreadsAreNotHeldUpByAnotherThreadsFenceWait) {
+  ServerProcess server(uniqueDeviceName("threads"),
+                       {"--watchdog-ms", "1500", "--fault", "hung-unit@1"});
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(4), 2);
+  ASSERT_EQ(program.result, 0);
+  Client::Bo in = client.createBo(64), out = client.createBo(64);
+  const uint64_t fence = client.submit(program.program, {in, out});
+  std::atomic<int> waitResult{1};
+  std::thread waiter([&] { waitResult = client.wait(fence, -1); });
+  usleep(50000);
+  const uint64_t start = wire::monotonicNs();
+  sable_uapi_device_info info{};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &info), 0) << sable_shim_last_error();
+  Client::Bo more = client.createBo(4096);
+  EXPECT_NE(more.data, nullptr);
+  const uint64_t tookMs = (wire::monotonicNs() - start) / 1'000'000;
+  EXPECT_LT(tookMs, 700u) << "requests of one thread waited for another thread's FENCE_WAIT";
+  EXPECT_EQ(waitResult.load(), 1) << "the hung job is still running";
+  waiter.join();
+  EXPECT_EQ(waitResult.load(), 0);
+  EXPECT_EQ(client.status(fence).error_cause, SABLE_ERROR_WATCHDOG);
 }
 
 }  // namespace

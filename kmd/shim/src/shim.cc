@@ -58,19 +58,72 @@ struct sable_shim_device {
   std::string name;
   bip::mapped_region control;
   wire::ControlHeader* header = nullptr;
-  wire::ClientSlot* slot = nullptr;
   uint32_t serverPid = 0;
+  uint64_t session = 0;
   bool connected = false;
-  std::mutex mutex;  // one request in flight per client slot
+
+  // One request in flight per slot: a call takes an idle slot of this client, or claims and
+  // joins a new one, so that one thread's FENCE_WAIT does not hold up another's SUBMIT.
+  std::mutex slotsMutex;
+  std::vector<wire::ClientSlot*> slots;  // every slot this client holds, slots[0] first
+  std::vector<wire::ClientSlot*> idle;
+
+  std::mutex objectsMutex;
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> bos;  // handle → (mmap offset, size)
   std::map<void*, Mapping> mappings;
   std::unique_ptr<bip::shared_memory_object> memory;  // opened at the first mmap
 
-  // Sends one request and waits for its reply; returns the reply's result.
+  // Claims a free slot of the control segment (compare-and-swap of its pid word from 0).
+  wire::ClientSlot* claimSlot();
+  // Sends one request on `slot` and waits for its reply; returns the reply's result.
+  int callOn(wire::ClientSlot* slot, wire::Request& request, void* out, uint32_t outBytes);
+  // callOn with an idle (or newly joined) slot.
   int call(wire::Request& request, void* out, uint32_t outBytes);
 };
 
+wire::ClientSlot* sable_shim_device::claimSlot() {
+  const auto pid = static_cast<uint32_t>(getpid());
+  for (auto& slot : header->slots) {
+    uint32_t expected = 0;
+    if (slot.pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) return &slot;
+  }
+  return nullptr;
+}
+
 int sable_shim_device::call(wire::Request& request, void* out, uint32_t outBytes) {
+  wire::ClientSlot* slot = nullptr;
+  {
+    std::lock_guard lock(slotsMutex);
+    if (!idle.empty()) {
+      slot = idle.back();
+      idle.pop_back();
+    }
+  }
+  if (slot == nullptr) {
+    slot = claimSlot();
+    if (slot == nullptr) {
+      return fail(EBUSY, fmt::format("device '{}' has no free client slot ({} in all)", name,
+                                     wire::kMaxClients));
+    }
+    wire::Request join{};
+    join.code = wire::kRequestJoin;
+    join.arg_bytes = sizeof session;
+    std::memcpy(join.arg, &session, sizeof session);
+    if (int joined = callOn(slot, join, nullptr, 0); joined != 0) {
+      slot->pid.store(0, std::memory_order_release);
+      return joined;
+    }
+    std::lock_guard lock(slotsMutex);
+    slots.push_back(slot);
+  }
+  const int result = callOn(slot, request, out, outBytes);
+  std::lock_guard lock(slotsMutex);
+  idle.push_back(slot);
+  return result;
+}
+
+int sable_shim_device::callOn(wire::ClientSlot* slot, wire::Request& request, void* out,
+                              uint32_t outBytes) {
   if (header->state.load(std::memory_order_acquire) != wire::kServerReady ||
       !wire::processAlive(serverPid)) {
     return fail(EIO, fmt::format("sable-simd (pid {}) of device '{}' is gone", serverPid, name));
@@ -244,25 +297,21 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
   }
   if (result != 0) return result;
 
-  // Claim a free client slot: compare-and-swap of its pid word from 0.
-  const auto pid = static_cast<uint32_t>(getpid());
-  for (auto& slot : handle->header->slots) {
-    uint32_t expected = 0;
-    if (slot.pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) {
-      handle->slot = &slot;
-      break;
-    }
-  }
-  if (handle->slot == nullptr) {
-    return fail(EBUSY, fmt::format("device '{}' serves {} clients already", device,
+  wire::ClientSlot* first = handle->claimSlot();
+  if (first == nullptr) {
+    return fail(EBUSY, fmt::format("device '{}' serves {} client slots already", device,
                                    wire::kMaxClients));
   }
   wire::Request request{};
   request.code = wire::kRequestConnect;
-  if (int connected = handle->call(request, nullptr, 0); connected != 0) {
-    handle->slot->pid.store(0, std::memory_order_release);
+  request.arg_bytes = sizeof handle->session;
+  if (int connected = handle->callOn(first, request, &handle->session, sizeof handle->session);
+      connected != 0) {
+    first->pid.store(0, std::memory_order_release);
     return connected;
   }
+  handle->slots.push_back(first);
+  handle->idle.push_back(first);
   handle->connected = true;
 
   sable_uapi_handshake hello{};
@@ -327,11 +376,11 @@ int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, vo
                   message.array_bytes);
     }
   }
-  std::lock_guard lock(device->mutex);
   // Out fields come back for every request that has them, errors included (the handshake's
   // message, a rejected program's error_cause).
   const bool hasOut = (_IOC_DIR(code) & _IOC_READ) != 0;
   const int result = device->call(message, hasOut ? arg : nullptr, hasOut ? bytes : 0);
+  std::lock_guard lock(device->objectsMutex);
   if (result == 0 && request == SABLE_IOCTL_BO_CREATE) {
     const auto* created = static_cast<const sable_uapi_bo_create*>(arg);
     device->bos[created->handle] = {created->mmap_offset, created->size};
@@ -346,7 +395,7 @@ void* sable_shim_mmap(struct sable_shim_device* device, uint64_t size, uint64_t 
     fail(EINVAL, "the device is not open");
     return nullptr;
   }
-  std::lock_guard lock(device->mutex);
+  std::lock_guard lock(device->objectsMutex);
   // Only this client's own buffer objects: the server would not let a job touch others either.
   bool own = false;
   for (const auto& [handle, bo] : device->bos) {
@@ -377,7 +426,7 @@ void* sable_shim_mmap(struct sable_shim_device* device, uint64_t size, uint64_t 
 
 int sable_shim_munmap(struct sable_shim_device* device, void* address, uint64_t size) {
   if (device == nullptr) return fail(EINVAL, "the device is not open");
-  std::lock_guard lock(device->mutex);
+  std::lock_guard lock(device->objectsMutex);
   auto it = device->mappings.find(address);
   if (it == device->mappings.end() || it->second.size != size) {
     return fail(EINVAL, "munmap: not a mapping returned by sable_shim_mmap with that size");
@@ -389,18 +438,18 @@ int sable_shim_munmap(struct sable_shim_device* device, void* address, uint64_t 
 void sable_shim_close(struct sable_shim_device* device) {
   if (device == nullptr) return;
   {
-    std::lock_guard lock(device->mutex);
+    std::lock_guard lock(device->objectsMutex);
     device->mappings.clear();
-    if (device->connected) {
-      wire::Request request{};
-      request.code = wire::kRequestClose;
-      const std::string keep = tLastError;  // closing does not change the last error
-      device->call(request, nullptr, 0);
-      tLastError = keep;
-      device->connected = false;
-    }
-    if (device->slot != nullptr) device->slot->pid.store(0, std::memory_order_release);
   }
+  if (device->connected && !device->slots.empty()) {
+    wire::Request request{};
+    request.code = wire::kRequestClose;
+    const std::string keep = tLastError;  // closing does not change the last error
+    device->callOn(device->slots.front(), request, nullptr, 0);
+    tLastError = keep;
+    device->connected = false;
+  }
+  for (wire::ClientSlot* slot : device->slots) slot->pid.store(0, std::memory_order_release);
   delete device;
 }
 

@@ -328,7 +328,10 @@ void DeviceServer::checkClients() {
     wire::ClientSlot& client = header_->slots[slot];
     const uint32_t pid = client.pid.load(std::memory_order_acquire);
     if (pid == 0 || wire::processAlive(pid)) continue;
-    if (sessions_[slot]) destroySession(slot, "is gone");
+    const uint64_t id = slotSession_[slot];
+    detachSlot(slot);
+    auto session = sessions_.find(id);
+    if (session != sessions_.end() && session->second.slots == 0) destroySession(id, "is gone");
     // Forget whatever the dead client left half-sent, then give the slot back.
     pending_[slot] = false;
     served_[slot] = client.request_seq.load(std::memory_order_acquire);
@@ -362,18 +365,34 @@ void DeviceServer::expireWaiters(uint64_t nowNs) {
 
 DeviceServer::Outcome DeviceServer::dispatch(uint32_t slot, wire::Request& request) {
   const uint32_t pid = header_->slots[slot].pid.load(std::memory_order_acquire);
-  if (request.code == wire::kRequestConnect) {
-    if (sessions_[slot]) destroySession(slot, "reconnected");
-    sessions_[slot] = Session{nextSession_++, pid, false};
-    if (options_.verbose) {
-      std::cerr << fmt::format("sable-simd: client pid {} connected (slot {})\n", pid, slot);
+  if (request.code == wire::kRequestConnect || request.code == wire::kRequestJoin) {
+    if (request.arg_bytes != sizeof(uint64_t)) return {-EINVAL, "malformed connect request", false};
+    detachSlot(slot);  // a slot is claimed afresh: nothing of before applies
+    uint64_t id = 0;
+    if (request.code == wire::kRequestConnect) {
+      id = nextSession_++;
+      sessions_[id] = Session{id, pid, false, 0};
+      if (options_.verbose) {
+        std::cerr << fmt::format("sable-simd: client pid {} connected (slot {})\n", pid, slot);
+      }
+    } else {
+      std::memcpy(&id, request.arg, sizeof id);
+      auto session = sessions_.find(id);
+      if (session == sessions_.end()) return {-ENOENT, "no such session", false};
+      if (session->second.pid != pid) {
+        return {-EACCES, "the session belongs to another process", false};
+      }
     }
+    ++sessions_[id].slots;
+    slotSession_[slot] = id;
+    std::memcpy(request.arg, &id, sizeof id);
     return {};
   }
-  if (!sessions_[slot]) return {-EPROTO, "not connected: open the device first", false};
-  Session& session = *sessions_[slot];
+  auto found = sessions_.find(slotSession_[slot]);
+  if (found == sessions_.end()) return {-EPROTO, "not connected: open the device first", false};
+  Session& session = found->second;
   if (request.code == wire::kRequestClose) {
-    destroySession(slot, "closed the device");
+    destroySession(session.id, "closed the device");
     return {};
   }
   if (request.arg_bytes != _IOC_SIZE(request.code) || request.arg_bytes > wire::kArgBytes ||
@@ -878,12 +897,28 @@ DeviceServer::Outcome DeviceServer::releaseFence(Session& session, sable_uapi_fe
 
 // ---- Object lifetimes ---------------------------------------------------------------------------
 
-void DeviceServer::destroySession(uint32_t slot, const char* why) {
-  const Session session = *sessions_[slot];
-  sessions_[slot].reset();
+void DeviceServer::detachSlot(uint32_t slot) {
+  const uint64_t id = slotSession_[slot];
+  slotSession_[slot] = 0;
   waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
                                 [slot](const Waiter& w) { return w.slot == slot; }),
                  waiters_.end());
+  auto session = sessions_.find(id);
+  if (session != sessions_.end() && session->second.slots > 0) --session->second.slots;
+}
+
+void DeviceServer::destroySession(uint64_t id, const char* why) {
+  const Session session = sessions_.at(id);
+  sessions_.erase(id);
+  // Its other slots: a request still waiting there (another thread's FENCE_WAIT) ends now.
+  for (uint32_t slot = 0; slot < wire::kMaxClients; ++slot) {
+    if (slotSession_[slot] != id) continue;
+    waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
+                                  [slot](const Waiter& w) { return w.slot == slot; }),
+                   waiters_.end());
+    if (pending_[slot]) reply(slot, {-EIO, "the device was closed", false}, nullptr, 0);
+    slotSession_[slot] = 0;
+  }
   size_t bos = 0, programs = 0, jobs = 0;
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     if (it->second.owner != session.id) {

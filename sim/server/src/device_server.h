@@ -69,10 +69,13 @@ class DeviceServer {
   void requestStop();
 
  private:
+  // A client: one process's open device. It may use several slots (one per request in flight,
+  // e.g. a thread waiting on a fence while another submits); its objects belong to the session.
   struct Session {
     uint64_t id = 0;
     uint32_t pid = 0;
     bool handshaken = false;
+    uint32_t slots = 0;
   };
   struct BufferObject {
     uint64_t owner = 0;
@@ -153,7 +156,8 @@ class DeviceServer {
   Outcome findProgram(const Session& session, uint32_t handle, Program** out);
   Outcome findJob(const Session& session, uint64_t fence, Job** out);
 
-  void destroySession(uint32_t slot, const char* why);
+  void detachSlot(uint32_t slot);
+  void destroySession(uint64_t id, const char* why);
   void unuseBo(uint32_t handle);
   void retireProgram(uint32_t handle);  // sends RELEASE_PROGRAM once no job uses it
   void completeJob(uint64_t fence, const sable_fw_completion& record);
@@ -178,7 +182,8 @@ class DeviceServer {
   DeviceAllocator allocator_;
   std::atomic<bool> stop_{false};
 
-  std::array<std::optional<Session>, wire::kMaxClients> sessions_;
+  std::map<uint64_t, Session> sessions_;
+  std::array<uint64_t, wire::kMaxClients> slotSession_{};  // 0: no session
   std::array<uint32_t, wire::kMaxClients> served_{};  // request_seq of the last request taken
   std::array<bool, wire::kMaxClients> pending_{};     // a deferred reply is owed
   uint64_t nextSession_ = 1;

@@ -37,9 +37,13 @@ inline constexpr uint32_t kServerReady = 1;
 inline constexpr uint32_t kServerStopping = 2;
 
 
-// Requests that are not UAPI ioctls: the start and the end of a client's session.
+// Requests that are not UAPI ioctls: the start and the end of a client's session. CONNECT's
+// reply arg is the session's u64 id.
 inline constexpr uint32_t kRequestConnect = 0x53FF0001u;
 inline constexpr uint32_t kRequestClose = 0x53FF0002u;
+// Another slot of a connected client (one request in flight per slot); arg: the u64 session id
+// that CONNECT returned.
+inline constexpr uint32_t kRequestJoin = 0x53FF0003u;
 
 struct Request {
   uint32_t code;         // SABLE_IOCTL_* or kRequest*
