@@ -280,8 +280,8 @@ using Command = std::variant<End, DmaLoad, DmaStore, Matmul, Depthwise, Postproc
 
 // A command with its dependency tokens, as the builder takes it and the reader returns it.
 struct StreamCommand {
-  Command command;
-  Deps deps;
+  Command command = {};
+  Deps deps = {};
   friend bool operator==(const StreamCommand&, const StreamCommand&) = default;
 };
 
@@ -369,7 +369,7 @@ struct StreamHeader {
 };
 
 struct DecodedStream {
-  StreamHeader header;
+  StreamHeader header = {};
   const sable_hw_config* config = nullptr;  // the configuration of header.config_id
   std::vector<StreamCommand> commands;      // END included, last
 };
