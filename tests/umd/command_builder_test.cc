@@ -185,6 +185,62 @@ TEST(umd_builder, ValuesOutsideTheIsaRangesAreRejected) {
   EXPECT_EQ(addError(DmaLoad{.nx = 0}, {}, s16(), {.checkRanges = false}), "(accepted)");
 }
 
+TEST(umd_builder, LargestFieldValuesRoundTripWhenRangesAreNotChecked) {
+  CommandBuilder builder(s16(), {.checkRanges = false});
+  const StreamCommand extreme{DmaLoad{.sp_addr = 65535, .dram_offset = 0xFFFFFFFF, .region = 255, .elem_bytes = 255,
+                                      .repeat = 255, .pad_value = 255, .nx = 65535, .ny = 65535, .nz = 65535,
+                                      .pad_left = 15, .pad_right = 15, .pad_top = 15, .pad_bottom = 15,
+                                      .dram_stride_x = 0xFFFFFFFF, .dram_stride_y = 0xFFFFFFFF,
+                                      .dram_stride_z = 0xFFFFFFFF},
+                              {.wait = 0xF, .signal = 0xF}};
+  const StreamCommand lowest{Postproc{.output_zero_point = -32768, .clamp_min = -32768, .clamp_max = -32768}, {}};
+  ASSERT_TRUE(builder.add(extreme.command, extreme.deps).ok());
+  ASSERT_TRUE(builder.add(lowest.command, lowest.deps).ok());
+  auto stream = builder.finish();
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  EXPECT_EQ(commandWords(*stream, 0), std::vector<uint32_t>({0xFFFFFF01, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF,
+                                                             0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}));
+  auto decoded = decodeStream(*stream);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_TRUE(decoded->commands[0] == extreme);
+  EXPECT_TRUE(decoded->commands[1] == lowest);
+}
+
+TEST(umd_builder, ScratchpadAndAccumulatorBoundsAreChecked) {
+  // s16: 256 KiB / 16 = 16384 scratchpad lines; 64 KiB / 64 = 1024 accumulator rows.
+  EXPECT_EQ(addError(DmaLoad{.sp_addr = 16380, .nx = 4, .pad_left = 1}),
+            "command 0 (DMA_LOAD): the loaded block's lines reach scratchpad line 16384, beyond the 16384-line "
+            "scratchpad (from 'sp_addr' = 16380)");
+  EXPECT_EQ(addError(DmaLoad{.sp_addr = 16379, .nx = 4, .pad_left = 1}), "(accepted)");
+  EXPECT_NE(addError(DmaStore{.sp_addr = 16000, .nx = 128, .ny = 4}).find("the stored lines reach scratchpad line 16511"),
+            std::string::npos);
+  EXPECT_NE(addError(Matmul{.weight_addr = 16370}).find("the weight lines reach scratchpad line 16385"),
+            std::string::npos);
+  EXPECT_EQ(addError(Matmul{.acc_addr = 1000, .nx = 5, .ny = 5}),
+            "command 0 (MATMUL): the output rows reach accumulator row 1024, beyond the 1024-row accumulator (from "
+            "'acc_addr' = 1000)");
+  EXPECT_EQ(addError(Matmul{.acc_addr = 999, .nx = 5, .ny = 5}), "(accepted)");
+  // Depthwise: farthest input pixel (ny-1)·sy + (kh-1)·dy = 1 + 4 = 5 rows down, at 1000 lines a row.
+  EXPECT_NE(addError(Depthwise{.input_addr = 11400, .ny = 2, .input_stride_y = 1000, .kernel_h = 3, .dilation_y = 2})
+                .find("the input lines reach scratchpad line 16400"),
+            std::string::npos);
+  EXPECT_NE(addError(Postproc{.param_addr = 16373}).find("the parameter block's lines reach scratchpad line 16384"),
+            std::string::npos);
+  EXPECT_EQ(addError(Postproc{.param_addr = 16372}), "(accepted)");
+  // Pooling reads only taps inside the input: 3 windows of 3 at stride 2 over 5 inputs end at 4.
+  EXPECT_EQ(addError(Pool{.input_addr = 16379, .nx = 3, .input_width = 5, .kernel_w = 3, .stride_x = 2}),
+            "(accepted)");
+  EXPECT_NE(addError(Pool{.input_addr = 16380, .nx = 3, .input_width = 5, .kernel_w = 3, .stride_x = 2})
+                .find("the input lines reach scratchpad line 16384"),
+            std::string::npos);
+  EXPECT_NE(addError(Eltwise{.input_b_addr = 16000, .count = 100, .input_b_stride = 4}).find("the B lines reach"),
+            std::string::npos);
+  EXPECT_NE(addError(Lut{.table_addr = 16369}).find("the table's lines reach scratchpad line 16384"),
+            std::string::npos);
+  EXPECT_NE(addError(Lut{.table_addr = 8161}, {}, s8()).find("reach scratchpad line 8192, beyond the 8192-line scratchpad"), std::string::npos)
+      << "s8: 64 KiB / 8 = 8192 lines, and the table is 32 lines";
+}
+
 TEST(umd_builder, TokensOfAnotherQueueAreRejected) {
   EXPECT_EQ(addError(Matmul{}, {.wait = kComputeToStore}),
             "command 0 (MATMUL): 'wait' names C2S but the COMPUTE queue may only consume L2C,S2C");

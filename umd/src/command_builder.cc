@@ -99,8 +99,38 @@ std::optional<FieldError> poolWindows(std::string_view axis, uint32_t outputs, u
                                        axis, kernel, stride, pad, outputs, input)};
 }
 
+// Scratchpad lines and accumulator rows a command touches must exist (SCRATCHPAD_OUT_OF_BOUNDS,
+// ACCUMULATOR_OUT_OF_BOUNDS): `count` lines or rows from `first`, or a 2-D walk from `base`.
+enum class Memory { SCRATCHPAD, ACCUMULATOR };
+
+std::optional<FieldError> fits(Memory memory, uint64_t limit, std::string_view field, std::string_view what,
+                               uint64_t first, uint64_t count) {
+  const uint64_t last = first + count - 1;
+  if (count == 0 || last < limit) return std::nullopt;
+  const bool scratchpad = memory == Memory::SCRATCHPAD;
+  return FieldError{std::string(field), fmt::format("{} reach {} {}, beyond the {}-{} {} (from '{}' = {})", what,
+                                                    scratchpad ? "scratchpad line" : "accumulator row", last, limit,
+                                                    scratchpad ? "line" : "row",
+                                                    scratchpad ? "scratchpad" : "accumulator", field, first)};
+}
+
+std::optional<FieldError> walkFits(uint64_t limit, std::string_view field, std::string_view what, uint64_t base,
+                                   uint64_t ny, uint64_t strideY, uint64_t nx, uint64_t strideX) {
+  return fits(Memory::SCRATCHPAD, limit, field, what, base, (ny - 1) * strideY + (nx - 1) * strideX + 1);
+}
+
+// The last coordinate a pooling axis reads (windows start at o·stride − pad; only taps inside
+// [0, size) are read). Called once the windows are known not to be empty.
+uint64_t poolAxisLast(int64_t n, int64_t stride, int64_t pad, int64_t kernel, int64_t size) {
+  const int64_t lastTap = (n - 1) * stride - pad + kernel - 1;
+  return static_cast<uint64_t>(lastTap < size - 1 ? lastTap : size - 1);
+}
+
 struct RangeChecker {
   const sable_hw_config& config;
+
+  uint64_t lines() const { return sable_hw_config_scratchpad_lines(&config); }
+  uint64_t rows() const { return sable_hw_config_accumulator_rows(&config); }
 
   std::optional<FieldError> operator()(const End&) const { return std::nullopt; }
   std::optional<FieldError> operator()(const DmaLoad& c) const {
@@ -114,24 +144,50 @@ struct RangeChecker {
       return FieldError{"repeat", fmt::format("elem_bytes {} x repeat {} = {} bytes exceed the {}-byte line",
                                               c.elem_bytes, c.repeat, c.elem_bytes * c.repeat, dim)};
     }
-    return std::nullopt;
+    const uint64_t block = uint64_t{c.nz} * (c.pad_top + c.ny + c.pad_bottom) * (c.pad_left + c.nx + c.pad_right);
+    return fits(Memory::SCRATCHPAD, lines(), "sp_addr", "the loaded block's lines", c.sp_addr, block);
   }
   std::optional<FieldError> operator()(const DmaStore& c) const {
-    return firstOf(between("elem_bytes", c.elem_bytes, 1, config.array_dim, "bytes per element, at most array_dim"),
-                   atLeastOne("nx", c.nx), atLeastOne("ny", c.ny), atLeastOne("nz", c.nz),
-                   between("region", c.region, 0, config.max_regions - 1, "below max_regions"));
+    auto err =
+        firstOf(between("elem_bytes", c.elem_bytes, 1, config.array_dim, "bytes per element, at most array_dim"),
+                atLeastOne("nx", c.nx), atLeastOne("ny", c.ny), atLeastOne("nz", c.nz),
+                between("region", c.region, 0, config.max_regions - 1, "below max_regions"));
+    if (err) return err;
+    return fits(Memory::SCRATCHPAD, lines(), "sp_addr", "the stored lines", c.sp_addr,
+                uint64_t{c.nz} * c.ny * c.nx);
   }
   std::optional<FieldError> operator()(const Matmul& c) const {
-    return firstOf(atLeastOne("nx", c.nx), atLeastOne("ny", c.ny));
+    auto err = firstOf(atLeastOne("nx", c.nx), atLeastOne("ny", c.ny));
+    if (err) return err;
+    return firstOf(fits(Memory::SCRATCHPAD, lines(), "weight_addr", "the weight lines", c.weight_addr, config.array_dim),
+                   walkFits(lines(), "input_addr", "the input lines", c.input_addr, c.ny, c.input_stride_y, c.nx,
+                            c.input_stride_x),
+                   fits(Memory::ACCUMULATOR, rows(), "acc_addr", "the output rows", c.acc_addr,
+                        uint64_t{c.ny} * c.nx));
   }
   std::optional<FieldError> operator()(const Depthwise& c) const {
-    return firstOf(atLeastOne("nx", c.nx), atLeastOne("ny", c.ny), atLeastOne("kernel_w", c.kernel_w),
+    auto err = firstOf(atLeastOne("nx", c.nx), atLeastOne("ny", c.ny), atLeastOne("kernel_w", c.kernel_w),
                    atLeastOne("kernel_h", c.kernel_h), atLeastOne("stride_x", c.stride_x),
                    atLeastOne("stride_y", c.stride_y), atLeastOne("dilation_x", c.dilation_x),
                    atLeastOne("dilation_y", c.dilation_y));
+    if (err) return err;
+    const uint64_t iy = uint64_t{c.ny - 1} * c.stride_y + uint64_t{c.kernel_h - 1} * c.dilation_y;
+    const uint64_t ix = uint64_t{c.nx - 1} * c.stride_x + uint64_t{c.kernel_w - 1} * c.dilation_x;
+    return firstOf(fits(Memory::SCRATCHPAD, lines(), "weight_addr", "the weight lines", c.weight_addr,
+                        uint64_t{c.kernel_h} * c.kernel_w),
+                   walkFits(lines(), "input_addr", "the input lines", c.input_addr, iy + 1, c.input_stride_y, ix + 1,
+                            c.input_stride_x),
+                   fits(Memory::ACCUMULATOR, rows(), "acc_addr", "the output rows", c.acc_addr,
+                        uint64_t{c.ny} * c.nx));
   }
   std::optional<FieldError> operator()(const Postproc& c) const {
-    return firstOf(atLeastOne("nx", c.nx), atLeastOne("ny", c.ny), clampOrder(c.clamp_min, c.clamp_max));
+    auto err = firstOf(atLeastOne("nx", c.nx), atLeastOne("ny", c.ny), clampOrder(c.clamp_min, c.clamp_max));
+    if (err) return err;
+    return firstOf(fits(Memory::ACCUMULATOR, rows(), "acc_addr", "the input rows", c.acc_addr, uint64_t{c.ny} * c.nx),
+                   walkFits(lines(), "output_addr", "the output lines", c.output_addr, c.ny, c.output_stride_y, c.nx,
+                            c.output_stride_x),
+                   fits(Memory::SCRATCHPAD, lines(), "param_addr", "the parameter block's lines", c.param_addr,
+                        sable_postproc_param_lines(config.array_dim)));
   }
   std::optional<FieldError> operator()(const Pool& c) const {
     auto err = firstOf(atLeastOne("nx", c.nx), atLeastOne("ny", c.ny), atLeastOne("input_width", c.input_width),
@@ -139,17 +195,35 @@ struct RangeChecker {
                        atLeastOne("kernel_h", c.kernel_h), atLeastOne("stride_x", c.stride_x),
                        atLeastOne("stride_y", c.stride_y), clampOrder(c.clamp_min, c.clamp_max));
     if (err) return err;
-    return firstOf(poolWindows("x", c.nx, c.kernel_w, c.stride_x, c.pad_left, c.input_width),
-                   poolWindows("y", c.ny, c.kernel_h, c.stride_y, c.pad_top, c.input_height));
+    err = firstOf(poolWindows("x", c.nx, c.kernel_w, c.stride_x, c.pad_left, c.input_width),
+                  poolWindows("y", c.ny, c.kernel_h, c.stride_y, c.pad_top, c.input_height));
+    if (err) return err;
+    const uint64_t ix = poolAxisLast(c.nx, c.stride_x, c.pad_left, c.kernel_w, c.input_width);
+    const uint64_t iy = poolAxisLast(c.ny, c.stride_y, c.pad_top, c.kernel_h, c.input_height);
+    return firstOf(walkFits(lines(), "input_addr", "the input lines", c.input_addr, iy + 1, c.input_stride_y, ix + 1,
+                            c.input_stride_x),
+                   walkFits(lines(), "output_addr", "the output lines", c.output_addr, c.ny, c.output_stride_y, c.nx,
+                            c.output_stride_x));
   }
   std::optional<FieldError> operator()(const Eltwise& c) const {
     if (c.op != EltwiseOp::ADD && c.op != EltwiseOp::SUB && c.op != EltwiseOp::MUL) {
       return FieldError{"op", fmt::format("field 'op' = {} is not an operation (ADD = 0, SUB = 1, MUL = 2)",
                                           toRaw(c.op))};
     }
-    return atLeastOne("count", c.count);
+    if (auto err = atLeastOne("count", c.count)) return err;
+    return firstOf(walkFits(lines(), "input_a_addr", "the A lines", c.input_a_addr, c.count, c.input_a_stride, 1, 0),
+                   walkFits(lines(), "input_b_addr", "the B lines", c.input_b_addr, c.count, c.input_b_stride, 1, 0),
+                   walkFits(lines(), "output_addr", "the output lines", c.output_addr, c.count, c.output_stride, 1, 0),
+                   fits(Memory::SCRATCHPAD, lines(), "param_addr", "the parameter block's lines", c.param_addr,
+                        sable_eltwise_param_lines(config.array_dim)));
   }
-  std::optional<FieldError> operator()(const Lut& c) const { return atLeastOne("count", c.count); }
+  std::optional<FieldError> operator()(const Lut& c) const {
+    if (auto err = atLeastOne("count", c.count)) return err;
+    return firstOf(walkFits(lines(), "input_addr", "the input lines", c.input_addr, c.count, c.input_stride, 1, 0),
+                   walkFits(lines(), "output_addr", "the output lines", c.output_addr, c.count, c.output_stride, 1, 0),
+                   fits(Memory::SCRATCHPAD, lines(), "table_addr", "the table's lines", c.table_addr,
+                        (SABLE_LUT_ENTRIES + config.array_dim - 1) / config.array_dim));
+  }
 };
 
 void putWord(uint8_t* out, uint32_t word) {
