@@ -125,7 +125,7 @@ TEST(umd_asm, ErrorsGiveLineColumnAndCause) {
   EXPECT_EQ(asmError(".config s16\nEND\nLUT\n"), "t.s:3:1: a command after END (END must be the last command)");
   EXPECT_EQ(asmError(".config s16\nEND wait=L2C\n"), "t.s:2:1: END takes no wait or signal");
   EXPECT_EQ(asmError(".config s16\nLUT wait=L2C\n"),
-            "t.s: channel L2C is waited on 1 times but signalled only 0 times: the stream would deadlock");
+            "t.s: command 0 (LUT) waits on L2C, which no runnable command signals first: the stream would deadlock");
   EXPECT_EQ(asmError(".config s8\nDMA_LOAD elem_bytes=16\n"),
             "t.s:2:10: DMA_LOAD: field 'elem_bytes' = 16 is out of range: must be 1..8 (bytes per element, at most "
             "array_dim)");

@@ -272,7 +272,48 @@ TEST(umd_builder, FinishRefusesAStreamThatWaitsForTokensNeverSignalled) {
   auto stream = builder.finish();
   ASSERT_FALSE(stream.ok());
   EXPECT_EQ(stream.error().message,
-            "channel L2C is waited on 2 times but signalled only 1 times: the stream would deadlock");
+            "command 2 (MATMUL) waits on L2C, which no runnable command signals first: the stream would deadlock");
+}
+
+TEST(umd_builder, FinishRefusesACycleOfWaits) {
+  // The load waits for the compute queue, which waits for the load: as many signals as waits,
+  // and still nothing can start.
+  CommandBuilder builder(s16());
+  ASSERT_TRUE(builder.add(DmaLoad{}, {.wait = kComputeToLoad, .signal = kLoadToCompute}).ok());
+  ASSERT_TRUE(builder.add(Matmul{}, {.wait = kLoadToCompute, .signal = kComputeToLoad}).ok());
+  auto stream = builder.finish();
+  ASSERT_FALSE(stream.ok());
+  EXPECT_EQ(stream.error().message,
+            "command 0 (DMA_LOAD) waits on C2L, which no runnable command signals first: the stream would deadlock");
+  // The same commands in an order that flows: the load signals first.
+  CommandBuilder flowing(s16());
+  ASSERT_TRUE(flowing.add(DmaLoad{}, {.signal = kLoadToCompute}).ok());
+  ASSERT_TRUE(flowing.add(Matmul{}, {.wait = kLoadToCompute, .signal = kComputeToLoad}).ok());
+  ASSERT_TRUE(flowing.add(DmaLoad{}, {.wait = kComputeToLoad}).ok());
+  EXPECT_TRUE(flowing.finish().ok());
+}
+
+TEST(umd_builder, FinishRefusesADispatchStalledOnAFullQueue) {
+  // Nine computes (queue depth 8) wait for a load that comes after them in the stream: the
+  // dispatcher stalls on the full compute queue and never reaches the load.
+  CommandBuilder builder(s16());
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(builder.add(Lut{}, {.wait = kLoadToCompute}).ok());
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(builder.add(DmaLoad{}, {.signal = kLoadToCompute}).ok());
+  auto stream = builder.finish();
+  ASSERT_FALSE(stream.ok());
+  EXPECT_EQ(stream.error().message,
+            "command 8 (LUT) can never be dispatched: its queue is full (8 commands) and command 0 (LUT) waits on "
+            "L2C, which no runnable command signals first: the stream would deadlock");
+}
+
+TEST(umd_builder, FinishRefusesATokenCounterThatCouldOverflow) {
+  CommandBuilder builder(s16());
+  for (int i = 0; i < 256; ++i) ASSERT_TRUE(builder.add(DmaLoad{}, {.signal = kLoadToCompute}).ok());
+  auto stream = builder.finish();
+  ASSERT_FALSE(stream.ok());
+  EXPECT_EQ(stream.error().message,
+            "command 255 (DMA_LOAD): channel L2C may hold more than 255 tokens: the stream would deadlock (wait on "
+            "it more often)");
 }
 
 // ---- Reader errors ----

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "sable/umd/command_builder.h"
+#include "sample_streams.h"
 
 namespace sable::umd {
 namespace {
@@ -170,6 +171,21 @@ TEST(umd_device, FirmwareRejectionCarriesItsCause) {
   // The device keeps serving.
   auto good = device->registerProgram(invertProgram(), {RegionBinding::job(), RegionBinding::job()});
   EXPECT_TRUE(good.ok()) << good.error().message;
+}
+
+TEST(umd_device, FirmwareAcceptsWhatTheBuilderAccepts) {
+  SKIP_WITHOUT_SERVER();
+  Server server;
+  auto device = server.open();
+  ASSERT_OK(device);
+  CommandBuilder b(*findConfig("s16"));
+  for (const auto& c : everyCommand()) ASSERT_TRUE(b.add(c.command, c.deps).ok());
+  const std::vector<RegionBinding> bindings(32, RegionBinding::job());
+  ProgramRejection rejection;
+  auto program = device->registerProgram(*b.finish(), bindings, &rejection);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  // DMA_LOAD of region 2: 3 planes of 5 rows of 7 four-byte elements from 0x10000.
+  EXPECT_EQ(program->extents()[2], 0x10000u + 2 * 140 + 4 * 28 + 6 * 4 + 4);
 }
 
 TEST(umd_device, BadRequestsAreErrorsWithTheShimMessage) {

@@ -7,17 +7,18 @@
 
 namespace sable::umd {
 
-// One command of every kind, each field away from its default, with legal dependency tokens.
+// One command of every kind, each field away from its default, with dependency tokens that flow
+// (no deadlock) and use every channel.
 inline std::vector<StreamCommand> everyCommand() {
   return {
       {DmaLoad{.sp_addr = 100, .dram_offset = 0x10000, .region = 2, .elem_bytes = 4, .repeat = 4, .pad_value = 0x80,
                .nx = 7, .ny = 5, .nz = 3, .pad_left = 1, .pad_right = 2, .pad_top = 3, .pad_bottom = 4,
                .dram_stride_x = 4, .dram_stride_y = 28, .dram_stride_z = 140},
-       {.wait = kComputeToLoad, .signal = kLoadToCompute}},
+       {.signal = kLoadToCompute}},
       {Matmul{.accumulate = true, .input_signed = true, .weight_signed = false, .weight_addr = 16,
               .input_addr = 300, .acc_addr = 9, .nx = 4, .ny = 2, .input_stride_x = 2, .input_stride_y = 9,
               .input_zero_point = -128, .weight_zero_point = 127},
-       {.wait = kLoadToCompute | kStoreToCompute, .signal = kComputeToLoad}},
+       {.wait = kLoadToCompute, .signal = kComputeToLoad}},
       {Depthwise{.accumulate = false, .input_signed = true, .weight_signed = true, .weight_addr = 40,
                  .input_addr = 500, .acc_addr = 17, .nx = 6, .ny = 3, .input_stride_x = 1, .input_stride_y = 8,
                  .input_zero_point = 5, .weight_zero_point = -7, .kernel_w = 3, .kernel_h = 5, .stride_x = 2,
@@ -42,6 +43,8 @@ inline std::vector<StreamCommand> everyCommand() {
                 .nz = 1, .dram_stride_x = 16, .dram_stride_y = 0x80000000, .dram_stride_z = 7},
        {.wait = kComputeToStore, .signal = kStoreToCompute}},
       {DmaStore{}, {.wait = kComputeToStore}},
+      {DmaLoad{}, {.wait = kComputeToLoad, .signal = kLoadToCompute}},
+      {Matmul{}, {.wait = kLoadToCompute | kStoreToCompute, .signal = kComputeToLoad}},
   };
 }
 

@@ -353,6 +353,127 @@ void encodeCommand(const Command& command, Deps deps, uint32_t words[SABLE_COMMA
       command);
 }
 
+// ---- Token flow ----
+
+namespace {
+
+// Plays the stream through the command processor's queues as docs/isa.md describes them (in-order
+// dispatch that stalls on a full queue, in-order queues, one token per channel bit) with every
+// command taking no time, which is the most favourable timing: a stream stuck here is stuck on
+// any device. The firmware refuses such a stream (DEADLOCK) with the same rules; so does a
+// token counter that may pass SABLE_TOKEN_COUNTER_MAX: signals dispatched so far, minus the
+// waits of commands that must have started (all but the last queue_depth of each queue).
+class TokenFlow {
+ public:
+  TokenFlow(const std::vector<StreamCommand>& commands, uint32_t depth) : commands_(commands), depth_(depth) {}
+
+  Result<void> run() {
+    for (uint32_t index = 0; index < commands_.size(); ++index) {
+      const int q = sable_opcode_queue(opcodeOf(commands_[index].command));
+      if (q < 0 || q >= kQueues) continue;
+      auto& queue = queues_[q];
+      if (queue.size() >= depth_) {
+        drain();
+        if (queue.size() >= depth_) {
+          return hal::invalidArgument("command {} ({}) can never be dispatched: its queue is full ({} commands) "
+                                      "and {}: the stream would deadlock",
+                                      index, mnemonicOf(commands_[index].command), depth_, stuckText());
+        }
+      }
+      queue.push_back(index);
+      SABLE_TRY(countTokens(q, index));
+    }
+    drain();
+    if (anyQueued()) return hal::invalidArgument("{}: the stream would deadlock", stuckText());
+    return {};
+  }
+
+ private:
+  static constexpr int kQueues = 3;  // load, compute, store; END runs in the dispatcher
+
+  const Deps& deps(uint32_t index) const { return commands_[index].deps; }
+
+  bool canRun(uint32_t index) const {
+    for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
+      if ((deps(index).wait >> c & 1u) != 0 && tokens_[c] == 0) return false;
+    }
+    return true;
+  }
+
+  void drain() {
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (auto& queue : queues_) {
+        while (!queue.empty() && canRun(queue.front())) {
+          for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
+            tokens_[c] -= deps(queue.front()).wait >> c & 1u;
+            tokens_[c] += deps(queue.front()).signal >> c & 1u;
+          }
+          queue.erase(queue.begin());
+          progress = true;
+        }
+      }
+    }
+  }
+
+  bool anyQueued() const {
+    for (const auto& queue : queues_) {
+      if (!queue.empty()) return true;
+    }
+    return false;
+  }
+
+  // "command 1 (MATMUL) waits on L2C, which is never signalled in time" for the earliest head.
+  std::string stuckText() const {
+    uint32_t first = UINT32_MAX;
+    for (const auto& queue : queues_) {
+      if (!queue.empty() && queue.front() < first) first = queue.front();
+    }
+    if (first == UINT32_MAX) return "no command can run";
+    std::string missing;
+    for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
+      if ((deps(first).wait >> c & 1u) != 0 && tokens_[c] == 0) {
+        missing += fmt::format("{}{}", missing.empty() ? "" : ",", channelName(c));
+      }
+    }
+    return fmt::format("command {} ({}) waits on {}, which no runnable command signals first", first,
+                       mnemonicOf(commands_[first].command), missing);
+  }
+
+  Result<void> countTokens(int q, uint32_t index) {
+    auto& recent = recentWaits_[q];
+    if (recent.size() == depth_) {
+      for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) surelyTaken_[c] += recent.front() >> c & 1u;
+      recent.erase(recent.begin());
+    }
+    recent.push_back(deps(index).wait);
+    for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
+      signalled_[c] += deps(index).signal >> c & 1u;
+      if (signalled_[c] > surelyTaken_[c] && signalled_[c] - surelyTaken_[c] > SABLE_TOKEN_COUNTER_MAX) {
+        return hal::invalidArgument("command {} ({}): channel {} may hold more than {} tokens: the stream would "
+                                    "deadlock (wait on it more often)",
+                                    index, mnemonicOf(commands_[index].command), channelName(c),
+                                    SABLE_TOKEN_COUNTER_MAX);
+      }
+    }
+    return {};
+  }
+
+  const std::vector<StreamCommand>& commands_;
+  uint32_t depth_;
+  std::array<std::vector<uint32_t>, kQueues> queues_{};
+  std::array<uint32_t, SABLE_DEP_CHANNELS> tokens_{};
+  std::array<std::vector<uint32_t>, kQueues> recentWaits_{};
+  std::array<uint64_t, SABLE_DEP_CHANNELS> signalled_{};
+  std::array<uint64_t, SABLE_DEP_CHANNELS> surelyTaken_{};
+};
+
+}  // namespace
+
+Result<void> checkTokenFlow(const std::vector<StreamCommand>& commands, uint32_t queueDepth) {
+  return TokenFlow(commands, queueDepth).run();
+}
+
 // ---- Building ----
 
 CommandBuilder::CommandBuilder(const sable_hw_config& config, BuilderOptions options)
@@ -376,22 +497,7 @@ Result<std::vector<uint8_t>> CommandBuilder::finish() const {
   if (length > SABLE_STREAM_HEADER_LENGTH_MAX) {
     return hal::invalidArgument("the stream would be {} bytes, above the format's 32-bit length", length);
   }
-  if (options_.checkRanges) {
-    std::array<uint32_t, SABLE_DEP_CHANNELS> waits{}, signals{};
-    for (const auto& c : commands_) {
-      for (uint32_t bit = 0; bit < SABLE_DEP_CHANNELS; ++bit) {
-        waits[bit] += (c.deps.wait >> bit) & 1u;
-        signals[bit] += (c.deps.signal >> bit) & 1u;
-      }
-    }
-    for (uint32_t bit = 0; bit < SABLE_DEP_CHANNELS; ++bit) {
-      if (waits[bit] > signals[bit]) {
-        return hal::invalidArgument(
-            "channel {} is waited on {} times but signalled only {} times: the stream would deadlock",
-            channelName(bit), waits[bit], signals[bit]);
-      }
-    }
-  }
+  if (options_.checkRanges) SABLE_TRY(checkTokenFlow(commands_, config_->queue_depth));
 
   std::vector<uint8_t> bytes(static_cast<size_t>(length), 0);
   uint32_t header[SABLE_COMMAND_WORDS] = {};

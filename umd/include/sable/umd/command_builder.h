@@ -340,8 +340,8 @@ class CommandBuilder {
   hal::Result<uint32_t> add(const Command& command, Deps deps = {});
 
   // The stream: header (magic, format version, CONFIG_ID, length, command count), the commands,
-  // and END. The builder is unchanged and may be extended and finished again. Fails when a
-  // channel is waited on more often than it is signalled (the stream would deadlock).
+  // and END. The builder is unchanged and may be extended and finished again. Fails when the
+  // stream would deadlock on its tokens (checkTokenFlow).
   hal::Result<std::vector<uint8_t>> finish() const;
 
   uint32_t commandCount() const { return static_cast<uint32_t>(commands_.size()); }  // END excluded
@@ -353,6 +353,11 @@ class CommandBuilder {
   BuilderOptions options_;
   std::vector<StreamCommand> commands_;
 };
+
+// Checks that the commands (END excluded) cannot deadlock on their dependency tokens with queues
+// of `queueDepth` commands, and that no token counter can pass SABLE_TOKEN_COUNTER_MAX: the
+// firmware's DEADLOCK rules. finish() applies it (with checkRanges).
+hal::Result<void> checkTokenFlow(const std::vector<StreamCommand>& commands, uint32_t queueDepth);
 
 // Encodes one command into its eight words (fields placed by the generated table). The command
 // must have passed checkCommand with at least the width checks.
