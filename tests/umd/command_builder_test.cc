@@ -316,6 +316,23 @@ TEST(umd_builder, FinishRefusesATokenCounterThatCouldOverflow) {
             "it more often)");
 }
 
+TEST(umd_builder, UncheckedBuildersMayPlaceEndForFirmwareTests) {
+  CommandBuilder builder(s16(), {.checkRanges = false});
+  ASSERT_TRUE(builder.add(End{}).ok());
+  ASSERT_TRUE(builder.add(Lut{}).ok());
+  auto early = builder.finish();
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early->size(), 32u + 3 * 32u) << "END, LUT, and the END finish() appends";
+  EXPECT_EQ(decodeStream(*early).error().message, "command 0: END before the last command");
+
+  CommandBuilder withTokens(s16(), {.checkRanges = false});
+  ASSERT_TRUE(withTokens.add(End{}, {.wait = kLoadToCompute}).ok());
+  auto stream = withTokens.finish();
+  ASSERT_TRUE(stream.ok());
+  ASSERT_EQ(stream->size(), 64u) << "the END added is the stream's END";
+  EXPECT_EQ(wordAt(*stream, 32), 0x00000100u) << "END with wait L2C";
+}
+
 // ---- Reader errors ----
 
 std::vector<uint8_t> validStream() {

@@ -238,9 +238,11 @@ class Assembler {
     }
 
     if (std::holds_alternative<End>(command)) {
-      if (deps.wait != 0 || deps.signal != 0) return at(line, head.column, "END takes no wait or signal");
-      ended_ = true;  // finish() appends it
-      return {};
+      ended_ = true;
+      if (options_.checkRanges) {
+        if (deps.wait != 0 || deps.signal != 0) return at(line, head.column, "END takes no wait or signal");
+        return {};  // finish() appends it
+      }
     }
     if (auto error = checkCommand(command, deps, builder_->config(), options_)) {
       size_t column = head.column;
@@ -321,6 +323,9 @@ Result<std::string> disassemble(std::span<const uint8_t> bytes) {
   }
   if (rangeProblem.empty()) {
     if (auto finished = checker.finish(); !finished.ok()) rangeProblem = finished.error().message;
+  }
+  if (rangeProblem.empty() && stream.commands.back().deps != Deps{}) {
+    rangeProblem = "END has wait or signal tokens";
   }
 
   std::string out = fmt::format("# Sable command stream: format {}.{}, {} commands, {} bytes\n",

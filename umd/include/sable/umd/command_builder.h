@@ -336,7 +336,8 @@ class CommandBuilder {
 
   // Checks and appends one command; returns its index (0 = the first after the header). A
   // rejected command is not appended, and the message names its index, mnemonic and field.
-  // END is not added here: finish() appends it.
+  // END is not added here: finish() appends it. (Without range checks END may be added, with
+  // tokens or before other commands, to build invalid streams; a last END added is the stream's.)
   hal::Result<uint32_t> add(const Command& command, Deps deps = {});
 
   // The stream: header (magic, format version, CONFIG_ID, length, command count), the commands,
