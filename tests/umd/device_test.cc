@@ -153,6 +153,39 @@ TEST(umd_device, BuiltStreamRunsAndItsResultsAndCountersComeBack) {
   }
 }
 
+TEST(umd_device, ConstantRegionsAreBoundOnceAndKeepTheirBufferBusy) {
+  SKIP_WITHOUT_SERVER();
+  Server server;
+  auto device = server.open();
+  ASSERT_OK(device);
+  auto constants = device->createBuffer(64 + 256);
+  auto output = device->createBuffer(64);
+  ASSERT_OK(constants);
+  ASSERT_OK(output);
+  auto bytes = constants->map();
+  ASSERT_OK(bytes);
+  for (size_t i = 0; i < 64; ++i) (*bytes)[i] = static_cast<uint8_t>(i);
+  for (size_t i = 0; i < 256; ++i) (*bytes)[64 + i] = static_cast<uint8_t>(i ^ 0x5A);
+  auto program =
+      device->registerProgram(invertProgram(), {RegionBinding::constant(*constants), RegionBinding::job()});
+  ASSERT_OK(program);
+  auto fence = device->submit(*program, {{.region = 1, .buffer = &*output}});
+  ASSERT_OK(fence);
+  auto status = fence->wait(5s);
+  ASSERT_OK(status);
+  ASSERT_TRUE(status->succeeded()) << status->causeName();
+  auto out = output->map();
+  ASSERT_OK(out);
+  for (size_t i = 0; i < 64; ++i) ASSERT_EQ((*out)[i], static_cast<uint8_t>(i ^ 0x5A)) << "output byte " << i;
+
+  auto busy = constants->free();
+  ASSERT_FALSE(busy.ok()) << "the program still reads the constant buffer";
+  EXPECT_NE(busy.error().message.find("(EBUSY)"), std::string::npos) << busy.error().message;
+  { Program released = std::move(*program); }  // RAII: the program is released here
+  auto freed = constants->free();
+  EXPECT_TRUE(freed.ok()) << "released with its program: " << freed.error().message;
+}
+
 TEST(umd_device, FirmwareRejectionCarriesItsCause) {
   SKIP_WITHOUT_SERVER();
   Server server;
