@@ -4,6 +4,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,8 +62,12 @@ class ServerProcess {
     std::vector<std::string> args = {SABLE_SIMD_PATH, "--device", name_, "--memory-mib",
                                      std::to_string(memoryMib)};
     args.insert(args.end(), extra.begin(), extra.end());
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
+      // A crashed or killed test binary must not leave its server running.
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(127);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);

@@ -1085,8 +1085,8 @@ void DeviceServer::completeRegistration(const sable_fw_completion& record) {
   const std::optional<uint32_t> slot = program.replySlot;
   program.replySlot.reset();
   if (slot && pending_[*slot]) {
-    auto arg = *reinterpret_cast<const sable_uapi_program_register*>(
-        header_->slots[*slot].request.arg);
+    sable_uapi_program_register arg;
+    std::memcpy(&arg, header_->slots[*slot].request.arg, sizeof arg);
     // The request's bytes are the client's until the reply; the server answers from its own
     // record: only the out fields matter.
     arg.program = valid ? handle : 0;

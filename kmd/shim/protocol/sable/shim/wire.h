@@ -50,15 +50,15 @@ struct Request {
   uint32_t arg_bytes;    // bytes of arg (the ioctl's argument struct)
   uint32_t array_bytes;  // bytes of array (the struct's regions[]/buffers[], by value)
   uint32_t pad;
-  uint8_t arg[kArgBytes];
-  uint8_t array[kArrayBytes];
+  alignas(8) uint8_t arg[kArgBytes];  // aligned for the u64 fields of the UAPI structs
+  alignas(8) uint8_t array[kArrayBytes];
 };
 
 struct Reply {
   int32_t result;  // 0 or -errno
   uint32_t pad;
   char message[SABLE_UAPI_MESSAGE_BYTES];  // why, when result != 0
-  uint8_t arg[kArgBytes];                  // the argument struct with its out fields
+  alignas(8) uint8_t arg[kArgBytes];       // the argument struct with its out fields
 };
 
 struct alignas(64) ClientSlot {
