@@ -307,3 +307,30 @@ TEST(kmd_uapi, OneClientsThreadsAreNotHeldUpByAnotherThreadsFenceWait) {
 
 }  // namespace
 }  // namespace sable::kmdtest
+
+namespace sable::kmdtest {
+namespace {
+
+TEST(kmd_server, SigtermWithAHungJobAndAWaitingClientExitsCleanly) {
+  ServerProcess server(uniqueDeviceName("termhung"),
+                       {"--watchdog-ms", "60000", "--fault", "hung-unit@1"});
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(4), 2);
+  ASSERT_EQ(program.result, 0);
+  Client::Bo in = client.createBo(64), out = client.createBo(64);
+  const uint64_t fence = client.submit(program.program, {in, out});
+  std::atomic<int> waitResult{1};
+  std::thread waiter([&] { waitResult = client.wait(fence, -1); });
+  usleep(100000);
+  const uint64_t start = wire::monotonicNs();
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+  EXPECT_LT((wire::monotonicNs() - start) / 1'000'000, 5000u) << "shutdown took too long";
+  waiter.join();
+  EXPECT_EQ(waitResult.load(), -EIO) << "the waiting client learns that the device is gone";
+  EXPECT_FALSE(segmentExists(wire::controlSegmentName(server.name())));
+}
+
+}  // namespace
+}  // namespace sable::kmdtest
