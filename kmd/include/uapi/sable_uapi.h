@@ -20,15 +20,9 @@
 #ifndef SABLE_UAPI_H
 #define SABLE_UAPI_H
 
-#ifdef __KERNEL__
+/* The fixed-width types come from <linux/types.h> in user space too (Debian: linux-libc-dev),
+ * as for every Linux UAPI header: defining them here would clash with glibc's own inclusion. */
 #include <linux/types.h>
-#else
-#include <stdint.h>
-typedef uint8_t __u8;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-typedef int64_t __s64;
-#endif
 #include <linux/ioctl.h>
 
 #define SABLE_UAPI_VERSION_MAJOR 1
