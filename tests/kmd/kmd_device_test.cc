@@ -334,3 +334,35 @@ TEST(kmd_server, SigtermWithAHungJobAndAWaitingClientExitsCleanly) {
 
 }  // namespace
 }  // namespace sable::kmdtest
+
+namespace sable::kmdtest {
+namespace {
+
+TEST(kmd_scheduling, JobWithARegionSmallerThanItsExtentFailsWithoutRunningAndTheNextSucceeds) {
+  ServerProcess server(uniqueDeviceName("extent"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  const auto program = client.registerProgram(copyStream(8), 2);
+  ASSERT_EQ(program.result, 0) << sable_shim_last_error();
+  ASSERT_EQ(program.extent[1], 128u);
+  Client::Bo in = client.createBo(128), out = client.createBo(4096);
+  std::memset(in.data, 0x5A, 128);
+  // Region 1 bound to 64 bytes of a 4096-byte object: inside the object, short of the extent.
+  sable_uapi_job_buffer table[2] = {{0, in.handle, 0, 128}, {1, out.handle, 0, 64}};
+  sable_uapi_job_submit submit{};
+  submit.program = program.program;
+  submit.buffer_count = 2;
+  submit.buffers = reinterpret_cast<uint64_t>(table);
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_JOB_SUBMIT, &submit), 0) << sable_shim_last_error();
+  ASSERT_EQ(client.wait(submit.fence), 0);
+  const sable_uapi_job_status status = client.status(submit.fence);
+  EXPECT_EQ(status.error_cause, SABLE_ERROR_REGION_OUT_OF_BOUNDS)
+      << sable_error_cause_name(status.error_cause);
+  EXPECT_EQ(status.counter_count, 0u) << "the job never reached the NPU";
+  for (int i = 0; i < 4096; ++i) ASSERT_EQ(out.data[i], 0) << "byte " << i << " was written";
+  expectCopyWorks(client, "after the refused job");
+}
+
+}  // namespace
+}  // namespace sable::kmdtest
