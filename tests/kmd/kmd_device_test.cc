@@ -30,6 +30,9 @@ struct FaultCase {
   uint32_t cause;
 };
 
+// Names the case in test output (instead of its bytes).
+void PrintTo(const FaultCase& c, std::ostream* os) { *os << c.kind; }
+
 class kmd_fault : public ::testing::TestWithParam<FaultCase> {};
 
 TEST_P(kmd_fault, EndsTheJobWithItsCauseWithinTheWatchdogAndTheNextJobSucceeds) {
