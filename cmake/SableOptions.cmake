@@ -10,8 +10,8 @@ endif()
 
 # sable_target(<target>) applies the project's warning policy to one of its own targets.
 function(sable_target target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
-                         -Wno-psabi)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wno-psabi
+                         $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>)
   if(SABLE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -469,6 +469,10 @@ def docs(spec):
         for item in pb.get("arrays", []) + pb.get("words", []):
             emit(f"| {item['index']} | {item['name']} | {item['doc']} |")
         emit("")
+    emit("## Rules every implementation follows\n")
+    for rule in spec.raw.get("rules", []):
+        emit(f"- {rule}")
+    emit("")
     emit("## Registers\n")
     emit("32-bit registers on the AXI4-Lite slave; offsets in bytes.\n")
     emit("| offset | name | access | meaning | fields |\n|---|---|---|---|---|")
