@@ -61,6 +61,7 @@ struct sable_shim_device {
   uint32_t serverPid = 0;
   uint64_t session = 0;
   bool connected = false;
+  bool handshaken = false;  // counted in gSpawned (when this process started the server)
 
   // One request in flight per slot: a call takes an idle slot of this client, or claims and
   // joins a new one, so that one thread's FENCE_WAIT does not hold up another's SUBMIT.
@@ -226,6 +227,40 @@ int attach(sable_shim_device& device) {
   return 0;
 }
 
+// Servers this process started, by device name, with the number of open connections to each:
+// the last close stops the server and reaps it, so a CLI run leaves nothing behind and the next
+// run does not race a server still shutting down (PR_SET_PDEATHSIG covers a crash of ours).
+struct SpawnedServer {
+  pid_t pid = 0;
+  int connections = 0;
+};
+std::mutex gSpawnedMutex;
+std::map<std::string, SpawnedServer> gSpawned;
+
+void retainSpawned(const std::string& name) {
+  std::lock_guard lock(gSpawnedMutex);
+  if (auto it = gSpawned.find(name); it != gSpawned.end()) ++it->second.connections;
+}
+
+void releaseSpawned(const std::string& name) {
+  pid_t pid = 0;
+  {
+    std::lock_guard lock(gSpawnedMutex);
+    auto it = gSpawned.find(name);
+    if (it == gSpawned.end() || --it->second.connections > 0) return;
+    pid = it->second.pid;
+    gSpawned.erase(it);
+  }
+  kill(pid, SIGTERM);
+  // sable-simd exits within milliseconds of SIGTERM; a server that does not is killed.
+  for (int waited = 0; waited < 5000; waited += 2) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+    usleep(2000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
 int spawnServer(const std::string& name, pid_t* out) {
   const std::string path = findServer();
   const pid_t parent = getpid();
@@ -294,6 +329,8 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
       usleep(2000);
     }
     std::cerr << fmt::format("sable: started sable-simd for device {} (pid {})\n", device, child);
+    std::lock_guard lock(gSpawnedMutex);
+    gSpawned[device] = SpawnedServer{.pid = child, .connections = 0};
   }
   if (result != 0) return result;
 
@@ -324,6 +361,8 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
     sable_shim_close(handle.release());
     return fail(-shaken, why);
   }
+  retainSpawned(handle->name);
+  handle->handshaken = true;
   *out = handle.release();
   return 0;
 }
@@ -450,7 +489,10 @@ void sable_shim_close(struct sable_shim_device* device) {
     device->connected = false;
   }
   for (wire::ClientSlot* slot : device->slots) slot->pid.store(0, std::memory_order_release);
+  const bool counted = device->handshaken;
+  const std::string name = device->name;
   delete device;
+  if (counted) releaseSpawned(name);
 }
 
 }  // extern "C"
