@@ -21,7 +21,7 @@
 
 #include "sable/isa.h"
 #include "sable/shim/shim.h"
-#include "sable/shim/uapi.h"
+#include "uapi/sable_uapi.h"
 #include "sable/shim/wire.h"
 
 namespace sable::kmdtest {

@@ -10,14 +10,7 @@
 #include "sable/shim/shim.h"
 #include "sable/umd/command_builder.h"
 
-// In user space sable_uapi.h typedefs __u64 as uint64_t (unsigned long) while <linux/types.h>,
-// which <sys/stat.h> pulls in under _GNU_SOURCE, says unsigned long long: the two cannot meet in
-// one translation unit. The header's kernel branch takes the types from <linux/types.h>, which
-// is right for user space too, so it is included that way (as kmd/shim does).
-#include <linux/types.h>
-#define __KERNEL__
 #include "uapi/sable_uapi.h"
-#undef __KERNEL__
 
 static_assert(static_cast<uint32_t>(sable::umd::RegionKind::JOB) == SABLE_REGION_JOB);
 static_assert(static_cast<uint32_t>(sable::umd::RegionKind::CONSTANT) == SABLE_REGION_CONSTANT);

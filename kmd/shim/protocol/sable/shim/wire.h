@@ -20,7 +20,9 @@
 #include <string>
 #include <string_view>
 
-#include "sable/shim/uapi.h"
+#include <linux/futex.h>
+
+#include "uapi/sable_uapi.h"
 
 namespace sable::wire {
 
@@ -114,12 +116,9 @@ inline uint64_t monotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// Shared (not FUTEX_PRIVATE) futex operations: the words live in a MAP_SHARED segment. The
-// operation codes are those of <linux/futex.h>, which cannot be included here: it pulls in
-// <linux/types.h>, whose __u64 (unsigned long long) conflicts with sable_uapi.h's user-space
-// typedef (uint64_t).
-inline constexpr int kFutexWait = 0;
-inline constexpr int kFutexWake = 1;
+// Shared (not FUTEX_PRIVATE) futex operations: the words live in a MAP_SHARED segment.
+inline constexpr int kFutexWait = FUTEX_WAIT;
+inline constexpr int kFutexWake = FUTEX_WAKE;
 inline void futexWait(std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeoutNs) {
   timespec ts{static_cast<time_t>(timeoutNs / 1000000000ull),
               static_cast<long>(timeoutNs % 1000000000ull)};
