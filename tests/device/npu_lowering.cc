@@ -145,6 +145,30 @@ umd::DmaStore storeImageBlock(uint32_t spAddr, uint32_t region, uint32_t height,
                        .dram_stride_z = 0};
 }
 
+// Requantizes the oh × ow accumulator rows into scratchpad lines at outAddr (signalling the
+// store queue), then stores `blockChannels` channels of them from `firstChannel` of an NHWC output
+// of `channels` channels in `region`.
+hal::Result<void> addRequantizeAndStore(umd::CommandBuilder& b, uint32_t oh, uint32_t ow, uint32_t outAddr,
+                                        uint32_t paramAddr, const Quant& output, int32_t activation, uint32_t region,
+                                        uint32_t channels, uint32_t firstChannel, uint32_t blockChannels) {
+  const auto [clampMin, clampMax] = activationRange(activation, output);
+  SABLE_TRY(b.add(umd::Postproc{.output_signed = isSigned(output.type),
+                                .acc_addr = 0,
+                                .output_addr = outAddr,
+                                .nx = ow,
+                                .ny = oh,
+                                .output_stride_x = 1,
+                                .output_stride_y = ow,
+                                .param_addr = paramAddr,
+                                .output_zero_point = output.zeroPoint,
+                                .clamp_min = clampMin,
+                                .clamp_max = clampMax},
+                  {.signal = kComputeToStore}));
+  SABLE_TRY(b.add(storeImageBlock(outAddr, region, oh, ow, channels, firstChannel, blockChannels),
+                  {.wait = kComputeToStore}));
+  return {};
+}
+
 // Builds the model operands of a quantized tensor.
 uint32_t addQuantInput(ModelBuilder& b, const Quant& q, std::vector<uint32_t> dims) {
   return b.addInput(q.type, std::move(dims), q.scale, q.zeroPoint);
@@ -311,7 +335,6 @@ hal::Result<NpuJob> lowerConv(const ConvCase& c, const sable_hw_config& config) 
   }
   SABLE_TRY(b.add(loadLines(weightAddr, 1, weightLines, dim)));
   SABLE_TRY(b.add(loadLines(paramAddr, 2, outBlocks * paramLines, dim), {.signal = kLoadToCompute}));
-  const auto [clampMin, clampMax] = activationRange(c.activation, c.output);
   bool first = true;
   for (uint32_t ob = 0; ob < outBlocks; ++ob) {
     for (uint32_t ib = 0; ib < inBlocks; ++ib) {
@@ -335,21 +358,8 @@ hal::Result<NpuJob> lowerConv(const ConvCase& c, const sable_hw_config& config) 
         }
       }
     }
-    const uint32_t outAddr = outputAddr + ob * oh * ow;
-    SABLE_TRY(b.add(umd::Postproc{.output_signed = isSigned(c.output.type),
-                                  .acc_addr = 0,
-                                  .output_addr = outAddr,
-                                  .nx = ow,
-                                  .ny = oh,
-                                  .output_stride_x = 1,
-                                  .output_stride_y = ow,
-                                  .param_addr = paramAddr + ob * paramLines,
-                                  .output_zero_point = c.output.zeroPoint,
-                                  .clamp_min = clampMin,
-                                  .clamp_max = clampMax},
-                    {.signal = kComputeToStore}));
-    SABLE_TRY(b.add(storeImageBlock(outAddr, 3, oh, ow, c.outChannels, ob * dim, std::min(dim, c.outChannels - ob * dim)),
-                    {.wait = kComputeToStore}));
+    SABLE_TRY(addRequantizeAndStore(b, oh, ow, outputAddr + ob * oh * ow, paramAddr + ob * paramLines, c.output,
+                                    c.activation, 3, c.outChannels, ob * dim, std::min(dim, c.outChannels - ob * dim)));
   }
   SABLE_ASSIGN_OR_RETURN(job.stream, b.finish());
   return job;
@@ -410,7 +420,6 @@ hal::Result<NpuJob> lowerDepthwise(const DepthwiseCase& c, const sable_hw_config
   }
   SABLE_TRY(b.add(loadLines(weightAddr, 1, weightLines, dim)));
   SABLE_TRY(b.add(loadLines(paramAddr, 2, blocks * paramLines, dim), {.signal = kLoadToCompute}));
-  const auto [clampMin, clampMax] = activationRange(c.activation, c.output);
   for (uint32_t block = 0; block < blocks; ++block) {
     SABLE_TRY(b.add(umd::Depthwise{.input_signed = isSigned(c.input.type),
                                    .weight_signed = filterSigned,
@@ -430,21 +439,9 @@ hal::Result<NpuJob> lowerDepthwise(const DepthwiseCase& c, const sable_hw_config
                                    .dilation_x = c.dilationX,
                                    .dilation_y = c.dilationY},
                     {.wait = block == 0 ? kLoadToCompute : 0u}));
-    const uint32_t outAddr = outputAddr + block * oh * ow;
-    SABLE_TRY(b.add(umd::Postproc{.output_signed = isSigned(c.output.type),
-                                  .acc_addr = 0,
-                                  .output_addr = outAddr,
-                                  .nx = ow,
-                                  .ny = oh,
-                                  .output_stride_x = 1,
-                                  .output_stride_y = ow,
-                                  .param_addr = paramAddr + block * paramLines,
-                                  .output_zero_point = c.output.zeroPoint,
-                                  .clamp_min = clampMin,
-                                  .clamp_max = clampMax},
-                    {.signal = kComputeToStore}));
-    SABLE_TRY(b.add(storeImageBlock(outAddr, 3, oh, ow, outC, block * lanes, std::min(lanes, outC - block * lanes)),
-                    {.wait = kComputeToStore}));
+    SABLE_TRY(addRequantizeAndStore(b, oh, ow, outputAddr + block * oh * ow, paramAddr + block * paramLines,
+                                    c.output, c.activation, 3, outC, block * lanes,
+                                    std::min(lanes, outC - block * lanes)));
   }
   SABLE_ASSIGN_OR_RETURN(job.stream, b.finish());
   return job;

@@ -39,11 +39,16 @@ struct Quant {
   std::vector<float> channelScales = {};  // TENSOR_QUANT8_SYMM_PER_CHANNEL only
 };
 
-struct ConvCase {
-  uint32_t height = 1, width = 1, inChannels = 1, outChannels = 1;
+// The window of a convolution (also of a depthwise convolution): kernel, explicit padding,
+// strides and dilations.
+struct ConvGeometry {
   uint32_t kernelH = 1, kernelW = 1;
   uint32_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
   uint32_t strideX = 1, strideY = 1, dilationX = 1, dilationY = 1;
+};
+
+struct ConvCase : ConvGeometry {
+  uint32_t height = 1, width = 1, inChannels = 1, outChannels = 1;
   int32_t activation = 0;  // NNAPI FuseCode
   Quant input, filter, output;
   std::vector<uint8_t> inputData;   // [1, H, W, Cin]
@@ -53,11 +58,8 @@ struct ConvCase {
   uint32_t outWidth() const;
 };
 
-struct DepthwiseCase {
+struct DepthwiseCase : ConvGeometry {
   uint32_t height = 1, width = 1, channels = 1, multiplier = 1;
-  uint32_t kernelH = 1, kernelW = 1;
-  uint32_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
-  uint32_t strideX = 1, strideY = 1, dilationX = 1, dilationY = 1;
   int32_t activation = 0;
   Quant input, filter, output;
   std::vector<uint8_t> inputData;   // [1, H, W, C]

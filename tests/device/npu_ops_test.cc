@@ -102,6 +102,24 @@ class CaseGenerator {
     return q;
   }
   int32_t fuse() { return static_cast<int32_t>(uniform(0, 3)); }
+  // Kernel up to maxKernel, strides and dilations 1..2, padding up to 2 and (as NNAPI requires)
+  // smaller than the dilated kernel.
+  ConvGeometry geometry(uint32_t maxKernel) {
+    ConvGeometry w;
+    w.kernelH = uniform(1, maxKernel);
+    w.kernelW = uniform(1, maxKernel);
+    w.dilationY = uniform(1, 2);
+    w.dilationX = uniform(1, 2);
+    w.strideY = uniform(1, 2);
+    w.strideX = uniform(1, 2);
+    const uint32_t spanH = (w.kernelH - 1) * w.dilationY + 1;
+    const uint32_t spanW = (w.kernelW - 1) * w.dilationX + 1;
+    w.padTop = uniform(0, std::min(2u, spanH - 1));
+    w.padBottom = uniform(0, std::min(2u, spanH - 1));
+    w.padLeft = uniform(0, std::min(2u, spanW - 1));
+    w.padRight = uniform(0, std::min(2u, spanW - 1));
+    return w;
+  }
   std::vector<int32_t> bias(size_t n, int32_t range) {
     std::vector<int32_t> v(n);
     for (auto& b : v) b = static_cast<int32_t>(uniform(0, 2 * range)) - range;
@@ -122,19 +140,7 @@ std::string describe(const ConvCase& c) {
 
 ConvCase randomConv(CaseGenerator& g, bool isSigned, bool perChannel) {
   ConvCase c;
-  c.kernelH = g.uniform(1, 3);
-  c.kernelW = g.uniform(1, 3);
-  c.dilationY = g.uniform(1, 2);
-  c.dilationX = g.uniform(1, 2);
-  c.strideY = g.uniform(1, 2);
-  c.strideX = g.uniform(1, 2);
-  // NNAPI: padding smaller than the dilated filter.
-  const uint32_t spanH = (c.kernelH - 1) * c.dilationY + 1;
-  const uint32_t spanW = (c.kernelW - 1) * c.dilationX + 1;
-  c.padTop = g.uniform(0, std::min(2u, spanH - 1));
-  c.padBottom = g.uniform(0, std::min(2u, spanH - 1));
-  c.padLeft = g.uniform(0, std::min(2u, spanW - 1));
-  c.padRight = g.uniform(0, std::min(2u, spanW - 1));
+  static_cast<ConvGeometry&>(c) = g.geometry(3);
   c.height = g.uniform((c.kernelH - 1) * c.dilationY + 1, 9);
   c.width = g.uniform((c.kernelW - 1) * c.dilationX + 1, 9);
   c.inChannels = g.uniform(1, 40);
@@ -204,18 +210,7 @@ TEST_F(NpuOps, DepthwiseConv2dMatchesCpuReference) {
     const bool perChannel = isSigned && i % 4 == 3;
     DepthwiseCase c;
     c.multiplier = multipliers[i % 6];
-    c.kernelH = g.uniform(1, 5);
-    c.kernelW = g.uniform(1, 5);
-    c.dilationY = g.uniform(1, 2);
-    c.dilationX = g.uniform(1, 2);
-    c.strideY = g.uniform(1, 2);
-    c.strideX = g.uniform(1, 2);
-    const uint32_t spanH = (c.kernelH - 1) * c.dilationY + 1;
-    const uint32_t spanW = (c.kernelW - 1) * c.dilationX + 1;
-    c.padTop = g.uniform(0, std::min(2u, spanH - 1));
-    c.padBottom = g.uniform(0, std::min(2u, spanH - 1));
-    c.padLeft = g.uniform(0, std::min(2u, spanW - 1));
-    c.padRight = g.uniform(0, std::min(2u, spanW - 1));
+    static_cast<ConvGeometry&>(c) = g.geometry(5);
     c.height = g.uniform((c.kernelH - 1) * c.dilationY + 1, 10);
     c.width = g.uniform((c.kernelW - 1) * c.dilationX + 1, 10);
     c.channels = g.uniform(1, 40);
