@@ -21,10 +21,12 @@ struct CliRun {
   std::string out;
 };
 
-// Runs the sable CLI with `arguments`, sable-simd found through $SABLE_SIMD; stderr is dropped.
+// Runs the sable CLI with `arguments`, sable-simd found through $SABLE_SIMD and started with 12 MiB
+// of device memory ($SABLE_SIMD_ARGS); stderr is dropped.
 CliRun runSable(const std::string& arguments) {
   const std::string command =
-      fmt::format("SABLE_SIMD='{}' '{}' {} 2>/dev/null", SABLE_SIMD_PATH, SABLE_TOOL_PATH, arguments);
+      fmt::format("SABLE_SIMD='{}' SABLE_SIMD_ARGS='--memory-mib 12' '{}' {} 2>/dev/null", SABLE_SIMD_PATH,
+                  SABLE_TOOL_PATH, arguments);
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -62,7 +64,7 @@ TEST(SableCliDevice, InfoListsTheNpuWithTheConfigurationOfItsRegisters) {
   EXPECT_EQ(c["accumulatorKiB"], 64);
   EXPECT_EQ(c["dmaBytesPerCycle"], 16);
   EXPECT_EQ(c["clockMHz"], 200);
-  EXPECT_EQ(npu["deviceMemoryBytes"], 256ull << 20);
+  EXPECT_EQ(npu["deviceMemoryBytes"], 12ull << 20) << "the server options of $SABLE_SIMD_ARGS";
   // The CLI stopped the server it started.
   EXPECT_TRUE(serverGone(name));
 }

@@ -28,6 +28,8 @@ class NpuOps : public ::testing::Test {
   static void SetUpTestSuite() {
     if (access(SABLE_SIMD_PATH, X_OK) != 0) return;
     setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+    // Small device memory: containers often have a /dev/shm of 64 MiB.
+    setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);
     auto device = umd::Device::open({.name = fmt::format("npu-ops-{}", getpid()), .spawn = true});
     if (device.ok()) {
       device_ = new umd::Device(std::move(*device));

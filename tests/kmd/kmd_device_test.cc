@@ -257,6 +257,7 @@ TEST(kmd_server, BadOptionsAreRefusedClearly) {
 TEST(kmd_server, ShimSpawnsAServerWhenNoneRuns) {
   const std::string name = uniqueDeviceName("spawn");
   setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+  setenv("SABLE_SIMD_ARGS", "--memory-mib 8", 1);  // containers often have a 64 MiB /dev/shm
   sable_shim_device* device = nullptr;
   ASSERT_EQ(sable_shim_open(name.c_str(), SABLE_SHIM_SPAWN, &device), 0) << sable_shim_last_error();
   sable_uapi_device_info info{};

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -263,6 +264,15 @@ void releaseSpawned(const std::string& name) {
 
 int spawnServer(const std::string& name, pid_t* out) {
   const std::string path = findServer();
+  // Arguments prepared before fork(): the child only calls async-signal-safe functions.
+  std::vector<std::string> args = {path, "--device", name};
+  if (const char* extra = std::getenv("SABLE_SIMD_ARGS"); extra != nullptr) {
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) args.push_back(word);
+  }
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) return fail(errno, fmt::format("fork: {}", std::strerror(errno)));
@@ -270,8 +280,7 @@ int spawnServer(const std::string& name, pid_t* out) {
     // The device server never outlives the process that started it.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127);
-    const std::string device = name;
-    execlp(path.c_str(), path.c_str(), "--device", device.c_str(), static_cast<char*>(nullptr));
+    execvp(argv[0], argv.data());
     std::fprintf(stderr, "sable: cannot run %s: %s (set $SABLE_SIMD)\n", path.c_str(),
                  std::strerror(errno));
     _exit(127);

@@ -27,7 +27,8 @@ struct sable_shim_device;
  * Connects to the server of device `name` (NULL: $SABLE_DEVICE or SABLE_SHIM_DEFAULT_DEVICE)
  * and performs the compatibility handshake (SABLE_IOCTL_HANDSHAKE) with this build's versions.
  * With SABLE_SHIM_SPAWN and no server running, starts `sable-simd` ($SABLE_SIMD, else the one
- * installed beside the calling executable's build, else $PATH) with --device name.
+ * installed beside the calling executable's build, else $PATH) with --device name and the
+ * whitespace-separated arguments of $SABLE_SIMD_ARGS (e.g. "--memory-mib 16 --verbose").
  */
 int sable_shim_open(const char *name, uint32_t flags, struct sable_shim_device **out);
 /* One UAPI request (SABLE_IOCTL_*) with its argument struct. */
