@@ -415,7 +415,7 @@ DeviceServer::Outcome DeviceServer::dispatch(uint32_t slot, wire::Request& reque
       return registerProgram(slot, session, *static_cast<sable_uapi_program_register*>(arg),
                              request);
     case SABLE_IOCTL_PROGRAM_RELEASE:
-      return releaseProgram(session, *static_cast<sable_uapi_program_release*>(arg));
+      return releaseProgram(slot, session, *static_cast<sable_uapi_program_release*>(arg));
     case SABLE_IOCTL_JOB_SUBMIT:
       return submitJob(session, *static_cast<sable_uapi_job_submit*>(arg), request);
     case SABLE_IOCTL_FENCE_WAIT:
@@ -720,7 +720,7 @@ DeviceServer::Outcome DeviceServer::registerProgram(uint32_t slot, Session& sess
   return {0, "", true};  // answered by completeRegistration
 }
 
-DeviceServer::Outcome DeviceServer::releaseProgram(Session& session,
+DeviceServer::Outcome DeviceServer::releaseProgram(uint32_t slot, Session& session,
                                                    sable_uapi_program_release& arg) {
   if (arg.pad != 0) return {-EINVAL, "non-zero padding", false};
   Program* program = nullptr;
@@ -729,6 +729,14 @@ DeviceServer::Outcome DeviceServer::releaseProgram(Session& session,
     return {-EBUSY, "the program is still being validated", false};
   }
   retireProgram(arg.program);
+  // An idle program is gone from the firmware (and its constant buffer objects are free again)
+  // when the call returns: the reply waits for the firmware's completion of RELEASE_PROGRAM. A
+  // program with unfinished jobs is released after the last of them, without a waiting caller.
+  Program& released = programs_[arg.program];
+  if (released.state == Program::State::Releasing) {
+    released.replySlot = slot;
+    return {0, "", true};
+  }
   return {};
 }
 
@@ -1129,8 +1137,13 @@ void DeviceServer::completeRelease(const sable_fw_completion& record) {
   allocator_.free(program.streamAddress, program.streamAllocated);
   freeProgramIndices_.push_back(program.index);
   const std::vector<uint32_t> constants = program.constantBos;
+  const std::optional<uint32_t> slot = program.replySlot;
   programs_.erase(it);
   for (uint32_t bo : constants) unuseBo(bo);
+  if (slot && pending_[*slot]) {
+    sable_uapi_program_release arg{.program = handle, .pad = 0};
+    reply(*slot, {}, &arg, sizeof arg);
+  }
 }
 
 }  // namespace sable::server

@@ -97,7 +97,7 @@ class DeviceServer {
     enum class State { Validating, Valid, Releasing } state = State::Validating;
     bool released = false;  // by its owner (or its owner is gone)
     uint32_t inflight = 0;  // submitted, not yet completed jobs
-    std::optional<uint32_t> replySlot;  // REGISTER waiting for the firmware's verdict
+    std::optional<uint32_t> replySlot;  // REGISTER (verdict) or RELEASE (done) waiting for the firmware
   };
   struct Job {
     uint64_t owner = 0;
@@ -145,7 +145,7 @@ class DeviceServer {
   Outcome freeBo(Session& session, sable_uapi_bo_free& arg);
   Outcome registerProgram(uint32_t slot, Session& session, sable_uapi_program_register& arg,
                           const wire::Request& request);
-  Outcome releaseProgram(Session& session, sable_uapi_program_release& arg);
+  Outcome releaseProgram(uint32_t slot, Session& session, sable_uapi_program_release& arg);
   Outcome submitJob(Session& session, sable_uapi_job_submit& arg, const wire::Request& request);
   Outcome waitFence(uint32_t slot, Session& session, sable_uapi_fence_wait& arg);
   Outcome jobStatus(Session& session, sable_uapi_job_status& arg);
