@@ -37,6 +37,9 @@ struct FuncModel::Impl final : detail::JobObserver {
   uint32_t irqMask = 0;  // not part of SOFT_RESET's list: the firmware's choice survives a reset
   std::function<void()> handler;
   Fault armedFault = Fault::None;
+  // The fault taken by the START that queued pendingJob: a fault belongs to the job whose START
+  // accepted it, even when a SOFT_RESET cancels that job before the worker picks it up.
+  Fault pendingFault = Fault::None;
   bool startPending = false;
   detail::JobRegisters pendingJob;
   uint64_t pendingJobId = 0;
@@ -122,7 +125,7 @@ struct FuncModel::Impl final : detail::JobObserver {
       runningJobId = pendingJobId;
       runningGeneration = resetGeneration;
       runningOnWorker = true;
-      const Fault fault = std::exchange(armedFault, Fault::None);
+      const Fault fault = std::exchange(pendingFault, Fault::None);
       lock.unlock();
       const JobResult result = executor.run(job, fault, *this);
       lock.lock();
@@ -227,6 +230,7 @@ void FuncModel::writeRegister(uint32_t offset, uint32_t value) {
         m.pendingJob = {(uint64_t{m.regs.cmdBaseHi} << 32) | m.regs.cmdBaseLo, m.regs.cmdSize,
                         (uint64_t{m.regs.regionTableHi} << 32) | m.regs.regionTableLo, m.regs.regionCount};
         m.pendingJobId = ++m.lastJobId;
+        m.pendingFault = std::exchange(m.armedFault, Fault::None);
         m.startPending = true;
         m.wake.notify_all();
       }
