@@ -561,8 +561,8 @@ TEST(FuncModelCommands, S8ConfigurationUsesEightLanes) {
   std::vector<uint8_t> expected(16);
   for (uint32_t i = 0; i < 16; ++i) expected[i] = static_cast<uint8_t>((i * 13) ^ 0x5A);
   expectBytes(h.region(1), expected, "s8 lut");
-  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 0u + (32 + 34) + (32 + 2) + (32 + 2))
-      << "load 34 lines, LUT (32 table lines + 2), store 2 lines, in sequence";
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 4u + (32 + 34) + (32 + 2) + (32 + 2))
+      << "from fetch(0) = 4: load 34 lines, LUT (32 table lines + 2), store 2 lines, in sequence";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Counters and the cycle model of docs/func-model.md, with the expected numbers worked out by
-// hand from its formulas.
+// hand from its formulas. Command i can be dispatched at fetch(i) = 2·(i + 2) on s16 (the header
+// and commands 0..i over the 16-byte bus).
 #include <gtest/gtest.h>
 
 #include "func_model_harness.h"
@@ -19,20 +20,20 @@ Cmd& matmul(Harness& h, uint32_t nx, uint32_t ny, uint32_t wait = 0, uint32_t si
   return c;
 }
 
-TEST(FuncModelTiming, EmptyJobCountsEndOnly) {
+TEST(FuncModelTiming, EmptyJobCostsItsFetch) {
   Harness h;
   h.end();
   const JobResult r = h.run();
   EXPECT_EQ(r.counters[SABLE_COUNTER_COMMANDS], 1u);
-  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 0u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 4u) << "header and END: 64 bytes at 16 bytes/cycle";
 }
 
 TEST(FuncModelTiming, DmaCyclesAreLatencyPlusTheSlowerOfBusAndLines) {
   Harness h;
-  h.loadLines(0, 0, 0, 10);  // 160 bytes = 10 beats, 10 lines: 32 + 10
+  h.loadLines(0, 0, 0, 10);  // 160 bytes = 10 beats, 10 lines: 32 + 10, from fetch(0) = 4
   h.end();
   JobResult r = h.run();
-  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 42u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 46u);
   EXPECT_EQ(r.counters[SABLE_COUNTER_LOAD_BUSY], 42u);
   EXPECT_EQ(r.counters[SABLE_COUNTER_DMA_READ_BYTES], 160u);
 
@@ -48,12 +49,12 @@ TEST(FuncModelTiming, DmaCyclesAreLatencyPlusTheSlowerOfBusAndLines) {
   EXPECT_EQ(r.counters[SABLE_COUNTER_STORE_BUSY], 35u);
   EXPECT_EQ(r.counters[SABLE_COUNTER_DMA_READ_BYTES], 100u);
   EXPECT_EQ(r.counters[SABLE_COUNTER_DMA_WRITE_BYTES], 48u);
-  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 132u) << "load and store queues run in parallel";
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 4u + 132) << "load and store queues run in parallel";
 }
 
 TEST(FuncModelTiming, ComputeCommandCycles) {
   Harness h;
-  matmul(h, 4, 3);  // 16 weight load + 12 rows + 31 fill/drain = 59
+  matmul(h, 4, 3);  // from 4: 16 weight load + 12 rows + 31 fill/drain = 59
   Cmd& dw = h.add(SABLE_OP_DEPTHWISE);  // 2·3·9·16 = 864 MACs / 64 = 13.5 → 14
   sable_cmd_depthwise_set_nx(dw.data(), 3);
   sable_cmd_depthwise_set_ny(dw.data(), 2);
@@ -99,21 +100,22 @@ TEST(FuncModelTiming, ComputeCommandCycles) {
   ASSERT_EQ(r.errorCause, SABLE_ERROR_NONE) << sable_error_cause_name(r.errorCause) << " at " << r.errorCommand;
   EXPECT_EQ(r.counters[SABLE_COUNTER_ARRAY_BUSY], 59u);
   EXPECT_EQ(r.counters[SABLE_COUNTER_VECTOR_BUSY], 14u + 5 + 36 + 7 + 19);
-  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 59u + 14 + 5 + 36 + 7 + 19) << "one compute queue, in order";
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 4u + 59 + 14 + 5 + 36 + 7 + 19)
+      << "one compute queue, in order; the DEPTHWISE waits for the array to drain";
   EXPECT_EQ(r.counters[SABLE_COUNTER_MACS], 12u * 256 + 864);
   EXPECT_EQ(r.counters[SABLE_COUNTER_COMMANDS], 7u);
 }
 
 TEST(FuncModelTiming, TokensSerializeAndCountStalls) {
   Harness h;
-  h.loadLines(0, 0, 0, 10, 0, L2C);  // 0 → 42
-  matmul(h, 4, 3, L2C, C2S);          // 42 → 101
-  h.storeLines(0, 1, 0, 2, C2S);      // 101 → 135
+  h.loadLines(0, 0, 0, 10, 0, L2C);  // dispatched 4: 4 → 46
+  matmul(h, 4, 3, L2C, C2S);          // dispatched 6, token at 46: 46 → 105 (results)
+  h.storeLines(0, 1, 0, 2, C2S);      // dispatched 8, token at 105: 105 → 139
   h.end();
   const JobResult r = h.run();
-  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 135u);
-  EXPECT_EQ(r.counters[SABLE_COUNTER_COMPUTE_STALL], 42u);
-  EXPECT_EQ(r.counters[SABLE_COUNTER_STORE_STALL], 101u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 139u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_COMPUTE_STALL], 40u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_STORE_STALL], 97u);
   EXPECT_EQ(r.counters[SABLE_COUNTER_LOAD_STALL], 0u);
 }
 
@@ -125,13 +127,28 @@ TEST(FuncModelTiming, OverlappingQueuesTakeFewerCyclesThanTheSum) {
   }
   h.end();
   const JobResult r = h.run();
-  // Loads at 0, 42, 84, 126; MATMULs start at max(previous end, their load's end):
-  // 42 → 101, 101 → 160, 160 → 219, 219 → 278.
-  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 278u);
+  // Loads end at 46, 88, 130, 172. Each MATMUL (12 rows < 16: no preload) occupies the array
+  // 16 + 12 cycles from its load's end and completes 31 cycles later: 46 → 105, 88 → 147,
+  // 130 → 189, 172 → 231; the array is busy from 46 to 231 without a gap.
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 231u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_LOAD_BUSY], 4u * 42);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_ARRAY_BUSY], 231u - 46);
   const uint64_t sum = r.counters[SABLE_COUNTER_LOAD_BUSY] + r.counters[SABLE_COUNTER_ARRAY_BUSY];
-  EXPECT_EQ(sum, 4u * 42 + 4u * 59);
   EXPECT_LT(r.counters[SABLE_COUNTER_CYCLES], sum);
-  EXPECT_EQ(r.counters[SABLE_COUNTER_COMPUTE_STALL], 42u) << "only the first MATMUL waits for its data";
+  // Waiting for data: 46 − 6 for the first MATMUL, then 88 − 74, 130 − 116, 172 − 158.
+  EXPECT_EQ(r.counters[SABLE_COUNTER_COMPUTE_STALL], 40u + 3 * 14);
+}
+
+TEST(FuncModelTiming, BackToBackMatmulsHideWeightLoadAndDrain) {
+  Harness h;
+  for (int i = 0; i < 3; ++i) matmul(h, 8, 4);  // 32 rows each
+  h.end();
+  const JobResult r = h.run();
+  // The first loads its weights (4 → 20) and streams (→ 52); the next two had theirs preloaded
+  // while the previous one streamed: 52 → 84, 84 → 116; the last results land 31 cycles later.
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 116u + 31);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_ARRAY_BUSY], 147u - 4);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_MACS], 3u * 32 * 256);
 }
 
 TEST(FuncModelTiming, TheDispatcherStallsOnAFullQueue) {
@@ -142,10 +159,10 @@ TEST(FuncModelTiming, TheDispatcherStallsOnAFullQueue) {
     h.end();
     return h.run().counters[SABLE_COUNTER_CYCLES];
   };
-  EXPECT_EQ(cyclesWith(8), 1032u) << "eight MATMULs fit the queue: the load starts at 0";
-  // The 9th MATMUL enters when the 1st ends (59), the 10th when the 2nd ends (118); the load
-  // behind them is dispatched at 118.
-  EXPECT_EQ(cyclesWith(10), 118u + 1032);
+  EXPECT_EQ(cyclesWith(8), 20u + 1032) << "eight MATMULs fit the queue: the load starts when fetched";
+  // Each MATMUL occupies the array 28 cycles from 4: the 9th enters when the 1st leaves (32),
+  // the 10th when the 2nd leaves (60); the load behind them is dispatched at 60.
+  EXPECT_EQ(cyclesWith(10), 60u + 1032);
 }
 
 TEST(FuncModelTiming, TiesGoLoadThenComputeThenStore) {

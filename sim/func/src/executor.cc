@@ -305,7 +305,8 @@ Executor::Outcome Executor::matmul(const uint32_t* w, Counters& counters) {
   }
   touchRows(accAddr + ny * nx);
   counters[SABLE_COUNTER_MACS] += ny * nx * dim_ * dim_;
-  return {SABLE_ERROR_NONE, dim_ + ny * nx + (2 * uint64_t{dim_} - 1)};
+  // The rows streamed; weight preload and fill/drain are the scheduler's (pipelined) part.
+  return {SABLE_ERROR_NONE, ny * nx};
 }
 
 Executor::Outcome Executor::depthwise(const uint32_t* w, Counters& counters) {
@@ -571,6 +572,29 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
   std::array<uint64_t, kQueues> lastFinish{};    // finish cycle of each queue's last command
   uint64_t dispatchCycle = 0;
   int blockedOn = -1;  // queue whose fullness stopped the dispatcher
+  // The systolic array's pipeline (docs/func-model.md): weights are double-buffered, so a MATMUL
+  // that follows a MATMUL of at least array_dim rows had its weights preloaded while that one
+  // streamed; results reach the accumulator 2·array_dim − 1 cycles after the last row entered.
+  bool lastComputeWasMatmul = false;
+  uint64_t lastMatmulRows = 0;
+  uint64_t accumulatorReady = 0;  // completion of the last MATMUL
+  uint64_t arrayBusyUntil = 0;    // end of the ARRAY_BUSY intervals counted so far
+  const uint64_t drainCycles = 2 * uint64_t{dim_} - 1;
+  // Command fetch: the header and commands come over the DMA bus, so command i can be dispatched
+  // once 32·(i + 2) bytes have arrived.
+  const auto fetched = [&](uint32_t index) {
+    return ceilDiv((uint64_t{index} + 2) * SABLE_COMMAND_BYTES, config_.dma_bytes_per_cycle);
+  };
+  const auto isMatmul = [&](const Pending& p) {
+    return sable_cmd_get_opcode(&stream_[size_t{p.index} * SABLE_COMMAND_WORDS]) == SABLE_OP_MATMUL;
+  };
+  // The earliest start of a queue head before its tokens: its queue is free and it has been
+  // dispatched; a compute command other than MATMUL also waits for the array to drain.
+  const auto earliestStart = [&](uint32_t q, const Pending& p) {
+    uint64_t start = std::max(queueFree[q], p.dispatchCycle);
+    if (q == SABLE_QUEUE_COMPUTE && !isMatmul(p)) start = std::max(start, accumulatorReady);
+    return start;
+  };
   uint32_t next = 0;   // next command to fetch
   bool endFetched = false;
   uint32_t endIndex = 0;
@@ -588,6 +612,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
       const uint32_t* w = &stream_[size_t{next} * SABLE_COMMAND_WORDS];
       if (const uint32_t cause = decode(w)) return fail(cause, next);
       const uint32_t op = sable_cmd_get_opcode(w);
+      dispatchCycle = std::max(dispatchCycle, fetched(next));
       if (op == SABLE_OP_END) {
         if (next + 1 != count) return fail(SABLE_ERROR_BAD_LENGTH, next + 1);
         endFetched = true;
@@ -614,7 +639,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
       if (queues[q].empty()) continue;
       const Pending& head = queues[q].front();
       const uint32_t wait = sable_cmd_get_wait(&stream_[size_t{head.index} * SABLE_COMMAND_WORDS]);
-      uint64_t start = std::max(queueFree[q], head.dispatchCycle);
+      uint64_t start = earliestStart(q, head);
       bool ready = true;
       for (uint32_t ch = 0; ch < SABLE_DEP_CHANNELS; ++ch) {
         if ((wait >> ch & 1u) == 0) continue;
@@ -653,19 +678,32 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     for (uint32_t ch = 0; ch < SABLE_DEP_CHANNELS; ++ch) {
       if ((wait >> ch & 1u) != 0) tokens[ch].pop();
     }
-    const uint64_t finish = bestStart + outcome.cycles;
+    // occupied: the queue's unit takes no other command before; finish: the command's results
+    // are visible and its tokens given.
+    uint64_t occupied = bestStart + outcome.cycles;
+    uint64_t finish = occupied;
+    const bool matmul = sable_cmd_get_opcode(w) == SABLE_OP_MATMUL;
+    if (matmul) {
+      const bool preloaded = lastComputeWasMatmul && lastMatmulRows >= dim_;
+      occupied += preloaded ? 0 : dim_;
+      finish = occupied + drainCycles;
+      counters[SABLE_COUNTER_ARRAY_BUSY] += finish - std::max(bestStart, arrayBusyUntil);
+      arrayBusyUntil = finish;
+      accumulatorReady = finish;
+      lastMatmulRows = outcome.cycles;
+    }
+    if (best == static_cast<int>(SABLE_QUEUE_COMPUTE)) lastComputeWasMatmul = matmul;
     for (uint32_t ch = 0; ch < SABLE_DEP_CHANNELS; ++ch) {
       if ((signal >> ch & 1u) != 0) tokens[ch].push(finish);
     }
     static constexpr uint32_t kStall[kQueues] = {SABLE_COUNTER_LOAD_STALL, SABLE_COUNTER_COMPUTE_STALL, SABLE_COUNTER_STORE_STALL};
-    counters[kStall[best]] += bestStart - std::max(queueFree[best], head.dispatchCycle);
+    counters[kStall[best]] += bestStart - earliestStart(static_cast<uint32_t>(best), head);
     uint32_t busy = SABLE_COUNTER_VECTOR_BUSY;
     if (best == SABLE_QUEUE_LOAD) busy = SABLE_COUNTER_LOAD_BUSY;
     if (best == SABLE_QUEUE_STORE) busy = SABLE_COUNTER_STORE_BUSY;
-    if (sable_cmd_get_opcode(w) == SABLE_OP_MATMUL) busy = SABLE_COUNTER_ARRAY_BUSY;
-    counters[busy] += outcome.cycles;
-    queueFree[best] = finish;
-    lastFinish[best] = finish;
+    if (!matmul) counters[busy] += outcome.cycles;
+    queueFree[best] = occupied;
+    lastFinish[best] = occupied;
     queues[best].pop_front();
     counters[SABLE_COUNTER_CYCLES] = std::max(counters[SABLE_COUNTER_CYCLES], finish);
     ++counters[SABLE_COUNTER_COMMANDS];
@@ -675,7 +713,9 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     observer.hang();
     return fail(SABLE_ERROR_ABORTED, endIndex);
   }
-  ++counters[SABLE_COUNTER_COMMANDS];  // END completes when the queues have drained
+  // END completes when it has been fetched and the queues have drained.
+  counters[SABLE_COUNTER_CYCLES] = std::max(counters[SABLE_COUNTER_CYCLES], fetched(endIndex));
+  ++counters[SABLE_COUNTER_COMMANDS];
   observer.progress(counters);
   return result;
 }
