@@ -446,6 +446,7 @@ static uint32_t check_fields(const struct command_check *check, uint32_t opcode,
 	case SABLE_OP_POOL: return check_pool(check, w);
 	case SABLE_OP_ELTWISE: return check_eltwise(check, w);
 	case SABLE_OP_LUT: return check_lut(check, w);
+	case SABLE_OP_SYNC: return SABLE_ERROR_NONE; /* tokens only: no field */
 	default: return SABLE_ERROR_UNKNOWN_OPCODE;
 	}
 }

@@ -131,6 +131,23 @@ TEST_F(FirmwareValidate, EveryComputeCommandAloneIsAccepted) {
   }
 }
 
+TEST_F(FirmwareValidate, SyncIsALayerBarrierWithNoFields) {
+  // Layer 1 stores, SYNC waits for the store and releases the next layer's load.
+  Command convert = lut(0, 0, 100, 4);
+  sable_cmd_set_wait(convert.w, L2C);
+  sable_cmd_set_signal(convert.w, C2S);
+  EXPECT_EQ(validate({load(0, 0, 0, 16, 4, 0, L2C), convert, store(0, 1, 0, 16, 4, C2S, S2C),
+                      command(SABLE_OP_SYNC, S2C, C2L), load(0, 1, 0, 16, 4, C2L), end()}),
+            SABLE_ERROR_NONE)
+      << sable_error_cause_name(result_.cause) << " at " << result_.command;
+  Command withField = command(SABLE_OP_SYNC);
+  withField.w[1] = 1;  // SYNC defines no field
+  EXPECT_EQ(validate({withField, end()}), SABLE_ERROR_BAD_FIELD);
+  EXPECT_EQ(result_.command, 0u);
+  EXPECT_EQ(validate({command(SABLE_OP_SYNC, S2C, C2L), end()}), SABLE_ERROR_DEADLOCK)
+      << "a barrier waiting for a store that never comes";
+}
+
 TEST_F(FirmwareValidate, StridedDmaExtentIsTheLastByteTouchedPlusOne) {
   Command c = load(0, 0, 100, 4, 3);
   sable_cmd_dma_load_set_ny(c.w, 2);

@@ -151,6 +151,24 @@ TEST(FuncModelTiming, BackToBackMatmulsHideWeightLoadAndDrain) {
   EXPECT_EQ(r.counters[SABLE_COUNTER_MACS], 3u * 32 * 256);
 }
 
+TEST(FuncModelTiming, SyncOrdersTheNextLoadAfterTheStore) {
+  constexpr uint32_t S2C = SABLE_DEP_STORE_TO_COMPUTE;
+  constexpr uint32_t C2L = SABLE_DEP_COMPUTE_TO_LOAD;
+  Harness h;
+  for (uint32_t i = 0; i < 64; ++i) *h.region(0, i) = static_cast<uint8_t>(i + 1);
+  h.loadLines(0, 0, 0, 4);                  // dispatched 4: 4 → 40
+  h.storeLines(0, 1, 0, 4, 0, S2C);         // dispatched 6 (reads stale lines: no token): 6 → 42
+  h.add(SABLE_OP_SYNC, S2C, C2L);           // dispatched 8, token at 42: 42 → 42
+  h.loadLines(10, 1, 0, 4, C2L);            // dispatched 10, waits for the SYNC: 42 → 78
+  h.storeLines(10, 1, 64, 4);               // 12 → 48: runs before the second load (no token)
+  h.end();
+  const JobResult r = h.run();
+  ASSERT_EQ(r.errorCause, SABLE_ERROR_NONE) << sable_error_cause_name(r.errorCause) << " at " << r.errorCommand;
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 78u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_LOAD_STALL], 42u - 40) << "the second load waited for the barrier";
+  EXPECT_EQ(r.counters[SABLE_COUNTER_COMMANDS], 6u);
+}
+
 TEST(FuncModelTiming, TheDispatcherStallsOnAFullQueue) {
   const auto cyclesWith = [](int matmuls) {
     Harness h;

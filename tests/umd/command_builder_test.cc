@@ -451,5 +451,21 @@ TEST(umd_param_blocks, BadParametersAreRejected) {
   EXPECT_FALSE(packEltwiseParams(16, {.clamp_min = 5, .clamp_max = 4}).ok());
 }
 
+TEST(umd_builder, SyncIsAComputeBarrierWithTokensOnly) {
+  CommandBuilder builder(*findConfig("s16"));
+  ASSERT_TRUE(builder.add(DmaStore{.elem_bytes = 16}, {.signal = kStoreToCompute}).ok());
+  ASSERT_TRUE(builder.add(Sync{}, {.wait = kStoreToCompute, .signal = kComputeToLoad}).ok());
+  ASSERT_TRUE(builder.add(DmaLoad{.elem_bytes = 16}, {.wait = kComputeToLoad}).ok());
+  auto stream = builder.finish();
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  auto decoded = decodeStream(*stream);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  ASSERT_EQ(decoded->commands.size(), 4u);
+  EXPECT_TRUE(std::holds_alternative<Sync>(decoded->commands[1].command));
+  EXPECT_EQ(decoded->commands[1].deps, (Deps{.wait = kStoreToCompute, .signal = kComputeToLoad}));
+  auto wrongQueue = builder.add(Sync{}, {.signal = kStoreToCompute});
+  ASSERT_FALSE(wrongQueue.ok()) << "SYNC is a compute command: it cannot produce STORE_TO_COMPUTE";
+}
+
 }  // namespace
 }  // namespace sable::umd

@@ -133,6 +133,7 @@ struct RangeChecker {
   uint64_t rows() const { return sable_hw_config_accumulator_rows(&config); }
 
   std::optional<FieldError> operator()(const End&) const { return std::nullopt; }
+  std::optional<FieldError> operator()(const Sync&) const { return std::nullopt; }
   std::optional<FieldError> operator()(const DmaLoad& c) const {
     const uint32_t dim = config.array_dim;
     auto err = firstOf(between("elem_bytes", c.elem_bytes, 1, dim, "bytes per element, at most array_dim"),

@@ -192,6 +192,7 @@ Executor::Outcome Executor::execute(const uint32_t* w, Counters& counters) {
     case SABLE_OP_POOL: return pool(w);
     case SABLE_OP_ELTWISE: return eltwise(w);
     case SABLE_OP_LUT: return lut(w);
+    case SABLE_OP_SYNC: return {SABLE_ERROR_NONE, 0};  // tokens only
     default: return {SABLE_ERROR_UNKNOWN_OPCODE, 0};  // decode() already refused it
   }
 }

@@ -276,7 +276,14 @@ struct Lut {
   friend bool operator==(const Lut&, const Lut&) = default;
 };
 
-using Command = std::variant<End, DmaLoad, DmaStore, Matmul, Depthwise, Postproc, Pool, Eltwise, Lut>;
+// A compute-queue barrier: no work, only its dependency tokens (docs/isa.md, SYNC).
+struct Sync {
+  static constexpr uint32_t kOpcode = SABLE_OP_SYNC;
+  template <class Self, class Visit> static void fields(Self&, Visit&&) {}
+  friend bool operator==(const Sync&, const Sync&) = default;
+};
+
+using Command = std::variant<End, DmaLoad, DmaStore, Matmul, Depthwise, Postproc, Pool, Eltwise, Lut, Sync>;
 
 // A command with its dependency tokens, as the builder takes it and the reader returns it.
 struct StreamCommand {
