@@ -562,7 +562,9 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
   }
   if (memory_.size - job.cmdBase < length) return fail(SABLE_ERROR_BUS_ERROR, kNoCommand);
   stream_.resize(count * SABLE_COMMAND_WORDS);
-  std::memcpy(stream_.data(), memory_.data + job.cmdBase + SABLE_STREAM_HEADER_BYTES, count * SABLE_COMMAND_BYTES);
+  if (count != 0) {  // a header-only stream (MISSING_END below) has nothing to copy
+    std::memcpy(stream_.data(), memory_.data + job.cmdBase + SABLE_STREAM_HEADER_BYTES, count * SABLE_COMMAND_BYTES);
+  }
 
   // The schedule (docs/func-model.md): the dispatcher fetches commands in order into the three
   // queues; of the queue heads whose tokens are available, the one whose modelled start cycle
