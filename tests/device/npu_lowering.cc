@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "cpu/quant_math.h"
+#include "sable/hal/quantization.h"
 #include "sable/runtime/model_builder.h"
 #include "sable/umd/command_builder.h"
 
@@ -14,7 +14,7 @@ namespace {
 using hal::OperandType;
 using hal::OperationType;
 using runtime::ModelBuilder;
-using runtime::cpu::FusedActivation;
+using hal::FusedActivation;
 using umd::kComputeToStore;
 using umd::kLoadToCompute;
 
@@ -60,7 +60,7 @@ hal::Result<void> checkAccumulator(uint64_t rows, const sable_hw_config& config)
 std::pair<int32_t, int32_t> activationRange(int32_t activation, const Quant& out) {
   int32_t lo = 0;
   int32_t hi = 0;
-  runtime::cpu::quantizedActivationRange(static_cast<FusedActivation>(activation), out.type, out.scale, out.zeroPoint,
+  hal::quantizedActivationRange(static_cast<FusedActivation>(activation), out.type, out.scale, out.zeroPoint,
                                          &lo, &hi);
   return {lo, hi};
 }
@@ -70,7 +70,7 @@ hal::Result<umd::PostprocLane> convolutionLane(float inputScale, float filterSca
   const float product = inputScale * filterScale;
   int32_t multiplier = 0;
   int shift = 0;
-  if (!runtime::cpu::quantizeMultiplier(static_cast<double>(product) / static_cast<double>(outputScale), &multiplier,
+  if (!hal::quantizeMultiplier(static_cast<double>(product) / static_cast<double>(outputScale), &multiplier,
                                         &shift)) {
     return hal::invalidArgument("multiplier {} × {} / {} is not representable", inputScale, filterScale, outputScale);
   }
@@ -497,7 +497,7 @@ hal::Result<NpuJob> lowerPool(const PoolCase& c, const sable_hw_config& config) 
 
 // Regions: 0 A, 1 B, 2 parameters (constant), 3 output.
 hal::Result<NpuJob> lowerEltwise(const EltwiseCase& c, const sable_hw_config& config) {
-  using runtime::cpu::quantizeMultiplierSmallerThanOneExp;
+  using hal::quantizeMultiplierSmallerThanOneExp;
   const uint32_t dim = config.array_dim;
   const uint32_t blocks = ceilDiv(c.channels, dim);
   const uint32_t pixels = c.height * c.width;

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "sable/hal/types.h"
+#include "sable/hal/quantization.h"
 #include "sable/isa_arith.h"
 
 namespace sable::runtime::cpu {
@@ -44,62 +45,8 @@ inline int32_t multiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t mu
   return saturatingRoundingDoublingHighMul(static_cast<int32_t>(static_cast<uint32_t>(x) << shift), multiplier);
 }
 
-// Splits a positive real multiplier into a Q31 multiplier and a power-of-two exponent so that
-// real ≈ multiplier * 2^(shift - 31). Returns false for values that cannot be represented.
-inline bool quantizeMultiplier(double real, int32_t* multiplier, int* shift) {
-  if (real == 0.0) {
-    *multiplier = 0;
-    *shift = 0;
-    return true;
-  }
-  if (!(real > 0.0) || !std::isfinite(real)) return false;
-  const double q = std::frexp(real, shift);
-  auto qFixed = static_cast<int64_t>(std::round(q * (1ll << 31)));
-  if (qFixed == (1ll << 31)) {
-    qFixed /= 2;
-    ++*shift;
-  }
-  if (*shift < -31) {  // too small to matter: the product rounds to zero
-    *shift = 0;
-    qFixed = 0;
-  }
-  if (*shift > 30) return false;
-  *multiplier = static_cast<int32_t>(qFixed);
-  return true;
-}
-
-// For 0 < real < 1: right shift returned as a non-positive exponent (NNAPI
-// QuantizeMultiplierSmallerThanOneExp).
-inline bool quantizeMultiplierSmallerThanOneExp(double real, int32_t* multiplier, int* leftShift) {
-  if (!(real > 0.0 && real < 1.0)) return false;
-  int shift = 0;
-  if (!quantizeMultiplier(real, multiplier, &shift)) return false;
-  if (shift > 0) return false;
-  *leftShift = shift;
-  return true;
-}
-
-// For real > 1 (NNAPI QuantizeMultiplierGreaterThanOne).
-inline bool quantizeMultiplierGreaterThanOne(double real, int32_t* multiplier, int* leftShift) {
-  if (!(real > 1.0)) return false;
-  if (!quantizeMultiplier(real, multiplier, leftShift)) return false;
-  return *leftShift >= 0;
-}
-
-// NNAPI QuantizeMultiplierGreaterThanOne as the activation kernels use it: real = multiplier *
-// 2^(shift - 31), shift >= 0. Unlike quantizeMultiplierGreaterThanOne() this accepts shifts above
-// 30, which the reference reaches for large input scales (where calculateInputRadius() becomes 0
-// and the product is never formed).
-inline bool quantizeMultiplierAtLeastOne(double real, int32_t* multiplier, int* shift) {
-  if (!(real > 1.0) || !std::isfinite(real)) return false;
-  int64_t fixed = std::llround(std::frexp(real, shift) * static_cast<double>(1ll << 31));
-  if (fixed == (1ll << 31)) {
-    fixed /= 2;
-    ++*shift;
-  }
-  *multiplier = static_cast<int32_t>(fixed);
-  return *shift >= 0;
-}
+// The NNAPI quantization rules (multiplier derivation, type ranges, fused activations) live in
+// sable/hal/quantization.h, shared with the NPU compiler.
 
 // The largest input (in units of the rescaled input) whose fixed-point value with
 // `integerBits` integer bits is still representable (TFLite CalculateInputRadius).
@@ -117,64 +64,14 @@ T saturateTo(int32_t value) {
   return static_cast<T>(std::clamp<int32_t>(value, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
 }
 
-// The range a quantized value of this type can take.
-inline int32_t quantizedMin(hal::OperandType type) {
-  switch (type) {
-    case hal::OperandType::TENSOR_QUANT8_ASYMM: return 0;
-    case hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
-    case hal::OperandType::TENSOR_QUANT8_SYMM:
-    case hal::OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL: return -128;
-    case hal::OperandType::TENSOR_QUANT16_ASYMM: return 0;
-    case hal::OperandType::TENSOR_QUANT16_SYMM: return -32768;
-    default: return std::numeric_limits<int32_t>::min();
-  }
-}
-inline int32_t quantizedMax(hal::OperandType type) {
-  switch (type) {
-    case hal::OperandType::TENSOR_QUANT8_ASYMM: return 255;
-    case hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
-    case hal::OperandType::TENSOR_QUANT8_SYMM:
-    case hal::OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL: return 127;
-    case hal::OperandType::TENSOR_QUANT16_ASYMM: return 65535;
-    case hal::OperandType::TENSOR_QUANT16_SYMM: return 32767;
-    default: return std::numeric_limits<int32_t>::max();
-  }
-}
-
-// Fused activation codes of NNAPI (FuseCode).
-enum class FusedActivation : int32_t { NONE = 0, RELU = 1, RELU1 = 2, RELU6 = 3 };
-
-// The quantized clamp range of a fused activation for an output of this type, scale and zero
-// point (NNAPI CalculateActivationRangeUint8/Int8: round the real bound, intersect with the type).
-inline void quantizedActivationRange(FusedActivation activation, hal::OperandType type, float scale,
-                                     int32_t zeroPoint, int32_t* actMin, int32_t* actMax) {
-  const int32_t qmin = quantizedMin(type);
-  const int32_t qmax = quantizedMax(type);
-  // Clamped in double before the conversion: a tiny scale puts f / scale far outside int32.
-  auto quantize = [&](float f) {
-    const double q = zeroPoint + std::round(static_cast<double>(f) / scale);
-    return static_cast<int32_t>(std::clamp<double>(q, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
-  };
-  switch (activation) {
-    case FusedActivation::RELU:
-      *actMin = std::max(qmin, quantize(0.0f));
-      *actMax = qmax;
-      break;
-    case FusedActivation::RELU6:
-      *actMin = std::max(qmin, quantize(0.0f));
-      *actMax = std::min(qmax, quantize(6.0f));
-      break;
-    case FusedActivation::RELU1:
-      *actMin = std::max(qmin, quantize(-1.0f));
-      *actMax = std::min(qmax, quantize(1.0f));
-      break;
-    case FusedActivation::NONE:
-    default:
-      *actMin = qmin;
-      *actMax = qmax;
-      break;
-  }
-}
+using hal::FusedActivation;
+using hal::quantizedActivationRange;
+using hal::quantizedMax;
+using hal::quantizedMin;
+using hal::quantizeMultiplier;
+using hal::quantizeMultiplierAtLeastOne;
+using hal::quantizeMultiplierGreaterThanOne;
+using hal::quantizeMultiplierSmallerThanOneExp;
 
 // The float clamp range of a fused activation.
 inline void floatActivationRange(FusedActivation activation, float* actMin, float* actMax) {
