@@ -15,6 +15,7 @@
 
 #include "model_builder.h"
 #include "npu_lowering.h"
+#include "npu_test_device.h"
 #include "sable/umd/command_builder.h"
 
 namespace sable::devicetest {
@@ -25,22 +26,7 @@ using hal::OperandType;
 // One sable-simd per test process, started by the shim (SABLE_SHIM_SPAWN) on a unique name.
 class NpuOps : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (access(SABLE_SIMD_PATH, X_OK) != 0) return;
-    setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
-    // Small device memory: containers often have a /dev/shm of 64 MiB.
-    setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);
-    auto device = umd::Device::open({.name = fmt::format("npu-ops-{}", getpid()), .spawn = true});
-    if (device.ok()) {
-      device_ = new umd::Device(std::move(*device));
-    } else {
-      openError_ = device.error().message;
-    }
-  }
-  static void TearDownTestSuite() {
-    delete device_;
-    device_ = nullptr;
-  }
+  static void SetUpTestSuite() { device_ = sharedTestDevice(&openError_); }
   void SetUp() override {
     if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
     ASSERT_NE(device_, nullptr) << "cannot open the device: " << openError_;

@@ -1,0 +1,43 @@
+// One sable-simd per test process for tests that run command streams on the simulated NPU:
+// started by the shim (SABLE_SHIM_SPAWN) on a device name unique to the process, with 16 MiB of
+// device memory, and stopped when the process ends.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sable/hal/result.h"
+#include "sable/umd/device.h"
+
+namespace sable::devicetest {
+
+// The device, or nullptr with *error set (sable-simd missing or failing to start).
+inline umd::Device* sharedTestDevice(std::string* error) {
+  static std::unique_ptr<umd::Device> device;
+  static std::string openError;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    if (access(SABLE_SIMD_PATH, X_OK) != 0) {
+      openError = "sable-simd is not built (" SABLE_SIMD_PATH ")";
+    } else {
+      setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+      setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);  // containers often have a 64 MiB /dev/shm
+      auto opened = umd::Device::open({.name = fmt::format("npu-test-{}", getpid()), .spawn = true});
+      if (opened.ok()) {
+        device = std::make_unique<umd::Device>(std::move(*opened));
+      } else {
+        openError = opened.error().message;
+      }
+    }
+  }
+  if (error != nullptr) *error = openError;
+  return device.get();
+}
+
+}  // namespace sable::devicetest
