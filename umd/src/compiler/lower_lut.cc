@@ -1,0 +1,4 @@
+// lower_lut: being written (see docs/compiler.md).
+#include "sable/umd/compiler/layer.h"
+
+namespace sable::umd::compiler {}  // namespace sable::umd::compiler
