@@ -1,4 +1,10 @@
-// lower_depthwise: being written (see docs/compiler.md).
-#include "sable/umd/compiler/layer.h"
+// DEPTHWISE_CONV_2D on the vector unit: being written (see docs/compiler.md).
+#include "lowerings.h"
 
-namespace sable::umd::compiler {}  // namespace sable::umd::compiler
+namespace sable::umd::compiler {
+
+hal::Result<LayerStats> lowerDepthwise(LoweringContext&, const ConvLayer&) {
+  return hal::generalFailure("DEPTHWISE_CONV_2D lowering is not implemented yet");
+}
+
+}  // namespace sable::umd::compiler
