@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sable/hal/operand_data.h"
 #include "sable/hal/shared_memory.h"
 #include "sable/hal/validation.h"
 
@@ -587,28 +588,6 @@ std::string describeCounts(const std::vector<Signature>& signatures, bool output
     if (std::find(counts.begin(), counts.end(), text) == counts.end()) counts.push_back(std::move(text));
   }
   return fmt::format("{}", fmt::join(counts, ", "));
-}
-
-// The value of an INT32 or BOOL constant operand, or nullopt when it is not a readable constant.
-std::optional<int32_t> constantScalar(const Model& model, const Operand& operand) {
-  if (operand.type != t::INT && operand.type != t::BOOL) return std::nullopt;
-  std::span<const uint8_t> bytes;
-  if (operand.lifetime == OperandLifeTime::CONSTANT_COPY) {
-    bytes = model.operandValues;
-  } else if (operand.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
-    const uint32_t pool = operand.location.poolIndex;
-    if (pool >= model.pools.size() || !model.pools[pool]) return std::nullopt;
-    bytes = model.pools[pool]->bytes();
-  } else {
-    return std::nullopt;
-  }
-  const size_t size = operand.type == t::BOOL ? 1 : sizeof(int32_t);
-  const uint64_t end = uint64_t{operand.location.offset} + size;
-  if (operand.location.length < size || end > bytes.size()) return std::nullopt;
-  if (operand.type == t::BOOL) return bytes[operand.location.offset] != 0 ? 1 : 0;
-  int32_t value = 0;
-  std::memcpy(&value, bytes.data() + operand.location.offset, sizeof(value));
-  return value;
 }
 
 bool holdsDefaults(const Model& model, const Subgraph& subgraph, const Operation& operation, const Tail& tail,
