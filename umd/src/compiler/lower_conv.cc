@@ -1,4 +1,679 @@
-// lower_conv: being written (see docs/compiler.md).
+// lowerConv: CONV_2D, GROUPED_CONV_2D and FULLY_CONNECTED on the systolic array, tiled to the
+// scratchpad and the accumulator (docs/compiler.md).
+//
+// The work is a sequence of steps, each one spatial tile of the output (an image, a band of rows,
+// a span of columns) times one output-channel block of array_dim channels (never mixing groups):
+// one MATMUL per (input-channel block, kernel tap) accumulating into the accumulator, one POSTPROC
+// into an output buffer, one DMA_STORE. A step reads two loaded units: an input tile (all channel
+// blocks the step needs, with its halo; padding by DMA_LOAD only at the image border) and a
+// constant unit (the packed weights and POSTPROC parameters of the output block, or of all blocks
+// when they all fit and stay resident). Units live in rings of buffers (two when they fit), so
+// the loads of the next unit overlap the compute of this one and the store of a step overlaps the
+// next step's compute; every buffer reuse is guarded by a dependency token (layer.h protocol).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "lowerings.h"
 #include "sable/umd/compiler/layer.h"
 
-namespace sable::umd::compiler {}  // namespace sable::umd::compiler
+namespace sable::umd::compiler {
+namespace {
+
+using hal::OperandType;
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+constexpr uint32_t kMaxPad = 15;       // DMA_LOAD's 4-bit pad fields
+constexpr uint32_t kMaxWindowStep = 15;  // the ISA's 4-bit stride and dilation fields (DEPTHWISE, POOL)
+constexpr uint32_t kField16 = 0xFFFF;
+
+uint32_t outExtent(uint32_t in, uint32_t padBefore, uint32_t padAfter, uint32_t kernel, uint32_t stride,
+                   uint32_t dilation) {
+  const uint64_t span = uint64_t{kernel - 1} * dilation + 1;
+  const uint64_t padded = uint64_t{in} + padBefore + padAfter;
+  return padded < span ? 0 : static_cast<uint32_t>((padded - span) / stride + 1);
+}
+
+// One dimension of a tile: output range and the padded-input range it reads, with the padding the
+// DMA inserts (only where the range leaves the image).
+struct Span {
+  uint32_t out0 = 0, outCount = 0;
+  uint32_t in0 = 0, inCount = 0;   // real input elements loaded
+  uint32_t padBefore = 0, padAfter = 0;
+  uint32_t lines() const { return padBefore + inCount + padAfter; }
+};
+
+Span makeSpan(uint32_t out0, uint32_t outCount, uint32_t in, uint32_t padBefore, uint32_t kernel, uint32_t stride,
+              uint32_t dilation) {
+  Span s;
+  s.out0 = out0;
+  s.outCount = outCount;
+  const uint64_t p0 = uint64_t{out0} * stride;
+  const uint64_t p1 = uint64_t{out0 + outCount - 1} * stride + uint64_t{kernel - 1} * dilation + 1;
+  const uint64_t r0 = std::max<uint64_t>(p0, padBefore);
+  const uint64_t r1 = std::min<uint64_t>(p1, uint64_t{padBefore} + in);
+  s.padBefore = static_cast<uint32_t>(r0 - p0);
+  if (r1 > r0) {
+    s.in0 = static_cast<uint32_t>(r0 - padBefore);
+    s.inCount = static_cast<uint32_t>(r1 - r0);
+    s.padAfter = static_cast<uint32_t>(p1 - r1);
+  } else {
+    s.inCount = 0;
+    s.padAfter = static_cast<uint32_t>(p1 - p0 - s.padBefore);
+  }
+  return s;
+}
+
+// Splits `total` outputs into `parts` spans as even as possible.
+std::vector<std::pair<uint32_t, uint32_t>> splitEven(uint32_t total, uint32_t maxPart) {
+  const auto parts = static_cast<uint32_t>(ceilDiv(total, maxPart));
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  uint32_t first = 0;
+  for (uint32_t i = 0; i < parts; ++i) {
+    const uint32_t count = total / parts + (i < total % parts ? 1 : 0);
+    out.emplace_back(first, count);
+    first += count;
+  }
+  return out;
+}
+
+hal::Result<void> checkActivationType(const TensorView& t, const char* what) {
+  if (t.quant.type != OperandType::TENSOR_QUANT8_ASYMM && t.quant.type != OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
+    return hal::invalidArgument("conv {}: type {} is not TENSOR_QUANT8_ASYMM or TENSOR_QUANT8_ASYMM_SIGNED", what,
+                                hal::toString(t.quant.type));
+  }
+  if (t.n == 0 || t.h == 0 || t.w == 0 || t.c == 0) {
+    return hal::invalidArgument("conv {}: empty shape [{}, {}, {}, {}]", what, t.n, t.h, t.w, t.c);
+  }
+  if (t.pixelStride != 0 && t.pixelStride < t.c) {
+    return hal::invalidArgument("conv {}: pixel stride {} below its {} channels", what, t.pixelStride, t.c);
+  }
+  if (t.offset + uint64_t{t.n} * t.imageBytes() > std::numeric_limits<uint32_t>::max()) {
+    return hal::invalidArgument("conv {}: ends beyond byte 2^32 of its region (DMA offsets are 32-bit)", what);
+  }
+  if (t.rowBytes() > std::numeric_limits<uint32_t>::max() || t.imageBytes() > std::numeric_limits<uint32_t>::max()) {
+    return hal::invalidArgument("conv {}: rows or images above 2^32 bytes (DMA strides are 32-bit)", what);
+  }
+  return {};
+}
+
+// The scale NNAPI uses for output channel `oc`'s multiplier.
+float filterScale(const Quantization& filter, uint32_t oc) {
+  return filter.perChannel() ? filter.channelScales[oc] : filter.scale;
+}
+
+hal::Result<void> validate(const ConvLayer& layer) {
+  const TensorView& in = layer.input;
+  const TensorView& out = layer.output;
+  const ConvGeometry& g = layer.geometry;
+  SABLE_TRY(checkActivationType(in, "input"));
+  SABLE_TRY(checkActivationType(out, "output"));
+  if (in.quant.type != out.quant.type) {
+    return hal::invalidArgument("conv: input type {} and output type {} differ", hal::toString(in.quant.type),
+                                hal::toString(out.quant.type));
+  }
+  const OperandType ft = layer.filterQuant.type;
+  const bool perChannel = ft == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+  if (!perChannel && ft != in.quant.type) {
+    return hal::invalidArgument("conv: filter type {} must be the input's ({}) or TENSOR_QUANT8_SYMM_PER_CHANNEL",
+                                hal::toString(ft), hal::toString(in.quant.type));
+  }
+  if (perChannel != layer.filterQuant.perChannel()) {
+    return hal::invalidArgument("conv: a TENSOR_QUANT8_SYMM_PER_CHANNEL filter needs per-channel scales, and only it");
+  }
+  if (perChannel && layer.filterQuant.channelScales.size() != out.c) {
+    return hal::invalidArgument("conv: {} filter channel scales for {} output channels",
+                                layer.filterQuant.channelScales.size(), out.c);
+  }
+  if (layer.groups == 0 || in.c % layer.groups != 0 || out.c % layer.groups != 0) {
+    return hal::invalidArgument("conv: {} groups do not divide {} input and {} output channels", layer.groups, in.c,
+                                out.c);
+  }
+  if (g.kernelH == 0 || g.kernelW == 0) return hal::invalidArgument("conv: empty kernel {}×{}", g.kernelH, g.kernelW);
+  if (g.padTop > kMaxPad || g.padBottom > kMaxPad || g.padLeft > kMaxPad || g.padRight > kMaxPad) {
+    return hal::invalidArgument("conv: padding ({}, {}, {}, {}) above {} per side (DMA_LOAD pad fields)", g.padTop,
+                                g.padBottom, g.padLeft, g.padRight, kMaxPad);
+  }
+  if (g.strideX == 0 || g.strideY == 0 || g.strideX > kMaxWindowStep || g.strideY > kMaxWindowStep) {
+    return hal::invalidArgument("conv: strides {}×{} outside 1..{}", g.strideX, g.strideY, kMaxWindowStep);
+  }
+  if (g.dilationX == 0 || g.dilationY == 0 || g.dilationX > kMaxWindowStep || g.dilationY > kMaxWindowStep) {
+    return hal::invalidArgument("conv: dilations {}×{} outside 1..{}", g.dilationX, g.dilationY, kMaxWindowStep);
+  }
+  const uint32_t oh = outExtent(in.h, g.padTop, g.padBottom, g.kernelH, g.strideY, g.dilationY);
+  const uint32_t ow = outExtent(in.w, g.padLeft, g.padRight, g.kernelW, g.strideX, g.dilationX);
+  if (out.n != in.n || out.h != oh || out.w != ow) {
+    return hal::invalidArgument("conv: output [{}, {}, {}, {}] but the window gives [{}, {}, {}, {}]", out.n, out.h,
+                                out.w, out.c, in.n, oh, ow, out.c);
+  }
+  const uint64_t filterBytes = uint64_t{out.c} * g.kernelH * g.kernelW * (in.c / layer.groups);
+  if (layer.filter.size() != filterBytes) {
+    return hal::invalidArgument("conv: filter has {} bytes, [{}, {}, {}, {}] needs {}", layer.filter.size(), out.c,
+                                g.kernelH, g.kernelW, in.c / layer.groups, filterBytes);
+  }
+  if (layer.bias.size() != out.c) {
+    return hal::invalidArgument("conv: {} bias values for {} output channels", layer.bias.size(), out.c);
+  }
+  if (!(in.quant.scale > 0.0f) || !(out.quant.scale > 0.0f)) {
+    return hal::invalidArgument("conv: input and output scales must be positive");
+  }
+  const int32_t act = static_cast<int32_t>(layer.activation);
+  if (act < 0 || act > 3) return hal::invalidArgument("conv: fused activation {} is not NONE/RELU/RELU1/RELU6", act);
+  return {};
+}
+
+// The tiling of the layer and the buffers in the scratchpad.
+struct Plan {
+  bool tileOuter = true;      // steps: tiles outer, output blocks inner (else blocks outer)
+  bool resident = false;      // all constants loaded once
+  uint32_t tileRows = 0, tileCols = 0;  // output extent per tile (at most)
+  uint32_t inBlocksLoaded = 0;          // channel blocks of one input unit
+  uint32_t inRing = 2, constRing = 2, outRing = 2;
+  uint32_t inUnitLines = 0, constUnitLines = 0, outUnitLines = 0;
+  uint32_t inBase = 0, constBase = 0, outBase = 0;
+};
+
+// Input lines of a tile of `rows` × `cols` outputs (the largest a tile of that size can need).
+uint64_t inputTileLines(const ConvLayer& l, uint32_t rows, uint32_t cols, uint32_t blocks) {
+  const ConvGeometry& g = l.geometry;
+  const uint64_t r = uint64_t{rows - 1} * g.strideY + uint64_t{g.kernelH - 1} * g.dilationY + 1;
+  const uint64_t c = uint64_t{cols - 1} * g.strideX + uint64_t{g.kernelW - 1} * g.dilationX + 1;
+  return r * c * blocks;
+}
+
+// The largest tile (full width first) whose buffers fit `lines` scratchpad lines.
+std::optional<std::pair<uint32_t, uint32_t>> chooseTile(const ConvLayer& l, uint32_t oh, uint32_t ow,
+                                                        uint32_t blocks, uint64_t lines, uint32_t inRing,
+                                                        uint32_t outRing, uint32_t accRows) {
+  const ConvGeometry& g = l.geometry;
+  auto fits = [&](uint32_t rows, uint32_t cols) {
+    if (uint64_t{rows} * cols > accRows) return false;
+    const uint64_t c = uint64_t{cols - 1} * g.strideX + uint64_t{g.kernelW - 1} * g.dilationX + 1;
+    if (c * g.strideY > kField16) return false;  // MATMUL input_stride_y
+    return inputTileLines(l, rows, cols, blocks) * inRing + uint64_t{rows} * cols * outRing <= lines;
+  };
+  // Full width first (long MATMULs), then halved widths when even one row does not fit.
+  for (uint32_t cols = ow;; cols = (cols + 1) / 2) {
+    uint32_t lo = 0, hi = oh;  // the most rows that fit with this width
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi + 1) / 2;
+      if (fits(mid, cols)) lo = mid; else hi = mid - 1;
+    }
+    if (lo >= 1) {
+      // Even out the spans so that no tile is a sliver.
+      const uint32_t rowParts = static_cast<uint32_t>(ceilDiv(oh, lo));
+      const uint32_t colParts = static_cast<uint32_t>(ceilDiv(ow, cols));
+      return std::pair{static_cast<uint32_t>(ceilDiv(oh, rowParts)), static_cast<uint32_t>(ceilDiv(ow, colParts))};
+    }
+    if (cols == 1) break;
+  }
+  return std::nullopt;
+}
+
+// Commands collected before they go to the builder, so that a token signal can be added to a
+// command once a later command is found to depend on it.
+class Schedule {
+ public:
+  size_t add(Command c, Deps d = {}) {
+    cmds_.push_back({std::move(c), d});
+    return cmds_.size() - 1;
+  }
+  StreamCommand& operator[](size_t i) { return cmds_[i]; }
+  size_t size() const { return cmds_.size(); }
+  const std::vector<StreamCommand>& commands() const { return cmds_; }
+
+  // Command `waiter` (of the consuming queue) must start after command `producer` has finished:
+  // in-order queues pair the n-th wait on a channel with the n-th signal, so a dependency already
+  // covered by an earlier wait on a later producer needs no token.
+  void depend(size_t waiter, std::optional<size_t> producer, uint32_t channel) {
+    if (!producer) return;
+    std::optional<size_t>& last = lastProducer_[channelIndex(channel)];
+    if (last && *producer <= *last) return;
+    cmds_[*producer].deps.signal |= channel;
+    cmds_[waiter].deps.wait |= channel;
+    last = producer;
+  }
+
+ private:
+  static size_t channelIndex(uint32_t channel) {
+    size_t i = 0;
+    while ((channel >> i) != 1u) ++i;
+    return i;
+  }
+  std::vector<StreamCommand> cmds_;
+  std::array<std::optional<size_t>, SABLE_DEP_CHANNELS> lastProducer_{};
+};
+
+struct Tile {
+  uint32_t image = 0;
+  Span rows, cols;
+};
+
+}  // namespace
+
+hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& original) {
+  if (original.depthwise) return lowerDepthwise(context, original);
+  SABLE_TRY(validate(original));
+
+  // FULLY_CONNECTED (and any 1×1 image): the batch becomes the rows of one image, so that the
+  // MATMULs stream every batch row instead of one row each.
+  ConvLayer folded;
+  const ConvLayer* lp = &original;
+  const ConvGeometry& g0 = original.geometry;
+  if (original.input.h == 1 && original.input.w == 1 && original.input.n > 1 && g0.kernelH == 1 && g0.kernelW == 1 &&
+      g0.padTop + g0.padBottom + g0.padLeft + g0.padRight == 0) {
+    folded.input = original.input;
+    folded.output = original.output;
+    folded.input.pixelStride = original.input.pitch();
+    folded.output.pixelStride = original.output.pitch();
+    folded.input.h = folded.output.h = original.input.n;
+    folded.input.n = folded.output.n = 1;
+    folded.filterQuant = original.filterQuant;
+    folded.filter = original.filter;
+    folded.bias = original.bias;
+    folded.geometry = g0;
+    folded.geometry.strideX = folded.geometry.strideY = 1;
+    folded.activation = original.activation;
+    folded.groups = original.groups;
+    lp = &folded;
+  }
+  const ConvLayer& l = *lp;
+  const ConvGeometry& g = l.geometry;
+  const TensorView& in = l.input;
+  const TensorView& out = l.output;
+  const sable_hw_config& config = context.config;
+  const uint32_t dim = config.array_dim;
+  const uint32_t spLines = sable_hw_config_scratchpad_lines(&config);
+  const uint32_t accRows = sable_hw_config_accumulator_rows(&config);
+  const uint32_t paramLines = sable_postproc_param_lines(dim);
+  const uint32_t groups = l.groups;
+  const uint32_t cinG = in.c / groups;
+  const uint32_t coutG = out.c / groups;
+  const uint32_t inBlocks = static_cast<uint32_t>(ceilDiv(cinG, dim));
+  const uint32_t outBlocksG = static_cast<uint32_t>(ceilDiv(coutG, dim));
+  const uint32_t outBlocks = outBlocksG * groups;
+  const uint32_t taps = g.kernelH * g.kernelW;
+  const uint32_t oh = out.h;
+  const uint32_t ow = out.w;
+  const bool inputSigned = in.quant.isSigned();
+  const bool perChannel = l.filterQuant.perChannel();
+  const bool weightSigned = perChannel || l.filterQuant.isSigned();
+  const int32_t weightZero = perChannel ? 0 : l.filterQuant.zeroPoint;
+  if (weightZero < (weightSigned ? -128 : 0) || weightZero > (weightSigned ? 127 : 255)) {
+    return hal::invalidArgument("conv: filter zero point {} outside its type", weightZero);
+  }
+  if (in.quant.zeroPoint < (inputSigned ? -128 : 0) || in.quant.zeroPoint > (inputSigned ? 127 : 255)) {
+    return hal::invalidArgument("conv: input zero point {} outside its type", in.quant.zeroPoint);
+  }
+
+  // ---- Constants: per output block, its weight lines (input block, tap, channel k of the block;
+  // byte n = output channel n of the block) then its POSTPROC parameter block.
+  const uint64_t weightLinesPerBlock = uint64_t{inBlocks} * taps * dim;
+  const uint64_t unitLines = weightLinesPerBlock + paramLines;
+  std::vector<uint8_t> constants;
+  constants.reserve(unitLines * dim * outBlocks);
+  const auto [clampMin, clampMax] = activationRange(l.activation, out.quant);
+  for (uint32_t ob = 0; ob < outBlocks; ++ob) {
+    const uint32_t group = ob / outBlocksG;
+    const uint32_t oc0 = group * coutG + (ob % outBlocksG) * dim;
+    const uint32_t lanes = std::min(dim, group * coutG + coutG - oc0);
+    for (uint32_t ib = 0; ib < inBlocks; ++ib) {
+      for (uint32_t tap = 0; tap < taps; ++tap) {
+        for (uint32_t k = 0; k < dim; ++k) {
+          const uint32_t ic = ib * dim + k;
+          for (uint32_t n = 0; n < dim; ++n) {
+            uint8_t w = static_cast<uint8_t>(weightZero);
+            if (ic < cinG && n < lanes) w = l.filter[(uint64_t{oc0 + n} * taps + tap) * cinG + ic];
+            constants.push_back(w);
+          }
+        }
+      }
+    }
+    std::vector<PostprocLane> params;
+    for (uint32_t n = 0; n < lanes; ++n) {
+      const uint32_t oc = oc0 + n;
+      const float product = in.quant.scale * filterScale(l.filterQuant, oc);
+      int32_t multiplier = 0;
+      int shift = 0;
+      if (!(product >= 0.0f) ||
+          !hal::quantizeMultiplier(static_cast<double>(product) / static_cast<double>(out.quant.scale), &multiplier,
+                                   &shift)) {
+        return hal::invalidArgument("conv: requantization multiplier of output channel {} ({} × {} / {}) cannot be "
+                                    "represented",
+                                    oc, in.quant.scale, filterScale(l.filterQuant, oc), out.quant.scale);
+      }
+      params.push_back({.bias = l.bias[oc], .multiplier = multiplier, .shift = shift});
+    }
+    SABLE_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, packPostprocParams(dim, params));
+    constants.insert(constants.end(), packed.begin(), packed.end());
+  }
+
+  // ---- Plan: constants resident when they take at most half the scratchpad, else streamed per
+  // output block; then the largest tile the rest holds, double-buffered where possible.
+  Plan plan;
+  const uint64_t totalConstLines = unitLines * outBlocks;
+  std::optional<std::pair<uint32_t, uint32_t>> tile;
+  auto tryPlan = [&](bool tileOuter, bool resident, uint32_t constRing, uint32_t inRing) -> bool {
+    const uint64_t constLines = resident ? totalConstLines : unitLines * constRing;
+    if (constLines >= spLines) return false;
+    const uint32_t blocks = tileOuter ? inBlocks * groups : inBlocks;
+    auto t = chooseTile(l, oh, ow, blocks, spLines - constLines, inRing, 2, accRows);
+    if (!t) return false;
+    plan.tileOuter = tileOuter;
+    plan.resident = resident;
+    plan.constRing = resident ? 1 : constRing;
+    plan.inRing = inRing;
+    plan.outRing = 2;
+    plan.tileRows = t->first;
+    plan.tileCols = t->second;
+    plan.inBlocksLoaded = blocks;
+    plan.constUnitLines = static_cast<uint32_t>(resident ? totalConstLines : unitLines);
+    return true;
+  };
+  bool planned = false;
+  if (totalConstLines * 2 <= spLines) planned = tryPlan(true, true, 1, 2);
+  if (!planned) {
+    // Streamed constants: choose the order with less DRAM traffic.
+    const uint64_t inputBytes = uint64_t{in.n} * in.h * in.w * in.c;
+    const uint64_t constBytes = constants.size();
+    Plan outer;
+    uint64_t outerTraffic = std::numeric_limits<uint64_t>::max();
+    for (uint32_t ring : {2u, 1u}) {
+      if (tryPlan(true, false, ring, ring)) {
+        const uint64_t tiles = uint64_t{in.n} * ceilDiv(oh, plan.tileRows) * ceilDiv(ow, plan.tileCols);
+        outerTraffic = inputBytes + tiles * constBytes;
+        outer = plan;
+        break;
+      }
+    }
+    uint64_t innerTraffic = std::numeric_limits<uint64_t>::max();
+    Plan inner;
+    for (uint32_t ring : {2u, 1u}) {
+      if (tryPlan(false, false, ring, ring)) {
+        const uint64_t tiles = uint64_t{in.n} * ceilDiv(oh, plan.tileRows) * ceilDiv(ow, plan.tileCols);
+        innerTraffic = constBytes + (tiles == 1 ? inputBytes : inputBytes / groups * outBlocksG * groups);
+        inner = plan;
+        break;
+      }
+    }
+    if (outerTraffic == std::numeric_limits<uint64_t>::max() && innerTraffic == std::numeric_limits<uint64_t>::max()) {
+      return hal::invalidArgument(
+          "conv: too large for the scratchpad: one output block needs {} lines of weights and parameters "
+          "({} input channels × {}×{} kernel), the scratchpad has {} lines",
+          unitLines, cinG, g.kernelH, g.kernelW, spLines);
+    }
+    plan = outerTraffic <= innerTraffic ? outer : inner;
+    planned = true;
+  }
+  // Scratchpad layout: constants, input ring, output ring.
+  plan.constBase = 0;
+  plan.inUnitLines =
+      static_cast<uint32_t>(inputTileLines(l, plan.tileRows, plan.tileCols, plan.inBlocksLoaded));
+  plan.outUnitLines = plan.tileRows * plan.tileCols;
+  plan.inBase = plan.constBase + plan.constUnitLines * plan.constRing;
+  plan.outBase = plan.inBase + plan.inUnitLines * plan.inRing;
+  if (uint64_t{plan.outBase} + uint64_t{plan.outUnitLines} * plan.outRing > spLines) {
+    return hal::generalFailure("conv: plan overflows the scratchpad");
+  }
+
+  // ---- Tiles and steps.
+  std::vector<Tile> tiles;
+  for (uint32_t image = 0; image < in.n; ++image) {
+    for (auto [r0, rn] : splitEven(oh, plan.tileRows)) {
+      for (auto [c0, cn] : splitEven(ow, plan.tileCols)) {
+        Tile t{image, makeSpan(r0, rn, in.h, g.padTop, g.kernelH, g.strideY, g.dilationY),
+               makeSpan(c0, cn, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX)};
+        if (t.rows.inCount == 0 || t.cols.inCount == 0) {
+          return hal::invalidArgument("conv: output rows {}..{} or columns {}..{} read only padding, which DMA_LOAD "
+                                      "cannot produce alone",
+                                      r0, r0 + rn - 1, c0, c0 + cn - 1);
+        }
+        tiles.push_back(t);
+      }
+    }
+  }
+  struct Step {
+    uint32_t tile, block;
+  };
+  std::vector<Step> steps;
+  if (plan.tileOuter) {
+    for (uint32_t t = 0; t < tiles.size(); ++t) for (uint32_t ob = 0; ob < outBlocks; ++ob) steps.push_back({t, ob});
+  } else {
+    for (uint32_t ob = 0; ob < outBlocks; ++ob) for (uint32_t t = 0; t < tiles.size(); ++t) steps.push_back({t, ob});
+  }
+  // Units: maximal runs of steps that read the same input tile / constant unit.
+  auto inputKey = [&](const Step& s) -> uint64_t {
+    return plan.tileOuter ? s.tile : uint64_t{s.tile} * groups + s.block / outBlocksG;
+  };
+  auto constKey = [&](const Step& s) -> uint64_t { return plan.resident ? 0 : s.block; };
+  struct Unit {
+    uint64_t key = 0;
+    uint32_t firstStep = 0, lastStep = 0;
+    std::optional<size_t> lastLoad;    // last DMA_LOAD of the unit
+    std::optional<size_t> lastReader;  // last compute command reading it
+  };
+  auto makeUnits = [&](auto key, std::vector<uint32_t>& unitOfStep) {
+    std::vector<Unit> units;
+    for (uint32_t s = 0; s < steps.size(); ++s) {
+      const uint64_t k = key(steps[s]);
+      if (units.empty() || units.back().key != k) units.push_back({.key = k, .firstStep = s, .lastStep = s, .lastLoad = {}, .lastReader = {}});
+      units.back().lastStep = s;
+      unitOfStep.push_back(static_cast<uint32_t>(units.size() - 1));
+    }
+    return units;
+  };
+  std::vector<uint32_t> inUnitOf, constUnitOf;
+  std::vector<Unit> inUnits = makeUnits(inputKey, inUnitOf);
+  std::vector<Unit> constUnits = makeUnits(constKey, constUnitOf);
+
+  // ---- Constants into the pool.
+  const uint64_t constOffset = context.constants.add(constants, dim);
+  if (constOffset + constants.size() > std::numeric_limits<uint32_t>::max()) {
+    return hal::invalidArgument("conv: constants beyond byte 2^32 of the constant region");
+  }
+
+  LayerStats stats;
+  stats.constantBytes = constants.size();
+  SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
+  Schedule sched;
+  bool firstLoad = true;
+  auto addLoad = [&](const DmaLoad& load) {
+    const size_t i = sched.add(load, {.wait = firstLoad ? firstWait : 0u});
+    firstLoad = false;
+    stats.dramBytesRead += uint64_t{load.elem_bytes} * load.nx * load.ny * load.nz;
+    return i;
+  };
+
+  auto emitInputLoad = [&](uint32_t u) {
+    Unit& unit = inUnits[u];
+    const Step& s = steps[unit.firstStep];
+    const Tile& t = tiles[s.tile];
+    const uint32_t slot = u % plan.inRing;
+    const uint32_t base = plan.inBase + slot * plan.inUnitLines;
+    const uint32_t planeLines = t.rows.lines() * t.cols.lines();
+    const uint64_t pixel = in.offset + uint64_t{t.image} * in.imageBytes() + uint64_t{t.rows.in0} * in.rowBytes() +
+                           uint64_t{t.cols.in0} * in.pitch();
+    const uint32_t firstGroup = plan.tileOuter ? 0 : s.block / outBlocksG;
+    const uint32_t groupCount = plan.tileOuter ? groups : 1;
+    bool waited = false;
+    size_t last = 0;
+    auto load = [&](uint32_t blockIndex, uint32_t channel, uint32_t bytes, uint32_t planes) {
+      DmaLoad d{.sp_addr = base + blockIndex * planeLines,
+                .dram_offset = static_cast<uint32_t>(pixel + channel),
+                .region = in.region,
+                .elem_bytes = bytes,
+                .repeat = 1,
+                .pad_value = static_cast<uint32_t>(in.quant.zeroPoint) & 0xFFu,
+                .nx = t.cols.inCount,
+                .ny = t.rows.inCount,
+                .nz = planes,
+                .pad_left = t.cols.padBefore,
+                .pad_right = t.cols.padAfter,
+                .pad_top = t.rows.padBefore,
+                .pad_bottom = t.rows.padAfter,
+                .dram_stride_x = in.pitch(),
+                .dram_stride_y = static_cast<uint32_t>(in.rowBytes()),
+                .dram_stride_z = dim};
+      last = addLoad(d);
+      if (!waited && u >= plan.inRing) sched.depend(last, inUnits[u - plan.inRing].lastReader, kComputeToLoad);
+      waited = true;
+    };
+    if (cinG % dim == 0) {
+      load(0, firstGroup * cinG, dim, groupCount * inBlocks);
+    } else {
+      for (uint32_t gi = 0; gi < groupCount; ++gi) {
+        const uint32_t grp = firstGroup + gi;
+        const uint32_t full = cinG / dim;
+        if (full > 0) load(gi * inBlocks, grp * cinG, dim, full);
+        load(gi * inBlocks + full, grp * cinG + full * dim, cinG - full * dim, 1);
+      }
+    }
+    unit.lastLoad = last;
+  };
+  auto emitConstLoad = [&](uint32_t u) {
+    Unit& unit = constUnits[u];
+    const uint32_t slot = u % plan.constRing;
+    const uint64_t first = plan.resident ? 0 : unitLines * steps[unit.firstStep].block;
+    const uint64_t lines = plan.constUnitLines;
+    // One DMA per up to 65535 lines (the nx field); nz planes of nx lines otherwise.
+    uint64_t done = 0;
+    bool waited = false;
+    size_t last = 0;
+    while (done < lines) {
+      const uint64_t chunk = std::min<uint64_t>(lines - done, kField16);
+      DmaLoad d{.sp_addr = static_cast<uint32_t>(plan.constBase + slot * plan.constUnitLines + done),
+                .dram_offset = static_cast<uint32_t>(constOffset + (first + done) * dim),
+                .region = context.constants.region(),
+                .elem_bytes = dim,
+                .nx = static_cast<uint32_t>(chunk),
+                .dram_stride_x = dim};
+      last = addLoad(d);
+      if (!waited && u >= plan.constRing) sched.depend(last, constUnits[u - plan.constRing].lastReader, kComputeToLoad);
+      waited = true;
+      done += chunk;
+    }
+    unit.lastLoad = last;
+  };
+
+  // Loads are emitted as early as their buffer is free: unit u after the compute of the last step
+  // of unit u − ring (at the start for the first ring's worth).
+  uint32_t nextIn = 0, nextConst = 0;
+  auto emitReadyLoads = [&](int64_t afterStep) {
+    for (;;) {
+      const bool inReady = nextIn < inUnits.size() &&
+                           (nextIn < plan.inRing || int64_t{inUnits[nextIn - plan.inRing].lastStep} <= afterStep);
+      const bool constReady =
+          nextConst < constUnits.size() &&
+          (nextConst < plan.constRing || int64_t{constUnits[nextConst - plan.constRing].lastStep} <= afterStep);
+      if (!inReady && !constReady) return;
+      // The unit needed first goes first.
+      const bool takeIn = inReady && (!constReady || inUnits[nextIn].firstStep <= constUnits[nextConst].firstStep);
+      if (takeIn) emitInputLoad(nextIn++); else emitConstLoad(nextConst++);
+    }
+  };
+
+  std::vector<std::optional<size_t>> outSlotStore(plan.outRing);
+  std::optional<size_t> lastStore;
+  emitReadyLoads(-1);
+  for (uint32_t si = 0; si < steps.size(); ++si) {
+    const Step& s = steps[si];
+    const Tile& t = tiles[s.tile];
+    Unit& iu = inUnits[inUnitOf[si]];
+    Unit& cu = constUnits[constUnitOf[si]];
+    // Loads of the units this step reads must come before it (a ring of one, or a far unit).
+    while (nextIn <= inUnitOf[si] || nextConst <= constUnitOf[si]) {
+      if (nextIn <= inUnitOf[si] && (nextConst > constUnitOf[si] || inUnits[nextIn].firstStep <= constUnits[nextConst].firstStep)) {
+        emitInputLoad(nextIn++);
+      } else {
+        emitConstLoad(nextConst++);
+      }
+    }
+    const uint32_t group = s.block / outBlocksG;
+    const uint32_t obInGroup = s.block % outBlocksG;
+    const uint32_t inSlotBase = plan.inBase + (inUnitOf[si] % plan.inRing) * plan.inUnitLines;
+    const uint32_t constSlotBase = plan.constBase + (constUnitOf[si] % plan.constRing) * plan.constUnitLines;
+    const uint32_t blockLines = static_cast<uint32_t>(unitLines);
+    const uint32_t weightBase = constSlotBase + (plan.resident ? s.block * blockLines : 0);
+    const uint32_t paramAddr = weightBase + static_cast<uint32_t>(weightLinesPerBlock);
+    const uint32_t planeCols = t.cols.lines();
+    const uint32_t planeLines = t.rows.lines() * planeCols;
+    const uint32_t firstBlock = plan.tileOuter ? group * inBlocks : 0;
+    const std::optional<size_t> needLoad =
+        std::max(iu.lastLoad.value_or(0), cu.lastLoad.value_or(0));
+    bool first = true;
+    size_t lastMatmul = 0;
+    for (uint32_t ib = 0; ib < inBlocks; ++ib) {
+      for (uint32_t ky = 0; ky < g.kernelH; ++ky) {
+        for (uint32_t kx = 0; kx < g.kernelW; ++kx) {
+          const uint32_t tap = ky * g.kernelW + kx;
+          Matmul mm{.accumulate = !first,
+                    .input_signed = inputSigned,
+                    .weight_signed = weightSigned,
+                    .weight_addr = weightBase + (ib * taps + tap) * dim,
+                    .input_addr = inSlotBase + (firstBlock + ib) * planeLines + ky * g.dilationY * planeCols +
+                                  kx * g.dilationX,
+                    .acc_addr = 0,
+                    .nx = t.cols.outCount,
+                    .ny = t.rows.outCount,
+                    .input_stride_x = g.strideX,
+                    .input_stride_y = g.strideY * planeCols,
+                    .input_zero_point = in.quant.zeroPoint,
+                    .weight_zero_point = weightZero};
+          lastMatmul = sched.add(mm);
+          if (first) sched.depend(lastMatmul, needLoad, kLoadToCompute);
+          first = false;
+        }
+      }
+    }
+    iu.lastReader = lastMatmul;
+    const uint32_t outSlot = si % plan.outRing;
+    const uint32_t outAddr = plan.outBase + outSlot * plan.outUnitLines;
+    const size_t post = sched.add(Postproc{.output_signed = inputSigned,
+                                           .acc_addr = 0,
+                                           .output_addr = outAddr,
+                                           .nx = t.cols.outCount,
+                                           .ny = t.rows.outCount,
+                                           .output_stride_x = 1,
+                                           .output_stride_y = t.cols.outCount,
+                                           .param_addr = paramAddr,
+                                           .output_zero_point = out.quant.zeroPoint,
+                                           .clamp_min = clampMin,
+                                           .clamp_max = clampMax});
+    cu.lastReader = post;
+    sched.depend(post, outSlotStore[outSlot], kStoreToCompute);
+    const uint32_t oc0 = group * coutG + obInGroup * dim;
+    const uint32_t lanes = std::min(dim, group * coutG + coutG - oc0);
+    DmaStore st{.sp_addr = outAddr,
+                .dram_offset = static_cast<uint32_t>(out.offset + uint64_t{t.image} * out.imageBytes() +
+                                                     uint64_t{t.rows.out0} * out.rowBytes() +
+                                                     uint64_t{t.cols.out0} * out.pitch() + oc0),
+                .region = out.region,
+                .elem_bytes = lanes,
+                .nx = t.cols.outCount,
+                .ny = t.rows.outCount,
+                .nz = 1,
+                .dram_stride_x = out.pitch(),
+                .dram_stride_y = static_cast<uint32_t>(out.rowBytes()),
+                .dram_stride_z = 0};
+    const size_t store = sched.add(st);
+    sched.depend(store, post, kComputeToStore);
+    stats.dramBytesWritten += uint64_t{lanes} * st.nx * st.ny;
+    outSlotStore[outSlot] = store;
+    lastStore = store;
+    emitReadyLoads(si);
+  }
+  // The layer's one outstanding token: its last store signals STORE_TO_COMPUTE.
+  sched[*lastStore].deps.signal |= kStoreToCompute;
+
+  for (const StreamCommand& c : sched.commands()) SABLE_TRY(context.builder.add(c.command, c.deps));
+  endLayer(context);
+  stats.tiles = static_cast<uint32_t>(steps.size());
+  stats.commands = static_cast<uint32_t>(sched.size());
+  stats.macs = uint64_t{original.output.n} * oh * ow * out.c * taps * cinG;
+  if (lp != &original) stats.macs = uint64_t{oh} * ow * out.c * taps * cinG;
+  return stats;
+}
+
+}  // namespace sable::umd::compiler
