@@ -55,6 +55,19 @@ class Conv : public ::testing::Test {
   bool checkSpread_ = true;
 };
 
+// Prints (does not assert) the modelled MAC utilization MACS / (CYCLES × array_dim²) of a run.
+void printUtilization(const Lowered& l, const std::string& what) {
+  if (l.counters.size() <= SABLE_COUNTER_MACS) return;
+  const double cycles = static_cast<double>(l.counters[SABLE_COUNTER_CYCLES]);
+  const double macs = static_cast<double>(l.counters[SABLE_COUNTER_MACS]);
+  std::printf("%s: %.0f cycles, %.0f MACs, utilization %.1f %% (%u steps, %u commands)\n", what.c_str(), cycles, macs,
+              100.0 * macs / (cycles * 256.0), l.stats.tiles, l.stats.commands);
+  if (std::getenv("SABLE_CONV_COUNTERS") != nullptr) {
+    for (uint64_t v : l.counters) std::printf(" %llu", static_cast<unsigned long long>(v));
+    std::printf("\n");
+  }
+}
+
 ConvCase shape(uint32_t h, uint32_t w, uint32_t cin, uint32_t cout, uint32_t k, uint32_t stride, uint32_t pad) {
   ConvCase c;
   c.height = h;
@@ -114,6 +127,7 @@ TEST_F(Conv, LargerThanTheScratchpad1x1) {
   ConvCase c = shape(56, 56, 64, 128, 1, 1, 0);
   gen.fill(c, false, false);
   const Lowered l = check(c, 1, describe(c, 1));
+  printUtilization(l, "56×56×64 → 128 1×1");
   EXPECT_GT(l.stats.tiles, 8u) << "expected several spatial tiles × 8 output blocks";
   EXPECT_EQ(l.stats.macs, uint64_t{56} * 56 * 64 * 128);
   EXPECT_EQ(l.stats.dramBytesWritten, uint64_t{56} * 56 * 128);
@@ -125,7 +139,9 @@ TEST_F(Conv, LargerThanTheScratchpadStride2) {
   ConvCase c = shape(112, 112, 32, 64, 3, 2, 0);
   c.padBottom = c.padRight = 1;  // SAME padding of an even input at stride 2
   gen.fill(c, true, true);
-  check(c, 1, describe(c, 1));
+  const Lowered l = check(c, 1, describe(c, 1));
+  printUtilization(l, "112×112×32 → 64 3×3 stride 2");
+  EXPECT_GT(l.stats.tiles, 4u) << "expected several spatial tiles";
 }
 
 TEST_F(Conv, SevenBySevenKernelStride2OddSize) {
@@ -236,10 +252,7 @@ TEST_F(Conv, MobileNetPointwiseUtilization) {
   const Lowered l = check(c, 1, describe(c, 1));
   ASSERT_FALSE(l.job.stream.empty());
   ASSERT_GT(l.counters.size(), size_t{SABLE_COUNTER_MACS});
-  const double cycles = static_cast<double>(l.counters[SABLE_COUNTER_CYCLES]);
-  const double macs = static_cast<double>(l.counters[SABLE_COUNTER_MACS]);
-  std::printf("MobileNet 14×14×512 → 512 1×1: %.0f cycles, %.0f MACs, utilization %.1f %% (%u steps, %u commands)\n",
-              cycles, macs, 100.0 * macs / (cycles * 256.0), l.stats.tiles, l.stats.commands);
+  printUtilization(l, "MobileNet 14×14×512 → 512 1×1");
 }
 
 }  // namespace

@@ -453,12 +453,13 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     uint32_t firstStep = 0, lastStep = 0;
     std::optional<size_t> lastLoad;    // last DMA_LOAD of the unit
     std::optional<size_t> lastReader;  // last compute command reading it
+    std::vector<size_t> blockLoads;    // input unit loaded block by block: the DMA_LOAD of each
   };
   auto makeUnits = [&](auto key, std::vector<uint32_t>& unitOfStep) {
     std::vector<Unit> units;
     for (uint32_t s = 0; s < steps.size(); ++s) {
       const uint64_t k = key(steps[s]);
-      if (units.empty() || units.back().key != k) units.push_back({.key = k, .firstStep = s, .lastStep = s, .lastLoad = {}, .lastReader = {}});
+      if (units.empty() || units.back().key != k) units.push_back({.key = k, .firstStep = s, .lastStep = s, .lastLoad = {}, .lastReader = {}, .blockLoads = {}});
       units.back().lastStep = s;
       unitOfStep.push_back(static_cast<uint32_t>(units.size() - 1));
     }
@@ -486,6 +487,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     return i;
   };
 
+  std::vector<DmaLoad> pendingBlocks;
   auto emitInputLoad = [&](uint32_t u) {
     Unit& unit = inUnits[u];
     const Step& s = steps[unit.firstStep];
@@ -499,7 +501,11 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint32_t groupCount = plan.tileOuter ? groups : 1;
     bool waited = false;
     size_t last = 0;
-    auto load = [&](uint32_t blockIndex, uint32_t channel, uint32_t bytes, uint32_t planes) {
+    // The first unit has nothing to overlap with: loaded block by block, so that the MATMULs of
+    // the first block start while the others load.
+    // (Only for planes long enough to hide a DMA's fixed cost.)
+    const bool split = u == 0 && plan.inBlocksLoaded > 1 && planeLines >= 128;
+    auto load1 = [&](uint32_t blockIndex, uint32_t channel, uint32_t bytes, uint32_t planes) {
       DmaLoad d{.sp_addr = base + blockIndex * planeLines,
                 .dram_offset = static_cast<uint32_t>(pixel + channel),
                 .region = in.region,
@@ -516,9 +522,20 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
                 .dram_stride_x = in.pitch(),
                 .dram_stride_y = static_cast<uint32_t>(in.rowBytes()),
                 .dram_stride_z = dim};
+      if (split) {
+        pendingBlocks.push_back(d);  // added as the first step's MATMULs reach them
+        return;
+      }
       last = addLoad(d);
       if (!waited && u >= plan.inRing) sched.depend(last, inUnits[u - plan.inRing].lastReader, kComputeToLoad);
       waited = true;
+    };
+    auto load = [&](uint32_t blockIndex, uint32_t channel, uint32_t bytes, uint32_t planes) {
+      if (split && planes > 1) {
+        for (uint32_t p = 0; p < planes; ++p) load1(blockIndex + p, channel + p * dim, bytes, 1);
+      } else {
+        load1(blockIndex, channel, bytes, planes);
+      }
     };
     if (cinG % dim == 0) {
       load(0, firstGroup * cinG, dim, groupCount * inBlocks);
@@ -530,7 +547,17 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
         load(gi * inBlocks + full, grp * cinG + full * dim, cinG - full * dim, 1);
       }
     }
-    unit.lastLoad = last;
+    if (!split) unit.lastLoad = last;
+  };
+  // The DMA_LOADs of the first input unit's blocks up to `block`: emitted a few blocks ahead of
+  // the MATMULs that read them, so that those are dispatched while the later blocks load.
+  auto flushBlocks = [&](uint64_t block) {
+    Unit& unit = inUnits[0];
+    while (!pendingBlocks.empty() && unit.blockLoads.size() <= block) {
+      unit.blockLoads.push_back(addLoad(pendingBlocks.front()));
+      pendingBlocks.erase(pendingBlocks.begin());
+      unit.lastLoad = unit.blockLoads.back();
+    }
   };
   auto emitConstLoad = [&](uint32_t u) {
     Unit& unit = constUnits[u];
@@ -562,6 +589,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   uint32_t nextIn = 0, nextConst = 0;
   auto emitReadyLoads = [&](int64_t afterStep) {
     for (;;) {
+      if (!pendingBlocks.empty()) return;  // the first unit's blocks go first
       const bool inReady = nextIn < inUnits.size() &&
                            (nextIn < plan.inRing || int64_t{inUnits[nextIn - plan.inRing].lastStep} <= afterStep);
       const bool constReady =
@@ -569,7 +597,9 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
           (nextConst < plan.constRing || int64_t{constUnits[nextConst - plan.constRing].lastStep} <= afterStep);
       if (!inReady && !constReady) return;
       // The unit needed first goes first.
-      const bool takeIn = inReady && (!constReady || inUnits[nextIn].firstStep <= constUnits[nextConst].firstStep);
+      // The unit needed first goes first; on a tie the constants, so that the first MATMULs of a
+      // block-by-block input unit need not wait for the weights after all of its blocks.
+      const bool takeIn = inReady && (!constReady || inUnits[nextIn].firstStep < constUnits[nextConst].firstStep);
       if (takeIn) emitInputLoad(nextIn++); else emitConstLoad(nextConst++);
     }
   };
@@ -584,7 +614,8 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     Unit& cu = constUnits[constUnitOf[si]];
     // Loads of the units this step reads must come before it (a ring of one, or a far unit).
     while (nextIn <= inUnitOf[si] || nextConst <= constUnitOf[si]) {
-      if (nextIn <= inUnitOf[si] && (nextConst > constUnitOf[si] || inUnits[nextIn].firstStep <= constUnits[nextConst].firstStep)) {
+      if (nextIn <= inUnitOf[si] &&
+          (nextConst > constUnitOf[si] || inUnits[nextIn].firstStep < constUnits[nextConst].firstStep)) {
         emitInputLoad(nextIn++);
       } else {
         emitConstLoad(nextConst++);
@@ -600,8 +631,12 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint32_t planeCols = t.cols.lines();
     const uint32_t planeLines = t.rows.lines() * planeCols;
     const uint32_t firstBlock = plan.tileOuter ? group * inBlocks : 0;
+    // A block-by-block input unit: each input block's first MATMUL waits for its own DMA.
+    constexpr uint32_t kBlocksAhead = 2;
+    if (!pendingBlocks.empty()) flushBlocks(firstBlock + kBlocksAhead);
     const std::optional<size_t> needLoad =
-        std::max(iu.lastLoad.value_or(0), cu.lastLoad.value_or(0));
+        iu.blockLoads.empty() ? std::max(iu.lastLoad.value_or(0), cu.lastLoad.value_or(0))
+                              : std::max(iu.blockLoads[firstBlock], cu.lastLoad.value_or(0));
     bool first = true;
     size_t lastMatmul = 0;
     for (uint32_t ib = 0; ib < inBlocks; ++ib) {
@@ -621,13 +656,19 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
                     .input_stride_y = g.strideY * planeCols,
                     .input_zero_point = in.quant.zeroPoint,
                     .weight_zero_point = weightZero};
+          if (ky == 0 && kx == 0 && !pendingBlocks.empty()) flushBlocks(firstBlock + ib + kBlocksAhead);
           lastMatmul = sched.add(mm);
           if (first) sched.depend(lastMatmul, needLoad, kLoadToCompute);
+          if (ky == 0 && kx == 0 && !iu.blockLoads.empty()) {
+            sched.depend(lastMatmul, std::max(cu.lastLoad.value_or(0), iu.blockLoads[firstBlock + ib]),
+                         kLoadToCompute);
+          }
           first = false;
         }
       }
     }
     iu.lastReader = lastMatmul;
+    flushBlocks(std::numeric_limits<uint64_t>::max());
     const uint32_t outSlot = si % plan.outRing;
     const uint32_t outAddr = plan.outBase + outSlot * plan.outUnitLines;
     const size_t post = sched.add(Postproc{.output_signed = inputSigned,
