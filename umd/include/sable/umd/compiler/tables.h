@@ -1,0 +1,32 @@
+// The 256-entry tables of the LUT command for byte-to-byte operations: LOGISTIC, TANH, HARD_SWISH,
+// standalone RELU/RELU1/RELU6, and requantization. Entry u is the output byte for the input byte u
+// (an int8 input v is entry v & 0xFF), as docs/isa.md's LUT indexes it.
+//
+// The smooth functions are computed in double precision from the operations' definitions and
+// rounded to the nearest output value, not with the CPU reference's fixed-point approximations
+// (the compiler does not call the reference): entries may differ from the reference by one.
+// The RELU family with equal input and output quantization is exact: a clamp of the byte.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "sable/hal/result.h"
+#include "sable/hal/types.h"
+#include "sable/isa.h"
+#include "sable/umd/compiler/layer.h"
+
+namespace sable::umd::compiler {
+
+using LutTable = std::array<uint8_t, SABLE_LUT_ENTRIES>;
+
+// The table of `operation` (LOGISTIC, TANH, HARD_SWISH, RELU, RELU1, RELU6) from `input` to
+// `output` quantization; both TENSOR_QUANT8_ASYMM or both TENSOR_QUANT8_ASYMM_SIGNED.
+hal::Result<LutTable> activationTable(hal::OperationType operation, const Quantization& input,
+                                      const Quantization& output);
+
+// Re-expresses each input value in the output quantization, rounded to nearest (ties away from
+// zero) and saturated: NNAPI's requantize (e.g. a CONCATENATION input of another scale).
+hal::Result<LutTable> requantizeTable(const Quantization& input, const Quantization& output);
+
+}  // namespace sable::umd::compiler
