@@ -30,6 +30,7 @@ class Conv : public ::testing::Test {
     EXPECT_EQ(balance[1], barrier ? 1 - firstTaken : 0) << what << ": COMPUTE_TO_LOAD tokens left";
     EXPECT_EQ(balance[2], 0) << what << ": COMPUTE_TO_STORE tokens left";
     EXPECT_EQ(balance[3], barrier ? 0 : 1) << what << ": STORE_TO_COMPUTE: the layer leaves exactly one";
+    EXPECT_EQ(findScratchpadRace(lowered->commands, s16()), "") << what;
     auto npu = runJob(*device_, lowered->job);
     EXPECT_TRUE(npu.ok()) << what << ": NPU: " << npu.error().message;
     if (!npu.ok()) return {};
@@ -174,6 +175,60 @@ TEST_F(Conv, StreamedWeights) {
   check(c, 1, describe(c, 1));
 }
 
+// Weights so large (3×3×1024 per output block: 9228 lines) that only one constant buffer fits:
+// a weight load cannot overlap the compute whose weights it replaces, the tokens serialize them.
+TEST_F(Conv, SingleBufferedWhenTheBlocksAreHuge) {
+  Generator gen(12);
+  ConvCase c = shape(3, 3, 1024, 20, 3, 1, 1);
+  gen.fill(c, false, false);
+  check(c, 1, describe(c, 1));
+}
+
+// Two images: each tile's DMAs start at its image.
+TEST_F(Conv, Batch) {
+  Generator gen(13);
+  ConvCase c = shape(9, 7, 24, 40, 3, 2, 1);
+  gen.fill(c, true, true);
+  ConvCase second = c;
+  second.inputData = gen.bytes(c.inputData.size());
+  auto first = testing::runOnCpu(groupedConvModel(c, 1), {c.inputData});
+  auto other = testing::runOnCpu(groupedConvModel(second, 1), {second.inputData});
+  ASSERT_TRUE(first.ok() && other.ok()) << "CPU reference failed";
+  std::vector<uint8_t> input = c.inputData;
+  input.insert(input.end(), second.inputData.begin(), second.inputData.end());
+  std::vector<uint8_t> expected = (*first)[0].bytes;
+  expected.insert(expected.end(), (*other)[0].bytes.begin(), (*other)[0].bytes.end());
+  auto lowered = lower(layerOf(c, 1, 2), input);
+  ASSERT_TRUE(lowered.ok()) << lowered.error().message;
+  auto npu = runJob(*device_, lowered->job);
+  ASSERT_TRUE(npu.ok()) << npu.error().message;
+  const auto actual = gather(npu->outputs[0], uint64_t{2} * c.outHeight() * c.outWidth(), c.outChannels,
+                             c.outChannels, 0);
+  EXPECT_EQ(compareBytes(expected, actual), "") << "batch of 2, " << describe(c, 1);
+  for (uint8_t v : expected) distinct_[v] = true;
+}
+
+// The small configuration (8×8 array, 64 KiB scratchpad): the same layers lower into streams the
+// builder accepts (token flow included); the device under test is s16, so they are not run.
+TEST_F(Conv, LowersForTheSmallConfiguration) {
+  checkSpread_ = false;
+  Generator gen(14);
+  const sable_hw_config& s8 = *findConfig("s8");
+  for (ConvCase c : {shape(56, 56, 64, 128, 1, 1, 0), shape(14, 14, 512, 512, 1, 1, 0), shape(23, 21, 3, 24, 7, 2, 3),
+                     shape(4, 4, 768, 20, 3, 1, 1)}) {
+    gen.fill(c, false, false);
+    CommandBuilder builder(s8);
+    ConstantPool pool(2);
+    LoweringContext context{.builder = builder, .constants = pool, .config = s8};
+    auto stats = lowerConv(context, layerOf(c, 1));
+    ASSERT_TRUE(stats.ok()) << describe(c, 1) << ": " << stats.error().message;
+    auto stream = builder.finish();
+    EXPECT_TRUE(stream.ok()) << describe(c, 1) << ": " << stream.error().message;
+    EXPECT_EQ(tokenBalance(builder.commands()), (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}))
+        << describe(c, 1);
+  }
+}
+
 TEST_F(Conv, Grouped) {
   Generator gen(7);
   for (auto [cin, cout, groups] : {std::tuple{8u, 12u, 2u}, {48u, 64u, 4u}, {30u, 21u, 3u}}) {
@@ -238,6 +293,9 @@ TEST_F(Conv, RejectsWhatTheHardwareCannotDo) {
   expectError(bias, "bias");
   ConvLayer groups = layerOf(c, 3);
   expectError(groups, "groups");
+  ConvCase huge = shape(3, 3, 8192, 1, 3, 1, 1);
+  gen.fill(huge, false, false);
+  expectError(layerOf(huge, 1), "too large");
   ConvLayer type = layerOf(c, 1);
   type.output.quant.type = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
   expectError(type, "differ");

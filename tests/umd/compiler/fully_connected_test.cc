@@ -27,6 +27,7 @@ class FullyConnected : public ::testing::Test {
     const auto balance = tokenBalance(lowered->commands);
     EXPECT_EQ(balance, (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}))
         << what << ": the layer must leave exactly one STORE_TO_COMPUTE token";
+    EXPECT_EQ(findScratchpadRace(lowered->commands, s16()), "") << what;
     auto npu = runJob(*device_, lowered->job);
     EXPECT_TRUE(npu.ok()) << what << ": NPU: " << npu.error().message;
     if (!npu.ok()) return {};
