@@ -234,6 +234,53 @@ TEST_F(Eltwise, LargerThanTheScratchpadIsTiledAndPipelined) {
         8);
 }
 
+TEST_F(Eltwise, ChannelSlicesOfWiderTensors) {
+  // a: channels 4..4+20 of a [2, 5, 6, 32] tensor; b: a [20] vector; output: channels 10..10+20 of
+  // a [2, 5, 6, 40] tensor (a CONCATENATION without copies). Expected values from the CPU reference
+  // run on the dense a.
+  const uint32_t n = 2, h = 5, w = 6, c = 20, pixels = n * h * w;
+  const Quantization qa = quant(0.02f, 128), qb = quant(0.03f, 110), qo = quant(0.04f, 125);
+  std::mt19937 rng(77);
+  std::vector<uint8_t> wide(uint64_t{pixels} * 32), dense(uint64_t{pixels} * c), bData(c);
+  for (auto& v : wide) v = static_cast<uint8_t>(rng());
+  for (auto& v : bData) v = static_cast<uint8_t>(rng());
+  for (uint32_t p = 0; p < pixels; ++p) {
+    for (uint32_t ch = 0; ch < c; ++ch) dense[p * c + ch] = wide[p * 32 + 4 + ch];
+  }
+  testing::ModelBuilder mb;
+  const uint32_t ia = mb.addInput(OperandType::TENSOR_QUANT8_ASYMM, {n, h, w, c}, qa.scale, qa.zeroPoint);
+  const uint32_t ib = mb.addInput(OperandType::TENSOR_QUANT8_ASYMM, {c}, qb.scale, qb.zeroPoint);
+  const uint32_t io = mb.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {n, h, w, c}, qo.scale, qo.zeroPoint);
+  mb.addOperation(OperationType::SUB, {ia, ib, mb.addInt32(0)}, {io});
+  auto cpu = testing::runOnCpu(mb.build(), {dense, bData});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+
+  const sable_hw_config& config = *findConfig("s16");
+  CommandBuilder builder(config);
+  ConstantPool pool(3);
+  LoweringContext context{.builder = builder, .constants = pool, .config = config};
+  EltwiseLayer layer{.operation = OperationType::SUB,
+                     .a = {.n = n, .h = h, .w = w, .c = c, .quant = qa, .region = 0, .offset = 4, .pixelStride = 32},
+                     .b = view({c}, qb, 1),
+                     .output = {.n = n, .h = h, .w = w, .c = c, .quant = qo, .region = 2, .offset = 10, .pixelStride = 40}};
+  auto stats = lowerEltwise(context, layer);
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  auto stream = builder.finish();
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  NpuJob job{.stream = *stream,
+             .regions = {{NpuRegion::Kind::INPUT, wide, wide.size()},
+                         {NpuRegion::Kind::INPUT, bData, bData.size()},
+                         {NpuRegion::Kind::OUTPUT, {}, uint64_t{pixels} * 40},
+                         {NpuRegion::Kind::CONSTANT, pool.bytes(), pool.bytes().size()}}};
+  auto npu = devicetest::runOnNpu(*device_, job);
+  ASSERT_TRUE(npu.ok()) << npu.error().message;
+  for (uint32_t p = 0; p < pixels; ++p) {
+    for (uint32_t ch = 0; ch < c; ++ch) {
+      ASSERT_EQ((*npu)[0][p * 40 + 10 + ch], (*cpu)[0].bytes[p * c + ch]) << "pixel " << p << " channel " << ch;
+    }
+  }
+}
+
 TEST_F(Eltwise, ChainsAfterAPreviousLayerWithTheBarrier) {
   const sable_hw_config& config = *findConfig("s16");
   CommandBuilder builder(config);

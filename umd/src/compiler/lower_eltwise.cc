@@ -276,13 +276,29 @@ hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLaye
     }
   }
 
+  // Every DMA is formed before anything is emitted, so that a layer that cannot be lowered
+  // leaves the builder as it was.
+  struct TileCommands {
+    OperandLoad a, b;
+    DmaStore store;
+    uint32_t lines;
+  };
+  std::vector<TileCommands> work;
+  work.reserve(pieces.size());
+  for (const Piece& piece : pieces) {
+    SABLE_ASSIGN_OR_RETURN(OperandLoad loadA, operandLoad(*piece.a, *piece.out, piece.box, dim));
+    SABLE_ASSIGN_OR_RETURN(OperandLoad loadB, operandLoad(*piece.b, *piece.out, piece.box, dim));
+    SABLE_ASSIGN_OR_RETURN(DmaStore store, outputStore(*piece.out, piece.box, dim));
+    work.push_back({loadA, loadB, store, piece.box.lines()});
+  }
+  SABLE_ASSIGN_OR_RETURN(const std::vector<uint8_t> block, packEltwiseParams(dim, params));
+
   LayerStats stats;
   const uint32_t commandsBefore = context.builder.commandCount();
-  SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
-  SABLE_ASSIGN_OR_RETURN(const std::vector<uint8_t> block, packEltwiseParams(dim, params));
   const uint64_t paramOffset = context.constants.add(block, dim);
   stats.constantBytes = block.size();
   SABLE_ASSIGN_OR_RETURN(const uint32_t paramDram, field32(paramOffset, "parameter offset"));
+  SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
   SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = 0,
                                         .dram_offset = paramDram,
                                         .region = context.constants.region(),
@@ -292,14 +308,11 @@ hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLaye
                                 {.wait = firstWait}));
   stats.dramBytesRead += block.size();
 
-  const auto tiles = static_cast<uint32_t>(pieces.size());
+  const auto tiles = static_cast<uint32_t>(work.size());
   for (uint32_t i = 0; i < tiles; ++i) {
-    const Piece& piece = pieces[i];
+    auto& [loadA, loadB, store, lines] = work[i];
     const uint32_t set = paramLines + (i % 2) * 3 * maxLines;
     const uint32_t aAddr = set, bAddr = set + maxLines, outAddr = set + 2 * maxLines;
-    SABLE_ASSIGN_OR_RETURN(OperandLoad loadA, operandLoad(*piece.a, *piece.out, piece.box, dim));
-    SABLE_ASSIGN_OR_RETURN(OperandLoad loadB, operandLoad(*piece.b, *piece.out, piece.box, dim));
-    SABLE_ASSIGN_OR_RETURN(DmaStore store, outputStore(*piece.out, piece.box, dim));
     loadA.dma.sp_addr = aAddr;
     loadB.dma.sp_addr = bAddr;
     store.sp_addr = outAddr;
@@ -313,7 +326,7 @@ hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLaye
                                           .input_a_addr = aAddr,
                                           .input_b_addr = bAddr,
                                           .output_addr = outAddr,
-                                          .count = piece.box.lines(),
+                                          .count = lines,
                                           .input_a_stride = loadA.single ? 0u : 1u,
                                           .input_b_stride = loadB.single ? 0u : 1u,
                                           .output_stride = 1,

@@ -243,10 +243,10 @@ hal::Result<LayerStats> lowerLut(LoweringContext& context, const LutLayer& layer
 
   LayerStats stats;
   const uint32_t commandsBefore = context.builder.commandCount();
-  SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
   const uint64_t tableOffset = context.constants.add(layer.table, dim);
   stats.constantBytes = layer.table.size();
   SABLE_ASSIGN_OR_RETURN(const uint32_t tableDram, field32(tableOffset, "table offset"));
+  SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
   SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = 0,
                                         .dram_offset = tableDram,
                                         .region = context.constants.region(),
