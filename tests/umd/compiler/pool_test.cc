@@ -37,6 +37,7 @@ cc::Quantization toQuantization(const Quant& q) {
 struct Placement {
   uint64_t inputOffset = 0, outputOffset = 0;
   uint32_t inputPitch = 0, outputPitch = 0;
+  uint32_t batches = 1;  // the case's inputData holds this many images
 };
 
 struct Lowered {
@@ -47,9 +48,9 @@ struct Lowered {
 
 hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}) {
   cc::PoolLayer layer;
-  layer.input = cc::TensorView{.h = c.height, .w = c.width, .c = c.channels, .quant = toQuantization(c.quant),
+  layer.input = cc::TensorView{.n = p.batches, .h = c.height, .w = c.width, .c = c.channels, .quant = toQuantization(c.quant),
                                .region = kInputRegion, .offset = p.inputOffset, .pixelStride = p.inputPitch};
-  layer.output = cc::TensorView{.h = c.outHeight(), .w = c.outWidth(), .c = c.channels,
+  layer.output = cc::TensorView{.n = p.batches, .h = c.outHeight(), .w = c.outWidth(), .c = c.channels,
                                 .quant = toQuantization(c.quant), .region = kOutputRegion,
                                 .offset = p.outputOffset, .pixelStride = p.outputPitch};
   layer.average = c.average;
@@ -68,12 +69,13 @@ hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}) {
   lowered.commands = builder.commands();
   SABLE_ASSIGN_OR_RETURN(lowered.job.stream, builder.finish());
   const uint32_t inPitch = p.inputPitch != 0 ? p.inputPitch : c.channels;
-  std::vector<uint8_t> input(p.inputOffset + uint64_t{c.height} * c.width * inPitch, 0x5A);
-  for (uint64_t px = 0; px < uint64_t{c.height} * c.width; ++px) {
+  const uint64_t inPixels = uint64_t{p.batches} * c.height * c.width;
+  std::vector<uint8_t> input(p.inputOffset + inPixels * inPitch, 0x5A);
+  for (uint64_t px = 0; px < inPixels; ++px) {
     std::memcpy(&input[p.inputOffset + px * inPitch], &c.inputData[px * c.channels], c.channels);
   }
   const uint32_t outPitch = p.outputPitch != 0 ? p.outputPitch : c.channels;
-  const uint64_t outBytes = p.outputOffset + uint64_t{c.outHeight()} * c.outWidth() * outPitch;
+  const uint64_t outBytes = p.outputOffset + uint64_t{p.batches} * c.outHeight() * c.outWidth() * outPitch;
   lowered.job.regions = {
       {NpuRegion::Kind::INPUT, input, input.size()},
       {NpuRegion::Kind::OUTPUT, std::vector<uint8_t>(outBytes, 0xA5), outBytes},  // prefilled: untouched bytes stay
@@ -118,18 +120,27 @@ class Pool : public ::testing::Test {
 
   void expectSame(const PoolCase& c, const Placement& p = {}, uint32_t minTiles = 1) {
     const std::string what = describe(c);
-    auto cpu = testing::runOnCpu(poolModel(c), {c.inputData});
-    ASSERT_TRUE(cpu.ok()) << what << ": CPU reference: " << cpu.error().message;
+    // The reference model has one image: batches run one by one.
+    std::vector<uint8_t> expected;
+    const size_t imageBytes = size_t{c.height} * c.width * c.channels;
+    for (uint32_t b = 0; b < p.batches; ++b) {
+      PoolCase image = c;
+      image.inputData.assign(c.inputData.begin() + static_cast<std::ptrdiff_t>(b * imageBytes),
+                             c.inputData.begin() + static_cast<std::ptrdiff_t>((b + 1) * imageBytes));
+      auto cpu = testing::runOnCpu(poolModel(image), {image.inputData});
+      ASSERT_TRUE(cpu.ok()) << what << ": CPU reference: " << cpu.error().message;
+      expected.insert(expected.end(), (*cpu)[0].bytes.begin(), (*cpu)[0].bytes.end());
+    }
     auto lowered = lower(c, p);
     ASSERT_TRUE(lowered.ok()) << what << ": lowering: " << lowered.error().message;
     EXPECT_GE(lowered->stats.tiles, minTiles) << what << ": expected a tiled lowering";
     EXPECT_EQ(cc::tokenBalance(lowered->commands), (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}))
         << what << ": tokens left over (L2C, C2L, C2S, S2C)";
     EXPECT_EQ(lowered->stats.commands, lowered->commands.size()) << what;
-    EXPECT_EQ(lowered->stats.dramBytesWritten, uint64_t{c.outHeight()} * c.outWidth() * c.channels) << what;
+    EXPECT_EQ(lowered->stats.dramBytesWritten, uint64_t{p.batches} * c.outHeight() * c.outWidth() * c.channels)
+        << what;
     auto npu = runOnNpu(*device_, lowered->job);
     ASSERT_TRUE(npu.ok()) << what << ": NPU: " << npu.error().message;
-    const std::vector<uint8_t>& expected = (*cpu)[0].bytes;
     const std::vector<uint8_t>& actual = (*npu)[0];
     const uint32_t pitch = p.outputPitch != 0 ? p.outputPitch : c.channels;
     size_t mismatches = 0;
@@ -255,6 +266,15 @@ TEST_F(Pool, LargeWindows) {
   PoolCase tallAverage = tall;
   tallAverage.average = true;
   expectSame(tallAverage);
+}
+
+TEST_F(Pool, BatchesOfImages) {
+  RandomSource r(2626);
+  PoolCase c = randomCase(r, true, true, 4, 40);
+  c.inputData = r.bytes(size_t{4} * c.height * c.width * c.channels);
+  expectSame(c, Placement{.batches = 4}, 4);
+  c.average = false;
+  expectSame(c, Placement{.batches = 4}, 4);
 }
 
 TEST_F(Pool, ViewsWithOffsetAndPixelStride) {
