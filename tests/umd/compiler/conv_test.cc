@@ -122,6 +122,37 @@ TEST_F(Conv, RandomSmallCases) {
   }
 }
 
+// Random windows on images of more than 1024 output pixels: bands (and for the wide ones column
+// spans) whose halos cross strides, dilations and the border padding.
+TEST_F(Conv, RandomTiledCases) {
+  Generator gen(20261123);
+  for (int i = 0; i < 8; ++i) {
+    ConvCase c;
+    const bool wide = i % 4 == 3;
+    c.height = wide ? gen.uniform(2, 5) : gen.uniform(36, 70);
+    c.width = wide ? gen.uniform(1100, 1400) : gen.uniform(36, 70);
+    c.inChannels = gen.uniform(1, 36);
+    c.outChannels = gen.uniform(1, 36);
+    c.kernelH = gen.uniform(1, 5);
+    c.kernelW = gen.uniform(1, 5);
+    c.strideX = gen.uniform(1, 2);
+    c.strideY = wide ? 1 : gen.uniform(1, 2);
+    c.dilationX = gen.uniform(1, 3);
+    c.dilationY = wide ? 1 : gen.uniform(1, 3);
+    c.padTop = std::min(gen.uniform(0, 4), (c.kernelH - 1) * c.dilationY);
+    c.padBottom = std::min(gen.uniform(0, 4), (c.kernelH - 1) * c.dilationY);
+    c.padLeft = std::min(gen.uniform(0, 4), (c.kernelW - 1) * c.dilationX);
+    c.padRight = std::min(gen.uniform(0, 4), (c.kernelW - 1) * c.dilationX);
+    if (c.outHeight() == 0) c.height += (c.kernelH - 1) * c.dilationY;
+    gen.fill(c, gen.coin(), gen.coin());
+    const Lowered l = check(c, 1, describe(c, 1));
+    const uint32_t outBlocks = (c.outChannels + 15) / 16;
+    if (uint64_t{c.outHeight()} * c.outWidth() > 1024) {
+      EXPECT_GT(l.stats.tiles, outBlocks) << describe(c, 1) << ": more than one spatial tile expected";
+    }
+  }
+}
+
 // 56×56×64 → 128: the input alone is 12544 lines, the output 401 KiB: tiled in bands.
 TEST_F(Conv, LargerThanTheScratchpad1x1) {
   Generator gen(1);
