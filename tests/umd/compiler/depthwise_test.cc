@@ -515,12 +515,41 @@ TEST_F(Depthwise, WhatTheHardwareCannotDoIsInvalidArgument) {
     ASSERT_FALSE(lowered.ok()) << bad.what << " was accepted";
     EXPECT_EQ(lowered.error().status, hal::ErrorStatus::INVALID_ARGUMENT) << bad.what << ": " << lowered.error().message;
   }
-  // A filter of the wrong size and an output shape that disagrees with the geometry.
+  // A filter of the wrong size.
   DepthwiseCase c = base;
   c.filterData.pop_back();
   auto lowered = lower(c);
   ASSERT_FALSE(lowered.ok());
   EXPECT_EQ(lowered.error().status, hal::ErrorStatus::INVALID_ARGUMENT);
+
+  // A rejected layer after another one leaves the stream, the constants and the pending barrier
+  // as they were; so do an output shape that disagrees with the geometry and a float input.
+  cc::ConvLayer layer;
+  layer.input = cc::TensorView{.h = 20, .w = 20, .c = 8, .quant = toQuantization(base.input)};
+  layer.output = cc::TensorView{.h = 18, .w = 18, .c = 8, .quant = toQuantization(base.output), .region = 1};
+  layer.filterQuant = toQuantization(base.filter);
+  layer.filter = base.filterData;
+  layer.bias = base.bias;
+  layer.geometry.kernelH = layer.geometry.kernelW = 3;
+  layer.depthwise = true;
+  umd::CommandBuilder builder(config());
+  cc::ConstantPool constants(2);
+  cc::LoweringContext context{.builder = builder, .constants = constants, .config = config()};
+  ASSERT_TRUE(cc::lowerDepthwise(context, layer).ok());
+  const size_t commands = builder.commands().size();
+  const size_t constantBytes = constants.bytes().size();
+  cc::ConvLayer wrongOutput = layer;
+  wrongOutput.output.w = 17;
+  cc::ConvLayer floatInput = layer;
+  floatInput.input.quant.type = OperandType::TENSOR_FLOAT32;
+  for (const cc::ConvLayer* bad : {&wrongOutput, &floatInput}) {
+    auto rejected = cc::lowerDepthwise(context, *bad);
+    ASSERT_FALSE(rejected.ok());
+    EXPECT_EQ(rejected.error().status, hal::ErrorStatus::INVALID_ARGUMENT) << rejected.error().message;
+    EXPECT_EQ(builder.commands().size(), commands) << "a rejected layer added commands";
+    EXPECT_EQ(constants.bytes().size(), constantBytes) << "a rejected layer added constants";
+    EXPECT_TRUE(context.barrierPending) << "a rejected layer consumed the pending barrier";
+  }
 }
 
 // Not a check: the modelled cost of a MobileNet depthwise layer (56×56×128, 3×3, stride 1), for

@@ -103,6 +103,10 @@ hal::Result<PostprocLane> requantLane(float inputScale, float filterScale, float
 }
 
 hal::Result<void> checkView(const TensorView& v, const char* what) {
+  if (v.quant.type != hal::OperandType::TENSOR_QUANT8_ASYMM &&
+      v.quant.type != hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
+    return hal::invalidArgument("depthwise {} is {}, not an 8-bit quantized tensor", what, hal::toString(v.quant.type));
+  }
   if (v.n == 0 || v.h == 0 || v.w == 0 || v.c == 0) {
     return hal::invalidArgument("depthwise {} has an empty shape [{}, {}, {}, {}]", what, v.n, v.h, v.w, v.c);
   }
@@ -118,9 +122,7 @@ hal::Result<void> checkView(const TensorView& v, const char* what) {
   return {};
 }
 
-}  // namespace
-
-hal::Result<LayerStats> lowerDepthwise(LoweringContext& context, const ConvLayer& layer) {
+hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer& layer) {
   const sable_hw_config& config = context.config;
   const uint32_t dim = config.array_dim;
   const TensorView& in = layer.input;
@@ -171,6 +173,13 @@ hal::Result<LayerStats> lowerDepthwise(LoweringContext& context, const ConvLayer
   }
   if (in.quant.isSigned() != out.quant.isSigned()) {
     return hal::invalidArgument("depthwise input and output differ in signedness");
+  }
+  auto inTypeRange = [](const Quantization& q) {
+    return q.zeroPoint >= hal::quantizedMin(q.type) && q.zeroPoint <= hal::quantizedMax(q.type);
+  };
+  if (!inTypeRange(in.quant) || !inTypeRange(out.quant) || (!perChannel && !inTypeRange(layer.filterQuant))) {
+    return hal::invalidArgument("depthwise zero points (input {}, filter {}, output {}) are outside their types",
+                                in.quant.zeroPoint, layer.filterQuant.zeroPoint, out.quant.zeroPoint);
   }
 
   // ---- Constants: weights (one line per block and tap) and POSTPROC blocks ----
@@ -431,6 +440,22 @@ hal::Result<LayerStats> lowerDepthwise(LoweringContext& context, const ConvLayer
   }
   endLayer(context);
   stats.commands = builder.commandCount() - commandsBefore;
+  return stats;
+}
+
+}  // namespace
+
+// The layer is built on copies of the builder and the constant pool, so that a layer rejected
+// half-way (a field out of range that the checks above missed) leaves both untouched.
+hal::Result<LayerStats> lowerDepthwise(LoweringContext& context, const ConvLayer& layer) {
+  CommandBuilder builder = context.builder;
+  ConstantPool constants = context.constants;
+  LoweringContext local{.builder = builder, .constants = constants, .config = context.config,
+                        .barrierPending = context.barrierPending};
+  SABLE_ASSIGN_OR_RETURN(LayerStats stats, emitDepthwise(local, layer));
+  context.builder = std::move(builder);
+  context.constants = std::move(constants);
+  context.barrierPending = local.barrierPending;
   return stats;
 }
 

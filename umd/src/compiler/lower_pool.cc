@@ -61,6 +61,10 @@ uint32_t outExtent(uint32_t in, uint32_t padBefore, uint32_t padAfter, uint32_t 
 }
 
 hal::Result<void> checkView(const TensorView& v, const char* what) {
+  if (v.quant.type != hal::OperandType::TENSOR_QUANT8_ASYMM &&
+      v.quant.type != hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
+    return hal::invalidArgument("pool {} is {}, not an 8-bit quantized tensor", what, hal::toString(v.quant.type));
+  }
   if (v.n == 0 || v.h == 0 || v.w == 0 || v.c == 0) {
     return hal::invalidArgument("pool {} has an empty shape [{}, {}, {}, {}]", what, v.n, v.h, v.w, v.c);
   }
@@ -76,9 +80,7 @@ hal::Result<void> checkView(const TensorView& v, const char* what) {
   return {};
 }
 
-}  // namespace
-
-hal::Result<LayerStats> lowerPool(LoweringContext& context, const PoolLayer& layer) {
+hal::Result<LayerStats> emitPool(LoweringContext& context, const PoolLayer& layer) {
   const sable_hw_config& config = context.config;
   const uint32_t dim = config.array_dim;
   const TensorView& in = layer.input;
@@ -283,6 +285,22 @@ hal::Result<LayerStats> lowerPool(LoweringContext& context, const PoolLayer& lay
   }
   endLayer(context);
   stats.commands = builder.commandCount() - commandsBefore;
+  return stats;
+}
+
+}  // namespace
+
+// The layer is built on copies of the builder and the constant pool, so that a layer rejected
+// half-way (a field out of range that the checks above missed) leaves both untouched.
+hal::Result<LayerStats> lowerPool(LoweringContext& context, const PoolLayer& layer) {
+  CommandBuilder builder = context.builder;
+  ConstantPool constants = context.constants;
+  LoweringContext local{.builder = builder, .constants = constants, .config = context.config,
+                        .barrierPending = context.barrierPending};
+  SABLE_ASSIGN_OR_RETURN(LayerStats stats, emitPool(local, layer));
+  context.builder = std::move(builder);
+  context.constants = std::move(constants);
+  context.barrierPending = local.barrierPending;
   return stats;
 }
 
