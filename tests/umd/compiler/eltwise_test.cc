@@ -393,6 +393,30 @@ TEST_F(Eltwise, ChainsAfterAPreviousLayerWithTheBarrier) {
   EXPECT_EQ(stats->commands, builder.commandCount());
 }
 
+TEST(EltwiseS8, LowersForTheSmallConfiguration) {
+  // The test device is s16; for s8 (8 lanes, 64 KiB) the stream is checked without running it:
+  // accepted by the builder (field ranges, token flow), balanced and free of scratchpad races.
+  const sable_hw_config& config = *findConfig("s8");
+  for (const auto& [aDims, bDims] : {std::pair{std::vector<uint32_t>{2, 40, 50, 30}, std::vector<uint32_t>{30}},
+                                     std::pair{std::vector<uint32_t>{1, 64, 64, 24}, std::vector<uint32_t>{1, 64, 64, 24}},
+                                     std::pair{std::vector<uint32_t>{1, 1, 20000, 3}, std::vector<uint32_t>{1}}}) {
+    CommandBuilder builder(config);
+    ConstantPool pool(3);
+    LoweringContext context{.builder = builder, .constants = pool, .config = config};
+    EltwiseLayer layer{.operation = OperationType::ADD,
+                       .a = view(aDims, quant(0.1f, 3), 0),
+                       .b = view(bDims, quant(0.2f, 5), 1),
+                       .output = view(aDims, quant(0.3f, 7), 2)};
+    auto stats = lowerEltwise(context, layer);
+    ASSERT_TRUE(stats.ok()) << stats.error().message;
+    EXPECT_GT(stats->tiles, 2u);
+    auto stream = builder.finish();
+    EXPECT_TRUE(stream.ok()) << (stream.ok() ? "" : stream.error().message);
+    EXPECT_EQ(tokenBalance(builder.commands()), (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}));
+    EXPECT_EQ(findRace(builder.commands(), config.array_dim), "");
+  }
+}
+
 TEST_F(Eltwise, RejectsWhatItCannotLower) {
   const sable_hw_config& config = *findConfig("s16");
   CommandBuilder builder(config);
