@@ -246,7 +246,7 @@ TEST_F(Conv, LowersForTheSmallConfiguration) {
   Generator gen(14);
   const sable_hw_config& s8 = *findConfig("s8");
   for (ConvCase c : {shape(56, 56, 64, 128, 1, 1, 0), shape(14, 14, 512, 512, 1, 1, 0), shape(23, 21, 3, 24, 7, 2, 3),
-                     shape(4, 4, 768, 20, 3, 1, 1)}) {
+                     shape(4, 4, 512, 20, 3, 1, 1)}) {
     gen.fill(c, false, false);
     CommandBuilder builder(s8);
     ConstantPool pool(2);

@@ -60,8 +60,7 @@ Span makeSpan(uint32_t out0, uint32_t outCount, uint32_t in, uint32_t padBefore,
     s.inCount = static_cast<uint32_t>(r1 - r0);
     s.padAfter = static_cast<uint32_t>(p1 - r1);
   } else {
-    s.inCount = 0;
-    s.padAfter = static_cast<uint32_t>(p1 - p0 - s.padBefore);
+    s.inCount = 0;  // refused by the caller (NNAPI forbids padding as wide as the window)
   }
   return s;
 }
@@ -425,9 +424,11 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
       for (auto [c0, cn] : splitEven(ow, plan.tileCols)) {
         Tile t{image, makeSpan(r0, rn, in.h, g.padTop, g.kernelH, g.strideY, g.dilationY),
                makeSpan(c0, cn, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX)};
+        // Only when the padding reaches the window's size, which NNAPI forbids: DMA_LOAD cannot
+        // write padding without a source element.
         if (t.rows.inCount == 0 || t.cols.inCount == 0) {
-          return hal::invalidArgument("conv: output rows {}..{} or columns {}..{} read only padding, which DMA_LOAD "
-                                      "cannot produce alone",
+          return hal::invalidArgument("conv: output rows {}..{} / columns {}..{} read only padding (padding as wide "
+                                      "as the window is not supported)",
                                       r0, r0 + rn - 1, c0, c0 + cn - 1);
         }
         tiles.push_back(t);
