@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <memory>
 #include <cstring>
 #include <random>
 #include <string>
@@ -54,7 +56,7 @@ struct Lowered {
   std::vector<umd::StreamCommand> commands;
 };
 
-hal::Result<Lowered> lower(const DepthwiseCase& c, const Placement& p = {}, bool barrierPending = false) {
+hal::Result<Lowered> lower(const DepthwiseCase& c, const Placement& p = {}, const sable_hw_config& hw = config()) {
   cc::ConvLayer layer;
   layer.input = cc::TensorView{.n = p.batches, .h = c.height, .w = c.width, .c = c.channels, .quant = toQuantization(c.input),
                                .region = kInputRegion, .offset = p.inputOffset, .pixelStride = p.inputPitch};
@@ -72,10 +74,9 @@ hal::Result<Lowered> lower(const DepthwiseCase& c, const Placement& p = {}, bool
   layer.depthwise = true;
   layer.depthMultiplier = c.multiplier;
 
-  umd::CommandBuilder builder(config());
+  umd::CommandBuilder builder(hw);
   cc::ConstantPool constants(kConstantRegion);
-  cc::LoweringContext context{.builder = builder, .constants = constants, .config = config(),
-                              .barrierPending = barrierPending};
+  cc::LoweringContext context{.builder = builder, .constants = constants, .config = hw};
   SABLE_ASSIGN_OR_RETURN(cc::LayerStats stats, cc::lowerDepthwise(context, layer));
   if (!context.barrierPending) return hal::generalFailure("the lowering did not call endLayer");
   Lowered lowered;
@@ -99,6 +100,28 @@ hal::Result<Lowered> lower(const DepthwiseCase& c, const Placement& p = {}, bool
       {NpuRegion::Kind::CONSTANT, constants.bytes(), std::max<uint64_t>(constants.bytes().size(), 1)},
   };
   return lowered;
+}
+
+// A second sable-simd with the small configuration s8 (8 lanes, 64 KiB scratchpad, 512
+// accumulator rows), for the same layers in more and smaller tiles; nullptr with *error set.
+umd::Device* s8Device(std::string* error) {
+  static std::unique_ptr<umd::Device> device;
+  static std::string openError;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+    setenv("SABLE_SIMD_ARGS", "--memory-mib 16 --config s8", 1);
+    auto opened = umd::Device::open({.name = fmt::format("npu-test-s8-{}", getpid()), .spawn = true});
+    setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);
+    if (opened.ok()) {
+      device = std::make_unique<umd::Device>(std::move(*opened));
+    } else {
+      openError = opened.error().message;
+    }
+  }
+  *error = openError;
+  return device.get();
 }
 
 // Runs a job like runOnNpu, but also returns the job's performance counters.
@@ -199,7 +222,8 @@ class Depthwise : public ::testing::Test {
 
   // Lowers `c` placed as `p`, runs it on the CPU reference and the NPU, expects the same bytes in
   // the output view and the prefill everywhere else. Returns the NPU's job status.
-  umd::JobStatus expectSame(const DepthwiseCase& c, const Placement& p = {}, uint32_t minTiles = 1) {
+  umd::JobStatus expectSame(const DepthwiseCase& c, const Placement& p = {}, uint32_t minTiles = 1,
+                            const sable_hw_config& hw = config(), umd::Device* device = nullptr) {
     const std::string what = describe(c);
     // The reference model has one image: batches run one by one.
     std::vector<uint8_t> expected;
@@ -213,7 +237,7 @@ class Depthwise : public ::testing::Test {
       if (!cpu.ok()) return {};
       expected.insert(expected.end(), (*cpu)[0].bytes.begin(), (*cpu)[0].bytes.end());
     }
-    auto lowered = lower(c, p);
+    auto lowered = lower(c, p, hw);
     EXPECT_TRUE(lowered.ok()) << what << ": lowering: " << lowered.error().message;
     if (!lowered.ok()) return {};
     EXPECT_GE(lowered->stats.tiles, minTiles) << what << ": expected a tiled lowering";
@@ -225,7 +249,7 @@ class Depthwise : public ::testing::Test {
     const auto balance = cc::tokenBalance(lowered->commands);
     EXPECT_EQ(balance, (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}))
         << what << ": tokens left over (L2C, C2L, C2S, S2C)";
-    auto npu = run(*device_, lowered->job);
+    auto npu = run(device != nullptr ? *device : *device_, lowered->job);
     EXPECT_TRUE(npu.ok()) << what << ": NPU: " << npu.error().message;
     if (!npu.ok()) return {};
     const uint32_t outC = c.outChannels();
@@ -300,6 +324,42 @@ TEST_F(Depthwise, MobileNetLayer112x112x32IsTiled) {
   c.activation = 1;  // RELU (RELU6 clamps these scales to a handful of values)
   fillCase(r, c, false, false);
   expectSame(c, {}, 13);
+}
+
+// The small configuration s8: multipliers up to 8 lanes, a 64 KiB scratchpad and 512
+// accumulator rows, so the same kinds of layers take many more tiles.
+TEST_F(Depthwise, SmallConfigurationS8) {
+  std::string error;
+  umd::Device* device = s8Device(&error);
+  ASSERT_NE(device, nullptr) << "cannot start an s8 sable-simd: " << error;
+  const sable_hw_config& s8 = *umd::findConfig("s8");
+  RandomSource r(1717);
+  for (int i = 0; i < 12; ++i) {
+    DepthwiseCase c;
+    c.multiplier = std::array<uint32_t, 6>{1, 2, 3, 5, 8, 1}[i % 6];
+    c.kernelH = r.uniform(1, 5);
+    c.kernelW = r.uniform(1, 5);
+    c.strideY = r.uniform(1, 2);
+    c.strideX = r.uniform(1, 2);
+    c.padTop = r.uniform(0, c.kernelH - 1);
+    c.padBottom = r.uniform(0, c.kernelH - 1);
+    c.padLeft = r.uniform(0, c.kernelW - 1);
+    c.padRight = r.uniform(0, c.kernelW - 1);
+    c.height = r.uniform(c.kernelH, 50);
+    c.width = r.uniform(c.kernelW, 50);
+    c.channels = r.uniform(1, 30);
+    c.activation = static_cast<int32_t>(r.uniform(0, 3));
+    fillCase(r, c, i % 2 == 1, i % 4 == 3);
+    expectSame(c, {}, 1, s8, device);
+  }
+  DepthwiseCase big;
+  big.height = big.width = 112;
+  big.channels = 32;
+  big.kernelH = big.kernelW = 3;
+  big.padTop = big.padBottom = big.padLeft = big.padRight = 1;
+  big.activation = 1;
+  fillCase(r, big, true, false);
+  expectSame(big, {}, 4 * 25, s8, device);
 }
 
 // A stride-2 MobileNet layer, 56×56×128 → 28×28×128, TensorFlow's SAME padding (bottom/right

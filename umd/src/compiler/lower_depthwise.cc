@@ -263,9 +263,10 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
 
   LayerStats stats;
   const uint32_t commandsBefore = context.builder.commandCount();
+  const uint64_t poolBefore = context.constants.bytes().size();
   const uint64_t weightOffset = context.constants.add(weights);
   const uint64_t paramOffset = context.constants.add(params);
-  stats.constantBytes = weights.size() + params.size();
+  stats.constantBytes = context.constants.bytes().size() - poolBefore;  // alignment included
   const uint32_t constRegion = context.constants.region();
   if (paramOffset + params.size() > std::numeric_limits<uint32_t>::max()) {
     return hal::invalidArgument("the constant region passes the 4 GiB a DMA offset reaches");
@@ -304,7 +305,7 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
                                 .elem_bytes = dim,
                                 .nx = blocks * paramLines,
                                 .dram_stride_x = dim}));
-  stats.dramBytesRead += stats.constantBytes;
+  stats.dramBytesRead += weights.size() + params.size();
 
   // The channel blocks [b0, b0 + nb) of a tile: the full ones (one DMA, blocks as planes) and a
   // partial last one.
