@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstring>
 #include <random>
 #include <string>
@@ -46,7 +47,7 @@ struct Lowered {
   std::vector<umd::StreamCommand> commands;
 };
 
-hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}) {
+hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}, const sable_hw_config& hw = config()) {
   cc::PoolLayer layer;
   layer.input = cc::TensorView{.n = p.batches, .h = c.height, .w = c.width, .c = c.channels, .quant = toQuantization(c.quant),
                                .region = kInputRegion, .offset = p.inputOffset, .pixelStride = p.inputPitch};
@@ -58,9 +59,9 @@ hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}) {
                                     .padBottom = c.padBottom, .padLeft = c.padLeft, .padRight = c.padRight,
                                     .strideX = c.strideX, .strideY = c.strideY};
   layer.activation = static_cast<hal::FusedActivation>(c.activation);
-  umd::CommandBuilder builder(config());
+  umd::CommandBuilder builder(hw);
   cc::ConstantPool constants(2);
-  cc::LoweringContext context{.builder = builder, .constants = constants, .config = config()};
+  cc::LoweringContext context{.builder = builder, .constants = constants, .config = hw};
   SABLE_ASSIGN_OR_RETURN(cc::LayerStats stats, cc::lowerPool(context, layer));
   if (!context.barrierPending) return hal::generalFailure("the lowering did not call endLayer");
   if (!constants.bytes().empty()) return hal::generalFailure("pooling needs no constants");
@@ -81,6 +82,28 @@ hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}) {
       {NpuRegion::Kind::OUTPUT, std::vector<uint8_t>(outBytes, 0xA5), outBytes},  // prefilled: untouched bytes stay
   };
   return lowered;
+}
+
+// A second sable-simd with the small configuration s8 (8 lanes, 64 KiB scratchpad); nullptr
+// with *error set.
+umd::Device* s8Device(std::string* error) {
+  static std::unique_ptr<umd::Device> device;
+  static std::string openError;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+    setenv("SABLE_SIMD_ARGS", "--memory-mib 16 --config s8", 1);
+    auto opened = umd::Device::open({.name = fmt::format("npu-test-s8-{}", getpid()), .spawn = true});
+    setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);
+    if (opened.ok()) {
+      device = std::make_unique<umd::Device>(std::move(*opened));
+    } else {
+      openError = opened.error().message;
+    }
+  }
+  *error = openError;
+  return device.get();
 }
 
 class RandomSource {
@@ -118,7 +141,8 @@ class Pool : public ::testing::Test {
     ASSERT_NE(device_, nullptr) << "cannot open the device: " << openError_;
   }
 
-  void expectSame(const PoolCase& c, const Placement& p = {}, uint32_t minTiles = 1) {
+  void expectSame(const PoolCase& c, const Placement& p = {}, uint32_t minTiles = 1,
+                  const sable_hw_config& hw = config(), umd::Device* device = nullptr) {
     const std::string what = describe(c);
     // The reference model has one image: batches run one by one.
     std::vector<uint8_t> expected;
@@ -131,7 +155,7 @@ class Pool : public ::testing::Test {
       ASSERT_TRUE(cpu.ok()) << what << ": CPU reference: " << cpu.error().message;
       expected.insert(expected.end(), (*cpu)[0].bytes.begin(), (*cpu)[0].bytes.end());
     }
-    auto lowered = lower(c, p);
+    auto lowered = lower(c, p, hw);
     ASSERT_TRUE(lowered.ok()) << what << ": lowering: " << lowered.error().message;
     EXPECT_GE(lowered->stats.tiles, minTiles) << what << ": expected a tiled lowering";
     EXPECT_EQ(cc::tokenBalance(lowered->commands), (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}))
@@ -139,7 +163,7 @@ class Pool : public ::testing::Test {
     EXPECT_EQ(lowered->stats.commands, lowered->commands.size()) << what;
     EXPECT_EQ(lowered->stats.dramBytesWritten, uint64_t{p.batches} * c.outHeight() * c.outWidth() * c.channels)
         << what;
-    auto npu = runOnNpu(*device_, lowered->job);
+    auto npu = runOnNpu(device != nullptr ? *device : *device_, lowered->job);
     ASSERT_TRUE(npu.ok()) << what << ": NPU: " << npu.error().message;
     const std::vector<uint8_t>& actual = (*npu)[0];
     const uint32_t pitch = p.outputPitch != 0 ? p.outputPitch : c.channels;
@@ -188,6 +212,22 @@ TEST_F(Pool, RandomCasesMatchCpuReference) {
   RandomSource r(2020);
   for (int i = 0; i < 32; ++i) expectSame(randomCase(r, i % 2 == 0, i % 4 >= 2, 5, 16));
   EXPECT_EQ(compared_, 32);
+}
+
+// The small configuration s8: 8-channel blocks and a 64 KiB scratchpad.
+TEST_F(Pool, SmallConfigurationS8) {
+  std::string error;
+  umd::Device* device = s8Device(&error);
+  ASSERT_NE(device, nullptr) << "cannot start an s8 sable-simd: " << error;
+  const sable_hw_config& s8 = *umd::findConfig("s8");
+  RandomSource r(2727);
+  for (int i = 0; i < 12; ++i) expectSame(randomCase(r, i % 2 == 0, i % 4 >= 2, 5, 60), {}, 1, s8, device);
+  PoolCase global;
+  global.height = global.width = global.kernelH = global.kernelW = 7;
+  global.channels = 1024;
+  global.quant = r.quant(true);
+  global.inputData = r.bytes(size_t{7} * 7 * 1024);
+  expectSame(global, {}, 2, s8, device);
 }
 
 // MobileNet v1's last pool: global average over 7×7×1024.
