@@ -60,7 +60,7 @@ Span makeSpan(uint32_t out0, uint32_t outCount, uint32_t in, uint32_t padBefore,
     s.inCount = static_cast<uint32_t>(r1 - r0);
     s.padAfter = static_cast<uint32_t>(p1 - r1);
   } else {
-    s.inCount = 0;  // refused by the caller (NNAPI forbids padding as wide as the window)
+    s.inCount = 0;  // only with padding as wide as the window, which validate() refuses
   }
   return s;
 }
@@ -140,6 +140,14 @@ hal::Result<void> validate(const ConvLayer& layer) {
   }
   if (g.dilationX == 0 || g.dilationY == 0 || g.dilationX > kMaxWindowStep || g.dilationY > kMaxWindowStep) {
     return hal::invalidArgument("conv: dilations {}×{} outside 1..{}", g.dilationX, g.dilationY, kMaxWindowStep);
+  }
+  // NNAPI's rule, which also guarantees every tile reads at least one input row and column
+  // (DMA_LOAD cannot write padding without a source element).
+  const uint64_t spanH = uint64_t{g.kernelH - 1} * g.dilationY + 1;
+  const uint64_t spanW = uint64_t{g.kernelW - 1} * g.dilationX + 1;
+  if (g.padTop >= spanH || g.padBottom >= spanH || g.padLeft >= spanW || g.padRight >= spanW) {
+    return hal::invalidArgument("conv: padding ({}, {}, {}, {}) must be smaller than the dilated window {}×{}",
+                                g.padTop, g.padBottom, g.padLeft, g.padRight, spanH, spanW);
   }
   const uint32_t oh = outExtent(in.h, g.padTop, g.padBottom, g.kernelH, g.strideY, g.dilationY);
   const uint32_t ow = outExtent(in.w, g.padLeft, g.padRight, g.kernelW, g.strideX, g.dilationX);
@@ -424,12 +432,9 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
       for (auto [c0, cn] : splitEven(ow, plan.tileCols)) {
         Tile t{image, makeSpan(r0, rn, in.h, g.padTop, g.kernelH, g.strideY, g.dilationY),
                makeSpan(c0, cn, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX)};
-        // Only when the padding reaches the window's size, which NNAPI forbids: DMA_LOAD cannot
-        // write padding without a source element.
-        if (t.rows.inCount == 0 || t.cols.inCount == 0) {
-          return hal::invalidArgument("conv: output rows {}..{} / columns {}..{} read only padding (padding as wide "
-                                      "as the window is not supported)",
-                                      r0, r0 + rn - 1, c0, c0 + cn - 1);
+        if (t.rows.inCount == 0 || t.cols.inCount == 0) {  // excluded by validate()
+          return hal::generalFailure("conv: output rows {}..{} / columns {}..{} read only padding", r0,
+                                     r0 + rn - 1, c0, c0 + cn - 1);
         }
         tiles.push_back(t);
       }
