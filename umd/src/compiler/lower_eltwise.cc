@@ -123,8 +123,9 @@ hal::Result<DmaStore> outputStore(const TensorView& out, const Box& box, uint32_
 
 // The ELTWISE parameters exactly as the CPU reference derives them (ops_elementwise.cc
 // quantAddParams and quantMul), including its mix of float and double arithmetic. SUB is ADD with
-// the second multiplier negated, as in the reference (the rounding of a negative product differs
-// from the negated rounding of a positive one, so the ISA's SUB would not be bit-exact).
+// the second multiplier negated, as in the reference: the doubling high multiply rounds an exact
+// negative half towards zero but a positive one up, so the ISA's SUB (a - MBQM(b, +m)) can differ
+// from the reference's a + MBQM(b, -m) by one at such ties (rare: the tests do not hit one).
 hal::Result<std::pair<EltwiseOp, EltwiseParams>> eltwiseParams(const EltwiseLayer& layer) {
   const Quantization& a = layer.a.quant;
   const Quantization& b = layer.b.quant;
