@@ -238,6 +238,9 @@ class Schedule {
     if (!producer) return;
     std::optional<size_t>& last = lastProducer_[channelIndex(channel)];
     if (last && *producer <= *last) return;
+    // A command takes one token per channel: when the waiter already waits on this channel (it is
+    // then the latest waiter, paired with `last`), its one token now comes from the later producer.
+    if ((cmds_[waiter].deps.wait & channel) != 0 && last) cmds_[*last].deps.signal &= ~channel;
     cmds_[*producer].deps.signal |= channel;
     cmds_[waiter].deps.wait |= channel;
     last = producer;
