@@ -7,7 +7,7 @@
 namespace sable::umd::compiler::convtest {
 namespace {
 
-class Conv : public ::testing::Test {
+class LowerConv : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { device_ = device(&openError_); }
   void SetUp() override {
@@ -89,7 +89,7 @@ std::string describe(const ConvCase& c, uint32_t groups) {
                      c.activation);
 }
 
-TEST_F(Conv, RandomSmallCases) {
+TEST_F(LowerConv, RandomSmallCases) {
   Generator gen(20261122);
   for (int i = 0; i < 24; ++i) {
     ConvCase c;
@@ -124,7 +124,7 @@ TEST_F(Conv, RandomSmallCases) {
 
 // Random windows on images of more than 1024 output pixels: bands (and for the wide ones column
 // spans) whose halos cross strides, dilations and the border padding.
-TEST_F(Conv, RandomTiledCases) {
+TEST_F(LowerConv, RandomTiledCases) {
   Generator gen(20261123);
   for (int i = 0; i < 8; ++i) {
     ConvCase c;
@@ -154,7 +154,7 @@ TEST_F(Conv, RandomTiledCases) {
 }
 
 // 56×56×64 → 128: the input alone is 12544 lines, the output 401 KiB: tiled in bands.
-TEST_F(Conv, LargerThanTheScratchpad1x1) {
+TEST_F(LowerConv, LargerThanTheScratchpad1x1) {
   Generator gen(1);
   ConvCase c = shape(56, 56, 64, 128, 1, 1, 0);
   gen.fill(c, false, false);
@@ -166,7 +166,7 @@ TEST_F(Conv, LargerThanTheScratchpad1x1) {
 }
 
 // 112×112×32 → 64, 3×3 stride 2 (MobileNet's first pointwise sizes, with a window).
-TEST_F(Conv, LargerThanTheScratchpadStride2) {
+TEST_F(LowerConv, LargerThanTheScratchpadStride2) {
   Generator gen(2);
   ConvCase c = shape(112, 112, 32, 64, 3, 2, 0);
   c.padBottom = c.padRight = 1;  // SAME padding of an even input at stride 2
@@ -176,14 +176,14 @@ TEST_F(Conv, LargerThanTheScratchpadStride2) {
   EXPECT_GT(l.stats.tiles, 4u) << "expected several spatial tiles";
 }
 
-TEST_F(Conv, SevenBySevenKernelStride2OddSize) {
+TEST_F(LowerConv, SevenBySevenKernelStride2OddSize) {
   Generator gen(3);
   ConvCase c = shape(23, 21, 3, 24, 7, 2, 3);
   gen.fill(c, false, true);
   check(c, 1, describe(c, 1));
 }
 
-TEST_F(Conv, ChannelsNotAMultipleOfTheArray) {
+TEST_F(LowerConv, ChannelsNotAMultipleOfTheArray) {
   Generator gen(4);
   ConvCase c = shape(9, 11, 19, 37, 3, 1, 1);
   gen.fill(c, true, false);
@@ -191,7 +191,7 @@ TEST_F(Conv, ChannelsNotAMultipleOfTheArray) {
 }
 
 // Wide rows: one output row exceeds the accumulator (1024 rows), so tiles split columns too.
-TEST_F(Conv, RowWiderThanTheAccumulator) {
+TEST_F(LowerConv, RowWiderThanTheAccumulator) {
   Generator gen(5);
   ConvCase c = shape(3, 1500, 8, 16, 3, 1, 1);
   gen.fill(c, false, false);
@@ -199,7 +199,7 @@ TEST_F(Conv, RowWiderThanTheAccumulator) {
 }
 
 // 3×3 × 512 → 512 weights (2.3 MiB) stream through the scratchpad per output block.
-TEST_F(Conv, StreamedWeights) {
+TEST_F(LowerConv, StreamedWeights) {
   Generator gen(6);
   ConvCase c = shape(4, 4, 256, 96, 3, 1, 1);
   gen.fill(c, true, true);
@@ -208,7 +208,7 @@ TEST_F(Conv, StreamedWeights) {
 
 // Weights so large (3×3×1024 per output block: 9228 lines) that only one constant buffer fits:
 // a weight load cannot overlap the compute whose weights it replaces, the tokens serialize them.
-TEST_F(Conv, SingleBufferedWhenTheBlocksAreHuge) {
+TEST_F(LowerConv, SingleBufferedWhenTheBlocksAreHuge) {
   Generator gen(12);
   ConvCase c = shape(3, 3, 1024, 20, 3, 1, 1);
   gen.fill(c, false, false);
@@ -216,7 +216,7 @@ TEST_F(Conv, SingleBufferedWhenTheBlocksAreHuge) {
 }
 
 // Two images: each tile's DMAs start at its image.
-TEST_F(Conv, Batch) {
+TEST_F(LowerConv, Batch) {
   Generator gen(13);
   ConvCase c = shape(9, 7, 24, 40, 3, 2, 1);
   gen.fill(c, true, true);
@@ -241,7 +241,7 @@ TEST_F(Conv, Batch) {
 
 // The small configuration (8×8 array, 64 KiB scratchpad): the same layers lower into streams the
 // builder accepts (token flow included); the device under test is s16, so they are not run.
-TEST_F(Conv, LowersForTheSmallConfiguration) {
+TEST_F(LowerConv, LowersForTheSmallConfiguration) {
   checkSpread_ = false;
   Generator gen(14);
   const sable_hw_config& s8 = *findConfig("s8");
@@ -260,7 +260,7 @@ TEST_F(Conv, LowersForTheSmallConfiguration) {
   }
 }
 
-TEST_F(Conv, Grouped) {
+TEST_F(LowerConv, Grouped) {
   Generator gen(7);
   for (auto [cin, cout, groups] : {std::tuple{8u, 12u, 2u}, {48u, 64u, 4u}, {30u, 21u, 3u}}) {
     ConvCase c = shape(10, 9, cin, cout, 3, 1, 1);
@@ -271,7 +271,7 @@ TEST_F(Conv, Grouped) {
 
 // The input a channel slice of a wider tensor, the output written into a slice of another
 // (CONCATENATION without copies); bytes outside the slice are untouched.
-TEST_F(Conv, ChannelSlices) {
+TEST_F(LowerConv, ChannelSlices) {
   Generator gen(8);
   ConvCase c = shape(7, 6, 20, 24, 3, 1, 1);
   gen.fill(c, false, false);
@@ -281,7 +281,7 @@ TEST_F(Conv, ChannelSlices) {
 }
 
 // After a previous layer: the barrier's COMPUTE_TO_LOAD is taken by the first load.
-TEST_F(Conv, AfterAPreviousLayer) {
+TEST_F(LowerConv, AfterAPreviousLayer) {
   Generator gen(9);
   ConvCase c = shape(5, 5, 16, 16, 3, 1, 1);
   gen.fill(c, false, false);
@@ -291,7 +291,7 @@ TEST_F(Conv, AfterAPreviousLayer) {
   checkSpread_ = false;
 }
 
-TEST_F(Conv, RejectsWhatTheHardwareCannotDo) {
+TEST_F(LowerConv, RejectsWhatTheHardwareCannotDo) {
   checkSpread_ = false;
   Generator gen(10);
   ConvCase c = shape(8, 8, 4, 4, 3, 1, 1);
@@ -339,7 +339,7 @@ TEST_F(Conv, RejectsWhatTheHardwareCannotDo) {
 }
 
 // MobileNet v1's 14×14×512 → 512 pointwise layer: prints MACS / (CYCLES × 256) of the cycle model.
-TEST_F(Conv, MobileNetPointwiseUtilization) {
+TEST_F(LowerConv, MobileNetPointwiseUtilization) {
   checkSpread_ = false;
   Generator gen(11);
   ConvCase c = shape(14, 14, 512, 512, 1, 1, 0);

@@ -6,7 +6,7 @@
 namespace sable::umd::compiler::convtest {
 namespace {
 
-class FullyConnected : public ::testing::Test {
+class LowerFullyConnected : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { device_ = device(&openError_); }
   void SetUp() override {
@@ -57,7 +57,7 @@ ConvCase fc(uint32_t batch, uint32_t in, uint32_t out) {
 }
 
 // MobileNet v1's classifier: 1×1×1024 → 1001 (1 MiB of weights, streamed per output block).
-TEST_F(FullyConnected, MobileNetClassifier) {
+TEST_F(LowerFullyConnected, MobileNetClassifier) {
   Generator gen(31);
   ConvCase c = fc(1, 1024, 1001);
   gen.fill(c, false, false);
@@ -67,14 +67,14 @@ TEST_F(FullyConnected, MobileNetClassifier) {
   EXPECT_GE(l.stats.constantBytes, uint64_t{1024} * 1001) << "every weight is in the constant pool";
 }
 
-TEST_F(FullyConnected, BatchSigned) {
+TEST_F(LowerFullyConnected, BatchSigned) {
   Generator gen(32);
   ConvCase c = fc(40, 300, 70);
   gen.fill(c, true, false);
   check(c, "batch 40, 300 → 70, int8");
 }
 
-TEST_F(FullyConnected, RandomSmallCases) {
+TEST_F(LowerFullyConnected, RandomSmallCases) {
   Generator gen(33);
   for (int i = 0; i < 12; ++i) {
     ConvCase c = fc(gen.uniform(1, 20), gen.uniform(1, 70), gen.uniform(1, 50));

@@ -364,7 +364,6 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   // output block; then the largest tile the rest holds, double-buffered where possible.
   Plan plan;
   const uint64_t totalConstLines = unitLines * outBlocks;
-  std::optional<std::pair<uint32_t, uint32_t>> tile;
   auto tryPlan = [&](bool tileOuter, bool resident, uint32_t constRing, uint32_t inRing) -> bool {
     const uint64_t constLines = resident ? totalConstLines : unitLines * constRing;
     if (constLines >= spLines) return false;
@@ -415,7 +414,6 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
           unitLines, cinG, g.kernelH, g.kernelW, spLines);
     }
     plan = outerTraffic <= innerTraffic ? outer : inner;
-    planned = true;
   }
   // Scratchpad layout: constants, input ring, output ring.
   plan.constBase = 0;
