@@ -350,5 +350,24 @@ TEST_F(LowerConv, MobileNetPointwiseUtilization) {
   printUtilization(l, "MobileNet 14×14×512 → 512 1×1");
 }
 
+// The other convolutions of MobileNet v1 (224×224 input): bit-exact, and their modelled MAC
+// utilization printed (the counter counts the array's padded lanes too).
+TEST_F(LowerConv, MobileNetLayersUtilization) {
+  checkSpread_ = false;
+  Generator gen(16);
+  struct Layer {
+    uint32_t size, cin, cout, kernel, stride;
+  };
+  for (const Layer& m : {Layer{224, 3, 32, 3, 2}, Layer{112, 32, 64, 1, 1}, Layer{56, 64, 128, 1, 1},
+                         Layer{56, 128, 128, 1, 1}, Layer{28, 256, 256, 1, 1}, Layer{7, 1024, 1024, 1, 1}}) {
+    ConvCase c = shape(m.size, m.size, m.cin, m.cout, m.kernel, m.stride, 0);
+    if (m.kernel == 3) c.padBottom = c.padRight = 1;  // SAME at stride 2
+    gen.fill(c, false, false);
+    const Lowered l = check(c, 1, describe(c, 1));
+    printUtilization(l, fmt::format("{}×{}×{} → {} {}×{} stride {}", m.size, m.size, m.cin, m.cout, m.kernel,
+                                    m.kernel, m.stride));
+  }
+}
+
 }  // namespace
 }  // namespace sable::umd::compiler::convtest
