@@ -10,6 +10,7 @@
 #include <memory>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -495,6 +496,27 @@ TEST_F(Depthwise, BatchesOfImages) {
   fillCase(r, c, false, false);
   c.inputData = r.bytes(size_t{3} * c.height * c.width * c.channels);
   expectSame(c, Placement{.batches = 3}, 3);
+}
+
+// A 7×7 kernel dilated by 15 (a 91×91 window, 8281 lines per output pixel): too large for two
+// input buffers, so the lowering falls back to one.
+TEST_F(Depthwise, WindowTooLargeForTwoBuffers) {
+  RandomSource r(1818);
+  DepthwiseCase c;
+  c.height = 100;
+  c.width = 97;
+  c.channels = 20;
+  c.kernelH = c.kernelW = 7;
+  c.dilationX = c.dilationY = 15;
+  fillCase(r, c, false, false);
+  expectSame(c, {}, 2);
+  auto lowered = lower(c);
+  ASSERT_TRUE(lowered.ok());
+  std::set<uint32_t> inputLines;
+  for (const umd::StreamCommand& command : lowered->commands) {
+    if (const auto* dw = std::get_if<umd::Depthwise>(&command.command)) inputLines.insert(dw->input_addr);
+  }
+  EXPECT_EQ(inputLines.size(), 1u) << "every tile reads the one input buffer";
 }
 
 // Tensors at offsets inside their regions, with pixel strides above their channels (channel

@@ -306,6 +306,14 @@ TEST_F(Pool, LargeWindows) {
   PoolCase tallAverage = tall;
   tallAverage.average = true;
   expectSame(tallAverage);
+
+  // 100×100 = 10000 lines per window: too large for two input buffers, so one (no overlap).
+  PoolCase single;
+  single.height = single.width = single.kernelH = single.kernelW = 100;
+  single.channels = 24;
+  single.quant = r.quant(true);
+  single.inputData = r.bytes(size_t{100} * 100 * 24);
+  expectSame(single, {}, 2);
 }
 
 TEST_F(Pool, BatchesOfImages) {
