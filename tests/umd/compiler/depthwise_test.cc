@@ -313,6 +313,35 @@ TEST_F(Depthwise, RandomCasesMatchCpuReference) {
   EXPECT_EQ(compared_, 32);
 }
 
+// Random layers large enough to need several tiles, with paddings up to the DMA's 15, strides up
+// to 4 and dilations up to 4.
+TEST_F(Depthwise, RandomTiledCasesMatchCpuReference) {
+  RandomSource r(1919);
+  for (int i = 0; i < 16; ++i) {
+    DepthwiseCase c;
+    c.multiplier = r.uniform(1, 5);
+    c.kernelH = r.uniform(1, 7);
+    c.kernelW = r.uniform(1, 7);
+    c.dilationY = r.uniform(1, 4);
+    c.dilationX = r.uniform(1, 4);
+    c.strideY = r.uniform(1, 4);
+    c.strideX = r.uniform(1, 4);
+    const uint32_t spanH = (c.kernelH - 1) * c.dilationY + 1;
+    const uint32_t spanW = (c.kernelW - 1) * c.dilationX + 1;
+    c.padTop = r.uniform(0, std::min(15u, spanH - 1));
+    c.padBottom = r.uniform(0, std::min(15u, spanH - 1));
+    c.padLeft = r.uniform(0, std::min(15u, spanW - 1));
+    c.padRight = r.uniform(0, std::min(15u, spanW - 1));
+    c.height = r.uniform(std::max(spanH, 20u), 120);
+    c.width = r.uniform(std::max(spanW, 20u), 120);
+    c.channels = r.uniform(1, 70);
+    c.activation = static_cast<int32_t>(r.uniform(0, 3));
+    fillCase(r, c, i % 2 == 1, i % 4 == 3);
+    expectSame(c);
+  }
+  EXPECT_EQ(compared_, 16);
+}
+
 // MobileNet v1's first depthwise layer: 112×112×32, 3×3, stride 1, SAME padding. 12544 output
 // pixels per block need 13 row bands of the 1024-row accumulator.
 TEST_F(Depthwise, MobileNetLayer112x112x32IsTiled) {

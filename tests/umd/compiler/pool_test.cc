@@ -214,6 +214,21 @@ TEST_F(Pool, RandomCasesMatchCpuReference) {
   EXPECT_EQ(compared_, 32);
 }
 
+// Random inputs larger than the scratchpad (up to 150×150), kernels up to 9, all paddings the
+// POOL command takes: row and column tiles whose windows start in the padding or mid-input.
+TEST_F(Pool, RandomTiledCasesMatchCpuReference) {
+  RandomSource r(2828);
+  for (int i = 0; i < 12; ++i) {
+    PoolCase c = randomCase(r, i % 2 == 0, i % 4 >= 2, 9, 150);
+    c.height = std::max(c.height, 90u);
+    c.width = std::max(c.width, 90u);
+    c.channels = r.uniform(1, 100);
+    c.inputData = r.bytes(size_t{c.height} * c.width * c.channels);
+    expectSame(c, {}, 2);
+  }
+  EXPECT_EQ(compared_, 12);
+}
+
 // The small configuration s8: 8-channel blocks and a 64 KiB scratchpad.
 TEST_F(Pool, SmallConfigurationS8) {
   std::string error;
