@@ -159,6 +159,8 @@ inline hal::Result<Lowered> lower(ConvLayer layer, const std::vector<uint8_t>& i
   }
   CommandBuilder builder(s16());
   ConstantPool pool(2);
+  const std::vector<uint8_t> earlier{1, 2, 3, 4, 5};  // a previous layer's constants: the layer's start later
+  pool.add(earlier, 1);
   LoweringContext context{.builder = builder, .constants = pool, .config = s16(), .barrierPending = false};
   if (barrier) {
     // A previous layer whose last store signalled STORE_TO_COMPUTE: a store of nothing useful.

@@ -304,6 +304,7 @@ TEST_F(LowerConv, RejectsWhatTheHardwareCannotDo) {
     ASSERT_FALSE(r.ok()) << "expected an error mentioning '" << needle << "'";
     EXPECT_NE(r.error().message.find(needle), std::string::npos) << r.error().message;
     EXPECT_EQ(builder.commandCount(), 0u) << "nothing emitted for a refused layer";
+    EXPECT_TRUE(pool.bytes().empty()) << "no constants added for a refused layer";
   };
   ConvCase wideKernel = shape(8, 20, 4, 4, 17, 1, 0);
   gen.fill(wideKernel, false, false);

@@ -466,7 +466,10 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     std::vector<Unit> units;
     for (uint32_t s = 0; s < steps.size(); ++s) {
       const uint64_t k = key(steps[s]);
-      if (units.empty() || units.back().key != k) units.push_back({.key = k, .firstStep = s, .lastStep = s, .lastLoad = {}, .lastReader = {}, .blockLoads = {}});
+      if (units.empty() || units.back().key != k) {
+        units.push_back(
+            {.key = k, .firstStep = s, .lastStep = s, .lastLoad = {}, .lastReader = {}, .blockLoads = {}});
+      }
       units.back().lastStep = s;
       unitOfStep.push_back(static_cast<uint32_t>(units.size() - 1));
     }
@@ -476,15 +479,18 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   std::vector<Unit> inUnits = makeUnits(inputKey, inUnitOf);
   std::vector<Unit> constUnits = makeUnits(constKey, constUnitOf);
 
-  // ---- Constants into the pool.
-  const uint64_t constOffset = context.constants.add(constants, dim);
+  // ---- Constants: where ConstantPool::add will put them (added only once the layer is accepted,
+  // so that a refused layer leaves the pool as it was).
+  const uint64_t constOffset = ceilDiv(context.constants.bytes().size(), dim) * dim;
   if (constOffset + constants.size() > std::numeric_limits<uint32_t>::max()) {
     return hal::invalidArgument("conv: constants beyond byte 2^32 of the constant region");
   }
 
   LayerStats stats;
   stats.constantBytes = constants.size();
-  SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
+  // The barrier (beginLayer) is emitted once the layer's commands are known to be acceptable; its
+  // COMPUTE_TO_LOAD goes to the layer's first load.
+  const uint32_t firstWait = context.barrierPending ? kComputeToLoad : 0u;
   Schedule sched;
   bool firstLoad = true;
   auto addLoad = [&](const DmaLoad& load) {
@@ -603,7 +609,6 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
           nextConst < constUnits.size() &&
           (nextConst < plan.constRing || int64_t{constUnits[nextConst - plan.constRing].lastStep} <= afterStep);
       if (!inReady && !constReady) return;
-      // The unit needed first goes first.
       // The unit needed first goes first; on a tie the constants, so that the first MATMULs of a
       // block-by-block input unit need not wait for the weights after all of its blocks.
       const bool takeIn = inReady && (!constReady || inUnits[nextIn].firstStep < constUnits[nextConst].firstStep);
@@ -715,12 +720,23 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   // The layer's one outstanding token: its last store signals STORE_TO_COMPUTE.
   sched[*lastStore].deps.signal |= kStoreToCompute;
 
+  // Checked before any is added, so that a refused layer leaves the builder as it was.
+  for (size_t i = 0; i < sched.size(); ++i) {
+    if (auto error = checkCommand(sched[i].command, sched[i].deps, config)) {
+      return hal::invalidArgument("conv: command {} of the layer ({}): {}", i, mnemonicOf(sched[i].command),
+                                  error->message);
+    }
+  }
+  if (context.constants.add(constants, dim) != constOffset) {
+    return hal::generalFailure("conv: the constant pool placed the constants elsewhere");
+  }
+  SABLE_ASSIGN_OR_RETURN(const uint32_t barrierWait, beginLayer(context));
+  if (barrierWait != firstWait) return hal::generalFailure("conv: beginLayer returned unexpected wait bits");
   for (const StreamCommand& c : sched.commands()) SABLE_TRY(context.builder.add(c.command, c.deps));
   endLayer(context);
   stats.tiles = static_cast<uint32_t>(steps.size());
   stats.commands = static_cast<uint32_t>(sched.size());
-  stats.macs = uint64_t{original.output.n} * oh * ow * out.c * taps * cinG;
-  if (lp != &original) stats.macs = uint64_t{oh} * ow * out.c * taps * cinG;
+  stats.macs = uint64_t{in.n} * oh * ow * out.c * taps * cinG;  // (folded: n = 1, h = the batch)
   return stats;
 }
 
