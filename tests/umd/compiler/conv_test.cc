@@ -339,6 +339,43 @@ TEST_F(LowerConv, RejectsWhatTheHardwareCannotDo) {
   expectError(type, "differ");
 }
 
+// A depthwise layer handed to lowerConv goes to lowerDepthwise (the vector unit): bit-exact.
+TEST_F(LowerConv, DispatchesDepthwise) {
+  checkSpread_ = false;
+  Generator gen(17);
+  devicetest::DepthwiseCase d;
+  d.height = 9;
+  d.width = 8;
+  d.channels = 20;
+  d.kernelH = d.kernelW = 3;
+  d.padTop = d.padBottom = d.padLeft = d.padRight = 1;
+  d.input = {OperandType::TENSOR_QUANT8_ASYMM, 0.03f, 120};
+  d.filter = {OperandType::TENSOR_QUANT8_ASYMM, 0.01f, 128};
+  d.output = {OperandType::TENSOR_QUANT8_ASYMM, 0.03f * 0.01f * 74.0f * 74.0f * 3.0f * 2.5f / 128.0f, 128};
+  d.inputData = gen.bytes(size_t{9} * 8 * 20);
+  d.filterData = gen.bytes(size_t{9} * 20);
+  for (uint32_t ch = 0; ch < 20; ++ch) d.bias.push_back(static_cast<int32_t>(gen.uniform(0, 2000)) - 1000);
+  auto cpu = testing::runOnCpu(devicetest::depthwiseModel(d), {d.inputData});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  ConvLayer l;
+  l.input = {.n = 1, .h = 9, .w = 8, .c = 20, .quant = toQuantization(d.input)};
+  l.output = {.n = 1, .h = d.outHeight(), .w = d.outWidth(), .c = 20, .quant = toQuantization(d.output)};
+  l.filterQuant = toQuantization(d.filter);
+  l.filter = d.filterData;
+  l.bias = d.bias;
+  l.geometry = {.kernelH = 3, .kernelW = 3, .padTop = 1, .padBottom = 1, .padLeft = 1, .padRight = 1};
+  l.depthwise = true;
+  auto lowered = lower(l, d.inputData);
+  ASSERT_TRUE(lowered.ok()) << "lowerConv → lowerDepthwise: " << lowered.error().message;
+  auto npu = runJob(*device_, lowered->job);
+  ASSERT_TRUE(npu.ok()) << npu.error().message;
+  const auto actual = gather(npu->outputs[0], uint64_t{d.outHeight()} * d.outWidth(), 20, 20, 0);
+  EXPECT_EQ(compareBytes((*cpu)[0].bytes, actual), "") << "depthwise 9×8×20 3×3 through lowerConv";
+  EXPECT_FALSE(std::any_of(lowered->commands.begin(), lowered->commands.end(), [](const StreamCommand& c) {
+    return std::holds_alternative<Matmul>(c.command);
+  })) << "a depthwise layer runs on the vector unit, not the array";
+}
+
 // MobileNet v1's 14×14×512 → 512 pointwise layer: prints MACS / (CYCLES × 256) of the cycle model.
 TEST_F(LowerConv, MobileNetPointwiseUtilization) {
   checkSpread_ = false;
