@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -37,10 +38,20 @@ namespace wire = sable::wire;
 
 namespace {
 
-thread_local std::string tLastError;
+// The calling thread's last error message. A plain character array, not a std::string: a
+// thread_local with a destructor is gone before static objects of the main thread are destroyed,
+// and a device closed from such a destructor must still be able to touch it.
+constexpr size_t kLastErrorBytes = 512;
+thread_local char tLastError[kLastErrorBytes] = "";
 
-int fail(int error, std::string message) {
-  tLastError = std::move(message);
+void setLastError(const char* text, size_t length) {
+  length = std::min(length, kLastErrorBytes - 1);
+  std::memcpy(tLastError, text, length);
+  tLastError[length] = '\0';
+}
+
+int fail(int error, const std::string& message) {
+  setLastError(message.data(), message.size());
   return -error;
 }
 
@@ -157,8 +168,7 @@ int sable_shim_device::callOn(wire::ClientSlot* slot, wire::Request& request, vo
   const int result = slot->reply.result;
   if (out != nullptr && outBytes != 0) std::memcpy(out, slot->reply.arg, outBytes);
   if (result != 0) {
-    tLastError.assign(slot->reply.message,
-                      strnlen(slot->reply.message, sizeof slot->reply.message));
+    setLastError(slot->reply.message, strnlen(slot->reply.message, sizeof slot->reply.message));
   }
   return result;
 }
@@ -293,7 +303,7 @@ int spawnServer(const std::string& name, pid_t* out) {
 
 extern "C" {
 
-const char* sable_shim_last_error(void) { return tLastError.c_str(); }
+const char* sable_shim_last_error(void) { return tLastError; }
 
 int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device** out) {
   if (out == nullptr) return fail(EINVAL, "sable_shim_open: out is NULL");
@@ -494,7 +504,7 @@ void sable_shim_close(struct sable_shim_device* device) {
     request.code = wire::kRequestClose;
     const std::string keep = tLastError;  // closing does not change the last error
     device->callOn(device->slots.front(), request, nullptr, 0);
-    tLastError = keep;
+    setLastError(keep.data(), keep.size());
     device->connected = false;
   }
   for (wire::ClientSlot* slot : device->slots) slot->pid.store(0, std::memory_order_release);
