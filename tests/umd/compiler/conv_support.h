@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,7 +32,23 @@ using hal::OperandType;
 
 inline const sable_hw_config& s16() { return *findConfig("s16"); }
 
-inline umd::Device* device(std::string* error) { return devicetest::sharedTestDevice(error); }
+// A sable-simd for the test suite, spawned by the shim as devicetest::sharedTestDevice does, but
+// owned by the suite and closed in TearDownTestSuite: the shared one is destroyed by an exit
+// handler after the shim's own statics, which AddressSanitizer reports as a use after free.
+inline std::unique_ptr<umd::Device> openDevice(std::string* error) {
+  if (access(SABLE_SIMD_PATH, X_OK) != 0) {
+    *error = "sable-simd is not built (" SABLE_SIMD_PATH ")";
+    return nullptr;
+  }
+  setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+  setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);  // containers often have a 64 MiB /dev/shm
+  auto opened = umd::Device::open({.name = fmt::format("npu-conv-test-{}", getpid()), .spawn = true});
+  if (!opened.ok()) {
+    *error = opened.error().message;
+    return nullptr;
+  }
+  return std::make_unique<umd::Device>(std::move(*opened));
+}
 
 // Random data and quantization that keep the outputs spread over the type's range.
 class Generator {

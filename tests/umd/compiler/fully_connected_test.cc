@@ -8,7 +8,8 @@ namespace {
 
 class LowerFullyConnected : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { device_ = device(&openError_); }
+  static void SetUpTestSuite() { device_ = openDevice(&openError_); }
+  static void TearDownTestSuite() { device_.reset(); }
   void SetUp() override {
     if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
     ASSERT_NE(device_, nullptr) << "cannot open the device: " << openError_;
@@ -42,7 +43,7 @@ class LowerFullyConnected : public ::testing::Test {
     EXPECT_GE(values, 32) << "the cases produced only " << values << " distinct output values";
   }
 
-  static inline umd::Device* device_ = nullptr;
+  static inline std::unique_ptr<umd::Device> device_;
   static inline std::string openError_;
   bool distinct_[256] = {};
 };
