@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "sable/umd/compiler/layer.h"
+#include "lowerings.h"
 
 namespace sable::umd::compiler {
 namespace {
@@ -248,33 +248,10 @@ hal::Result<LayerStats> emitPool(LoweringContext& context, const PoolLayer& laye
 
   auto emitStores = [&](uint32_t t) -> hal::Result<void> {
     const Tile& tile = tiles[t];
-    const uint32_t pixels = tile.th * tile.tw;
-    const uint32_t full = channels(tile.b0 + tile.nb - 1) == dim ? tile.nb : tile.nb - 1;
-    const uint64_t base = out.offset + uint64_t{tile.batch} * out.imageBytes() + uint64_t{tile.y0} * out.rowBytes() +
-                          uint64_t{tile.x0} * out.pitch();
-    auto store = [&](uint32_t firstBlock, uint32_t planes) {
-      return DmaStore{.sp_addr = outBuf[t % buffers] + (firstBlock - tile.b0) * pixels,
-                      .dram_offset = static_cast<uint32_t>(base + uint64_t{firstBlock} * dim),
-                      .region = out.region,
-                      .elem_bytes = channels(firstBlock),
-                      .nx = tile.tw,
-                      .ny = tile.th,
-                      .nz = planes,
-                      .dram_stride_x = out.pitch(),
-                      .dram_stride_y = static_cast<uint32_t>(out.rowBytes()),
-                      .dram_stride_z = planes > 1 ? dim : 0};
-    };
-    std::vector<DmaStore> stores;
-    if (full > 0) stores.push_back(store(tile.b0, full));
-    if (full < tile.nb) stores.push_back(store(tile.b0 + full, 1));
-    for (size_t i = 0; i < stores.size(); ++i) {
-      const bool last = i + 1 == stores.size();
-      const Deps deps{.wait = i == 0 ? kComputeToStore : 0u,
-                      .signal = last && (t + buffers < count || t + 1 == count) ? kStoreToCompute : 0u};
-      stats.dramBytesWritten += uint64_t{stores[i].elem_bytes} * stores[i].nx * stores[i].ny * stores[i].nz;
-      SABLE_TRY(builder.add(stores[i], deps));
-    }
-    return {};
+    return storeOutputTile(builder, stats, out,
+                           {.spAddr = outBuf[t % buffers], .batch = tile.batch, .y0 = tile.y0, .x0 = tile.x0,
+                            .th = tile.th, .tw = tile.tw, .b0 = tile.b0, .nb = tile.nb},
+                           dim, t + buffers < count || t + 1 == count);
   };
 
   SABLE_TRY(emitLoads(0));
@@ -290,18 +267,8 @@ hal::Result<LayerStats> emitPool(LoweringContext& context, const PoolLayer& laye
 
 }  // namespace
 
-// The layer is built on copies of the builder and the constant pool, so that a layer rejected
-// half-way (a field out of range that the checks above missed) leaves both untouched.
 hal::Result<LayerStats> lowerPool(LoweringContext& context, const PoolLayer& layer) {
-  CommandBuilder builder = context.builder;
-  ConstantPool constants = context.constants;
-  LoweringContext local{.builder = builder, .constants = constants, .config = context.config,
-                        .barrierPending = context.barrierPending};
-  SABLE_ASSIGN_OR_RETURN(LayerStats stats, emitPool(local, layer));
-  context.builder = std::move(builder);
-  context.constants = std::move(constants);
-  context.barrierPending = local.barrierPending;
-  return stats;
+  return lowerAtomically(context, [&](LoweringContext& local) { return emitPool(local, layer); });
 }
 
 }  // namespace sable::umd::compiler

@@ -10,3 +10,37 @@ namespace sable::umd::compiler {
 hal::Result<LayerStats> lowerDepthwise(LoweringContext& context, const ConvLayer& layer);
 
 }  // namespace sable::umd::compiler
+
+namespace sable::umd::compiler {
+
+// Runs `emit(LoweringContext&)` on copies of the context's builder and constant pool and keeps
+// them only when it succeeds, so that a layer refused half-way leaves the stream untouched.
+template <typename Emit>
+hal::Result<LayerStats> lowerAtomically(LoweringContext& context, Emit&& emit) {
+  CommandBuilder builder = context.builder;
+  ConstantPool constants = context.constants;
+  LoweringContext local{.builder = builder, .constants = constants, .config = context.config,
+                        .barrierPending = context.barrierPending};
+  SABLE_ASSIGN_OR_RETURN(LayerStats stats, emit(local));
+  context.builder = std::move(builder);
+  context.constants = std::move(constants);
+  context.barrierPending = local.barrierPending;
+  return stats;
+}
+
+// One output tile of the vector unit's lowerings in the scratchpad: nb channel blocks from block
+// b0, each a th × tw plane of lines from spAddr; block b holds `lanes` channels of the output
+// from channel b·lanes (fewer in the last block).
+struct OutputTile {
+  uint32_t spAddr = 0;
+  uint32_t batch = 0, y0 = 0, x0 = 0, th = 1, tw = 1;
+  uint32_t b0 = 0, nb = 1;
+};
+
+// Stores the tile into `out`: the full blocks in one 3-D DMA_STORE, a partial last block in a
+// second. The first waits COMPUTE_TO_STORE; the last signals STORE_TO_COMPUTE when
+// `signalLast` (its buffer is reused by a later tile, or it ends the layer).
+hal::Result<void> storeOutputTile(CommandBuilder& builder, LayerStats& stats, const TensorView& out,
+                                  const OutputTile& tile, uint32_t lanes, bool signalLast);
+
+}  // namespace sable::umd::compiler

@@ -1,0 +1,40 @@
+// Storing a vector-unit output tile (lowerings.h).
+#include <algorithm>
+#include <vector>
+
+#include "lowerings.h"
+
+namespace sable::umd::compiler {
+
+hal::Result<void> storeOutputTile(CommandBuilder& builder, LayerStats& stats, const TensorView& out,
+                                  const OutputTile& tile, uint32_t lanes, bool signalLast) {
+  const uint32_t pixels = tile.th * tile.tw;
+  auto channels = [&](uint32_t b) { return std::min(lanes, out.c - b * lanes); };
+  const uint32_t full = channels(tile.b0 + tile.nb - 1) == lanes ? tile.nb : tile.nb - 1;
+  const uint64_t base = out.offset + uint64_t{tile.batch} * out.imageBytes() + uint64_t{tile.y0} * out.rowBytes() +
+                        uint64_t{tile.x0} * out.pitch();
+  auto store = [&](uint32_t firstBlock, uint32_t planes) {
+    return DmaStore{.sp_addr = tile.spAddr + (firstBlock - tile.b0) * pixels,
+                    .dram_offset = static_cast<uint32_t>(base + uint64_t{firstBlock} * lanes),
+                    .region = out.region,
+                    .elem_bytes = channels(firstBlock),
+                    .nx = tile.tw,
+                    .ny = tile.th,
+                    .nz = planes,
+                    .dram_stride_x = out.pitch(),
+                    .dram_stride_y = static_cast<uint32_t>(out.rowBytes()),
+                    .dram_stride_z = planes > 1 ? lanes : 0};
+  };
+  std::vector<DmaStore> stores;
+  if (full > 0) stores.push_back(store(tile.b0, full));
+  if (full < tile.nb) stores.push_back(store(tile.b0 + full, 1));
+  for (size_t i = 0; i < stores.size(); ++i) {
+    const bool last = i + 1 == stores.size();
+    const Deps deps{.wait = i == 0 ? kComputeToStore : 0u, .signal = last && signalLast ? kStoreToCompute : 0u};
+    stats.dramBytesWritten += uint64_t{stores[i].elem_bytes} * stores[i].nx * stores[i].ny * stores[i].nz;
+    SABLE_TRY(builder.add(stores[i], deps));
+  }
+  return {};
+}
+
+}  // namespace sable::umd::compiler
