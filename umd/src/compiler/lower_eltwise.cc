@@ -18,6 +18,7 @@
 #include <limits>
 #include <optional>
 
+#include "lowerings.h"
 #include "sable/umd/compiler/layer.h"
 
 namespace sable::umd::compiler {
@@ -27,52 +28,7 @@ using hal::OperationType;
 
 constexpr int kAddLeftShift = 20;  // NNAPI's ADD/SUB headroom
 
-// A piece of the output: channel block `block`, images n0..n0+tn, rows y0..y0+th, columns
-// x0..x0+tw.
-struct Box {
-  uint32_t block = 0;
-  uint32_t n0 = 0, tn = 1, y0 = 0, th = 1, x0 = 0, tw = 1;
-  uint32_t lines() const { return tn * th * tw; }
-};
-
-// The output cut into boxes of at most `maxLines` lines: as many whole images as fit, else whole
-// rows, else pieces of a row.
-std::vector<Box> outputBoxes(const TensorView& out, uint32_t dim, uint32_t maxLines) {
-  std::vector<Box> boxes;
-  const uint32_t blocks = (out.c + dim - 1) / dim;
-  const uint64_t image = uint64_t{out.h} * out.w;
-  for (uint32_t block = 0; block < blocks; ++block) {
-    if (image <= maxLines) {
-      const auto per = static_cast<uint32_t>(maxLines / image);
-      for (uint32_t n = 0; n < out.n; n += per) {
-        boxes.push_back({.block = block, .n0 = n, .tn = std::min(per, out.n - n), .th = out.h, .tw = out.w});
-      }
-    } else if (out.w <= maxLines) {
-      const uint32_t per = maxLines / out.w;
-      for (uint32_t n = 0; n < out.n; ++n) {
-        for (uint32_t y = 0; y < out.h; y += per) {
-          boxes.push_back({.block = block, .n0 = n, .y0 = y, .th = std::min(per, out.h - y), .tw = out.w});
-        }
-      }
-    } else {
-      for (uint32_t n = 0; n < out.n; ++n) {
-        for (uint32_t y = 0; y < out.h; ++y) {
-          for (uint32_t x = 0; x < out.w; x += maxLines) {
-            boxes.push_back({.block = block, .n0 = n, .y0 = y, .x0 = x, .tw = std::min(maxLines, out.w - x)});
-          }
-        }
-      }
-    }
-  }
-  return boxes;
-}
-
-hal::Result<uint32_t> field32(uint64_t value, const char* what) {
-  if (value > std::numeric_limits<uint32_t>::max()) {
-    return hal::invalidArgument("ELTWISE: {} {} does not fit the DMA's 32-bit field", what, value);
-  }
-  return static_cast<uint32_t>(value);
-}
+hal::Result<uint32_t> field32(uint64_t value, const char* what) { return dmaField32(value, "ELTWISE", what); }
 
 // The load of operand x for output box `box` (sp_addr left to the caller); `single` when one
 // line serves the whole box.
@@ -269,10 +225,10 @@ hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLaye
       flats.push_back(flatView(layer.b, skip, lines, bytes));
       flats.push_back(flatView(layer.output, skip, lines, bytes));
       const TensorView* views = &flats[flats.size() - 3];
-      for (const Box& box : outputBoxes(views[2], dim, maxLines)) pieces.push_back({&views[0], &views[1], &views[2], box});
+      for (const Box& box : tensorBoxes(views[2], dim, maxLines)) pieces.push_back({&views[0], &views[1], &views[2], box});
     }
   } else {
-    for (const Box& box : outputBoxes(layer.output, dim, maxLines)) {
+    for (const Box& box : tensorBoxes(layer.output, dim, maxLines)) {
       pieces.push_back({&layer.a, &layer.b, &layer.output, box});
     }
   }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lowerings.h"
 #include "sable/umd/compiler/layer.h"
 #include "sable/umd/compiler/tables.h"
 
@@ -109,50 +110,7 @@ hal::Result<LutTable> activationTable(OperationType operation, const Quantizatio
 
 namespace {
 
-// A piece of the tensor: channel block `block`, images n0..n0+tn, rows y0..y0+th, columns
-// x0..x0+tw.
-struct Box {
-  uint32_t block = 0;
-  uint32_t n0 = 0, tn = 1, y0 = 0, th = 1, x0 = 0, tw = 1;
-  uint32_t lines() const { return tn * th * tw; }
-};
-
-std::vector<Box> boxes(const TensorView& v, uint32_t dim, uint32_t maxLines) {
-  std::vector<Box> out;
-  const uint32_t blocks = (v.c + dim - 1) / dim;
-  const uint64_t image = uint64_t{v.h} * v.w;
-  for (uint32_t block = 0; block < blocks; ++block) {
-    if (image <= maxLines) {
-      const auto per = static_cast<uint32_t>(maxLines / image);
-      for (uint32_t n = 0; n < v.n; n += per) {
-        out.push_back({.block = block, .n0 = n, .tn = std::min(per, v.n - n), .th = v.h, .tw = v.w});
-      }
-    } else if (v.w <= maxLines) {
-      const uint32_t per = maxLines / v.w;
-      for (uint32_t n = 0; n < v.n; ++n) {
-        for (uint32_t y = 0; y < v.h; y += per) {
-          out.push_back({.block = block, .n0 = n, .y0 = y, .th = std::min(per, v.h - y), .tw = v.w});
-        }
-      }
-    } else {
-      for (uint32_t n = 0; n < v.n; ++n) {
-        for (uint32_t y = 0; y < v.h; ++y) {
-          for (uint32_t x = 0; x < v.w; x += maxLines) {
-            out.push_back({.block = block, .n0 = n, .y0 = y, .x0 = x, .tw = std::min(maxLines, v.w - x)});
-          }
-        }
-      }
-    }
-  }
-  return out;
-}
-
-hal::Result<uint32_t> field32(uint64_t value, const char* what) {
-  if (value > std::numeric_limits<uint32_t>::max()) {
-    return hal::invalidArgument("LUT: {} {} does not fit the DMA's 32-bit field", what, value);
-  }
-  return static_cast<uint32_t>(value);
-}
+hal::Result<uint32_t> field32(uint64_t value, const char* what) { return dmaField32(value, "LUT", what); }
 
 // The box's place in `v`: byte offset of its first element and the three strides.
 struct Placement {
@@ -234,7 +192,7 @@ hal::Result<LayerStats> lowerLut(LoweringContext& context, const LutLayer& layer
   };
   std::vector<Piece> pieces;
   for (const auto& [from, to] : views) {
-    for (const Box& box : boxes(from, dim, maxLines)) {
+    for (const Box& box : tensorBoxes(from, dim, maxLines)) {
       SABLE_ASSIGN_OR_RETURN(const Placement p, place(from, box, dim));
       SABLE_ASSIGN_OR_RETURN(const Placement q, place(to, box, dim));
       pieces.push_back({p, q, box, from.region, to.region});

@@ -1,6 +1,8 @@
 // Lowerings private to the compiler: the ones lowerConv dispatches to.
 #pragma once
 
+#include <vector>
+
 #include "sable/umd/compiler/layer.h"
 
 namespace sable::umd::compiler {
@@ -42,5 +44,20 @@ struct OutputTile {
 // `signalLast` (its buffer is reused by a later tile, or it ends the layer).
 hal::Result<void> storeOutputTile(CommandBuilder& builder, LayerStats& stats, const TensorView& out,
                                   const OutputTile& tile, uint32_t lanes, bool signalLast);
+
+// A piece of an element-wise layer's tensor: channel block `block`, images n0..n0+tn, rows
+// y0..y0+th, columns x0..x0+tw.
+struct Box {
+  uint32_t block = 0;
+  uint32_t n0 = 0, tn = 1, y0 = 0, th = 1, x0 = 0, tw = 1;
+  uint32_t lines() const { return tn * th * tw; }
+};
+
+// `v` cut into boxes of at most `maxLines` lines, channel block by channel block of `dim`
+// channels: as many whole images as fit, else whole rows, else pieces of a row.
+std::vector<Box> tensorBoxes(const TensorView& v, uint32_t dim, uint32_t maxLines);
+
+// `value` as a 32-bit DMA field, or an error naming the command (`op`) and the field.
+hal::Result<uint32_t> dmaField32(uint64_t value, const char* op, const char* what);
 
 }  // namespace sable::umd::compiler

@@ -1,5 +1,6 @@
-// Storing a vector-unit output tile (lowerings.h).
+// Tiling helpers shared by the lowerings (lowerings.h).
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "lowerings.h"
@@ -35,6 +36,43 @@ hal::Result<void> storeOutputTile(CommandBuilder& builder, LayerStats& stats, co
     SABLE_TRY(builder.add(stores[i], deps));
   }
   return {};
+}
+
+std::vector<Box> tensorBoxes(const TensorView& v, uint32_t dim, uint32_t maxLines) {
+  std::vector<Box> out;
+  const uint32_t blocks = (v.c + dim - 1) / dim;
+  const uint64_t image = uint64_t{v.h} * v.w;
+  for (uint32_t block = 0; block < blocks; ++block) {
+    if (image <= maxLines) {
+      const auto per = static_cast<uint32_t>(maxLines / image);
+      for (uint32_t n = 0; n < v.n; n += per) {
+        out.push_back({.block = block, .n0 = n, .tn = std::min(per, v.n - n), .th = v.h, .tw = v.w});
+      }
+    } else if (v.w <= maxLines) {
+      const uint32_t per = maxLines / v.w;
+      for (uint32_t n = 0; n < v.n; ++n) {
+        for (uint32_t y = 0; y < v.h; y += per) {
+          out.push_back({.block = block, .n0 = n, .y0 = y, .th = std::min(per, v.h - y), .tw = v.w});
+        }
+      }
+    } else {
+      for (uint32_t n = 0; n < v.n; ++n) {
+        for (uint32_t y = 0; y < v.h; ++y) {
+          for (uint32_t x = 0; x < v.w; x += maxLines) {
+            out.push_back({.block = block, .n0 = n, .y0 = y, .x0 = x, .tw = std::min(maxLines, v.w - x)});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+hal::Result<uint32_t> dmaField32(uint64_t value, const char* op, const char* what) {
+  if (value > std::numeric_limits<uint32_t>::max()) {
+    return hal::invalidArgument("{}: {} {} does not fit the DMA's 32-bit field", op, what, value);
+  }
+  return static_cast<uint32_t>(value);
 }
 
 }  // namespace sable::umd::compiler
