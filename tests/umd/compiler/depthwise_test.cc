@@ -19,6 +19,7 @@
 #include "model_builder.h"
 #include "npu_lowering.h"
 #include "npu_test_device.h"
+#include "stream_checks.h"
 #include "sable/isa_arith.h"
 #include "sable/umd/compiler/layer.h"
 
@@ -83,6 +84,10 @@ hal::Result<Lowered> lower(const DepthwiseCase& c, const Placement& p = {}, cons
   Lowered lowered;
   lowered.stats = stats;
   lowered.commands = builder.commands();
+  // Every buffer the lowering reuses must be guarded by tokens (checked independently of it).
+  if (std::string race = devicetest::findScratchpadRace(lowered.commands, hw); !race.empty()) {
+    return hal::generalFailure("scratchpad race: {}", race);
+  }
   SABLE_ASSIGN_OR_RETURN(lowered.job.stream, builder.finish());
 
   // The input at its offset and pitch; bytes around it are a pattern the NPU must not read into

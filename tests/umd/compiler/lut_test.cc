@@ -16,6 +16,7 @@
 #include "model_builder.h"
 #include "npu_lowering.h"
 #include "npu_test_device.h"
+#include "stream_checks.h"
 #include "sable/umd/compiler/layer.h"
 #include "sable/umd/compiler/tables.h"
 
@@ -130,94 +131,6 @@ TEST(LutTables, RejectsWhatHasNoTable) {
 
 // ---- lowerLut on the device -------------------------------------------------------------------
 
-// Scratchpad races: two commands of different queues that touch overlapping scratchpad lines, one
-// of them writing, must be ordered by queue order and tokens (the n-th wait on a channel takes the
-// n-th signal, signals of one channel coming from one in-order queue). Returns the first race, or
-// "". Written for this test, independently of the lowering.
-std::string findRace(const std::vector<StreamCommand>& commands, uint32_t dim) {
-  struct Access {
-    uint64_t begin, end;
-    bool write;
-  };
-  const auto span = [](uint64_t first, uint64_t count, uint64_t stride) {
-    return Access{first, first + (count - 1) * stride + 1, false};
-  };
-  const auto accessesOf = [&](const Command& c) {
-    std::vector<Access> a;
-    if (const auto* l = std::get_if<DmaLoad>(&c)) {
-      const uint64_t lines = uint64_t{l->nz} * (l->pad_top + l->ny + l->pad_bottom) * (l->pad_left + l->nx + l->pad_right);
-      a.push_back({l->sp_addr, l->sp_addr + lines, true});
-    } else if (const auto* s = std::get_if<DmaStore>(&c)) {
-      a.push_back({s->sp_addr, s->sp_addr + uint64_t{s->nz} * s->ny * s->nx, false});
-    } else if (const auto* e = std::get_if<umd::Eltwise>(&c)) {
-      a.push_back(span(e->input_a_addr, e->count, e->input_a_stride));
-      a.push_back(span(e->input_b_addr, e->count, e->input_b_stride));
-      a.push_back({e->param_addr, e->param_addr + sable_eltwise_param_lines(dim), false});
-      Access out = span(e->output_addr, e->count, e->output_stride);
-      out.write = true;
-      a.push_back(out);
-    } else if (const auto* t = std::get_if<Lut>(&c)) {
-      a.push_back(span(t->input_addr, t->count, t->input_stride));
-      a.push_back({t->table_addr, t->table_addr + SABLE_LUT_ENTRIES / dim, false});
-      Access out = span(t->output_addr, t->count, t->output_stride);
-      out.write = true;
-      a.push_back(out);
-    }
-    return a;
-  };
-  const auto queueOf = [](const Command& c) {
-    return std::holds_alternative<DmaLoad>(c) ? 0 : std::holds_alternative<DmaStore>(c) ? 2 : 1;
-  };
-  // finished[i][q]: commands of queue q certainly finished when command i starts.
-  const size_t n = commands.size();
-  std::vector<std::array<int64_t, 3>> finished(n);
-  std::vector<int64_t> position(n);
-  std::array<int64_t, 3> count{};
-  std::array<int64_t, 3> last{-1, -1, -1};
-  std::array<std::vector<size_t>, SABLE_DEP_CHANNELS> signals;
-  std::array<size_t, SABLE_DEP_CHANNELS> taken{};
-  for (size_t i = 0; i < n; ++i) {
-    const int q = queueOf(commands[i].command);
-    position[i] = count[q]++;
-    std::array<int64_t, 3> f{};
-    if (last[q] >= 0) {
-      f = finished[static_cast<size_t>(last[q])];
-      f[q] = std::max(f[q], position[static_cast<size_t>(last[q])] + 1);
-    }
-    for (uint32_t ch = 0; ch < SABLE_DEP_CHANNELS; ++ch) {
-      if (!(commands[i].deps.wait >> ch & 1u)) continue;
-      const size_t k = taken[ch]++;
-      if (k >= signals[ch].size()) continue;  // from before these commands, or a later one: no order assumed
-      const size_t p = signals[ch][k];
-      const int pq = queueOf(commands[p].command);
-      for (int j = 0; j < 3; ++j) f[j] = std::max(f[j], finished[p][j]);
-      f[pq] = std::max(f[pq], position[p] + 1);
-    }
-    finished[i] = f;
-    last[q] = static_cast<int64_t>(i);
-    for (uint32_t ch = 0; ch < SABLE_DEP_CHANNELS; ++ch) {
-      if (commands[i].deps.signal >> ch & 1u) signals[ch].push_back(i);
-    }
-  }
-  const auto before = [&](size_t a, size_t b) { return finished[b][queueOf(commands[a].command)] > position[a]; };
-  std::vector<std::vector<Access>> all(n);
-  for (size_t i = 0; i < n; ++i) all[i] = accessesOf(commands[i].command);
-  for (size_t a = 0; a < n; ++a) {
-    for (size_t b = a + 1; b < n; ++b) {
-      if (queueOf(commands[a].command) == queueOf(commands[b].command)) continue;
-      for (const Access& x : all[a]) {
-        for (const Access& y : all[b]) {
-          if ((x.write || y.write) && x.begin < y.end && y.begin < x.end && !before(a, b) && !before(b, a)) {
-            return fmt::format("commands {} ({}) and {} ({}) touch lines [{}, {}) and [{}, {}) unordered", a,
-                               mnemonicOf(commands[a].command), b, mnemonicOf(commands[b].command), x.begin, x.end,
-                               y.begin, y.end);
-          }
-        }
-      }
-    }
-  }
-  return "";
-}
 
 class LowerLut : public ::testing::Test {
  protected:
@@ -241,7 +154,7 @@ class LowerLut : public ::testing::Test {
     if (statsOut != nullptr) *statsOut = *stats;
     EXPECT_EQ(tokenBalance(builder.commands()), (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}))
         << "tokens signalled minus taken per channel (L2C, C2L, C2S, S2C)";
-    EXPECT_EQ(findRace(builder.commands(), config.array_dim), "");
+    EXPECT_EQ(devicetest::findScratchpadRace(builder.commands(), config), "");
     auto stream = builder.finish();
     EXPECT_TRUE(stream.ok()) << (stream.ok() ? "" : stream.error().message);
     if (!stream.ok()) return {};

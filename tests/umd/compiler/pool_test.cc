@@ -18,6 +18,7 @@
 #include "model_builder.h"
 #include "npu_lowering.h"
 #include "npu_test_device.h"
+#include "stream_checks.h"
 #include "sable/umd/compiler/layer.h"
 
 namespace sable::devicetest {
@@ -68,6 +69,10 @@ hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}, const sab
   Lowered lowered;
   lowered.stats = stats;
   lowered.commands = builder.commands();
+  // Every buffer the lowering reuses must be guarded by tokens (checked independently of it).
+  if (std::string race = devicetest::findScratchpadRace(lowered.commands, hw); !race.empty()) {
+    return hal::generalFailure("scratchpad race: {}", race);
+  }
   SABLE_ASSIGN_OR_RETURN(lowered.job.stream, builder.finish());
   const uint32_t inPitch = p.inputPitch != 0 ? p.inputPitch : c.channels;
   const uint64_t inPixels = uint64_t{p.batches} * c.height * c.width;
