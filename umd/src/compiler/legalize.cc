@@ -310,18 +310,6 @@ void placeForDryRun(Layer& layer) {
       layer);
 }
 
-hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer) {
-  return std::visit(
-      [&](const auto& l) -> hal::Result<LayerStats> {
-        using L = std::decay_t<decltype(l)>;
-        if constexpr (std::is_same_v<L, ConvLayer>) return lowerConv(context, l);
-        if constexpr (std::is_same_v<L, PoolLayer>) return lowerPool(context, l);
-        if constexpr (std::is_same_v<L, EltwiseLayer>) return lowerEltwise(context, l);
-        if constexpr (std::is_same_v<L, LutLayer>) return lowerLut(context, l);
-      },
-      layer);
-}
-
 }  // namespace
 
 hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t index) {
@@ -340,6 +328,18 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::MUL: return legalizeEltwise(r);
     default: return r.unsupported("not lowered to the NPU");
   }
+}
+
+hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer) {
+  return std::visit(
+      [&](const auto& l) -> hal::Result<LayerStats> {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, ConvLayer>) return lowerConv(context, l);
+        if constexpr (std::is_same_v<L, PoolLayer>) return lowerPool(context, l);
+        if constexpr (std::is_same_v<L, EltwiseLayer>) return lowerEltwise(context, l);
+        if constexpr (std::is_same_v<L, LutLayer>) return lowerLut(context, l);
+      },
+      layer);
 }
 
 std::vector<OperationSupport> supportedOperations(const hal::Model& model, const sable_hw_config& config) {

@@ -30,6 +30,9 @@ struct LegalizedLayer {
 // INVALID_ARGUMENT error saying why the NPU cannot run it.
 hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t index);
 
+// Lowers a legalized layer with the lowering of its kind.
+hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer);
+
 // For every operation of the main subgraph: can the NPU of `config` run it? With the reason when
 // it cannot (empty when it can).
 struct OperationSupport {

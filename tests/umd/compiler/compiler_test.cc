@@ -1,0 +1,129 @@
+// The compiler driver: whole models compiled into one program, run through the device and
+// compared bit for bit with the CPU reference.
+#include <unistd.h>
+
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "model_builder.h"
+#include "npu_lowering.h"
+#include "npu_test_device.h"
+#include "sable/umd/command_builder.h"
+#include "sable/umd/compiler/compiler.h"
+
+namespace sable::umd::compiler {
+namespace {
+
+using hal::OperandType;
+using hal::OperationType;
+using testing::ModelBuilder;
+
+constexpr auto kU8 = OperandType::TENSOR_QUANT8_ASYMM;
+constexpr auto kS8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+
+std::vector<uint8_t> randomBytes(std::mt19937& rng, size_t n) {
+  std::vector<uint8_t> v(n);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+std::vector<int32_t> randomBias(std::mt19937& rng, size_t n) {
+  std::vector<int32_t> v(n);
+  for (auto& b : v) b = static_cast<int32_t>(rng() % 4001) - 2000;
+  return v;
+}
+
+// A small network: 3×3 convolution (RELU), depthwise 3×3 stride 2 (SAME), 1×1 convolution, ADD
+// of a per-channel vector input, 2×2 average pooling.
+hal::Model chain(OperandType type, std::mt19937& rng) {
+  const int32_t zp = type == kU8 ? 128 : 0;
+  ModelBuilder b;
+  const uint32_t in = b.addInput(type, {1, 12, 12, 8}, 0.05f, zp);
+  const uint32_t f1 = b.addConstant(type, {20, 3, 3, 8}, randomBytes(rng, 20 * 9 * 8), 0.01f, zp);
+  const uint32_t b1 = b.addConstant(OperandType::TENSOR_INT32, {20}, randomBias(rng, 20), 0.05f * 0.01f);
+  const uint32_t t1 = b.addTemporary(type, {1, 12, 12, 20}, 0.2f, type == kU8 ? 0 : -128);
+  b.addOperation(OperationType::CONV_2D,
+                 {in, f1, b1, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(1),
+                  b.addInt32(1)},
+                 {t1});
+  const uint32_t f2 = b.addConstant(type, {1, 3, 3, 20}, randomBytes(rng, 9 * 20), 0.02f, zp);
+  const uint32_t b2 = b.addConstant(OperandType::TENSOR_INT32, {20}, randomBias(rng, 20), 0.2f * 0.02f);
+  const uint32_t t2 = b.addTemporary(type, {1, 6, 6, 20}, 0.3f, zp);
+  b.addOperation(OperationType::DEPTHWISE_CONV_2D,
+                 {t1, f2, b2, b.addInt32(1), b.addInt32(2), b.addInt32(2), b.addInt32(1), b.addInt32(0)}, {t2});
+  const uint32_t f3 = b.addConstant(type, {24, 1, 1, 20}, randomBytes(rng, 24 * 20), 0.01f, zp);
+  const uint32_t b3 = b.addConstant(OperandType::TENSOR_INT32, {24}, randomBias(rng, 24), 0.3f * 0.01f);
+  const uint32_t t3 = b.addTemporary(type, {1, 6, 6, 24}, 0.25f, zp);
+  b.addOperation(OperationType::CONV_2D,
+                 {t2, f3, b3, b.addInt32(2), b.addInt32(1), b.addInt32(1), b.addInt32(0)}, {t3});
+  const uint32_t vec = b.addInput(type, {24}, 0.1f, zp);
+  const uint32_t t4 = b.addTemporary(type, {1, 6, 6, 24}, 0.3f, zp);
+  b.addOperation(OperationType::ADD, {t3, vec, b.addInt32(0)}, {t4});
+  const uint32_t out = b.addOutput(type, {1, 3, 3, 24}, 0.3f, zp);
+  b.addOperation(OperationType::AVERAGE_POOL_2D,
+                 {t4, b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(0)}, {out});
+  return b.build();
+}
+
+devicetest::NpuJob jobOf(const CompiledProgram& p, const std::vector<std::vector<uint8_t>>& inputs) {
+  using devicetest::NpuRegion;
+  devicetest::NpuJob job;
+  job.stream = p.stream;
+  for (size_t i = 0; i < inputs.size(); ++i) job.regions.push_back({NpuRegion::Kind::INPUT, inputs[i], inputs[i].size()});
+  for (uint64_t bytes : p.outputBytes) job.regions.push_back({NpuRegion::Kind::OUTPUT, {}, bytes});
+  job.regions.push_back({NpuRegion::Kind::INPUT, {}, std::max<uint64_t>(p.scratchBytes, 64)});
+  std::vector<uint8_t> constants = p.constants;
+  if (constants.empty()) constants.resize(16);
+  job.regions.push_back({NpuRegion::Kind::CONSTANT, constants, constants.size()});
+  return job;
+}
+
+class CompileModel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    device_ = devicetest::sharedTestDevice(&error_);
+    if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
+    ASSERT_NE(device_, nullptr) << "cannot open the device: " << error_;
+  }
+  umd::Device* device_ = nullptr;
+  std::string error_;
+};
+
+TEST_F(CompileModel, ANetworkRunsBitExactAsOneProgram) {
+  for (OperandType type : {kU8, kS8}) {
+    std::mt19937 rng(type == kU8 ? 11 : 12);
+    const hal::Model model = chain(type, rng);
+    auto program = compileModel(model, *findConfig("s16"));
+    ASSERT_TRUE(program.ok()) << program.error().message;
+    ASSERT_EQ(program->layers.size(), 5u);
+    EXPECT_EQ(program->regionCount, 2u + 1 + 2);
+    // Three intermediate tensors, at most two alive at a time: 12·12·20 + 6·6·20 ≤ peak < their sum
+    // with the others.
+    EXPECT_GE(program->scratchBytes, 12u * 12 * 20);
+    EXPECT_LT(program->scratchBytes, 12u * 12 * 20 + 6 * 6 * 20 + 6 * 6 * 24 + 6 * 6 * 24);
+    const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 12 * 12 * 8), randomBytes(rng, 24)};
+    auto cpu = sable::testing::runOnCpu(model, inputs);
+    ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+    auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+    ASSERT_TRUE(npu.ok()) << npu.error().message;
+    ASSERT_EQ(npu->size(), 1u);
+    EXPECT_EQ((*npu)[0], (*cpu)[0].bytes) << hal::toString(type);
+    const std::set<uint8_t> distinct((*cpu)[0].bytes.begin(), (*cpu)[0].bytes.end());
+    EXPECT_GE(distinct.size(), 20u) << "the output is too uniform to show anything";
+  }
+}
+
+TEST_F(CompileModel, AModelWithAnUnsupportedOperationIsRefusedNamingIt) {
+  ModelBuilder b;
+  const uint32_t in = b.addInput(kU8, {1, 4}, 0.1f, 0);
+  const uint32_t soft = b.addOutput(kU8, {1, 4}, 1.0f / 256, 0);
+  b.addOperation(OperationType::SOFTMAX, {in, b.addFloat32(1.0f)}, {soft});
+  auto program = compileModel(b.build(), *findConfig("s16"));
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.error().message.find("operation 0 (SOFTMAX)"), std::string::npos) << program.error().message;
+}
+
+}  // namespace
+}  // namespace sable::umd::compiler
