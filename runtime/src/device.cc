@@ -1,12 +1,13 @@
 #include "sable/runtime/device.h"
 
 #include "sable/runtime/cpu_reference_device.h"
+#include "sable/runtime/npu_device.h"
 #include "sable_build_info.h"
 
 namespace sable::runtime {
 
 std::vector<std::shared_ptr<Device>> availableDevices() {
-  static const std::vector<std::shared_ptr<Device>> devices = {makeCpuReferenceDevice()};
+  static const std::vector<std::shared_ptr<Device>> devices = {makeCpuReferenceDevice(), makeNpuDevice()};
   return devices;
 }
 

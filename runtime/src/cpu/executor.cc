@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kernel_util.h"
+#include "request_memory.h"
 #include "operation.h"
 #include "sable/hal/shared_memory.h"
 
@@ -353,23 +354,6 @@ Result<void> SubgraphExecution::runWhile(Context& context, const hal::Operation&
   return {};
 }
 
-// Resolves a request argument to memory, checking that it lies inside its pool.
-Result<uint8_t*> locate(const hal::Request& request, const hal::RequestArgument& argument, const char* what, size_t index) {
-  const auto& location = argument.location;
-  if (location.poolIndex >= request.pools.size()) {
-    return hal::invalidArgument("request {} {} uses pool {} of {}", what, index, location.poolIndex, request.pools.size());
-  }
-  const auto* memory = std::get_if<hal::MemoryPool>(&request.pools[location.poolIndex]);
-  if (memory == nullptr || *memory == nullptr) {
-    return hal::invalidArgument("request {} {}: the CPU reference device accepts only shared-memory pools", what, index);
-  }
-  if (static_cast<uint64_t>(location.offset) + location.length > (*memory)->size()) {
-    return hal::invalidArgument("request {} {} range [{}, +{}) exceeds pool {} of {} bytes", what, index, location.offset,
-                                location.length, location.poolIndex, (*memory)->size());
-  }
-  return (*memory)->data() + location.offset;
-}
-
 }  // namespace
 
 Result<ExecutionOutput> executeModel(const Model& model, const hal::Request& request, const ExecuteOptions& options) {
@@ -392,7 +376,7 @@ Result<ExecutionOutput> executeModel(const Model& model, const hal::Request& req
       value.omitted = true;
     } else {
       value.dimensions = argument.dimensions.empty() ? operand.dimensions : argument.dimensions;
-      SABLE_ASSIGN_OR_RETURN(value.buffer, locate(request, argument, "input", i));
+      SABLE_ASSIGN_OR_RETURN(value.buffer, locateArgument(request, argument, "input", i, "the CPU reference device"));
       value.length = argument.location.length;
       auto needed = byteSize(operand.type, value.dimensions);
       if (!needed || *needed > value.length) {
@@ -406,7 +390,7 @@ Result<ExecutionOutput> executeModel(const Model& model, const hal::Request& req
     const auto& argument = request.outputs[i];
     if (argument.hasNoValue) return hal::invalidArgument("request output {} has no value", i);
     OutputBinding binding;
-    SABLE_ASSIGN_OR_RETURN(binding.buffer, locate(request, argument, "output", i));
+    SABLE_ASSIGN_OR_RETURN(binding.buffer, locateArgument(request, argument, "output", i, "the CPU reference device"));
     binding.capacity = argument.location.length;
     binding.dimensions = argument.dimensions;
     execution.bindOutput(static_cast<uint32_t>(i), std::move(binding));

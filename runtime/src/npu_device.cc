@@ -1,0 +1,199 @@
+#include "sable/runtime/npu_device.h"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "request_memory.h"
+#include "sable/hal/validation.h"
+#include "sable/umd/compiler/compiler.h"
+#include "sable/umd/compiler/legalize.h"
+#include "sable/umd/device.h"
+
+namespace sable::runtime {
+namespace {
+
+using umd::compiler::CompiledProgram;
+
+// The one connection of this process to the NPU, opened on first use. umd::Device is used by one
+// thread at a time: every use holds `mutex`.
+struct Connection {
+  std::mutex mutex;
+  std::unique_ptr<umd::Device> device;
+  std::string error;
+  bool tried = false;
+
+  hal::Result<umd::Device*> get() {
+    if (!tried) {
+      tried = true;
+      auto opened = umd::Device::open({.name = "", .spawn = true});
+      if (opened.ok()) {
+        device = std::make_unique<umd::Device>(std::move(*opened));
+      } else {
+        error = opened.error().message;
+      }
+    }
+    if (!device) return hal::makeError(hal::ErrorStatus::DEVICE_UNAVAILABLE, "sable-npu: {}", error);
+    return device.get();
+  }
+};
+
+std::shared_ptr<Connection> connection() {
+  static auto shared = std::make_shared<Connection>();
+  return shared;
+}
+
+class NpuPreparedModel final : public PreparedModel {
+ public:
+  NpuPreparedModel(hal::Model model, CompiledProgram program, std::shared_ptr<Connection> connection,
+                   std::unique_ptr<umd::BufferObject> constants, std::unique_ptr<umd::Program> registered)
+      : model_(std::move(model)),
+        program_(std::move(program)),
+        connection_(std::move(connection)),
+        constants_(std::move(constants)),
+        registered_(std::move(registered)) {}
+
+  ~NpuPreparedModel() override {
+    // The program and its constants are released through the connection, under its lock.
+    std::lock_guard lock(connection_->mutex);
+    registered_.reset();
+    constants_.reset();
+  }
+
+  hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
+    const auto start = std::chrono::steady_clock::now();
+    SABLE_TRY(hal::validateRequest(request, model_));
+    const hal::Subgraph& main = model_.main;
+    for (size_t i = 0; i < request.inputs.size(); ++i) {
+      const auto& arg = request.inputs[i];
+      if (arg.hasNoValue) return hal::invalidArgument("sable-npu: input {} has no value", i);
+      if (!arg.dimensions.empty() && arg.dimensions != main.operands[main.inputIndexes[i]].dimensions) {
+        return hal::invalidArgument("sable-npu: input {} changes the model's shape; the NPU program is compiled "
+                                    "for the model's shapes", i);
+      }
+    }
+    std::lock_guard lock(connection_->mutex);
+    SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection_->get());
+    // Per execution: one buffer object per input, output and the scratch region.
+    std::vector<umd::BufferObject> buffers;
+    std::vector<umd::JobBuffer> table;
+    const size_t inputs = program_.inputBytes.size();
+    const size_t outputs = program_.outputBytes.size();
+    buffers.reserve(inputs + outputs + 1);
+    for (size_t i = 0; i < inputs; ++i) {
+      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device->createBuffer(std::max<uint64_t>(program_.inputBytes[i], 1)));
+      SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, bo.map());
+      SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.inputs[i], "input", i, "sable-npu"));
+      std::memcpy(bytes.data(), data, program_.inputBytes[i]);
+      buffers.push_back(std::move(bo));
+    }
+    for (size_t j = 0; j < outputs; ++j) {
+      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device->createBuffer(std::max<uint64_t>(program_.outputBytes[j], 1)));
+      buffers.push_back(std::move(bo));
+    }
+    SABLE_ASSIGN_OR_RETURN(umd::BufferObject scratch,
+                           device->createBuffer(std::max<uint64_t>(program_.scratchBytes, 64)));
+    buffers.push_back(std::move(scratch));
+    for (uint32_t r = 0; r < buffers.size(); ++r) table.push_back({.region = r, .buffer = &buffers[r]});
+
+    umd::SubmitOptions submit;
+    if (options.deadline) {
+      submit.deadline = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*options.deadline));
+    }
+    SABLE_ASSIGN_OR_RETURN(umd::Fence fence, device->submit(*registered_, table, submit));
+    SABLE_ASSIGN_OR_RETURN(umd::JobStatus status, fence.wait());
+    if (status.error_cause == SABLE_ERROR_DEADLINE) {
+      return hal::makeError(hal::ErrorStatus::MISSED_DEADLINE_TRANSIENT, "sable-npu: the deadline passed");
+    }
+    if (!status.succeeded()) {
+      return hal::generalFailure("sable-npu: the job failed: {} at command {}", status.causeName(),
+                                 status.error_command);
+    }
+    ExecutionOutput out;
+    for (size_t j = 0; j < outputs; ++j) {
+      SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[inputs + j].map());
+      SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.outputs[j], "output", j, "sable-npu"));
+      if (request.outputs[j].location.length < program_.outputBytes[j]) {
+        return hal::makeError(hal::ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "sable-npu: output {} needs {} bytes", j,
+                              program_.outputBytes[j]);
+      }
+      std::memcpy(data, bytes.data(), program_.outputBytes[j]);
+      out.outputShapes.push_back({main.operands[main.outputIndexes[j]].dimensions, true});
+    }
+    if (options.measureTiming == hal::MeasureTiming::YES) {
+      out.timing.timeOnDevice = (status.end_ns - status.start_ns) / 1000;
+      out.timing.timeInDriver = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+    }
+    return out;
+  }
+
+ private:
+  hal::Model model_;
+  CompiledProgram program_;
+  std::shared_ptr<Connection> connection_;
+  std::unique_ptr<umd::BufferObject> constants_;
+  std::unique_ptr<umd::Program> registered_;
+};
+
+class NpuDevice final : public Device {
+ public:
+  std::string name() const override { return "sable-npu"; }
+  hal::DeviceType type() const override { return hal::DeviceType::ACCELERATOR; }
+  std::string versionString() const override { return "sable-npu-" + buildVersion(); }
+  hal::Capabilities capabilities() const override {
+    // Measured figures come with the HAL issue's benchmark; until then: faster than the CPU
+    // reference for the quantized types it runs, unsupported elsewhere.
+    hal::Capabilities caps;
+    for (hal::OperandType t : hal::allOperandTypes()) caps.operandPerformance.push_back({t, {1.0f, 1.0f}});
+    return caps;
+  }
+  hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const override {
+    SABLE_TRY(hal::validateModel(model));
+    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    std::vector<bool> supported;
+    for (const auto& s : umd::compiler::supportedOperations(model, config)) supported.push_back(s.supported);
+    return supported;
+  }
+  hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) override {
+    SABLE_TRY(hal::validateModel(model));
+    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
+    auto shared = connection();
+    std::lock_guard lock(shared->mutex);
+    SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
+    SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
+                           device->createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
+    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.map());
+    if (!program.constants.empty()) std::memcpy(bytes.data(), program.constants.data(), program.constants.size());
+    std::vector<umd::RegionBinding> bindings(program.regionCount, umd::RegionBinding::job());
+    bindings[program.constantRegion] = umd::RegionBinding::constant(constants);
+    umd::ProgramRejection rejection;
+    auto registered = device->registerProgram(program.stream, bindings, &rejection);
+    if (!registered.ok()) {
+      return hal::generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
+                                 registered.error().message, sable_error_cause_name(rejection.error_cause),
+                                 rejection.error_command);
+    }
+    return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(
+        model, std::move(program), shared, std::make_unique<umd::BufferObject>(std::move(constants)),
+        std::make_unique<umd::Program>(std::move(*registered))));
+  }
+
+ private:
+  // The configuration as the device's registers report it.
+  static hal::Result<sable_hw_config> hardwareConfig() {
+    auto shared = connection();
+    std::lock_guard lock(shared->mutex);
+    SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
+    return device->info().config;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Device> makeNpuDevice() { return std::make_shared<NpuDevice>(); }
+
+}  // namespace sable::runtime
