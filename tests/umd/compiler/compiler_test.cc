@@ -115,6 +115,46 @@ TEST_F(CompileModel, ANetworkRunsBitExactAsOneProgram) {
   }
 }
 
+// MobileNet's tail: a convolution, RESHAPE to [1, C] (a view: no command), FULLY_CONNECTED; and
+// a RESHAPE straight from a model input to a model output (a copy).
+TEST_F(CompileModel, ReshapesAreViewsBetweenLayersAndCopiesAtTheEdges) {
+  std::mt19937 rng(21);
+  ModelBuilder b;
+  const uint32_t in = b.addInput(kU8, {1, 2, 2, 16}, 0.05f, 128);
+  const uint32_t f = b.addConstant(kU8, {32, 2, 2, 16}, randomBytes(rng, 32 * 4 * 16), 0.01f, 128);
+  const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {32}, randomBias(rng, 32), 0.05f * 0.01f);
+  const uint32_t conv = b.addTemporary(kU8, {1, 1, 1, 32}, 0.1f, 120);
+  b.addOperation(OperationType::CONV_2D,
+                 {in, f, bias, b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(1), b.addInt32(1),
+                  b.addInt32(0)},
+                 {conv});
+  const uint32_t flat = b.addTemporary(kU8, {1, 32}, 0.1f, 120);
+  b.addOperation(OperationType::RESHAPE,
+                 {conv, b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector<int32_t>{1, 32})}, {flat});
+  const uint32_t w = b.addConstant(kU8, {10, 32}, randomBytes(rng, 320), 0.02f, 128);
+  const uint32_t wb = b.addConstant(OperandType::TENSOR_INT32, {10}, randomBias(rng, 10), 0.1f * 0.02f);
+  const uint32_t logits = b.addOutput(kU8, {1, 10}, 0.2f, 128);
+  b.addOperation(OperationType::FULLY_CONNECTED, {flat, w, wb, b.addInt32(0)}, {logits});
+  const uint32_t other = b.addInput(kU8, {2, 3, 4}, 0.5f, 7);
+  const uint32_t reshaped = b.addOutput(kU8, {6, 4}, 0.5f, 7);
+  b.addOperation(OperationType::RESHAPE,
+                 {other, b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector<int32_t>{6, 4})}, {reshaped});
+  const hal::Model model = b.build();
+  auto program = compileModel(model, *findConfig("s16"));
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  ASSERT_EQ(program->layers.size(), 4u);
+  EXPECT_EQ(program->layers[1].stats.commands, 0u) << "the RESHAPE between two layers is a view";
+  EXPECT_GT(program->layers[3].stats.commands, 0u) << "a RESHAPE into a model output copies";
+  const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 64), randomBytes(rng, 24)};
+  auto cpu = sable::testing::runOnCpu(model, inputs);
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+  ASSERT_TRUE(npu.ok()) << npu.error().message;
+  ASSERT_EQ(npu->size(), 2u);
+  EXPECT_EQ((*npu)[0], (*cpu)[0].bytes);
+  EXPECT_EQ((*npu)[1], (*cpu)[1].bytes);
+}
+
 TEST_F(CompileModel, AModelWithAnUnsupportedOperationIsRefusedNamingIt) {
   ModelBuilder b;
   const uint32_t in = b.addInput(kU8, {1, 4}, 0.1f, 0);

@@ -102,7 +102,27 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   // Intermediate tensors: alive from their producer to their last consumer, in one scratch region.
   ConstantPool constants(program.constantRegion);
   std::map<uint32_t, BufferLifetime> lifetimes;
+  // A view whose output is an intermediate tensor costs nothing: the output is its input's bytes.
+  // (A view producing a model output, or reading a constant, is a copy: its layer runs.)
+  std::map<uint32_t, uint32_t> aliasOf;  // view output → the operand whose bytes it is
+  const auto root = [&](uint32_t operand) {
+    while (aliasOf.contains(operand)) operand = aliasOf.at(operand);
+    return operand;
+  };
+  std::vector<bool> isAlias(opCount, false);
   for (uint32_t step = 0; step < opCount; ++step) {
+    auto& inputsOf = layers[step].inputOperands;
+    for (uint32_t& operand : inputsOf) operand = root(operand);
+    const hal::Operand& source = main.operands[inputsOf.at(0)];
+    const bool constantSource =
+        source.lifetime == OperandLifeTime::CONSTANT_COPY || source.lifetime == OperandLifeTime::CONSTANT_REFERENCE;
+    if (layers[step].view && !locations.contains(layers[step].outputOperand) && !constantSource) {
+      aliasOf[layers[step].outputOperand] = inputsOf.at(0);
+      isAlias[step] = true;
+    }
+  }
+  for (uint32_t step = 0; step < opCount; ++step) {
+    if (isAlias[step]) continue;
     for (uint32_t operand : layers[step].inputOperands) {
       const hal::Operand& o = main.operands[operand];
       if (o.lifetime == OperandLifeTime::CONSTANT_COPY || o.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
@@ -126,14 +146,19 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   }
   SABLE_ASSIGN_OR_RETURN(const MemoryPlan plan, planMemory(buffers));
   for (size_t i = 0; i < order.size(); ++i) locations[order[i]] = {program.scratchRegion, plan.offsets[i]};
+  for (const auto& [view, source] : aliasOf) locations[view] = locations.at(root(source));
   program.scratchBytes = plan.peak;
 
   // The layers in model order (a validated model lists operations in execution order).
   CommandBuilder builder(config);
   LoweringContext context{.builder = builder, .constants = constants, .config = config};
   for (uint32_t step = 0; step < opCount; ++step) {
-    placeLayer(layers[step].layer, layers[step], locations);
     const uint32_t first = builder.commandCount();
+    if (isAlias[step]) {
+      program.layers.push_back({.operation = step, .type = main.operations[step].type, .firstCommand = first, .stats = {}});
+      continue;
+    }
+    placeLayer(layers[step].layer, layers[step], locations);
     auto stats = lowerLayer(context, layers[step].layer);
     if (!stats.ok()) {
       return hal::invalidArgument("operation {} ({}): {}", step, hal::toString(main.operations[step].type),

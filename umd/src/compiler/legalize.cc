@@ -4,6 +4,7 @@
 #include "sable/umd/compiler/legalize.h"
 
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -293,6 +294,30 @@ hal::Result<LegalizedLayer> legalizeEltwise(const OperationReader& r) {
       .layer = std::move(layer), .inputOperands = {r.inputIndex(0), r.inputIndex(1)}, .outputOperand = r.outputIndex()};
 }
 
+// RESHAPE, SQUEEZE and EXPAND_DIMS keep the bytes and the quantization; only the shape changes.
+hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
+  if (in.quant.scale != out.quant.scale || in.quant.zeroPoint != out.quant.zeroPoint) {
+    return r.unsupported("the output's quantization differs from the input's");
+  }
+  const uint64_t bytes = uint64_t{in.n} * in.h * in.w * in.c;
+  if (bytes != uint64_t{out.n} * out.h * out.w * out.c || bytes > std::numeric_limits<uint32_t>::max()) {
+    return r.unsupported("the output holds a different number of elements");
+  }
+  // Both as one flat row of bytes.
+  LutLayer layer;
+  layer.input = in;
+  layer.output = out;
+  for (TensorView* v : {&layer.input, &layer.output}) {
+    v->n = v->h = v->w = 1;
+    v->c = static_cast<uint32_t>(bytes);
+  }
+  for (uint32_t i = 0; i < layer.table.size(); ++i) layer.table[i] = static_cast<uint8_t>(i);
+  return LegalizedLayer{
+      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
+}
+
 // Fills placeholder placements (region 0 input(s), 1 output) for a dry run.
 void placeForDryRun(Layer& layer) {
   std::visit(
@@ -326,6 +351,9 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::ADD:
     case OperationType::SUB:
     case OperationType::MUL: return legalizeEltwise(r);
+    case OperationType::RESHAPE:
+    case OperationType::SQUEEZE:
+    case OperationType::EXPAND_DIMS: return legalizeView(r);
     default: return r.unsupported("not lowered to the NPU");
   }
 }

@@ -24,6 +24,9 @@ struct LegalizedLayer {
   Layer layer;
   std::vector<uint32_t> inputOperands;  // in the order of the layer's input views (conv: input)
   uint32_t outputOperand = 0;
+  // RESHAPE, SQUEEZE, EXPAND_DIMS: the output is the input's bytes. The layer (an identity LUT
+  // over the flat bytes) is what runs when a copy is needed; otherwise the output is a view.
+  bool view = false;
 };
 
 // Operation `index` of the main subgraph of `model` (validated) as an NPU layer, or an
