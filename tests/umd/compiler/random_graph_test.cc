@@ -21,7 +21,6 @@
 #include "sable/hal/model_text.h"
 #include "sable/hal/validation.h"
 #include "sable/runtime/cpu_reference_device.h"
-#include "sable/runtime/npu_device.h"
 #include "sable/umd/command_builder.h"
 #include "sable/umd/compiler/legalize.h"
 
@@ -54,20 +53,11 @@ struct Coverage {
 class RandomGraphs : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
-    static const bool configured = [] {
-      // sable-npu opens its device on first use and starts sable-simd when nobody serves it: give
-      // this process a device of its own so that parallel tests do not share one.
-      setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
-      setenv("SABLE_SIMD_ARGS", "--memory-mib 32", 1);
-      setenv("SABLE_DEVICE", fmt::format("random-graph-{}", getpid()).c_str(), 1);
-      return true;
-    }();
-    (void)configured;
+    std::string error;
+    npu_ = devicetest::sharedNpuRuntimeDevice(&error);
+    if (npu_ == nullptr) GTEST_SKIP() << error;
     static const auto cpu = runtime::makeCpuReferenceDevice();
-    static const auto npu = runtime::makeNpuDevice();
     cpu_ = cpu.get();
-    npu_ = npu.get();
   }
 
   // Runs one seed's graph on both devices and compares; failures carry the seed and the model.
@@ -109,25 +99,14 @@ class RandomGraphs : public ::testing::Test {
 
     for (size_t j = 0; j < expected->size(); ++j) {
       const auto& want = (*expected)[j].bytes;
-      const auto& got = (*actual)[j].bytes;
-      ASSERT_EQ(got.size(), want.size()) << "output " << j << "\n" << context();
       const bool approximate = graph.approximateOutputs.at(j);
-      const bool isSigned =
-          graph.model.main.operands[graph.model.main.outputIndexes[j]].type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-      const auto value = [&](uint8_t byte) { return isSigned ? int32_t{static_cast<int8_t>(byte)} : int32_t{byte}; };
-      size_t mismatches = 0;
-      std::string firstMismatches;
-      for (size_t i = 0; i < want.size(); ++i) {
-        const int32_t difference = value(got[i]) - value(want[i]);
-        if (difference == 0 || (approximate && std::abs(difference) <= 1)) continue;
-        if (++mismatches <= 8) {
-          firstMismatches += fmt::format("  element {}: reference {}, NPU {}\n", i, value(want[i]), value(got[i]));
-        }
-      }
-      EXPECT_EQ(mismatches, 0u) << "output " << j << " (operand %" << graph.model.main.outputIndexes[j] << ", "
-                                << want.size() << " elements" << (approximate ? ", within ±1" : ", bit-exact")
-                                << ") differs in " << mismatches << " elements; the first:\n"
-                                << firstMismatches << context();
+      const uint32_t operand = graph.model.main.outputIndexes[j];
+      const bool isSigned = graph.model.main.operands[operand].type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+      const auto mismatches = compareQuant8(want, (*actual)[j].bytes, isSigned, approximate ? 1 : 0);
+      EXPECT_EQ(mismatches.count, 0u) << "output " << j << " (operand %" << operand << ", " << want.size()
+                                      << " elements" << (approximate ? ", within ±1" : ", bit-exact") << ") differs in "
+                                      << mismatches.count << " elements; the first:\n"
+                                      << mismatches.first << context();
       ++coverage.outputs;
       const size_t needed = std::min(kInformativeDistinctValues, (want.size() + 1) / 2);
       if (std::set<uint8_t>(want.begin(), want.end()).size() >= needed) {
