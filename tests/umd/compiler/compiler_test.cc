@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiled_model.h"
 #include "model_builder.h"
 #include "npu_lowering.h"
 #include "npu_test_device.h"
@@ -19,15 +20,11 @@ namespace {
 using hal::OperandType;
 using hal::OperationType;
 using testing::ModelBuilder;
+using testsupport::jobOf;
+using testsupport::randomBytes;
 
 constexpr auto kU8 = OperandType::TENSOR_QUANT8_ASYMM;
 constexpr auto kS8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-
-std::vector<uint8_t> randomBytes(std::mt19937& rng, size_t n) {
-  std::vector<uint8_t> v(n);
-  for (auto& b : v) b = static_cast<uint8_t>(rng());
-  return v;
-}
 
 std::vector<int32_t> randomBias(std::mt19937& rng, size_t n) {
   std::vector<int32_t> v(n);
@@ -65,19 +62,6 @@ hal::Model chain(OperandType type, std::mt19937& rng) {
   b.addOperation(OperationType::AVERAGE_POOL_2D,
                  {t4, b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(0)}, {out});
   return b.build();
-}
-
-devicetest::NpuJob jobOf(const CompiledProgram& p, const std::vector<std::vector<uint8_t>>& inputs) {
-  using devicetest::NpuRegion;
-  devicetest::NpuJob job;
-  job.stream = p.stream;
-  for (size_t i = 0; i < inputs.size(); ++i) job.regions.push_back({NpuRegion::Kind::INPUT, inputs[i], inputs[i].size()});
-  for (uint64_t bytes : p.outputBytes) job.regions.push_back({NpuRegion::Kind::OUTPUT, {}, bytes});
-  job.regions.push_back({NpuRegion::Kind::INPUT, {}, std::max<uint64_t>(p.scratchBytes, 64)});
-  std::vector<uint8_t> constants = p.constants;
-  if (constants.empty()) constants.resize(16);
-  job.regions.push_back({NpuRegion::Kind::CONSTANT, constants, constants.size()});
-  return job;
 }
 
 class CompileModel : public ::testing::Test {

@@ -265,6 +265,7 @@ struct Tile {
 
 hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& original) {
   if (original.depthwise) return lowerDepthwise(context, original);
+  if (original.requantization) return hal::invalidArgument("conv: an explicit requantization is for depthwise layers");
   SABLE_TRY(validate(original));
 
   // FULLY_CONNECTED (and any 1×1 image): the batch becomes the rows of one image, so that the

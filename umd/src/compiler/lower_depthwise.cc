@@ -201,6 +201,10 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
     for (uint32_t lane = 0; lane < lanes && b * lanes + lane < outC; ++lane) {
       const uint32_t oc = b * lanes + lane;
       const float filterScale = perChannel ? layer.filterQuant.channelScales[oc] : layer.filterQuant.scale;
+      if (layer.requantization) {
+        blockLanes.push_back(*layer.requantization);
+        continue;
+      }
       SABLE_ASSIGN_OR_RETURN(PostprocLane l, requantLane(in.quant.scale, filterScale, out.quant.scale, layer.bias[oc]));
       blockLanes.push_back(l);
     }
