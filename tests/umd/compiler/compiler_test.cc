@@ -67,19 +67,6 @@ hal::Model chain(OperandType type, std::mt19937& rng) {
   return b.build();
 }
 
-devicetest::NpuJob jobOf(const CompiledProgram& p, const std::vector<std::vector<uint8_t>>& inputs) {
-  using devicetest::NpuRegion;
-  devicetest::NpuJob job;
-  job.stream = p.stream;
-  for (size_t i = 0; i < inputs.size(); ++i) job.regions.push_back({NpuRegion::Kind::INPUT, inputs[i], inputs[i].size()});
-  for (uint64_t bytes : p.outputBytes) job.regions.push_back({NpuRegion::Kind::OUTPUT, {}, bytes});
-  job.regions.push_back({NpuRegion::Kind::INPUT, {}, std::max<uint64_t>(p.scratchBytes, 64)});
-  std::vector<uint8_t> constants = p.constants;
-  if (constants.empty()) constants.resize(16);
-  job.regions.push_back({NpuRegion::Kind::CONSTANT, constants, constants.size()});
-  return job;
-}
-
 class CompileModel : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -106,7 +93,7 @@ TEST_F(CompileModel, ANetworkRunsBitExactAsOneProgram) {
     const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 12 * 12 * 8), randomBytes(rng, 24)};
     auto cpu = sable::testing::runOnCpu(model, inputs);
     ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-    auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+    auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
     ASSERT_TRUE(npu.ok()) << npu.error().message;
     ASSERT_EQ(npu->size(), 1u);
     EXPECT_EQ((*npu)[0], (*cpu)[0].bytes) << hal::toString(type);
@@ -148,7 +135,7 @@ TEST_F(CompileModel, ReshapesAreViewsBetweenLayersAndCopiesAtTheEdges) {
   const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 64), randomBytes(rng, 24)};
   auto cpu = sable::testing::runOnCpu(model, inputs);
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-  auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+  auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
   ASSERT_TRUE(npu.ok()) << npu.error().message;
   ASSERT_EQ(npu->size(), 2u);
   EXPECT_EQ((*npu)[0], (*cpu)[0].bytes);

@@ -64,7 +64,21 @@ LutTable mapTable(const Quantization& input, const Quantization& output, F&& f) 
 
 hal::Result<LutTable> requantizeTable(const Quantization& input, const Quantization& output) {
   SABLE_TRY(checkTableQuantization(input, output));
-  return mapTable(input, output, [](double x) { return x; });
+  // The reference's float arithmetic step for step (TFLite ConcatenationWithScaling): int8 goes
+  // through the uint8 path shifted by 128, so that the roundings are the same.
+  const int32_t shift = input.isSigned() ? 128 : 0;
+  const float scale = input.scale * (1.0f / output.scale);
+  const float bias = static_cast<float>(-(input.zeroPoint + shift)) * scale;
+  LutTable table{};
+  for (uint32_t u = 0; u < SABLE_LUT_ENTRIES; ++u) {
+    const auto shifted = static_cast<uint8_t>(entryValue(u, input) + shift);
+    // Clamped before the conversion so that huge ratios of scales stay defined; the result is
+    // clamped to [0, 255] after the zero point anyway.
+    const float rounded = std::clamp(std::round(static_cast<float>(shifted) * scale + bias), -512.0f, 512.0f);
+    const int32_t q = std::clamp(static_cast<int32_t>(rounded) + output.zeroPoint + shift, 0, 255) - shift;
+    table[u] = static_cast<uint8_t>(q);
+  }
+  return table;
 }
 
 hal::Result<LutTable> activationTable(OperationType operation, const Quantization& input, const Quantization& output) {

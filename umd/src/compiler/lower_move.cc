@@ -1,6 +1,7 @@
 // lowerMove: data movement as strided copies through the scratchpad (layer.h MoveLayer).
 //
-// Each copy is cut into pieces of at most maxLines elements (one scratchpad line each). A piece
+// Each copy is cut into runs of at most array_dim bytes and pieces of at most maxLines elements (one
+// scratchpad line each). A piece
 // is a DMA_LOAD of its elements into an input buffer, a LUT through the copy's table into an
 // output buffer — the compute command that hands the lines from the load queue to the store queue,
 // and that requantizes when the table is not the identity — and a DMA_STORE to the output. The
@@ -127,9 +128,8 @@ hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& lay
   bool fills = false;
   for (uint32_t i = 0; i < layer.copies.size(); ++i) {
     const MoveCopy& c = layer.copies[i];
-    if (c.bytes == 0 || c.bytes > dim || c.nx == 0 || c.ny == 0 || c.nz == 0) {
-      return hal::invalidArgument("MOVE: copy {} has {} × {} × {} elements of {} bytes (1 to {} bytes each)", i, c.nz,
-                                  c.ny, c.nx, c.bytes, dim);
+    if (c.bytes == 0 || c.nx == 0 || c.ny == 0 || c.nz == 0) {
+      return hal::invalidArgument("MOVE: copy {} has {} × {} × {} elements of {} bytes", i, c.nz, c.ny, c.nx, c.bytes);
     }
     if (c.table >= layer.tables.size()) {
       return hal::invalidArgument("MOVE: copy {} uses table {} of {}", i, c.table, layer.tables.size());
@@ -154,7 +154,16 @@ hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& lay
   const uint32_t maxLines = std::min<uint32_t>((spLines - tableCount * tableLines) / 4, 65535);
   const uint32_t buffers = tableCount * tableLines;
   std::vector<MoveCopy> pieces;
-  for (const MoveCopy& c : layer.copies) split(c, maxLines, pieces);
+  for (const MoveCopy& c : layer.copies) {
+    // Runs longer than a line: one copy per array_dim bytes.
+    for (uint32_t b = 0; b < c.bytes; b += dim) {
+      MoveCopy chunk = c;
+      chunk.bytes = std::min(dim, c.bytes - b);
+      chunk.from.chan += b;
+      chunk.to.chan += b;
+      split(chunk, maxLines, pieces);
+    }
+  }
 
   LayerStats stats;
   const uint32_t commandsBefore = context.builder.commandCount();

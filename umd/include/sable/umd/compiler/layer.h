@@ -162,7 +162,7 @@ struct MovePosition {
 struct MoveStep {
   uint32_t row = 0, col = 0, chan = 0;
 };
-// nz × ny × nx elements of `bytes` consecutive bytes (1..array_dim): element (z, y, x) goes from
+// nz × ny × nx elements of `bytes` consecutive bytes (≥ 1): element (z, y, x) goes from
 // `from` + z·fromStep[2] + y·fromStep[1] + x·fromStep[0] of input `input` to `to` + the same of
 // toStep in the output, through table `table`. The input kFill reads the layer's fill byte.
 struct MoveCopy {
