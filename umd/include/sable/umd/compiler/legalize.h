@@ -16,7 +16,7 @@
 
 namespace sable::umd::compiler {
 
-using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer>;
+using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, SoftmaxLayer>;
 
 // A layer and the model operands its tensors come from. The TensorViews carry shapes and
 // quantization; their region, offset and pixel stride are left for memory planning to fill.
