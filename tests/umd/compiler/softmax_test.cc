@@ -149,15 +149,17 @@ std::string describe(const Case& c) {
                      c.rows, c.length, c.base, c.spread);
 }
 
+// Bytes are compared exactly; a difference is reported as the values of `type`.
 void expectSameBytes(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, uint32_t length,
-                     const std::string& what) {
+                     const std::string& what, OperandType type = kU8) {
+  const auto value = [type](uint8_t b) { return type == kI8 ? int{static_cast<int8_t>(b)} : int{b}; };
   ASSERT_EQ(got.size(), want.size()) << what;
   size_t bad = 0;
   for (size_t i = 0; i < want.size() && bad < 5; ++i) {
     if (got[i] != want[i]) {
       ++bad;
-      ADD_FAILURE() << what << ": row " << i / length << " element " << i % length << " is " << int{got[i]}
-                    << ", the CPU reference " << int{want[i]};
+      ADD_FAILURE() << what << ": row " << i / length << " element " << i % length << " is " << value(got[i])
+                    << ", the CPU reference " << value(want[i]);
     }
   }
 }
@@ -190,7 +192,37 @@ TEST_F(LowerSoftmax, RandomRowsMatchTheReferenceBitForBit) {
     std::vector<uint8_t> in(uint64_t{c.rows} * c.length);
     for (auto& b : in) b = static_cast<uint8_t>(c.base + rng() % c.spread);
     const std::vector<uint8_t> want = referenceSoftmax(c.type, c.scale, c.zeroPoint, c.beta, c.rows, c.length, in);
-    expectSameBytes(run(layer, in, in.size()), want, c.length, describe(c));
+    expectSameBytes(run(layer, in, in.size()), want, c.length, describe(c), c.type);
+  }
+}
+
+TEST_F(LowerSoftmax, RandomLengthsTypesBetasAndScales) {
+  // Lengths anywhere in 1..2000, scales from 1/1000 to 1 and betas from 0.1 to 4: beta·scale from
+  // 1e-4 (nothing skipped) to 4 (everything but the maximum skipped).
+  std::mt19937 rng(14);
+  const std::vector<float> scales = {0.001f, 0.01f, 0.03f, 0.1f, 0.35f, 1.0f};
+  const std::vector<float> betas = {0.1f, 0.5f, 1.0f, 1.7f, 4.0f};
+  for (int round = 0; round < 24; ++round) {
+    Case c{.type = rng() % 2 ? kI8 : kU8,
+           .scale = scales[rng() % scales.size()],
+           .zeroPoint = static_cast<int32_t>(rng() % 50),
+           .beta = betas[rng() % betas.size()],
+           .rows = 1 + static_cast<uint32_t>(rng() % 12),
+           .length = 1 + static_cast<uint32_t>(rng() % 2000)};
+    c.spread = 1 + static_cast<uint32_t>(rng() % 256);
+    c.base = static_cast<uint32_t>(rng() % (257 - c.spread));
+    SoftmaxLayer layer;
+    layer.input = {.n = 1, .h = c.rows, .w = 1, .c = c.length, .quant = {.type = c.type, .scale = c.scale,
+                                                                          .zeroPoint = c.zeroPoint},
+                   .region = 0};
+    layer.output = {.n = 1, .h = c.rows, .w = 1, .c = c.length, .quant = softmaxOutput(c.type), .region = 1};
+    auto table = softmaxTable(c.beta, c.scale);
+    ASSERT_TRUE(table.ok()) << describe(c) << ": " << table.error().message;
+    layer.table = *table;
+    std::vector<uint8_t> in(uint64_t{c.rows} * c.length);
+    for (auto& b : in) b = static_cast<uint8_t>(c.base + rng() % c.spread);
+    const std::vector<uint8_t> want = referenceSoftmax(c.type, c.scale, c.zeroPoint, c.beta, c.rows, c.length, in);
+    expectSameBytes(run(layer, in, in.size()), want, c.length, describe(c), c.type);
   }
 }
 
@@ -217,7 +249,7 @@ TEST_F(LowerSoftmax, RowsThatNeedSeveralTilesAndFourDimensions) {
     EXPECT_GT(stats.tiles, 3u) << what;
     EXPECT_EQ(stats.dramBytesRead, in.size() + 1024) << what << ": the input once and the table once";
     EXPECT_EQ(stats.dramBytesWritten, in.size()) << what;
-    expectSameBytes(got, referenceSoftmax(type, scale, zeroPoint, beta, rows, length, in), length, what);
+    expectSameBytes(got, referenceSoftmax(type, scale, zeroPoint, beta, rows, length, in), length, what, type);
   }
 }
 
@@ -257,7 +289,7 @@ TEST_F(LowerSoftmax, ASumThatWrapsBehavesAsTheReference) {
   layer.table = *softmaxTable(1.0, inQuant.scale);
   const std::vector<uint8_t> in(length, 0x11);
   expectSameBytes(run(layer, in, in.size()), referenceSoftmax(kI8, 0.1f, 0, 1.0f, 1, length, in), length,
-                  "8200 equal bytes");
+                  "8200 equal bytes", kI8);
 }
 
 TEST(LowerSoftmaxRefusals, RowsThatDoNotFitAndMismatchedTensors) {
