@@ -51,6 +51,17 @@ class OperationReader {
     if (!value) return unsupported("{} (input {}) must be a constant", what, i);
     return *value;
   }
+  // A FLOAT32 constant scalar.
+  hal::Result<float> realScalar(size_t i, const char* what) const {
+    if (input(i).type != OperandType::FLOAT32) {
+      return unsupported("{} (input {}) is {}, not FLOAT32", what, i, hal::toString(input(i).type));
+    }
+    const auto data = hal::constantBytes(model_, input(i));
+    if (!data || data->size() != sizeof(float)) return unsupported("{} (input {}) must be a constant", what, i);
+    float value = 0.0f;
+    std::memcpy(&value, data->data(), sizeof value);
+    return value;
+  }
   hal::Result<std::vector<uint8_t>> bytes(size_t i, const char* what) const {
     const auto data = hal::constantBytes(model_, input(i));
     if (!data) return unsupported("{} (input {}) must be a constant", what, i);
@@ -538,6 +549,29 @@ hal::Result<LegalizedLayer> legalizeResizeNearest(const OperationReader& r) {
   return moveOf(r, resizeNearestLayer(in, out, alignCorners, halfPixelCenters), nchw);
 }
 
+// SOFTMAX along the last axis with a constant beta > 0; the output quantization NNAPI requires is
+// checked by lowerSoftmax.
+hal::Result<LegalizedLayer> legalizeSoftmax(const OperationReader& r) {
+  SoftmaxLayer layer;
+  SABLE_ASSIGN_OR_RETURN(layer.input, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(layer.output, r.activation(r.output(), "the output"));
+  SABLE_ASSIGN_OR_RETURN(const float beta, r.realScalar(1, "beta"));
+  if (!(beta > 0.0f)) return r.unsupported("beta must be positive, it is {}", beta);
+  const auto rank = static_cast<int32_t>(r.input(0).dimensions.size());
+  if (r.inputCount() > 2) {
+    SABLE_ASSIGN_OR_RETURN(int32_t axis, r.scalar(2, "the axis"));
+    if (axis < -rank || axis >= rank) return r.unsupported("axis {} is outside a rank-{} input", axis, rank);
+    if (axis < 0) axis += rank;
+    if (axis != rank - 1) {
+      return r.unsupported("softmax along axis {} of a rank-{} input: the NPU runs the last axis only", axis, rank);
+    }
+  }
+  auto table = softmaxTable(beta, layer.input.quant.scale);
+  if (!table.ok()) return r.unsupported("{}", table.error().message);
+  layer.table = *table;
+  return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
+}
+
 // Fills placeholder placements (region 0 input(s), 1 output) for a dry run.
 void placeForDryRun(Layer& layer) {
   std::visit(
@@ -591,6 +625,7 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::DEPTH_TO_SPACE: return legalizeDepthSpace(r, true);
     case OperationType::SPACE_TO_DEPTH: return legalizeDepthSpace(r, false);
     case OperationType::RESIZE_NEAREST_NEIGHBOR: return legalizeResizeNearest(r);
+    case OperationType::SOFTMAX: return legalizeSoftmax(r);
     default: return r.unsupported("not lowered to the NPU");
   }
 }
@@ -604,6 +639,7 @@ hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer)
         if constexpr (std::is_same_v<L, EltwiseLayer>) return lowerEltwise(context, l);
         if constexpr (std::is_same_v<L, LutLayer>) return lowerLut(context, l);
         if constexpr (std::is_same_v<L, MoveLayer>) return lowerMove(context, l);
+        if constexpr (std::is_same_v<L, SoftmaxLayer>) return lowerSoftmax(context, l);
       },
       layer);
 }
