@@ -231,18 +231,19 @@ TEST_F(Movement, ConcatenationLargerThanTheScratchpad) {
   expectBitExact(b.build(), {randomBytes(rng, 70 * 70 * 29), randomBytes(rng, 70 * 70 * 19)}, "large CONCATENATION");
 }
 
-// A 1×1 convolution of `in` into a new temporary of `channels` channels.
+// A 1×1 convolution of `in` into a new temporary (or model output) of `channels` channels.
 uint32_t addPointwise(ModelBuilder& b, std::mt19937& rng, uint32_t in, const std::vector<uint32_t>& inDims,
-                      uint32_t channels, const Quant& out, OperandType type) {
+                      uint32_t channels, const Quant& out, OperandType type, bool modelOutput = false) {
   const uint32_t cin = inDims.back();
   const int32_t zp = type == kU8 ? 128 : 0;
   const uint32_t f = b.addConstant(type, {channels, 1, 1, cin}, randomBytes(rng, uint64_t{channels} * cin), 0.01f, zp);
   std::vector<int32_t> bias(channels);
   for (auto& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
-  const uint32_t bo = b.addConstant(kI32, {channels}, bias, 0.05f * 0.01f);
+  const uint32_t bo = b.addConstant(kI32, {channels}, bias, b.model().main.operands[in].scale * 0.01f);
   std::vector<uint32_t> dims = inDims;
   dims.back() = channels;
-  const uint32_t t = b.addTemporary(type, dims, out.scale, out.zeroPoint);
+  const uint32_t t = modelOutput ? b.addOutput(type, dims, out.scale, out.zeroPoint)
+                                 : b.addTemporary(type, dims, out.scale, out.zeroPoint);
   b.addOperation(OperationType::CONV_2D, {in, f, bo, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0)}, {t});
   return t;
 }
@@ -271,6 +272,26 @@ TEST_F(Movement, ConcatenationOfLayerOutputsIsAddressingWithoutCopies) {
     EXPECT_EQ(program.layers[4].stats.commands, 0u) << "the outer concatenation copies nothing";
     EXPECT_EQ(program.scratchBytes, 0u) << "every intermediate tensor is a slice of the model output";
   }
+}
+
+// The concatenation's output is an intermediate tensor: it lives from its first slice's producer
+// on, so a tensor made in between (D) must get other bytes, or it would overwrite slice A.
+TEST_F(Movement, SlicedConcatenationOutputLivesFromItsFirstSlice) {
+  std::mt19937 rng(116);
+  const Quant q{0.15f, 3};
+  ModelBuilder b;
+  const std::vector<uint32_t> dims = {1, 8, 9, 8};
+  const uint32_t in = b.addInput(kU8, dims, 0.05f, 128);
+  const uint32_t a = addPointwise(b, rng, in, dims, 10, q, kU8);
+  const uint32_t d = addPointwise(b, rng, in, dims, 16, {0.1f, 128}, kU8);
+  const uint32_t c = addPointwise(b, rng, d, {1, 8, 9, 16}, 6, q, kU8);
+  const uint32_t cat = b.addTemporary(kU8, {1, 8, 9, 16}, q.scale, q.zeroPoint);
+  b.addOperation(OperationType::CONCATENATION, {a, c, b.addInt32(3)}, {cat});
+  addPointwise(b, rng, cat, {1, 8, 9, 16}, 12, {0.3f, 100}, kU8, true);
+  const CompiledProgram program = expectBitExact(b.build(), {randomBytes(rng, product(dims))}, "sliced intermediate");
+  ASSERT_EQ(program.layers.size(), 5u);
+  EXPECT_EQ(program.layers[3].stats.commands, 0u);
+  EXPECT_GE(program.scratchBytes, 8u * 9 * (16 + 16)) << "the concatenation's output and D are alive together";
 }
 
 // A model input, a constant and an input of another quantization are copied; a layer output of
