@@ -1,7 +1,8 @@
 // The data-movement operations on the NPU — CONCATENATION, PAD, PAD_V2, DEPTH_TO_SPACE,
 // SPACE_TO_DEPTH, RESIZE_NEAREST_NEIGHBOR — and the NCHW layout of the operations that take one,
-// each compiled whole (compileModel), run on the simulated NPU and compared bit for bit with the
-// CPU reference on random shapes, both quant8 types, and tensors larger than the scratchpad.
+// each compiled whole (compileModel) for the s16 and s8 configurations, run on the simulated NPU
+// and compared bit for bit with the CPU reference on random shapes, both quant8 types, and tensors
+// larger than the scratchpad.
 // Also: lowerMove's tokens and scratchpad races, the requantization table against the reference's
 // CONCATENATION, and CONCATENATION by addressing (no copy for inputs their producers write).
 #include <unistd.h>
@@ -64,46 +65,50 @@ Quant randomQuant(std::mt19937& rng, OperandType type) {
 class Movement : public ::testing::Test {
  protected:
   void SetUp() override {
-    device_ = devicetest::sharedTestDevice(&error_);
     if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
-    ASSERT_NE(device_, nullptr) << "cannot open the device: " << error_;
   }
 
-  // The NPU must report every operation supported, compile the model, and produce the CPU
-  // reference's bytes for every output.
+  // On each hardware configuration (s16, and s8 with its 8-byte lines and smaller scratchpad): the
+  // NPU must report every operation supported, compile the model, and produce the CPU reference's
+  // bytes for every output. Returns the s16 program.
   CompiledProgram expectBitExact(const hal::Model& model, const std::vector<std::vector<uint8_t>>& inputs,
                                  const std::string& what) {
-    const sable_hw_config& config = *findConfig("s16");
-    for (const OperationSupport& s : supportedOperations(model, config)) {
-      EXPECT_TRUE(s.supported) << what << ": " << s.reason;
-    }
-    auto program = compileModel(model, config);
-    EXPECT_TRUE(program.ok()) << what << ": " << (program.ok() ? "" : program.error().message);
-    if (!program.ok()) return {};
     auto cpu = sable::testing::runOnCpu(model, inputs);
     EXPECT_TRUE(cpu.ok()) << what << ": CPU reference: " << (cpu.ok() ? "" : cpu.error().message);
-    auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
-    EXPECT_TRUE(npu.ok()) << what << ": NPU: " << (npu.ok() ? "" : npu.error().message);
-    if (!cpu.ok() || !npu.ok()) return *program;
-    EXPECT_EQ(npu->size(), cpu->size()) << what;
-    for (size_t o = 0; o < std::min(npu->size(), cpu->size()); ++o) {
-      const std::vector<uint8_t>& got = (*npu)[o];
-      const std::vector<uint8_t>& want = (*cpu)[o].bytes;
-      EXPECT_EQ(got.size(), want.size()) << what << ": output " << o;
-      size_t shown = 0;
-      for (size_t i = 0; i < std::min(got.size(), want.size()) && shown < 5; ++i) {
-        if (got[i] != want[i]) {
-          ++shown;
-          ADD_FAILURE() << what << ": output " << o << " byte " << i << " is " << int{got[i]} << ", the reference's "
-                        << int{want[i]};
+    CompiledProgram first;
+    for (const char* name : {"s16", "s8"}) {
+      const std::string where = fmt::format("{} on {}", what, name);
+      std::string error;
+      umd::Device* device = devicetest::sharedTestDevice(&error, name);
+      EXPECT_NE(device, nullptr) << "cannot open the " << name << " device: " << error;
+      const sable_hw_config& config = *findConfig(name);
+      for (const OperationSupport& s : supportedOperations(model, config)) {
+        EXPECT_TRUE(s.supported) << where << ": " << s.reason;
+      }
+      auto program = compileModel(model, config);
+      EXPECT_TRUE(program.ok()) << where << ": " << (program.ok() ? "" : program.error().message);
+      if (!program.ok() || device == nullptr || !cpu.ok()) continue;
+      if (first.stream.empty()) first = *program;
+      auto npu = devicetest::runOnNpu(*device, devicetest::compiledJob(*program, inputs));
+      EXPECT_TRUE(npu.ok()) << where << ": NPU: " << (npu.ok() ? "" : npu.error().message);
+      if (!npu.ok()) continue;
+      EXPECT_EQ(npu->size(), cpu->size()) << where;
+      for (size_t o = 0; o < std::min(npu->size(), cpu->size()); ++o) {
+        const std::vector<uint8_t>& got = (*npu)[o];
+        const std::vector<uint8_t>& want = (*cpu)[o].bytes;
+        EXPECT_EQ(got.size(), want.size()) << where << ": output " << o;
+        size_t shown = 0;
+        for (size_t i = 0; i < std::min(got.size(), want.size()) && shown < 5; ++i) {
+          if (got[i] != want[i]) {
+            ++shown;
+            ADD_FAILURE() << where << ": output " << o << " byte " << i << " is " << int{got[i]}
+                          << ", the reference's " << int{want[i]};
+          }
         }
       }
     }
-    return *program;
+    return first;
   }
-
-  umd::Device* device_ = nullptr;
-  std::string error_;
 };
 
 // ---- PAD / PAD_V2 -----------------------------------------------------------------------------
@@ -473,7 +478,10 @@ TEST_F(Movement, LowerMoveKeepsTheLayerProtocolAndHasNoRace) {
                          .regions = {{NpuRegion::Kind::INPUT, in, in.size()},
                                      {NpuRegion::Kind::OUTPUT, {}, outBytes},
                                      {NpuRegion::Kind::CONSTANT, pool.bytes(), pool.bytes().size()}}};
-  auto npu = devicetest::runOnNpu(*device_, job);
+  std::string error;
+  umd::Device* device = devicetest::sharedTestDevice(&error);
+  ASSERT_NE(device, nullptr) << "cannot open the device: " << error;
+  auto npu = devicetest::runOnNpu(*device, job);
   ASSERT_TRUE(npu.ok()) << npu.error().message;
   const std::vector<uint8_t>& got = (*npu)[0];
   ASSERT_EQ(got.size(), outBytes);
