@@ -327,7 +327,7 @@ hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
     v->n = v->h = v->w = 1;
     v->c = static_cast<uint32_t>(bytes);
   }
-  for (uint32_t i = 0; i < layer.table.size(); ++i) layer.table[i] = static_cast<uint8_t>(i);
+  layer.table = identityTable();
   return LegalizedLayer{
       .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
 }
@@ -375,7 +375,7 @@ hal::Result<LegalizedLayer> legalizeConcatenation(const OperationReader& r) {
     }
     uint32_t table = 0;
     if (in.quant.scale != layer.output.quant.scale || in.quant.zeroPoint != layer.output.quant.zeroPoint) {
-      SABLE_ASSIGN_OR_RETURN(const ByteTable requantize, requantizeTable(in.quant, layer.output.quant));
+      SABLE_ASSIGN_OR_RETURN(const LutTable requantize, requantizeTable(in.quant, layer.output.quant));
       const auto same = std::find(layer.tables.begin(), layer.tables.end(), requantize);
       table = static_cast<uint32_t>(same - layer.tables.begin());
       if (same == layer.tables.end()) layer.tables.push_back(requantize);
