@@ -279,6 +279,37 @@ TEST_F(Movement, ConcatenationOfLayerOutputsIsAddressingWithoutCopies) {
   }
 }
 
+// Other kinds of layers than convolutions write their outputs as channel slices too: PAD (a data
+// movement with fills), ADD and MAX_POOL_2D feed one concatenation without copies.
+TEST_F(Movement, EveryLayerKindWritesIntoAChannelSlice) {
+  for (OperandType type : {kU8, kS8}) {
+    std::mt19937 rng(type == kU8 ? 117 : 118);
+    const Quant q{0.1f, type == kU8 ? 120 : -8};
+    ModelBuilder b;
+    const uint32_t in = b.addInput(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    const uint32_t small = b.addInput(type, {1, 5, 3, 8}, q.scale, q.zeroPoint);
+    const uint32_t padded = b.addTemporary(type, {1, 5, 6, 11}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::PAD, {in, b.addConstant(kI32, {4, 2}, std::vector<int32_t>{0, 0, 0, 0, 0, 0, 1, 2})},
+                   {padded});
+    const uint32_t resized = b.addTemporary(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR, {small, b.addInt32(6), b.addInt32(5), b.addBool(false)},
+                   {resized});
+    const uint32_t sum = b.addTemporary(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::ADD, {in, resized, b.addInt32(0)}, {sum});
+    const uint32_t pooled = b.addTemporary(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::MAX_POOL_2D,
+                   {in, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(3), b.addInt32(3), b.addInt32(0)},
+                   {pooled});
+    const uint32_t out = b.addOutput(type, {1, 5, 6, 11 + 8 + 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::CONCATENATION, {padded, sum, pooled, b.addInt32(3)}, {out});
+    const CompiledProgram program =
+        expectBitExact(b.build(), {randomBytes(rng, 5 * 6 * 8), randomBytes(rng, 5 * 3 * 8)},
+                       fmt::format("{} layer kinds into slices", hal::toString(type)));
+    ASSERT_EQ(program.layers.size(), 5u);
+    EXPECT_EQ(program.layers[4].stats.commands, 0u) << "the concatenation copies nothing";
+  }
+}
+
 // The concatenation's output is an intermediate tensor: it lives from its first slice's producer
 // on, so a tensor made in between (D) must get other bytes, or it would overwrite slice A.
 TEST_F(Movement, SlicedConcatenationOutputLivesFromItsFirstSlice) {
