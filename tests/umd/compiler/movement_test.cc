@@ -533,8 +533,15 @@ TEST(MovementLegalization, RefusalsNameTheOperationAndTheRule) {
   const uint32_t r = b.addOutput(kU8, {1, 4, 6, 4}, 0.5f, 0);
   b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR,
                  {q, b.addInt32(6), b.addInt32(4), b.addBool(false), b.addBool(true), b.addBool(true)}, {r});
+  // The output operand says 5 columns where the size input says 6: the NPU does not guess.
+  const uint32_t q2 = b.addInput(kU8, {1, 2, 3, 4}, 0.5f, 0);
+  const uint32_t r2 = b.addOutput(kU8, {1, 4, 5, 4}, 0.5f, 0);
+  b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR, {q2, b.addInt32(6), b.addInt32(4), b.addBool(false)}, {r2});
   const auto support = supportedOperations(b.build(), *findConfig("s16"));
-  ASSERT_EQ(support.size(), 2u);
+  ASSERT_EQ(support.size(), 3u);
+  EXPECT_FALSE(support[2].supported);
+  EXPECT_NE(support[2].reason.find("the output width is 6, but the output operand has 5"), std::string::npos)
+      << support[2].reason;
   EXPECT_FALSE(support[0].supported);
   EXPECT_NE(support[0].reason.find("operation 0 (DEPTH_TO_SPACE)"), std::string::npos) << support[0].reason;
   EXPECT_NE(support[0].reason.find("TENSOR_FLOAT32"), std::string::npos) << support[0].reason;

@@ -3,7 +3,9 @@
 // here, so a malformed operation is an internal error rather than a user-facing one.
 #include "sable/umd/compiler/legalize.h"
 
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <limits>
 
 #include <fmt/format.h>
@@ -373,6 +375,11 @@ hal::Result<LegalizedLayer> legalizeConcatenation(const OperationReader& r) {
     if (in.quant.type != layer.output.quant.type || r.input(i).dimensions.size() != rank) {
       return r.unsupported("input {} differs from the output in type or rank", i);
     }
+    for (size_t a = 0; a < rank; ++a) {
+      if (a != axis && viewAxis(in, rank, a) != viewAxis(layer.output, rank, a)) {
+        return r.unsupported("input {} differs from the output on axis {}, which is not the concatenation's", i, a);
+      }
+    }
     uint32_t table = 0;
     if (in.quant.scale != layer.output.quant.scale || in.quant.zeroPoint != layer.output.quant.zeroPoint) {
       SABLE_ASSIGN_OR_RETURN(const LutTable requantize, requantizeTable(in.quant, layer.output.quant));
@@ -453,6 +460,23 @@ hal::Result<LegalizedLayer> legalizeResizeNearest(const OperationReader& r) {
   SABLE_ASSIGN_OR_RETURN(const bool halfPixelCenters, optionalFlag(r, 5, "half_pixel_centers"));
   if (alignCorners && halfPixelCenters) return r.unsupported("align_corners and half_pixel_centers are both set");
   if (in.n != out.n || in.c != out.c) return r.unsupported("the output's batches or channels differ from the input's");
+  // The output's size is what the size or scale inputs give, as the reference computes it.
+  for (const auto& [index, inSize, outSize] : {std::tuple{size_t{1}, in.w, out.w}, std::tuple{size_t{2}, in.h, out.h}}) {
+    const char* what = index == 1 ? "the output width" : "the output height";
+    int64_t size = 0;
+    if (r.input(index).type == OperandType::INT32) {
+      SABLE_ASSIGN_OR_RETURN(size, r.scalar(index, what));
+    } else if (r.input(index).type == OperandType::FLOAT32) {
+      SABLE_ASSIGN_OR_RETURN(const std::vector<uint8_t> raw, r.bytes(index, what));
+      float scale = 0.0f;
+      if (raw.size() != sizeof scale) return r.unsupported("{} is not one FLOAT32", what);
+      std::memcpy(&scale, raw.data(), sizeof scale);
+      size = static_cast<int64_t>(std::floor(static_cast<float>(inSize) * scale));
+    } else {
+      return r.unsupported("{} is {}, not INT32 or FLOAT32", what, hal::toString(r.input(index).type));
+    }
+    if (size != outSize) return r.unsupported("{} is {}, but the output operand has {}", what, size, outSize);
+  }
   return moveOf(r, resizeNearestLayer(in, out, alignCorners, halfPixelCenters), nchw);
 }
 
