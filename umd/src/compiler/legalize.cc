@@ -471,7 +471,12 @@ hal::Result<LegalizedLayer> legalizeResizeNearest(const OperationReader& r) {
       float scale = 0.0f;
       if (raw.size() != sizeof scale) return r.unsupported("{} is not one FLOAT32", what);
       std::memcpy(&scale, raw.data(), sizeof scale);
-      size = static_cast<int64_t>(std::floor(static_cast<float>(inSize) * scale));
+      const float scaled = std::floor(static_cast<float>(inSize) * scale);
+      // Checked before the conversion, which NaN or infinity would make undefined.
+      if (!(scaled >= 0.0f && scaled <= static_cast<float>(outSize))) {
+        return r.unsupported("{} scale {} does not give the output operand's {}", what, scale, outSize);
+      }
+      size = static_cast<int64_t>(scaled);
     } else {
       return r.unsupported("{} is {}, not INT32 or FLOAT32", what, hal::toString(r.input(index).type));
     }
