@@ -2,11 +2,10 @@
 //
 // Each copy is cut into runs of at most array_dim bytes (whole pixels next to each other in dense
 // views first joined into one run) and pieces of at most maxLines elements (one scratchpad line
-// each). A piece
-// is a DMA_LOAD of its elements into an input buffer, a LUT through the copy's table into an
-// output buffer — the compute command that hands the lines from the load queue to the store queue,
-// and that requantizes when the table is not the identity — and a DMA_STORE to the output. The
-// tables are loaded once into the first lines. Two buffer sets double-buffer the pieces with the
+// each). A piece is a DMA_LOAD of its elements into an input buffer, a LUT through the copy's
+// table into an output buffer — the compute command that hands the lines from the load queue to
+// the store queue, and that requantizes when the table is not the identity — and a DMA_STORE to
+// the output. The tables are loaded once into the first lines. Two buffer sets double-buffer the pieces with the
 // tokens of lowerLut and lowerEltwise: the load of piece i >= 2 waits for the LUT of piece i - 2
 // (COMPUTE_TO_LOAD), the LUT of piece i for its load and, for i >= 2, for the store of piece i - 2
 // (STORE_TO_COMPUTE); the last store's STORE_TO_COMPUTE is the layer's.
