@@ -471,6 +471,38 @@ TEST_F(Movement, NchwConvolutionDepthwiseAndPoolingMatchTheReference) {
   }
 }
 
+// A tensor passed from one NCHW layer to another stays NHWC: the pooling between a convolution and
+// a resize neither transposes its input nor its output.
+TEST_F(Movement, NchwChainsStayNhwcBetweenLayers) {
+  for (OperandType type : {kU8, kS8}) {
+    std::mt19937 rng(type == kU8 ? 119 : 120);
+    const int32_t zp = type == kU8 ? 128 : 0;
+    ModelBuilder b;
+    const uint32_t in = b.addInput(type, {1, 12, 9, 10}, 0.05f, zp);
+    const uint32_t f = b.addConstant(type, {16, 1, 1, 12}, randomBytes(rng, 16 * 12), 0.01f, zp);
+    std::vector<int32_t> bias(16);
+    for (auto& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
+    const uint32_t bo = b.addConstant(kI32, {16}, bias, 0.05f * 0.01f);
+    const uint32_t conv = b.addTemporary(type, {1, 16, 9, 10}, 0.2f, zp);
+    b.addOperation(OperationType::CONV_2D,
+                   {in, f, bo, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0), b.addBool(true)}, {conv});
+    const uint32_t pooled = b.addTemporary(type, {1, 16, 4, 5}, 0.2f, zp);
+    b.addOperation(OperationType::MAX_POOL_2D,
+                   {conv, b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(0),
+                    b.addBool(true)},
+                   {pooled});
+    const uint32_t out = b.addOutput(type, {1, 16, 8, 10}, 0.2f, zp);
+    b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR,
+                   {pooled, b.addInt32(10), b.addInt32(8), b.addBool(true)}, {out});
+    const CompiledProgram program = expectBitExact(b.build(), {randomBytes(rng, 12 * 9 * 10)},
+                                                   fmt::format("NCHW chain {}", hal::toString(type)));
+    ASSERT_EQ(program.layers.size(), 3u);
+    EXPECT_EQ(program.layers[1].stats.dramBytesWritten, 16u * 4 * 5) << "the pooling writes its output once";
+    EXPECT_EQ(program.layers[2].stats.dramBytesWritten, 2u * 16 * 8 * 10)
+        << "the resize writes its NHWC result and transposes it into the NCHW model output";
+  }
+}
+
 // ---- lowerMove itself -------------------------------------------------------------------------
 
 // A hand-made layer: a fill of the whole output, then a transposing copy over it. Expected bytes

@@ -593,16 +593,24 @@ hal::Result<LayerStats> lowerLegalized(LoweringContext& context, const Legalized
   Layer layer = legalized.layer;
   const auto [input, output] = layoutViews(layer);
   const TensorView nchwInput = nchwViewOf(*input), nchwOutput = nchwViewOf(*output);
-  for (auto [view, offset] : {std::pair{input, buffers.inputOffset}, std::pair{output, buffers.outputOffset}}) {
+  const auto intoBuffer = [&buffers](TensorView* view, uint64_t offset) {
     view->region = buffers.region;
     view->offset = offset;
     view->pixelStride = 0;
-  }
+  };
   LayerStats total;
-  SABLE_ASSIGN_OR_RETURN(const LayerStats in, lowerMove(context, nchwToNhwcLayer(nchwInput, *input)));
+  if (buffers.transposeInput) {
+    intoBuffer(input, buffers.inputOffset);
+    SABLE_ASSIGN_OR_RETURN(const LayerStats in, lowerMove(context, nchwToNhwcLayer(nchwInput, *input)));
+    accumulate(total, in);
+  }
+  if (buffers.transposeOutput) intoBuffer(output, buffers.outputOffset);
   SABLE_ASSIGN_OR_RETURN(const LayerStats main, lowerLayer(context, layer));
-  SABLE_ASSIGN_OR_RETURN(const LayerStats out, lowerMove(context, nhwcToNchwLayer(*output, nchwOutput)));
-  for (const LayerStats* part : {&in, &main, &out}) accumulate(total, *part);
+  accumulate(total, main);
+  if (buffers.transposeOutput) {
+    SABLE_ASSIGN_OR_RETURN(const LayerStats out, lowerMove(context, nhwcToNchwLayer(*output, nchwOutput)));
+    accumulate(total, out);
+  }
   return total;
 }
 
