@@ -28,6 +28,9 @@ using LutTable = std::array<uint8_t, SABLE_LUT_ENTRIES>;
 hal::Result<LutTable> activationTable(hal::OperationType operation, const Quantization& input,
                                       const Quantization& output);
 
+// The table that maps every byte to itself (copies: RESHAPE into a model output, data movement).
+LutTable identityTable();
+
 // Re-expresses each input value in the output quantization, rounded to nearest (ties away from
 // zero) and saturated, exactly as the NNAPI reference requantizes a CONCATENATION input of another
 // scale or zero point (in float, int8 through the uint8 path): bit-exact with it.
