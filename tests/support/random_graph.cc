@@ -337,6 +337,38 @@ std::optional<Tensor> depthwiseConv2d(GraphBuilder& g, const Tensor& in) {
   return out;
 }
 
+// GROUPED_CONV_2D: groups dividing the input channels, each group's outputs from its inputs only.
+// NNAPI gives it no dilations and always the layout flag.
+std::optional<Tensor> groupedConv2d(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  const uint32_t n = in.dims[0], h = in.dims[1], w = in.dims[2], cin = in.dims[3];
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 2; d <= std::min(cin, 16u); ++d) {
+    if (cin % d == 0) divisors.push_back(d);
+  }
+  if (divisors.empty()) return std::nullopt;
+  const uint32_t groups = g.pick(divisors);
+  const auto win = randomWindow(g, h, w, {1, 2, 3, 3, 5}, false);
+  if (!win) return std::nullopt;
+  const uint32_t perGroup = cin / groups;
+  uint32_t cout = groups * g.uniform(1, std::max(1u, 48 / groups));
+  const uint64_t outPixels = uint64_t{n} * win->outH * win->outW;
+  if (outPixels * cout * win->kernelH * win->kernelW * perGroup > kMaxMacs || outPixels * cout > kMaxElements) {
+    return std::nullopt;
+  }
+  const auto [filter, scales] = randomFilter(g, {cout, win->kernelH, win->kernelW, perGroup}, 0, true);
+  const bool perChannelFilter = g.model().model().main.operands[filter].type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+  const auto rq = randomRequantization(g, in, scales, perChannelFilter, uint64_t{win->kernelH} * win->kernelW * perGroup);
+  std::vector<uint32_t> inputs = {in.operand, filter, rq.bias};
+  for (uint32_t o : windowOperands(g, *win)) inputs.push_back(o);
+  inputs.push_back(g.int32(groups));
+  inputs.push_back(g.int32(g.fusedActivation(rq.outputScale)));
+  inputs.push_back(g.model().addBool(false));
+  Tensor out = g.produce({n, win->outH, win->outW, cout}, rq.outputScale, g.zeroPoint());
+  g.model().addOperation(OperationType::GROUPED_CONV_2D, inputs, {out.operand});
+  return out;
+}
+
 // FULLY_CONNECTED over the last dimension (the other ones become the batch) or over everything
 // but the first dimension (a flattening classifier).
 std::optional<Tensor> fullyConnected(GraphBuilder& g, const Tensor& in) {
@@ -386,6 +418,74 @@ std::optional<Tensor> pool(GraphBuilder& g, const Tensor& in, OperationType type
 }
 std::optional<Tensor> averagePool2d(GraphBuilder& g, const Tensor& in) { return pool(g, in, OperationType::AVERAGE_POOL_2D); }
 std::optional<Tensor> maxPool2d(GraphBuilder& g, const Tensor& in) { return pool(g, in, OperationType::MAX_POOL_2D); }
+
+// MEAN over the spatial axes (all the NPU lowers), uint8 with the output quantization of the
+// input: the reference's truncating integer mean, which the NPU reproduces for every window.
+// Requantizing means and int8 means are left to mean_test: the compiler lowers a requantizing
+// mean only where it proves every sum exact (a few percent of scales are refused for near ties
+// in the reference's float rounding), and int8 with equal quantization not at all — neither can
+// be predicted here without that proof.
+std::optional<Tensor> mean(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in) || g.isSigned()) return std::nullopt;
+  const std::vector<std::vector<int32_t>> choices = {{1, 2}, {1, 2}, {-3, -2}, {2, 1}, {1}, {2}, {-2}};
+  const std::vector<int32_t>& axes = g.pick(choices);
+  const bool keepDims = g.chance(0.5);
+  std::vector<uint32_t> dims;
+  for (int32_t d = 0; d < 4; ++d) {
+    const bool reduced = std::any_of(axes.begin(), axes.end(), [&](int32_t a) { return (a < 0 ? a + 4 : a) == d; });
+    if (!reduced) {
+      dims.push_back(in.dims[d]);
+    } else if (keepDims) {
+      dims.push_back(1);
+    }
+  }
+  Tensor out = g.produce(dims, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::MEAN, {in.operand, g.int32s(axes), g.int32(keepDims ? 1 : 0)}, {out.operand});
+  return out;
+}
+
+// ---- activations --------------------------------------------------------------------------------
+
+// RELU, RELU1, RELU6 keep the quantization (NNAPI requires it); RELU1 and RELU6 only where their
+// range spans at least 16 steps. After a layer with no fused activation whose output nobody else
+// reads, the compiler folds them into that layer's clamp; elsewhere they run as tables.
+std::optional<Tensor> relu(GraphBuilder& g, const Tensor& in, OperationType type, float range) {
+  if (range > 0 && in.scale > range / 16) return std::nullopt;
+  Tensor out = g.produce(in.dims, in.scale, in.zeroPoint);
+  g.model().addOperation(type, {in.operand}, {out.operand});
+  return out;
+}
+std::optional<Tensor> relu0(GraphBuilder& g, const Tensor& in) { return relu(g, in, OperationType::RELU, 0); }
+std::optional<Tensor> relu1(GraphBuilder& g, const Tensor& in) { return relu(g, in, OperationType::RELU1, 1); }
+std::optional<Tensor> relu6(GraphBuilder& g, const Tensor& in) { return relu(g, in, OperationType::RELU6, 6); }
+
+// LOGISTIC, TANH, HARD_SWISH: tables the compiler computes in floating point, within ±1 of the
+// reference, so their outputs end the graph. LOGISTIC and TANH have the output quantization
+// NNAPI fixes; HARD_SWISH any.
+std::optional<Tensor> smoothActivation(GraphBuilder& g, const Tensor& in, OperationType type) {
+  float scale = 0;
+  int32_t zeroPoint = 0;
+  if (type == OperationType::LOGISTIC) {
+    scale = 1.0f / 256;
+    zeroPoint = g.isSigned() ? -128 : 0;
+  } else if (type == OperationType::TANH) {
+    scale = 1.0f / 128;
+    zeroPoint = g.isSigned() ? 0 : 128;
+  } else {
+    scale = static_cast<float>(in.scale * g.logUniform(0.5, 2));
+    zeroPoint = g.zeroPoint();
+  }
+  Tensor out = g.produce(in.dims, scale, zeroPoint, true);
+  g.model().addOperation(type, {in.operand}, {out.operand});
+  return out;
+}
+std::optional<Tensor> logistic(GraphBuilder& g, const Tensor& in) { return smoothActivation(g, in, OperationType::LOGISTIC); }
+std::optional<Tensor> tanhActivation(GraphBuilder& g, const Tensor& in) {
+  return smoothActivation(g, in, OperationType::TANH);
+}
+std::optional<Tensor> hardSwish(GraphBuilder& g, const Tensor& in) {
+  return smoothActivation(g, in, OperationType::HARD_SWISH);
+}
 
 // ---- element-wise arithmetic: the joins of the graph -----------------------------------------
 
@@ -512,6 +612,7 @@ const std::vector<OperationGenerator>& generators() {
   static const std::vector<OperationGenerator> table = {
       {OperationType::CONV_2D, 6, conv2d},
       {OperationType::DEPTHWISE_CONV_2D, 4, depthwiseConv2d},
+      {OperationType::GROUPED_CONV_2D, 2, groupedConv2d},
       {OperationType::FULLY_CONNECTED, 2, fullyConnected},
       {OperationType::AVERAGE_POOL_2D, 2, averagePool2d},
       {OperationType::MAX_POOL_2D, 2, maxPool2d},
@@ -521,6 +622,13 @@ const std::vector<OperationGenerator>& generators() {
       {OperationType::RESHAPE, 1, reshape},
       {OperationType::SQUEEZE, 1, squeeze},
       {OperationType::EXPAND_DIMS, 1, expandDims},
+      {OperationType::MEAN, 1, mean},
+      {OperationType::RELU, 2, relu0},
+      {OperationType::RELU1, 1, relu1},
+      {OperationType::RELU6, 1, relu6},
+      {OperationType::LOGISTIC, 1, logistic},
+      {OperationType::TANH, 1, tanhActivation},
+      {OperationType::HARD_SWISH, 1, hardSwish},
   };
   return table;
 }

@@ -50,6 +50,39 @@ struct Coverage {
   uint32_t graphsAboveTheScratchpad = 0;  // with a tensor larger than the scratchpad
 };
 
+// For a report: the first operation whose output differs between the devices when every
+// intermediate tensor is made a model output as well (which changes what the compiler fuses and
+// aliases, so the divergence may move or vanish; said so when it does).
+std::string firstDivergence(runtime::Device& cpu, runtime::Device& npu, const RandomGraph& graph) {
+  hal::Model model = graph.model;
+  hal::Subgraph& main = model.main;
+  std::vector<uint32_t> producedBy(main.operands.size(), UINT32_MAX);
+  for (uint32_t i = 0; i < main.operations.size(); ++i) {
+    const uint32_t out = main.operations[i].outputs.at(0);
+    producedBy[out] = i;
+    if (main.operands[out].lifetime == hal::OperandLifeTime::TEMPORARY_VARIABLE) {
+      main.operands[out].lifetime = hal::OperandLifeTime::SUBGRAPH_OUTPUT;
+      main.outputIndexes.push_back(out);
+    }
+  }
+  const auto expected = run(cpu, model, graph.inputs);
+  const auto actual = run(npu, model, graph.inputs);
+  if (!expected.ok() || !actual.ok()) return "every tensor an output: the model does not run";
+  uint32_t first = UINT32_MAX;
+  std::string what;
+  for (size_t j = 0; j < main.outputIndexes.size(); ++j) {
+    const uint32_t operand = main.outputIndexes[j];
+    const bool isSigned = main.operands[operand].type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+    const auto m = compareQuant8((*expected)[j].bytes, (*actual)[j].bytes, isSigned);
+    if (m.count == 0 || producedBy[operand] >= first) continue;
+    first = producedBy[operand];
+    what = fmt::format("operation {} ({}) -> %{} differs in {} elements, the first:\n{}", first,
+                       hal::toString(main.operations[first].type), operand, m.count, m.first);
+  }
+  if (first == UINT32_MAX) return "with every tensor an output, no operation's output differs (the divergence needs fusion or aliasing)";
+  return "with every tensor an output, the first divergent operation is " + what;
+}
+
 class RandomGraphs : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -97,12 +130,14 @@ class RandomGraphs : public ::testing::Test {
     ASSERT_TRUE(actual.ok()) << "sable-npu: " << actual.error().message << "\n" << context();
     ASSERT_EQ(actual->size(), expected->size()) << context();
 
+    bool divergent = false;
     for (size_t j = 0; j < expected->size(); ++j) {
       const auto& want = (*expected)[j].bytes;
       const bool approximate = graph.approximateOutputs.at(j);
       const uint32_t operand = graph.model.main.outputIndexes[j];
       const bool isSigned = graph.model.main.operands[operand].type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
       const auto mismatches = compareQuant8(want, (*actual)[j].bytes, isSigned, approximate ? 1 : 0);
+      if (mismatches.count != 0) divergent = true;
       EXPECT_EQ(mismatches.count, 0u) << "output " << j << " (operand %" << operand << ", " << want.size()
                                       << " elements" << (approximate ? ", within ±1" : ", bit-exact") << ") differs in "
                                       << mismatches.count << " elements; the first:\n"
@@ -113,6 +148,7 @@ class RandomGraphs : public ::testing::Test {
         ++coverage.informativeOutputs;
       }
     }
+    if (divergent) ADD_FAILURE() << "seed " << seed << ": " << firstDivergence(*cpu_, *npu_, graph);
     if (environmentNumber("SABLE_RANDOM_SEED")) std::cout << context();
   }
 
