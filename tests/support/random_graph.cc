@@ -425,10 +425,21 @@ std::optional<Tensor> maxPool2d(GraphBuilder& g, const Tensor& in) { return pool
 // mean only where it proves every sum exact (a few percent of scales are refused for near ties
 // in the reference's float rounding), and int8 with equal quantization not at all — neither can
 // be predicted here without that proof.
+//
+// The lowering refuses two more kinds of MEAN, kept out here: windows whose depthwise weights
+// (window elements × channel blocks of 16 lines) exceed half the s16 scratchpad, and equal-
+// quantization means of more than about 3 700 elements, where no POSTPROC multiplier reproduces
+// the truncation for every sum.
+constexpr uint64_t kMaxMeanElements = 2048;
+constexpr uint64_t kMaxMeanWeightLines = 6144;
+
 std::optional<Tensor> mean(GraphBuilder& g, const Tensor& in) {
   if (!isImage(in) || g.isSigned()) return std::nullopt;
   const std::vector<std::vector<int32_t>> choices = {{1, 2}, {1, 2}, {-3, -2}, {2, 1}, {1}, {2}, {-2}};
   const std::vector<int32_t>& axes = g.pick(choices);
+  uint64_t window = 1;
+  for (int32_t a : axes) window *= in.dims[static_cast<size_t>(a < 0 ? a + 4 : a)];
+  if (window > kMaxMeanElements || window * ((in.dims[3] + 15) / 16) > kMaxMeanWeightLines) return std::nullopt;
   const bool keepDims = g.chance(0.5);
   std::vector<uint32_t> dims;
   for (int32_t d = 0; d < 4; ++d) {
