@@ -43,6 +43,16 @@ struct Tensor {
   bool approximate = false;  // produced through a lookup table: a model output only
 };
 
+// Scales grow along chains (a MUL's output scale is about its inputs' product): a tensor outside
+// this range ends the graph, so that no scale overflows while huge and tiny ones still occur.
+constexpr float kMinConsumedScale = 1e-6f;
+constexpr float kMaxConsumedScale = 1e3f;
+
+// Whether later operations may read `t`.
+bool consumable(const Tensor& t) {
+  return !t.approximate && t.scale >= kMinConsumedScale && t.scale <= kMaxConsumedScale;
+}
+
 uint64_t elementCount(const std::vector<uint32_t>& dims) {
   uint64_t n = 1;
   for (uint32_t d : dims) n *= d;
@@ -506,7 +516,7 @@ std::optional<Tensor> hardSwish(GraphBuilder& g, const Tensor& in) {
 Tensor partnerOf(GraphBuilder& g, const Tensor& a) {
   std::vector<Tensor> joins;
   for (const Tensor& t : g.tensors()) {
-    if (t.dims == a.dims && t.operand != a.operand && !t.approximate) joins.push_back(t);
+    if (t.dims == a.dims && t.operand != a.operand && consumable(t)) joins.push_back(t);
   }
   if (!joins.empty() && g.chance(0.7)) return g.pick(joins);
   if (g.chance(0.05)) return a;  // x op x
@@ -683,8 +693,9 @@ RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options
   for (uint32_t i = 0; i < operations; ++i) {
     std::vector<Tensor> candidates;
     for (const Tensor& t : g.tensors()) {
-      if (!t.approximate) candidates.push_back(t);
+      if (consumable(t)) candidates.push_back(t);
     }
+    if (candidates.empty()) break;
     // Mostly extend the newest tensor (chains); otherwise branch from an older one (fan-out).
     const Tensor input = g.chance(0.65) ? candidates.back() : g.pick(candidates);
     for (int attempt = 0; attempt < 50; ++attempt) {
