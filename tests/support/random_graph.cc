@@ -496,7 +496,7 @@ std::optional<Tensor> smoothActivation(GraphBuilder& g, const Tensor& in, Operat
     scale = static_cast<float>(in.scale * g.logUniform(0.5, 2));
     zeroPoint = g.zeroPoint();
   }
-  Tensor out = g.produce(in.dims, scale, zeroPoint, true);
+  Tensor out = g.produce(in.dims, scale, zeroPoint, isApproximatedOnTheNpu(type));
   g.model().addOperation(type, {in.operand}, {out.operand});
   return out;
 }
@@ -716,6 +716,11 @@ RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options
     }
   }
   return g.finish(seed);
+}
+
+bool isApproximatedOnTheNpu(hal::OperationType type) {
+  return type == OperationType::LOGISTIC || type == OperationType::TANH || type == OperationType::HARD_SWISH ||
+         type == OperationType::SOFTMAX;
 }
 
 std::vector<hal::OperationType> randomGraphOperationTypes() {

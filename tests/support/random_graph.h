@@ -33,6 +33,10 @@ struct RandomGraph {
 
 RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options = {});
 
+// The operations the NPU computes through tables within ±1 of the reference (LOGISTIC, TANH,
+// HARD_SWISH, SOFTMAX); the others must match it bit for bit.
+bool isApproximatedOnTheNpu(hal::OperationType type);
+
 // The operation types the generator can emit (for reports and coverage checks).
 std::vector<hal::OperationType> randomGraphOperationTypes();
 
