@@ -24,11 +24,6 @@ constexpr int32_t kPaddingValid = 2;
 constexpr uint64_t kMaxElements = 64 * 64 * 96;
 constexpr uint64_t kMaxMacs = 12'000'000;
 constexpr uint32_t kMaxPad = 15;  // the DMA's and POOL's 4-bit padding fields
-// The convolution lowering keeps the weights of one block of output channels — input channels ×
-// kernel taps scratchpad lines — in the scratchpad with a tile of input; it does not split that
-// reduction, so it refuses above about 15 000 lines on s16 (CONV_2D after a RESHAPE to many
-// channels, FULLY_CONNECTED flattening a large image). Kept below that here.
-constexpr uint64_t kMaxReductionLines = 12 * 1024;
 
 // Quantized values of random data spread about this far from the zero point; used to pick output
 // scales under which results neither all saturate nor all collapse to the zero point.
@@ -70,7 +65,20 @@ uint32_t outExtent(uint32_t in, uint32_t head, uint32_t tail, uint32_t kernel, u
 // operations may consume.
 class GraphBuilder {
  public:
-  explicit GraphBuilder(uint32_t seed) : rng_(seed) { type_ = chance(0.5) ? kU8 : kS8; }
+  GraphBuilder(uint32_t seed, const RandomGraphOptions& options) : rng_(seed), options_(options) {
+    type_ = chance(0.5) ? kU8 : kS8;
+  }
+
+  // ---- what the lowerings take on the configuration ----
+  // The convolution lowering keeps the weights of one block of output channels — input channels
+  // × kernel taps scratchpad lines — in the scratchpad with a tile of input; it does not split
+  // that reduction, so it refuses above about 15 000 lines on s16 (CONV_2D after a RESHAPE to
+  // many channels, FULLY_CONNECTED flattening a large image).
+  uint64_t maxReductionLines() const { return uint64_t{options_.scratchpadLines} * 3 / 4; }
+  // MEAN is a depthwise layer whose weights (window elements × channel blocks) must fit in half
+  // the scratchpad.
+  uint64_t maxMeanWeightLines() const { return uint64_t{options_.scratchpadLines} * 3 / 8; }
+  uint32_t arrayDim() const { return options_.arrayDim; }
 
   ModelBuilder& model() { return builder_; }
   OperandType type() const { return type_; }
@@ -173,6 +181,7 @@ class GraphBuilder {
   }
 
   std::mt19937 rng_;
+  RandomGraphOptions options_;
   OperandType type_ = kU8;
   ModelBuilder builder_;
   std::vector<Tensor> tensors_;
@@ -306,7 +315,7 @@ std::optional<Tensor> conv2d(GraphBuilder& g, const Tensor& in) {
   if (!isImage(in)) return std::nullopt;
   const uint32_t n = in.dims[0], h = in.dims[1], w = in.dims[2], cin = in.dims[3];
   const auto win = randomWindow(g, h, w, {1, 1, 2, 3, 3, 3, 5, 7}, true);
-  if (!win || uint64_t{cin} * win->kernelH * win->kernelW > kMaxReductionLines) return std::nullopt;
+  if (!win || uint64_t{cin} * win->kernelH * win->kernelW > g.maxReductionLines()) return std::nullopt;
   const uint64_t perChannel = uint64_t{n} * win->outH * win->outW * win->kernelH * win->kernelW * cin;
   uint32_t cout = g.chance(0.8) ? g.uniform(1, 40) : g.uniform(41, 96);
   cout = static_cast<uint32_t>(std::min<uint64_t>(cout, kMaxMacs / perChannel));
@@ -387,7 +396,7 @@ std::optional<Tensor> fullyConnected(GraphBuilder& g, const Tensor& in) {
   const uint64_t k = g.chance(0.5) ? in.dims.back() : elements / in.dims[0];
   const uint64_t batch = elements / k;
   const uint32_t units = g.chance(0.85) ? g.uniform(1, 64) : g.uniform(65, 130);
-  if (k > kMaxReductionLines || k * units > 400'000 || batch * k * units > kMaxMacs || batch * units > kMaxElements) return std::nullopt;
+  if (k > g.maxReductionLines() || k * units > 400'000 || batch * k * units > kMaxMacs || batch * units > kMaxElements) return std::nullopt;
   const auto [weights, scales] =
       randomFilter(g, {units, static_cast<uint32_t>(k)}, 0, false);  // NNAPI has no per-channel FULLY_CONNECTED
   const auto rq = randomRequantization(g, in, scales, false, k);
@@ -437,11 +446,10 @@ std::optional<Tensor> maxPool2d(GraphBuilder& g, const Tensor& in) { return pool
 // be predicted here without that proof.
 //
 // The lowering refuses two more kinds of MEAN, kept out here: windows whose depthwise weights
-// (window elements × channel blocks of 16 lines) exceed half the s16 scratchpad, and equal-
-// quantization means of more than about 3 700 elements, where no POSTPROC multiplier reproduces
-// the truncation for every sum.
+// exceed half the scratchpad (GraphBuilder::maxMeanWeightLines), and equal-quantization means of
+// more than about 3 700 elements, where no POSTPROC multiplier reproduces the truncation for
+// every sum.
 constexpr uint64_t kMaxMeanElements = 2048;
-constexpr uint64_t kMaxMeanWeightLines = 6144;
 
 std::optional<Tensor> mean(GraphBuilder& g, const Tensor& in) {
   if (!isImage(in) || g.isSigned()) return std::nullopt;
@@ -449,7 +457,8 @@ std::optional<Tensor> mean(GraphBuilder& g, const Tensor& in) {
   const std::vector<int32_t>& axes = g.pick(choices);
   uint64_t window = 1;
   for (int32_t a : axes) window *= in.dims[static_cast<size_t>(a < 0 ? a + 4 : a)];
-  if (window > kMaxMeanElements || window * ((in.dims[3] + 15) / 16) > kMaxMeanWeightLines) return std::nullopt;
+  const uint64_t blocks = (in.dims[3] + g.arrayDim() - 1) / g.arrayDim();
+  if (window > kMaxMeanElements || window * blocks > g.maxMeanWeightLines()) return std::nullopt;
   const bool keepDims = g.chance(0.5);
   std::vector<uint32_t> dims;
   for (int32_t d = 0; d < 4; ++d) {
@@ -687,7 +696,7 @@ Tensor firstInput(GraphBuilder& g) {
 }  // namespace
 
 RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options) {
-  GraphBuilder g(seed);
+  GraphBuilder g(seed, options);
   g.add(firstInput(g));
   const uint32_t operations = g.uniform(1, std::max(1u, options.maxOperations));
   for (uint32_t i = 0; i < operations; ++i) {

@@ -19,6 +19,10 @@ namespace sable::testing {
 
 struct RandomGraphOptions {
   uint32_t maxOperations = 8;  // each graph has 1..maxOperations operations
+  // The hardware configuration's scratchpad (lines of arrayDim bytes; s16 by default): graphs stay
+  // within what the lowerings take on it (random_graph.cc says which limits these are).
+  uint32_t arrayDim = 16;
+  uint32_t scratchpadLines = 16384;
 };
 
 struct RandomGraph {

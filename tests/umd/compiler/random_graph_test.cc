@@ -7,6 +7,7 @@
 //   one seed:               SABLE_RANDOM_SEED=N build/tests/umd/umd_compiler_random_graph_test
 //   long sweep:             ctest --preset random-long  (label random_long; SABLE_RANDOM_SWEEP=N
 //                           seeds from SABLE_RANDOM_FIRST, default 2000 from 100000)
+//   on the small NPU:       SABLE_RANDOM_CONFIG=s8 (ctest runs the fast set so as well)
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -33,12 +34,31 @@ constexpr uint32_t kSweepSeeds = 2000;
 // An output with fewer distinct values than this (or than half its elements) shows little: it
 // saturated or collapsed to the zero point.
 constexpr size_t kInformativeDistinctValues = 8;
-constexpr uint64_t kScratchpadBytes = 256 * 1024;  // s16, the configuration sable-simd serves
 
 std::optional<uint32_t> environmentNumber(const char* name) {
   const char* value = std::getenv(name);
   if (value == nullptr || *value == '\0') return std::nullopt;
   return static_cast<uint32_t>(std::strtoul(value, nullptr, 0));
+}
+
+// The hardware configuration the graphs run on: s16, or $SABLE_RANDOM_CONFIG.
+const sable_hw_config& configuration() {
+  static const sable_hw_config* config = [] {
+    const char* name = std::getenv("SABLE_RANDOM_CONFIG");
+    return umd::findConfig(name != nullptr && *name != '\0' ? name : "s16");
+  }();
+  if (config == nullptr) {
+    fmt::print(stderr, "SABLE_RANDOM_CONFIG names no hardware configuration\n");
+    std::abort();
+  }
+  return *config;
+}
+
+// The generator's options for `maxOperations` on the configuration.
+RandomGraphOptions optionsFor(uint32_t maxOperations) {
+  const sable_hw_config& config = configuration();
+  return {.maxOperations = maxOperations, .arrayDim = config.array_dim,
+          .scratchpadLines = config.scratchpad_kib * 1024 / config.array_dim};
 }
 
 // What a set of seeds exercised, so that a generator change that makes the graphs trivial fails.
@@ -88,7 +108,7 @@ class RandomGraphs : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    npu_ = devicetest::sharedNpuRuntimeDevice(&error);
+    npu_ = devicetest::sharedNpuRuntimeDevice(&error, configuration().name);
     if (npu_ == nullptr) GTEST_SKIP() << error;
     static const auto cpu = runtime::makeCpuReferenceDevice();
     cpu_ = cpu.get();
@@ -98,14 +118,16 @@ class RandomGraphs : public ::testing::Test {
   void checkSeed(uint32_t seed, const RandomGraphOptions& options, Coverage& coverage) {
     const RandomGraph graph = generateRandomGraph(seed, options);
     const auto context = [&] {
-      return fmt::format("seed {} (re-run alone: SABLE_RANDOM_SEED={} {})\n{}", seed, seed,
-                         ::testing::internal::GetArgvs().front(), hal::modelToText(graph.model));
+      return fmt::format("seed {} on {} (re-run alone: SABLE_RANDOM_CONFIG={} SABLE_RANDOM_SEED={} {})\n{}", seed,
+                         configuration().name, configuration().name, seed, ::testing::internal::GetArgvs().front(),
+                         hal::modelToText(graph.model));
     };
     ++coverage.graphs;
     for (const auto& op : graph.model.main.operations) ++coverage.operations[op.type];
     const auto& operands = graph.model.main.operands;
     if (std::any_of(operands.begin(), operands.end(), [](const hal::Operand& o) {
-          return !hal::isScalarType(o.type) && hal::sizeOfData(o.type, o.dimensions).value_or(0) > kScratchpadBytes;
+          return !hal::isScalarType(o.type) &&
+                 hal::sizeOfData(o.type, o.dimensions).value_or(0) > configuration().scratchpad_kib * 1024u;
         })) {
       ++coverage.graphsAboveTheScratchpad;
     }
@@ -118,7 +140,7 @@ class RandomGraphs : public ::testing::Test {
     if (std::find(supported->begin(), supported->end(), false) != supported->end()) {
       // The device answers yes or no; the compiler's query (the same path) says why.
       std::string reasons;
-      const auto why = umd::compiler::supportedOperations(graph.model, *umd::findConfig("s16"));
+      const auto why = umd::compiler::supportedOperations(graph.model, configuration());
       for (size_t i = 0; i < supported->size(); ++i) {
         if (!(*supported)[i]) reasons += fmt::format("  {}\n", i < why.size() ? why[i].reason : "?");
       }
@@ -164,8 +186,8 @@ class RandomGraphs : public ::testing::Test {
     for (uint32_t seed = first; seed < first + count; ++seed) checkSeed(seed, options, coverage);
     std::string summary;
     for (const auto& [type, n] : coverage.operations) summary += fmt::format(" {}×{}", hal::toString(type), n);
-    fmt::print("{} graphs ({} with a tensor above the scratchpad), {} outputs ({} informative); operations:{}\n",
-               coverage.graphs, coverage.graphsAboveTheScratchpad, coverage.outputs, coverage.informativeOutputs,
+    fmt::print("{}: {} graphs ({} with a tensor above the scratchpad), {} outputs ({} informative); operations:{}\n",
+               configuration().name, coverage.graphs, coverage.graphsAboveTheScratchpad, coverage.outputs, coverage.informativeOutputs,
                summary);
     return coverage;
   }
@@ -175,7 +197,7 @@ class RandomGraphs : public ::testing::Test {
 };
 
 TEST_F(RandomGraphs, FastSetMatchesTheReference) {
-  const Coverage coverage = checkSeeds(1, kFastSetSeeds, {});
+  const Coverage coverage = checkSeeds(1, kFastSetSeeds, optionsFor(8));
   if (environmentNumber("SABLE_RANDOM_SEED")) return;
   // The set must keep exercising what it claims: every generated operation type, and outputs
   // that are not mostly saturated.
@@ -191,7 +213,7 @@ TEST_F(RandomGraphs, FastSetMatchesTheReference) {
 TEST_F(RandomGraphs, DISABLED_LongSweep) {
   const uint32_t first = environmentNumber("SABLE_RANDOM_FIRST").value_or(kSweepFirstSeed);
   const uint32_t count = environmentNumber("SABLE_RANDOM_SWEEP").value_or(kSweepSeeds);
-  checkSeeds(first, count, {.maxOperations = 12});
+  checkSeeds(first, count, optionsFor(12));
 }
 
 }  // namespace
