@@ -1,6 +1,7 @@
 // Random graphs (tests/support/random_graph.h) through the runtime devices: each seed's model
-// must validate, the NPU must report every operation supported, and sable-npu's outputs must
-// equal the CPU reference's bit for bit (within ±1 for outputs of table-approximated functions).
+// must validate, the NPU must report every operation supported, the compiled program must be free
+// of scratchpad races, and sable-npu's outputs must equal the CPU reference's bit for bit (within
+// ±1 for outputs of table-approximated functions).
 // A failure prints the seed, how to re-run it alone, and the model as text.
 //
 //   fast set (ctest, CI):   seeds 1..48
@@ -23,7 +24,9 @@
 #include "sable/hal/validation.h"
 #include "sable/runtime/cpu_reference_device.h"
 #include "sable/umd/command_builder.h"
+#include "sable/umd/compiler/compiler.h"
 #include "sable/umd/compiler/legalize.h"
+#include "stream_checks.h"
 
 namespace sable::testing {
 namespace {
@@ -146,6 +149,15 @@ class RandomGraphs : public ::testing::Test {
       }
       FAIL() << "the NPU reports generated operations unsupported:\n" << reasons << context();
     }
+
+    // The program sable-npu runs, checked statically: the functional model executes the queues in
+    // an order that may hide a missing dependency token, the hardware would not.
+    const auto program = umd::compiler::compileModel(graph.model, configuration());
+    ASSERT_TRUE(program.ok()) << program.error().message << "\n" << context();
+    const auto decoded = umd::decodeStream(program->stream);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message << "\n" << context();
+    const std::string race = devicetest::findScratchpadRace(decoded->commands, configuration());
+    EXPECT_EQ(race, "") << "the program has a scratchpad race\n" << context();
 
     const auto expected = run(*cpu_, graph.model, graph.inputs);
     ASSERT_TRUE(expected.ok()) << "cpu-reference: " << expected.error().message << "\n" << context();
