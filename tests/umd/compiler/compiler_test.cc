@@ -90,7 +90,7 @@ TEST_F(CompileModel, ANetworkRunsBitExactAsOneProgram) {
     const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 12 * 12 * 8), randomBytes(rng, 24)};
     auto cpu = sable::testing::runOnCpu(model, inputs);
     ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-    auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+    auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
     ASSERT_TRUE(npu.ok()) << npu.error().message;
     ASSERT_EQ(npu->size(), 1u);
     EXPECT_EQ((*npu)[0], (*cpu)[0].bytes) << hal::toString(type);
@@ -132,7 +132,7 @@ TEST_F(CompileModel, ReshapesAreViewsBetweenLayersAndCopiesAtTheEdges) {
   const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 64), randomBytes(rng, 24)};
   auto cpu = sable::testing::runOnCpu(model, inputs);
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-  auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+  auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
   ASSERT_TRUE(npu.ok()) << npu.error().message;
   ASSERT_EQ(npu->size(), 2u);
   EXPECT_EQ((*npu)[0], (*cpu)[0].bytes);

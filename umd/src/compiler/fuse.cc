@@ -22,7 +22,8 @@ std::optional<FusedActivation> standaloneRelu(OperationType type) {
   }
 }
 
-// The fused activation and output view of a layer that has a clamp; nullptr for LUT layers.
+// The fused activation and output view of a layer that has a clamp; nullptr for LUT and move
+// layers.
 struct Clamp {
   FusedActivation* activation = nullptr;
   const TensorView* output = nullptr;
@@ -31,7 +32,8 @@ struct Clamp {
 Clamp clampOf(Layer& layer) {
   return std::visit(
       [](auto& l) -> Clamp {
-        if constexpr (std::is_same_v<std::decay_t<decltype(l)>, LutLayer>) {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, LutLayer> || std::is_same_v<L, MoveLayer>) {
           return {};
         } else {
           return {&l.activation, &l.output};

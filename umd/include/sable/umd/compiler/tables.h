@@ -5,7 +5,8 @@
 // The smooth functions are computed in double precision from the operations' definitions and
 // rounded to the nearest output value, not with the CPU reference's fixed-point approximations
 // (the compiler does not call the reference): entries may differ from the reference by one.
-// The RELU family with equal input and output quantization is exact: a clamp of the byte.
+// The RELU family with equal input and output quantization is exact: a clamp of the byte; so is
+// requantization.
 #pragma once
 
 #include <array>
@@ -26,7 +27,8 @@ hal::Result<LutTable> activationTable(hal::OperationType operation, const Quanti
                                       const Quantization& output);
 
 // Re-expresses each input value in the output quantization, rounded to nearest (ties away from
-// zero) and saturated: NNAPI's requantize (e.g. a CONCATENATION input of another scale).
+// zero) and saturated, exactly as the NNAPI reference requantizes a CONCATENATION input of another
+// scale or zero point (in float, int8 through the uint8 path): bit-exact with it.
 hal::Result<LutTable> requantizeTable(const Quantization& input, const Quantization& output);
 
 }  // namespace sable::umd::compiler
