@@ -517,6 +517,124 @@ std::optional<Tensor> hardSwish(GraphBuilder& g, const Tensor& in) {
   return smoothActivation(g, in, OperationType::HARD_SWISH);
 }
 
+// ---- data movement ------------------------------------------------------------------------------
+
+// CONCATENATION along a random axis of `first` and one to three more tensors that agree with it off
+// the axis: tensors of the graph (joins) or new model inputs and constants. The output has the
+// first input's quantization or a new one (the others are requantized into it).
+std::optional<Tensor> concatenation(GraphBuilder& g, const Tensor& first) {
+  const auto rank = static_cast<uint32_t>(first.dims.size());
+  const uint32_t axis = g.uniform(0, rank - 1);
+  std::vector<Tensor> joins;
+  for (const Tensor& t : g.tensors()) {
+    if (t.operand == first.operand || !consumable(t) || t.dims.size() != rank) continue;
+    bool agrees = true;
+    for (uint32_t d = 0; d < rank; ++d) agrees = agrees && (d == axis || t.dims[d] == first.dims[d]);
+    if (agrees) joins.push_back(t);
+  }
+  // Shapes first, so that nothing is added to the model when the result would be too large.
+  const uint32_t more = g.uniform(1, 3);
+  std::vector<std::optional<Tensor>> picked(more);
+  std::vector<uint32_t> extents(more);
+  uint64_t total = first.dims[axis];
+  for (uint32_t i = 0; i < more; ++i) {
+    if (!joins.empty() && g.chance(0.5)) picked[i] = g.pick(joins);
+    extents[i] = picked[i] ? picked[i]->dims[axis] : g.uniform(1, 24);
+    total += extents[i];
+  }
+  std::vector<uint32_t> dims = first.dims;
+  dims[axis] = static_cast<uint32_t>(total);
+  if (elementCount(dims) > kMaxElements) return std::nullopt;
+  std::vector<uint32_t> inputs = {first.operand};
+  for (uint32_t i = 0; i < more; ++i) {
+    if (!picked[i]) {
+      std::vector<uint32_t> partDims = first.dims;
+      partDims[axis] = extents[i];
+      const float scale = static_cast<float>(first.scale * g.logUniform(0.5, 2));
+      picked[i] = g.chance(0.8) ? g.input(partDims, scale, g.zeroPoint()) : g.constant(partDims, scale, g.zeroPoint());
+    }
+    g.consume(*picked[i]);
+    inputs.push_back(picked[i]->operand);
+  }
+  inputs.push_back(g.int32(axis));
+  const bool requantize = g.chance(0.5);
+  Tensor out = g.produce(dims, requantize ? g.activationScale() : first.scale, requantize ? g.zeroPoint() : first.zeroPoint);
+  g.model().addOperation(OperationType::CONCATENATION, inputs, {out.operand});
+  return out;
+}
+
+// PAD and PAD_V2: random paddings up to 4 on each side of each axis (NNAPI keeps the
+// quantization; PAD fills with the zero point, PAD_V2 with a random value of the type).
+std::optional<Tensor> pad(GraphBuilder& g, const Tensor& in, OperationType type) {
+  std::vector<int32_t> paddings;
+  std::vector<uint32_t> dims = in.dims;
+  for (uint32_t& d : dims) {
+    const uint32_t head = g.chance(0.4) ? 0 : g.uniform(0, 4);
+    const uint32_t tail = g.chance(0.4) ? 0 : g.uniform(0, 4);
+    paddings.push_back(static_cast<int32_t>(head));
+    paddings.push_back(static_cast<int32_t>(tail));
+    d += head + tail;
+  }
+  if (elementCount(dims) > kMaxElements) return std::nullopt;
+  const uint32_t shape = g.model().addConstant(OperandType::TENSOR_INT32, {static_cast<uint32_t>(in.dims.size()), 2},
+                                               paddings);
+  std::vector<uint32_t> inputs = {in.operand, shape};
+  if (type == OperationType::PAD_V2) inputs.push_back(g.int32(static_cast<int32_t>(g.uniform(0, 255)) - (g.isSigned() ? 128 : 0)));
+  Tensor out = g.produce(dims, in.scale, in.zeroPoint);
+  g.model().addOperation(type, inputs, {out.operand});
+  return out;
+}
+std::optional<Tensor> pad1(GraphBuilder& g, const Tensor& in) { return pad(g, in, OperationType::PAD); }
+std::optional<Tensor> padV2(GraphBuilder& g, const Tensor& in) { return pad(g, in, OperationType::PAD_V2); }
+
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH with a block size the shape allows.
+std::optional<Tensor> depthToSpace(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  std::vector<uint32_t> blocks;
+  for (uint32_t b = 2; b <= 4; ++b) {
+    if (in.dims[3] % (b * b) == 0) blocks.push_back(b);
+  }
+  if (blocks.empty()) return std::nullopt;
+  const uint32_t b = g.pick(blocks);
+  std::vector<uint32_t> inputs = {in.operand, g.int32(b)};
+  if (g.chance(0.3)) inputs.push_back(g.model().addBool(false));
+  Tensor out = g.produce({in.dims[0], in.dims[1] * b, in.dims[2] * b, in.dims[3] / (b * b)}, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::DEPTH_TO_SPACE, inputs, {out.operand});
+  return out;
+}
+std::optional<Tensor> spaceToDepth(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  std::vector<uint32_t> blocks;
+  for (uint32_t b = 2; b <= 4; ++b) {
+    if (in.dims[1] % b == 0 && in.dims[2] % b == 0) blocks.push_back(b);
+  }
+  if (blocks.empty()) return std::nullopt;
+  const uint32_t b = g.pick(blocks);
+  std::vector<uint32_t> inputs = {in.operand, g.int32(b)};
+  if (g.chance(0.3)) inputs.push_back(g.model().addBool(false));
+  Tensor out = g.produce({in.dims[0], in.dims[1] / b, in.dims[2] / b, in.dims[3] * b * b}, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::SPACE_TO_DEPTH, inputs, {out.operand});
+  return out;
+}
+
+// RESIZE_NEAREST_NEIGHBOR to a random size (up or down), given as a size; with the 1.3 flags
+// now and then (align_corners and half_pixel_centers never both).
+std::optional<Tensor> resizeNearest(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  const uint32_t h = g.uniform(1, std::min(64u, in.dims[1] * 3)), w = g.uniform(1, std::min(64u, in.dims[2] * 3));
+  std::vector<uint32_t> dims = {in.dims[0], h, w, in.dims[3]};
+  if (elementCount(dims) > kMaxElements) return std::nullopt;
+  std::vector<uint32_t> inputs = {in.operand, g.int32(w), g.int32(h), g.model().addBool(false)};  // the layout: required
+  if (g.chance(0.5)) {
+    const uint32_t flags = g.uniform(0, 2);  // none, align_corners, half_pixel_centers
+    inputs.push_back(g.model().addBool(flags == 1));
+    inputs.push_back(g.model().addBool(flags == 2));
+  }
+  Tensor out = g.produce(dims, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR, inputs, {out.operand});
+  return out;
+}
+
 // ---- element-wise arithmetic: the joins of the graph -----------------------------------------
 
 // The second operand of a binary operation on `a`: another tensor of the graph with a's shape
@@ -652,13 +770,19 @@ const std::vector<OperationGenerator>& generators() {
       {OperationType::RESHAPE, 1, reshape},
       {OperationType::SQUEEZE, 1, squeeze},
       {OperationType::EXPAND_DIMS, 1, expandDims},
-      {OperationType::MEAN, 1, mean},
+      {OperationType::MEAN, 2, mean},
       {OperationType::RELU, 2, relu0},
       {OperationType::RELU1, 1, relu1},
       {OperationType::RELU6, 1, relu6},
       {OperationType::LOGISTIC, 1, logistic},
       {OperationType::TANH, 1, tanhActivation},
       {OperationType::HARD_SWISH, 1, hardSwish},
+      {OperationType::CONCATENATION, 2, concatenation},
+      {OperationType::PAD, 1, pad1},
+      {OperationType::PAD_V2, 1, padV2},
+      {OperationType::DEPTH_TO_SPACE, 1, depthToSpace},
+      {OperationType::SPACE_TO_DEPTH, 1, spaceToDepth},
+      {OperationType::RESIZE_NEAREST_NEIGHBOR, 1, resizeNearest},
   };
   return table;
 }
