@@ -52,16 +52,17 @@ inline umd::Device* sharedTestDevice(std::string* error,
 
 // The runtime's sable-npu device (compile, register, run), for tests of whole models. It opens
 // its device on first use, starting sable-simd when nobody serves it: this gives the process a
-// device name of its own so that parallel tests do not share one. nullptr with *error set when
-// sable-simd is not built.
-inline runtime::Device* sharedNpuRuntimeDevice(std::string* error) {
+// device name of its own so that parallel tests do not share one, with hardware configuration
+// `config` (the first call's: one device per process). nullptr with *error set when sable-simd is
+// not built.
+inline runtime::Device* sharedNpuRuntimeDevice(std::string* error, const char* config = "s16") {
   static std::shared_ptr<runtime::Device> device;
   static bool tried = false;
   if (!tried) {
     tried = true;
     if (access(SABLE_SIMD_PATH, X_OK) == 0) {
       setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
-      setenv("SABLE_SIMD_ARGS", "--memory-mib 32", 1);
+      setenv("SABLE_SIMD_ARGS", fmt::format("--memory-mib 32 --config {}", config).c_str(), 1);
       setenv("SABLE_DEVICE", fmt::format("npu-runtime-test-{}", getpid()).c_str(), 1);
       device = runtime::makeNpuDevice();
     }

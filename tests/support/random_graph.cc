@@ -24,11 +24,6 @@ constexpr int32_t kPaddingValid = 2;
 constexpr uint64_t kMaxElements = 64 * 64 * 96;
 constexpr uint64_t kMaxMacs = 12'000'000;
 constexpr uint32_t kMaxPad = 15;  // the DMA's and POOL's 4-bit padding fields
-// The convolution lowering keeps the weights of one block of output channels — input channels ×
-// kernel taps scratchpad lines — in the scratchpad with a tile of input; it does not split that
-// reduction, so it refuses above about 15 000 lines on s16 (CONV_2D after a RESHAPE to many
-// channels, FULLY_CONNECTED flattening a large image). Kept below that here.
-constexpr uint64_t kMaxReductionLines = 12 * 1024;
 
 // Quantized values of random data spread about this far from the zero point; used to pick output
 // scales under which results neither all saturate nor all collapse to the zero point.
@@ -42,6 +37,16 @@ struct Tensor {
   int32_t zeroPoint = 0;
   bool approximate = false;  // produced through a lookup table: a model output only
 };
+
+// Scales grow along chains (a MUL's output scale is about its inputs' product): a tensor outside
+// this range ends the graph, so that no scale overflows while huge and tiny ones still occur.
+constexpr float kMinConsumedScale = 1e-6f;
+constexpr float kMaxConsumedScale = 1e3f;
+
+// Whether later operations may read `t`.
+bool consumable(const Tensor& t) {
+  return !t.approximate && t.scale >= kMinConsumedScale && t.scale <= kMaxConsumedScale;
+}
 
 uint64_t elementCount(const std::vector<uint32_t>& dims) {
   uint64_t n = 1;
@@ -60,7 +65,20 @@ uint32_t outExtent(uint32_t in, uint32_t head, uint32_t tail, uint32_t kernel, u
 // operations may consume.
 class GraphBuilder {
  public:
-  explicit GraphBuilder(uint32_t seed) : rng_(seed) { type_ = chance(0.5) ? kU8 : kS8; }
+  GraphBuilder(uint32_t seed, const RandomGraphOptions& options) : rng_(seed), options_(options) {
+    type_ = chance(0.5) ? kU8 : kS8;
+  }
+
+  // ---- what the lowerings take on the configuration ----
+  // The convolution lowering keeps the weights of one block of output channels — input channels
+  // × kernel taps scratchpad lines — in the scratchpad with a tile of input; it does not split
+  // that reduction, so it refuses above about 15 000 lines on s16 (CONV_2D after a RESHAPE to
+  // many channels, FULLY_CONNECTED flattening a large image).
+  uint64_t maxReductionLines() const { return uint64_t{options_.scratchpadLines} * 3 / 4; }
+  // MEAN is a depthwise layer whose weights (window elements × channel blocks) must fit in half
+  // the scratchpad.
+  uint64_t maxMeanWeightLines() const { return uint64_t{options_.scratchpadLines} * 3 / 8; }
+  uint32_t arrayDim() const { return options_.arrayDim; }
 
   ModelBuilder& model() { return builder_; }
   OperandType type() const { return type_; }
@@ -163,6 +181,7 @@ class GraphBuilder {
   }
 
   std::mt19937 rng_;
+  RandomGraphOptions options_;
   OperandType type_ = kU8;
   ModelBuilder builder_;
   std::vector<Tensor> tensors_;
@@ -296,7 +315,7 @@ std::optional<Tensor> conv2d(GraphBuilder& g, const Tensor& in) {
   if (!isImage(in)) return std::nullopt;
   const uint32_t n = in.dims[0], h = in.dims[1], w = in.dims[2], cin = in.dims[3];
   const auto win = randomWindow(g, h, w, {1, 1, 2, 3, 3, 3, 5, 7}, true);
-  if (!win || uint64_t{cin} * win->kernelH * win->kernelW > kMaxReductionLines) return std::nullopt;
+  if (!win || uint64_t{cin} * win->kernelH * win->kernelW > g.maxReductionLines()) return std::nullopt;
   const uint64_t perChannel = uint64_t{n} * win->outH * win->outW * win->kernelH * win->kernelW * cin;
   uint32_t cout = g.chance(0.8) ? g.uniform(1, 40) : g.uniform(41, 96);
   cout = static_cast<uint32_t>(std::min<uint64_t>(cout, kMaxMacs / perChannel));
@@ -337,6 +356,38 @@ std::optional<Tensor> depthwiseConv2d(GraphBuilder& g, const Tensor& in) {
   return out;
 }
 
+// GROUPED_CONV_2D: groups dividing the input channels, each group's outputs from its inputs only.
+// NNAPI gives it no dilations and always the layout flag.
+std::optional<Tensor> groupedConv2d(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  const uint32_t n = in.dims[0], h = in.dims[1], w = in.dims[2], cin = in.dims[3];
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 2; d <= std::min(cin, 16u); ++d) {
+    if (cin % d == 0) divisors.push_back(d);
+  }
+  if (divisors.empty()) return std::nullopt;
+  const uint32_t groups = g.pick(divisors);
+  const auto win = randomWindow(g, h, w, {1, 2, 3, 3, 5}, false);
+  if (!win) return std::nullopt;
+  const uint32_t perGroup = cin / groups;
+  uint32_t cout = groups * g.uniform(1, std::max(1u, 48 / groups));
+  const uint64_t outPixels = uint64_t{n} * win->outH * win->outW;
+  if (outPixels * cout * win->kernelH * win->kernelW * perGroup > kMaxMacs || outPixels * cout > kMaxElements) {
+    return std::nullopt;
+  }
+  const auto [filter, scales] = randomFilter(g, {cout, win->kernelH, win->kernelW, perGroup}, 0, true);
+  const bool perChannelFilter = g.model().model().main.operands[filter].type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+  const auto rq = randomRequantization(g, in, scales, perChannelFilter, uint64_t{win->kernelH} * win->kernelW * perGroup);
+  std::vector<uint32_t> inputs = {in.operand, filter, rq.bias};
+  for (uint32_t o : windowOperands(g, *win)) inputs.push_back(o);
+  inputs.push_back(g.int32(groups));
+  inputs.push_back(g.int32(g.fusedActivation(rq.outputScale)));
+  inputs.push_back(g.model().addBool(false));
+  Tensor out = g.produce({n, win->outH, win->outW, cout}, rq.outputScale, g.zeroPoint());
+  g.model().addOperation(OperationType::GROUPED_CONV_2D, inputs, {out.operand});
+  return out;
+}
+
 // FULLY_CONNECTED over the last dimension (the other ones become the batch) or over everything
 // but the first dimension (a flattening classifier).
 std::optional<Tensor> fullyConnected(GraphBuilder& g, const Tensor& in) {
@@ -345,7 +396,7 @@ std::optional<Tensor> fullyConnected(GraphBuilder& g, const Tensor& in) {
   const uint64_t k = g.chance(0.5) ? in.dims.back() : elements / in.dims[0];
   const uint64_t batch = elements / k;
   const uint32_t units = g.chance(0.85) ? g.uniform(1, 64) : g.uniform(65, 130);
-  if (k > kMaxReductionLines || k * units > 400'000 || batch * k * units > kMaxMacs || batch * units > kMaxElements) return std::nullopt;
+  if (k > g.maxReductionLines() || k * units > 400'000 || batch * k * units > kMaxMacs || batch * units > kMaxElements) return std::nullopt;
   const auto [weights, scales] =
       randomFilter(g, {units, static_cast<uint32_t>(k)}, 0, false);  // NNAPI has no per-channel FULLY_CONNECTED
   const auto rq = randomRequantization(g, in, scales, false, k);
@@ -387,6 +438,203 @@ std::optional<Tensor> pool(GraphBuilder& g, const Tensor& in, OperationType type
 std::optional<Tensor> averagePool2d(GraphBuilder& g, const Tensor& in) { return pool(g, in, OperationType::AVERAGE_POOL_2D); }
 std::optional<Tensor> maxPool2d(GraphBuilder& g, const Tensor& in) { return pool(g, in, OperationType::MAX_POOL_2D); }
 
+// MEAN over the spatial axes (all the NPU lowers), uint8 with the output quantization of the
+// input: the reference's truncating integer mean, which the NPU reproduces for every window.
+// Requantizing means and int8 means are left to mean_test: the compiler lowers a requantizing
+// mean only where it proves every sum exact (a few percent of scales are refused for near ties
+// in the reference's float rounding), and int8 with equal quantization not at all — neither can
+// be predicted here without that proof.
+//
+// The lowering refuses two more kinds of MEAN, kept out here: windows whose depthwise weights
+// exceed half the scratchpad (GraphBuilder::maxMeanWeightLines), and equal-quantization means of
+// more than about 3 700 elements, where no POSTPROC multiplier reproduces the truncation for
+// every sum.
+constexpr uint64_t kMaxMeanElements = 2048;
+
+std::optional<Tensor> mean(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in) || g.isSigned()) return std::nullopt;
+  const std::vector<std::vector<int32_t>> choices = {{1, 2}, {1, 2}, {-3, -2}, {2, 1}, {1}, {2}, {-2}};
+  const std::vector<int32_t>& axes = g.pick(choices);
+  uint64_t window = 1;
+  for (int32_t a : axes) window *= in.dims[static_cast<size_t>(a < 0 ? a + 4 : a)];
+  const uint64_t blocks = (in.dims[3] + g.arrayDim() - 1) / g.arrayDim();
+  if (window > kMaxMeanElements || window * blocks > g.maxMeanWeightLines()) return std::nullopt;
+  const bool keepDims = g.chance(0.5);
+  std::vector<uint32_t> dims;
+  for (int32_t d = 0; d < 4; ++d) {
+    const bool reduced = std::any_of(axes.begin(), axes.end(), [&](int32_t a) { return (a < 0 ? a + 4 : a) == d; });
+    if (!reduced) {
+      dims.push_back(in.dims[d]);
+    } else if (keepDims) {
+      dims.push_back(1);
+    }
+  }
+  Tensor out = g.produce(dims, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::MEAN, {in.operand, g.int32s(axes), g.int32(keepDims ? 1 : 0)}, {out.operand});
+  return out;
+}
+
+// ---- activations --------------------------------------------------------------------------------
+
+// RELU, RELU1, RELU6 keep the quantization (NNAPI requires it); RELU1 and RELU6 only where their
+// range spans at least 16 steps. After a layer with no fused activation whose output nobody else
+// reads, the compiler folds them into that layer's clamp; elsewhere they run as tables.
+std::optional<Tensor> relu(GraphBuilder& g, const Tensor& in, OperationType type, float range) {
+  if (range > 0 && in.scale > range / 16) return std::nullopt;
+  Tensor out = g.produce(in.dims, in.scale, in.zeroPoint);
+  g.model().addOperation(type, {in.operand}, {out.operand});
+  return out;
+}
+std::optional<Tensor> relu0(GraphBuilder& g, const Tensor& in) { return relu(g, in, OperationType::RELU, 0); }
+std::optional<Tensor> relu1(GraphBuilder& g, const Tensor& in) { return relu(g, in, OperationType::RELU1, 1); }
+std::optional<Tensor> relu6(GraphBuilder& g, const Tensor& in) { return relu(g, in, OperationType::RELU6, 6); }
+
+// LOGISTIC, TANH, HARD_SWISH: tables the compiler computes in floating point, within ±1 of the
+// reference, so their outputs end the graph. LOGISTIC and TANH have the output quantization
+// NNAPI fixes; HARD_SWISH any.
+std::optional<Tensor> smoothActivation(GraphBuilder& g, const Tensor& in, OperationType type) {
+  float scale = 0;
+  int32_t zeroPoint = 0;
+  if (type == OperationType::LOGISTIC) {
+    scale = 1.0f / 256;
+    zeroPoint = g.isSigned() ? -128 : 0;
+  } else if (type == OperationType::TANH) {
+    scale = 1.0f / 128;
+    zeroPoint = g.isSigned() ? 0 : 128;
+  } else {
+    scale = static_cast<float>(in.scale * g.logUniform(0.5, 2));
+    zeroPoint = g.zeroPoint();
+  }
+  Tensor out = g.produce(in.dims, scale, zeroPoint, isApproximatedOnTheNpu(type));
+  g.model().addOperation(type, {in.operand}, {out.operand});
+  return out;
+}
+std::optional<Tensor> logistic(GraphBuilder& g, const Tensor& in) { return smoothActivation(g, in, OperationType::LOGISTIC); }
+std::optional<Tensor> tanhActivation(GraphBuilder& g, const Tensor& in) {
+  return smoothActivation(g, in, OperationType::TANH);
+}
+std::optional<Tensor> hardSwish(GraphBuilder& g, const Tensor& in) {
+  return smoothActivation(g, in, OperationType::HARD_SWISH);
+}
+
+// ---- data movement ------------------------------------------------------------------------------
+
+// CONCATENATION along a random axis of `first` and one to three more tensors that agree with it off
+// the axis: tensors of the graph (joins) or new model inputs and constants. The output has the
+// first input's quantization or a new one (the others are requantized into it).
+std::optional<Tensor> concatenation(GraphBuilder& g, const Tensor& first) {
+  const auto rank = static_cast<uint32_t>(first.dims.size());
+  const uint32_t axis = g.uniform(0, rank - 1);
+  std::vector<Tensor> joins;
+  for (const Tensor& t : g.tensors()) {
+    if (t.operand == first.operand || !consumable(t) || t.dims.size() != rank) continue;
+    bool agrees = true;
+    for (uint32_t d = 0; d < rank; ++d) agrees = agrees && (d == axis || t.dims[d] == first.dims[d]);
+    if (agrees) joins.push_back(t);
+  }
+  // Shapes first, so that nothing is added to the model when the result would be too large.
+  const uint32_t more = g.uniform(1, 3);
+  std::vector<std::optional<Tensor>> picked(more);
+  std::vector<uint32_t> extents(more);
+  uint64_t total = first.dims[axis];
+  for (uint32_t i = 0; i < more; ++i) {
+    if (!joins.empty() && g.chance(0.5)) picked[i] = g.pick(joins);
+    extents[i] = picked[i] ? picked[i]->dims[axis] : g.uniform(1, 24);
+    total += extents[i];
+  }
+  std::vector<uint32_t> dims = first.dims;
+  dims[axis] = static_cast<uint32_t>(total);
+  if (elementCount(dims) > kMaxElements) return std::nullopt;
+  std::vector<uint32_t> inputs = {first.operand};
+  for (uint32_t i = 0; i < more; ++i) {
+    if (!picked[i]) {
+      std::vector<uint32_t> partDims = first.dims;
+      partDims[axis] = extents[i];
+      const float scale = static_cast<float>(first.scale * g.logUniform(0.5, 2));
+      picked[i] = g.chance(0.8) ? g.input(partDims, scale, g.zeroPoint()) : g.constant(partDims, scale, g.zeroPoint());
+    }
+    g.consume(*picked[i]);
+    inputs.push_back(picked[i]->operand);
+  }
+  inputs.push_back(g.int32(axis));
+  const bool requantize = g.chance(0.5);
+  Tensor out = g.produce(dims, requantize ? g.activationScale() : first.scale, requantize ? g.zeroPoint() : first.zeroPoint);
+  g.model().addOperation(OperationType::CONCATENATION, inputs, {out.operand});
+  return out;
+}
+
+// PAD and PAD_V2: random paddings up to 4 on each side of each axis (NNAPI keeps the
+// quantization; PAD fills with the zero point, PAD_V2 with a random value of the type).
+std::optional<Tensor> pad(GraphBuilder& g, const Tensor& in, OperationType type) {
+  std::vector<int32_t> paddings;
+  std::vector<uint32_t> dims = in.dims;
+  for (uint32_t& d : dims) {
+    const uint32_t head = g.chance(0.4) ? 0 : g.uniform(0, 4);
+    const uint32_t tail = g.chance(0.4) ? 0 : g.uniform(0, 4);
+    paddings.push_back(static_cast<int32_t>(head));
+    paddings.push_back(static_cast<int32_t>(tail));
+    d += head + tail;
+  }
+  if (elementCount(dims) > kMaxElements) return std::nullopt;
+  const uint32_t shape = g.model().addConstant(OperandType::TENSOR_INT32, {static_cast<uint32_t>(in.dims.size()), 2},
+                                               paddings);
+  std::vector<uint32_t> inputs = {in.operand, shape};
+  if (type == OperationType::PAD_V2) inputs.push_back(g.int32(static_cast<int32_t>(g.uniform(0, 255)) - (g.isSigned() ? 128 : 0)));
+  Tensor out = g.produce(dims, in.scale, in.zeroPoint);
+  g.model().addOperation(type, inputs, {out.operand});
+  return out;
+}
+std::optional<Tensor> pad1(GraphBuilder& g, const Tensor& in) { return pad(g, in, OperationType::PAD); }
+std::optional<Tensor> padV2(GraphBuilder& g, const Tensor& in) { return pad(g, in, OperationType::PAD_V2); }
+
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH with a block size the shape allows.
+std::optional<Tensor> depthToSpace(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  std::vector<uint32_t> blocks;
+  for (uint32_t b = 2; b <= 4; ++b) {
+    if (in.dims[3] % (b * b) == 0) blocks.push_back(b);
+  }
+  if (blocks.empty()) return std::nullopt;
+  const uint32_t b = g.pick(blocks);
+  std::vector<uint32_t> inputs = {in.operand, g.int32(b)};
+  if (g.chance(0.3)) inputs.push_back(g.model().addBool(false));
+  Tensor out = g.produce({in.dims[0], in.dims[1] * b, in.dims[2] * b, in.dims[3] / (b * b)}, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::DEPTH_TO_SPACE, inputs, {out.operand});
+  return out;
+}
+std::optional<Tensor> spaceToDepth(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  std::vector<uint32_t> blocks;
+  for (uint32_t b = 2; b <= 4; ++b) {
+    if (in.dims[1] % b == 0 && in.dims[2] % b == 0) blocks.push_back(b);
+  }
+  if (blocks.empty()) return std::nullopt;
+  const uint32_t b = g.pick(blocks);
+  std::vector<uint32_t> inputs = {in.operand, g.int32(b)};
+  if (g.chance(0.3)) inputs.push_back(g.model().addBool(false));
+  Tensor out = g.produce({in.dims[0], in.dims[1] / b, in.dims[2] / b, in.dims[3] * b * b}, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::SPACE_TO_DEPTH, inputs, {out.operand});
+  return out;
+}
+
+// RESIZE_NEAREST_NEIGHBOR to a random size (up or down), given as a size; with the 1.3 flags
+// now and then (align_corners and half_pixel_centers never both).
+std::optional<Tensor> resizeNearest(GraphBuilder& g, const Tensor& in) {
+  if (!isImage(in)) return std::nullopt;
+  const uint32_t h = g.uniform(1, std::min(64u, in.dims[1] * 3)), w = g.uniform(1, std::min(64u, in.dims[2] * 3));
+  std::vector<uint32_t> dims = {in.dims[0], h, w, in.dims[3]};
+  if (elementCount(dims) > kMaxElements) return std::nullopt;
+  std::vector<uint32_t> inputs = {in.operand, g.int32(w), g.int32(h), g.model().addBool(false)};  // the layout: required
+  if (g.chance(0.5)) {
+    const uint32_t flags = g.uniform(0, 2);  // none, align_corners, half_pixel_centers
+    inputs.push_back(g.model().addBool(flags == 1));
+    inputs.push_back(g.model().addBool(flags == 2));
+  }
+  Tensor out = g.produce(dims, in.scale, in.zeroPoint);
+  g.model().addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR, inputs, {out.operand});
+  return out;
+}
+
 // ---- element-wise arithmetic: the joins of the graph -----------------------------------------
 
 // The second operand of a binary operation on `a`: another tensor of the graph with a's shape
@@ -395,7 +643,7 @@ std::optional<Tensor> maxPool2d(GraphBuilder& g, const Tensor& in) { return pool
 Tensor partnerOf(GraphBuilder& g, const Tensor& a) {
   std::vector<Tensor> joins;
   for (const Tensor& t : g.tensors()) {
-    if (t.dims == a.dims && t.operand != a.operand && !t.approximate) joins.push_back(t);
+    if (t.dims == a.dims && t.operand != a.operand && consumable(t)) joins.push_back(t);
   }
   if (!joins.empty() && g.chance(0.7)) return g.pick(joins);
   if (g.chance(0.05)) return a;  // x op x
@@ -512,6 +760,7 @@ const std::vector<OperationGenerator>& generators() {
   static const std::vector<OperationGenerator> table = {
       {OperationType::CONV_2D, 6, conv2d},
       {OperationType::DEPTHWISE_CONV_2D, 4, depthwiseConv2d},
+      {OperationType::GROUPED_CONV_2D, 2, groupedConv2d},
       {OperationType::FULLY_CONNECTED, 2, fullyConnected},
       {OperationType::AVERAGE_POOL_2D, 2, averagePool2d},
       {OperationType::MAX_POOL_2D, 2, maxPool2d},
@@ -521,6 +770,19 @@ const std::vector<OperationGenerator>& generators() {
       {OperationType::RESHAPE, 1, reshape},
       {OperationType::SQUEEZE, 1, squeeze},
       {OperationType::EXPAND_DIMS, 1, expandDims},
+      {OperationType::MEAN, 2, mean},
+      {OperationType::RELU, 2, relu0},
+      {OperationType::RELU1, 1, relu1},
+      {OperationType::RELU6, 1, relu6},
+      {OperationType::LOGISTIC, 1, logistic},
+      {OperationType::TANH, 1, tanhActivation},
+      {OperationType::HARD_SWISH, 1, hardSwish},
+      {OperationType::CONCATENATION, 2, concatenation},
+      {OperationType::PAD, 1, pad1},
+      {OperationType::PAD_V2, 1, padV2},
+      {OperationType::DEPTH_TO_SPACE, 1, depthToSpace},
+      {OperationType::SPACE_TO_DEPTH, 1, spaceToDepth},
+      {OperationType::RESIZE_NEAREST_NEIGHBOR, 1, resizeNearest},
   };
   return table;
 }
@@ -558,14 +820,15 @@ Tensor firstInput(GraphBuilder& g) {
 }  // namespace
 
 RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options) {
-  GraphBuilder g(seed);
+  GraphBuilder g(seed, options);
   g.add(firstInput(g));
   const uint32_t operations = g.uniform(1, std::max(1u, options.maxOperations));
   for (uint32_t i = 0; i < operations; ++i) {
     std::vector<Tensor> candidates;
     for (const Tensor& t : g.tensors()) {
-      if (!t.approximate) candidates.push_back(t);
+      if (consumable(t)) candidates.push_back(t);
     }
+    if (candidates.empty()) break;
     // Mostly extend the newest tensor (chains); otherwise branch from an older one (fan-out).
     const Tensor input = g.chance(0.65) ? candidates.back() : g.pick(candidates);
     for (int attempt = 0; attempt < 50; ++attempt) {
@@ -586,6 +849,11 @@ RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options
     }
   }
   return g.finish(seed);
+}
+
+bool isApproximatedOnTheNpu(hal::OperationType type) {
+  return type == OperationType::LOGISTIC || type == OperationType::TANH || type == OperationType::HARD_SWISH ||
+         type == OperationType::SOFTMAX;
 }
 
 std::vector<hal::OperationType> randomGraphOperationTypes() {

@@ -19,6 +19,10 @@ namespace sable::testing {
 
 struct RandomGraphOptions {
   uint32_t maxOperations = 8;  // each graph has 1..maxOperations operations
+  // The hardware configuration's scratchpad (lines of arrayDim bytes; s16 by default): graphs stay
+  // within what the lowerings take on it (random_graph.cc says which limits these are).
+  uint32_t arrayDim = 16;
+  uint32_t scratchpadLines = 16384;
 };
 
 struct RandomGraph {
@@ -32,6 +36,10 @@ struct RandomGraph {
 };
 
 RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options = {});
+
+// The operations the NPU computes through tables within ±1 of the reference (LOGISTIC, TANH,
+// HARD_SWISH, SOFTMAX); the others must match it bit for bit.
+bool isApproximatedOnTheNpu(hal::OperationType type);
 
 // The operation types the generator can emit (for reports and coverage checks).
 std::vector<hal::OperationType> randomGraphOperationTypes();

@@ -64,21 +64,12 @@ class CompiledModelTest : public ::testing::Test {
     if (!cpu.ok() || !npu.ok()) return *program;
     EXPECT_EQ(npu->size(), cpu->size()) << what;
     for (size_t o = 0; o < std::min(npu->size(), cpu->size()); ++o) {
-      const auto& want = (*cpu)[o].bytes;
-      const auto& got = (*npu)[o];
-      EXPECT_EQ(got.size(), want.size()) << what << ": output " << o;
       const hal::OperandType type = model.main.operands[model.main.outputIndexes[o]].type;
-      const auto value = [type](uint8_t b) {
-        return type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED ? int32_t{static_cast<int8_t>(b)} : int32_t{b};
-      };
-      size_t reported = 0;
-      for (size_t i = 0; i < std::min(got.size(), want.size()) && reported < 5; ++i) {
-        if (std::abs(value(got[i]) - value(want[i])) > tolerance) {
-          ADD_FAILURE() << what << ": output " << o << " element " << i << " is " << value(got[i])
-                        << ", the reference " << value(want[i]) << " (tolerance " << tolerance << ")";
-          ++reported;
-        }
-      }
+      const auto m = sable::testing::compareQuant8((*cpu)[o].bytes, (*npu)[o],
+                                                   type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED, tolerance);
+      EXPECT_EQ(m.count, 0u) << what << ": output " << o << " differs from the reference (tolerance " << tolerance
+                             << ") in " << m.count << " elements, the first:\n"
+                             << m.first;
     }
     return *program;
   }

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "compiled_model.h"
 #include "model_builder.h"
 #include "npu_lowering.h"
@@ -182,6 +184,32 @@ TEST_F(CompileModel, ScratchPeakIsTheHandComputedLiveMaximum) {
   ASSERT_TRUE(npu.ok()) << npu.error().message;
   ASSERT_EQ(npu->size(), 1u);
   EXPECT_EQ((*npu)[0], (*cpu)[0].bytes);
+}
+
+class CompiledConcatenation : public testsupport::CompiledModelTest {};
+
+// A standalone activation is a LUT layer over its tensor's bytes as one row; as the producer of a
+// CONCATENATION input written into its channels of the output (a slice with a pixel stride) it
+// must take the tensor's shape. Found by the random graph test (seed 100160: a RELU6 into a
+// concatenation's channel slice failed to compile although every operation was supported).
+TEST_F(CompiledConcatenation, AnActivationWritesItsChannelSliceOfTheOutput) {
+  std::mt19937 rng(41);
+  for (OperationType op : {OperationType::RELU6, OperationType::TANH}) {
+    ModelBuilder b;
+    const float scale = op == OperationType::TANH ? 1.0f / 128 : 0.05f;
+    const int32_t zeroPoint = op == OperationType::TANH ? 128 : 100;
+    const uint32_t x = b.addInput(kU8, {1, 3, 5, 6}, 0.05f, 100);
+    const uint32_t other = b.addInput(kU8, {1, 3, 5, 4}, scale, zeroPoint);
+    const uint32_t activated = b.addTemporary(kU8, {1, 3, 5, 6}, scale, zeroPoint);
+    b.addOperation(op, {x}, {activated});
+    const uint32_t out = b.addOutput(kU8, {1, 3, 5, 10}, scale, zeroPoint);
+    b.addOperation(OperationType::CONCATENATION, {other, activated, b.addInt32(3)}, {out});
+    const CompiledProgram program = expectMatchesReference(
+        b.build(), {randomBytes(rng, 3 * 5 * 6), randomBytes(rng, 3 * 5 * 4)}, op == OperationType::TANH ? 1 : 0,
+        fmt::format("{} into channels 4..9 of a CONCATENATION", hal::toString(op)));
+    ASSERT_EQ(program.layers.size(), 2u);
+    EXPECT_GT(program.layers[0].stats.commands, 0u);
+  }
 }
 
 TEST_F(CompileModel, AModelWithAnUnsupportedOperationIsRefusedNamingIt) {

@@ -85,6 +85,19 @@ TEST(LutTables, TanhWithinOneOfTheReference) {
   }
 }
 
+// From an input scale of 8 the reference's Q4.27 input radius is 0: every input saturates, the
+// zero point too (to the minimum: LOGISTIC(0) gives 0, TANH(0) gives −1). Found by the random
+// graph test (a TANH of input scale 3580 gave 128 where the reference gives 0). From 4 to 8 the
+// radius is 1 and only the zero point is inside it. Exact, not ±1.
+TEST(LutTables, LogisticAndTanhSaturateLikeTheReferenceAtHugeInputScales) {
+  for (float scale : {4.0f, 7.9f, 8.0f, 20.0f, 3580.0f}) {
+    expectTableMatches(OperationType::LOGISTIC, quant(kU8, scale, 143), quant(kU8, 1.0f / 256, 0), 0);
+    expectTableMatches(OperationType::LOGISTIC, quant(kI8, scale, -7), quant(kI8, 1.0f / 256, -128), 0);
+    expectTableMatches(OperationType::TANH, quant(kU8, scale, 143), quant(kU8, 1.0f / 128, 128), 0);
+    expectTableMatches(OperationType::TANH, quant(kI8, scale, 0), quant(kI8, 1.0f / 128, 0), 0);
+  }
+}
+
 TEST(LutTables, HardSwishWithinOneOfTheReference) {
   const std::vector<std::pair<float, float>> scales = {{0.01f, 0.01f}, {0.05f, 0.03f}, {0.1f, 0.1f},
                                                        {0.03f, 0.05f}, {0.2f, 0.08f}};

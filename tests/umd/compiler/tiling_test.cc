@@ -1,6 +1,6 @@
 // Tiling edge cases the layer tests (conv_test, depthwise_test, pool_test, fully_connected_test)
-// leave out, as whole NNAPI models through the compiler driver and the sable-npu runtime device,
-// bit-exact against the CPU reference: a 1×1 stride-2 convolution and a 7×7 stride-2 one (a
+// leave out, as NNAPI models through the compiler driver and the simulated NPU, bit-exact against
+// the CPU reference: a 1×1 stride-2 convolution and a 7×7 stride-2 one (a
 // ResNet stem) on odd sizes above the scratchpad, depthwise 7×7 stride 2 with channels that are
 // not a multiple of the array, max and average pooling with stride 2 on odd sizes above the
 // scratchpad, and FULLY_CONNECTED with more rows than the accumulator and an odd depth. Each case
@@ -9,12 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include "compiled_model.h"
 #include "conv_support.h"
 #include "model_builder.h"
 #include "npu_lowering.h"
-#include "npu_test_device.h"
 #include "sable/hal/model_text.h"
-#include "sable/runtime/cpu_reference_device.h"
 #include "sable/umd/compiler/compiler.h"
 
 namespace sable::umd::compiler {
@@ -65,36 +64,20 @@ void fill(Generator& gen, PoolCase& c, bool isSigned) {
   c.inputData = gen.bytes(size_t{c.height} * c.width * c.channels);
 }
 
-class Tiling : public ::testing::Test {
+class Tiling : public testsupport::CompiledModelTest {
  protected:
-  void SetUp() override {
-    std::string error;
-    npu_ = devicetest::sharedNpuRuntimeDevice(&error);
-    if (npu_ == nullptr) GTEST_SKIP() << error;
-  }
-
-  // Compiles the one-operation `model` (for its tile count), runs it on sable-npu and on the CPU
-  // reference, and expects the same bytes and at least `minTiles` tiles.
+  // Runs the one-operation `model` on the NPU and the CPU reference, expects the same bytes, an
+  // output with enough distinct values to show something, and at least `minTiles` tiles.
   void expectBitExactAndTiled(const hal::Model& model, const std::vector<uint8_t>& input, uint32_t minTiles) {
-    const auto context = [&] { return hal::modelToText(model); };
-    auto program = compileModel(model, *findConfig("s16"));
-    ASSERT_TRUE(program.ok()) << program.error().message << "\n" << context();
-    ASSERT_EQ(program->layers.size(), 1u);
-    EXPECT_GE(program->layers[0].stats.tiles, minTiles) << context();
-    static const auto cpu = runtime::makeCpuReferenceDevice();
-    auto expected = sable::testing::run(*cpu, model, {input});
-    ASSERT_TRUE(expected.ok()) << expected.error().message << "\n" << context();
-    auto actual = sable::testing::run(*npu_, model, {input});
-    ASSERT_TRUE(actual.ok()) << actual.error().message << "\n" << context();
-    const bool isSigned =
-        model.main.operands[model.main.outputIndexes[0]].type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-    const auto mismatches = sable::testing::compareQuant8((*expected)[0].bytes, (*actual)[0].bytes, isSigned);
-    EXPECT_EQ(mismatches.count, 0u) << mismatches.first << context();
+    const std::string what = hal::modelToText(model);
+    const CompiledProgram program = expectMatchesReference(model, {input}, 0, what);
+    ASSERT_EQ(program.layers.size(), 1u) << what;
+    EXPECT_GE(program.layers[0].stats.tiles, minTiles) << what;
+    auto expected = sable::testing::runOnCpu(model, {input});
+    ASSERT_TRUE(expected.ok()) << expected.error().message;
     const auto& bytes = (*expected)[0].bytes;
     EXPECT_GE(std::set<uint8_t>(bytes.begin(), bytes.end()).size(), 32u) << "the output is too uniform to show anything";
   }
-
-  runtime::Device* npu_ = nullptr;
 };
 
 ConvCase convShape(uint32_t h, uint32_t w, uint32_t cin, uint32_t cout, uint32_t kernel, uint32_t stride,

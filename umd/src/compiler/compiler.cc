@@ -3,6 +3,7 @@
 #include "sable/umd/compiler/compiler.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -42,6 +43,16 @@ void place(TensorView& view, const Location& where) {
 
 bool isConstant(const hal::Operand& o) {
   return o.lifetime == OperandLifeTime::CONSTANT_COPY || o.lifetime == OperandLifeTime::CONSTANT_REFERENCE;
+}
+
+// Gives a view the NHWC extents of `dims` (ranks below 4 padded in front with 1s).
+void setShape(TensorView& view, const std::vector<uint32_t>& dims) {
+  std::array<uint32_t, 4> nhwc = {1, 1, 1, 1};
+  for (size_t i = 0; i < dims.size() && i < 4; ++i) nhwc[4 - dims.size() + i] = dims[i];
+  view.n = nhwc[0];
+  view.h = nhwc[1];
+  view.w = nhwc[2];
+  view.c = nhwc[3];
 }
 
 // A CONCATENATION input written by its producer straight into the output: channels from `channel`
@@ -169,6 +180,13 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
                             o.zeroPoint == output.zeroPoint;
       if (!eligible) continue;
       sliceOf[operand] = {concat.outputOperand, concat.channelOffsets[i]};
+      // A standalone activation's LUT layer runs over its tensor's bytes as one row; written into
+      // a slice it takes the tensor's shape, so that each pixel's channels land at the slice's
+      // pitch. Its input is dense, of the same number of bytes: read in that shape too.
+      if (auto* lut = std::get_if<LutLayer>(&layers[made->second].layer)) {
+        setShape(lut->input, o.dimensions);
+        setShape(lut->output, o.dimensions);
+      }
       dropped[i] = true;
     }
     std::erase_if(move.copies, [&](const MoveCopy& c) { return c.input != MoveCopy::kFill && dropped[c.input]; });

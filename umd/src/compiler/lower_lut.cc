@@ -60,6 +60,34 @@ LutTable mapTable(const Quantization& input, const Quantization& output, F&& f) 
   return table;
 }
 
+// NNAPI's quantized LOGISTIC and TANH (TFLite's kernels, which the CPU reference follows) rescale
+// the centred input to Q4.27 and send every input at or beyond the largest value that format
+// holds (the input radius, in input steps) to the output type's extremes without evaluating the
+// function: centred ≤ −radius gives the minimum, centred ≥ radius the maximum, in that order.
+// From an input scale of 8 the radius is 0, so even the zero point (x = 0) gives the minimum.
+// The tables apply the same rule over the function's values.
+void saturateBeyondTheInputRadius(LutTable& table, const Quantization& input, const Quantization& output) {
+  constexpr int kInputIntegerBits = 4;
+  int32_t multiplier = 0;
+  int shift = 0;
+  if (!hal::quantizeMultiplierAtLeastOne(static_cast<double>(input.scale) * (1 << (31 - kInputIntegerBits)),
+                                         &multiplier, &shift)) {
+    return;  // scales the reference refuses (below 2^-27): nothing to mirror
+  }
+  const double radius = shift >= 62 ? 0.0
+                                    : std::floor(static_cast<double>((1 << kInputIntegerBits) - 1) *
+                                                 static_cast<double>(1ll << (31 - kInputIntegerBits)) /
+                                                 static_cast<double>(1ll << shift));
+  for (uint32_t u = 0; u < SABLE_LUT_ENTRIES; ++u) {
+    const double centered = entryValue(u, input) - input.zeroPoint;
+    if (centered <= -radius) {
+      table[u] = static_cast<uint8_t>(hal::quantizedMin(output.type));
+    } else if (centered >= radius) {
+      table[u] = static_cast<uint8_t>(hal::quantizedMax(output.type));
+    }
+  }
+}
+
 }  // namespace
 
 LutTable identityTable() {
@@ -91,9 +119,13 @@ hal::Result<LutTable> activationTable(OperationType operation, const Quantizatio
   SABLE_TRY(checkTableQuantization(input, output));
   switch (operation) {
     case OperationType::LOGISTIC:
-      return mapTable(input, output, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
-    case OperationType::TANH:
-      return mapTable(input, output, [](double x) { return std::tanh(x); });
+    case OperationType::TANH: {
+      LutTable table = operation == OperationType::LOGISTIC
+                           ? mapTable(input, output, [](double x) { return 1.0 / (1.0 + std::exp(-x)); })
+                           : mapTable(input, output, [](double x) { return std::tanh(x); });
+      saturateBeyondTheInputRadius(table, input, output);
+      return table;
+    }
     case OperationType::HARD_SWISH:
       return mapTable(input, output, [](double x) { return x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0; });
     case OperationType::RELU:
