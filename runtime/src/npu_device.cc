@@ -151,11 +151,17 @@ class NpuDevice final : public Device {
     return caps;
   }
   hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const override {
-    SABLE_TRY(hal::validateModel(model));
-    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    SABLE_ASSIGN_OR_RETURN(const auto support, operationSupport(model));
     std::vector<bool> supported;
-    for (const auto& s : umd::compiler::supportedOperations(model, config)) supported.push_back(s.supported);
+    for (const auto& s : support) supported.push_back(s.supported);
     return supported;
+  }
+  // The compiler's reasons (legalization or the lowering's dry run).
+  hal::Result<std::vector<std::string>> unsupportedReasons(const hal::Model& model) const override {
+    SABLE_ASSIGN_OR_RETURN(const auto support, operationSupport(model));
+    std::vector<std::string> reasons;
+    for (const auto& s : support) reasons.push_back(s.reason);
+    return reasons;
   }
   hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) override {
     SABLE_TRY(hal::validateModel(model));
@@ -183,6 +189,12 @@ class NpuDevice final : public Device {
   }
 
  private:
+  // One path for the flags and the reasons: the compiler's dry run on the device's configuration.
+  static hal::Result<std::vector<umd::compiler::OperationSupport>> operationSupport(const hal::Model& model) {
+    SABLE_TRY(hal::validateModel(model));
+    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    return umd::compiler::supportedOperations(model, config);
+  }
   // The configuration as the device's registers report it.
   static hal::Result<sable_hw_config> hardwareConfig() {
     auto shared = connection();

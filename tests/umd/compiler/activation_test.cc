@@ -104,6 +104,19 @@ TEST_F(StandaloneActivation, EveryInputByteAtExtremeScales) {
   }
 }
 
+// HARD_SWISH has no rank limit in NNAPI; a table layer sees any tensor as its flat bytes.
+TEST_F(StandaloneActivation, HardSwishOfRankSix) {
+  std::mt19937 rng(6);
+  for (OperandType type : {kU8, kI8}) {
+    ModelBuilder b;
+    const uint32_t input = b.addInput(type, {2, 3, 1, 4, 5, 3}, 0.05f, type == kI8 ? -20 : 100);
+    const uint32_t output = b.addOutput(type, {2, 3, 1, 4, 5, 3}, 0.03f, type == kI8 ? -60 : 40);
+    b.addOperation(OperationType::HARD_SWISH, {input}, {output});
+    expectMatchesReference(b.build(), {randomBytes(rng, 2 * 3 * 4 * 5 * 3)}, 1,
+                           std::string("HARD_SWISH rank 6 ") + std::string(hal::toString(type)));
+  }
+}
+
 TEST(ActivationLegalization, ARequantizingReluIsRefusedWithTheRule) {
   ModelBuilder b;
   const uint32_t input = b.addInput(kU8, {1, 4}, 0.1f, 3);
