@@ -10,6 +10,7 @@
 
 #include "mean_requantization.h"
 #include "sable/hal/operand_data.h"
+#include "sable/umd/compiler/bound_inputs.h"
 #include "sable/umd/compiler/tables.h"
 
 namespace sable::umd::compiler {
@@ -467,7 +468,11 @@ hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer)
       layer);
 }
 
-std::vector<OperationSupport> supportedOperations(const hal::Model& model, const sable_hw_config& config) {
+std::vector<OperationSupport> supportedOperations(const hal::Model& original, const sable_hw_config& config) {
+  // Filters and biases that are model inputs are bound at execution (bound_inputs.h); whether the
+  // layer lowers does not depend on their values.
+  const auto bound = bindWeightInputsToZeros(original);
+  const hal::Model& model = bound.ok() ? *bound : original;
   std::vector<OperationSupport> support(model.main.operations.size());
   for (uint32_t i = 0; i < support.size(); ++i) {
     auto legalized = legalizeOperation(model, i);
