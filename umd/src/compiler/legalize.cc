@@ -190,7 +190,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKi
   const auto& filterDims = r.input(1).dimensions;
   layer.geometry.kernelH = filterDims.at(1);
   layer.geometry.kernelW = filterDims.at(2);
-  // Explicit padding has the activation at 9 (conv) / 10 (depthwise); implicit at 6 / 7. The
+  // Explicit padding has the activation at 9 (conv) / 10 (depthwise, grouped); implicit at 6 / 7. The
   // counts overlap once optional inputs are present: the implicit form has a BOOL where the
   // explicit one has a stride.
   const size_t extra = kind == ConvKind::kConv ? 0 : 1;
