@@ -36,8 +36,10 @@ std::vector<std::string> operationNames(const hal::Model& model) {
 }
 
 // Names the unsupported operations the way a kernel engineer looks them up: type on the type of
-// its first input (the type that selects the kernel).
-std::string unsupportedReason(const hal::Model& model, const std::vector<bool>& supported) {
+// its first input (the type that selects the kernel), with the device's reason when it gives one
+// (`reasons` may be empty).
+std::string unsupportedReason(const hal::Model& model, const std::vector<bool>& supported,
+                              const std::vector<std::string>& reasons) {
   std::set<std::string> entries;
   for (size_t i = 0; i < model.main.operations.size(); ++i) {
     if (i < supported.size() && supported[i]) continue;
@@ -46,7 +48,9 @@ std::string unsupportedReason(const hal::Model& model, const std::vector<bool>& 
     if (!op.inputs.empty() && op.inputs[0] < model.main.operands.size()) {
       inputType = std::string(hal::toString(model.main.operands[op.inputs[0]].type));
     }
-    entries.insert(fmt::format("{} on {}", hal::toString(op.type), inputType));
+    const bool explained = i < reasons.size() && !reasons[i].empty();
+    entries.insert(fmt::format("{} on {}{}", hal::toString(op.type), inputType,
+                               explained ? " (" + reasons[i] + ")" : std::string()));
   }
   return fmt::format("unsupported operation: {}", fmt::join(entries, ", "));
 }
@@ -222,7 +226,8 @@ TestResult runConformanceTest(Device& device, const CorpusTest& test, const Conf
   if (!supported.ok()) return cleanFailure("validation", supported.error());
   if (std::find(supported->begin(), supported->end(), false) != supported->end()) {
     result.status = TestStatus::kSkipped;
-    result.reason = unsupportedReason(test.model, *supported);
+    auto reasons = device.unsupportedReasons(test.model);
+    result.reason = unsupportedReason(test.model, *supported, reasons.ok() ? *reasons : std::vector<std::string>{});
     return result;
   }
 

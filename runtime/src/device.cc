@@ -20,6 +20,10 @@ hal::Result<std::shared_ptr<Device>> findDevice(std::string_view name) {
   return hal::invalidArgument("unknown device '{}' (available: {})", name, known);
 }
 
+hal::Result<std::vector<std::string>> Device::unsupportedReasons(const hal::Model& model) const {
+  return std::vector<std::string>(model.main.operations.size());
+}
+
 std::string buildVersion() { return std::string(kSableVersion) + "+" + kSableGitRevision; }
 
 }  // namespace sable::runtime

@@ -1,13 +1,16 @@
 #include "sable/runtime/npu_device.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "request_memory.h"
 #include "sable/hal/validation.h"
+#include "sable/umd/compiler/bound_inputs.h"
 #include "sable/umd/compiler/compiler.h"
 #include "sable/umd/compiler/legalize.h"
 #include "sable/umd/device.h"
@@ -45,21 +48,48 @@ std::shared_ptr<Connection> connection() {
   return shared;
 }
 
+// A compiled program registered with the firmware, and its constant buffer. Created and released
+// under the connection's lock.
+struct LoadedProgram {
+  CompiledProgram program;
+  std::unique_ptr<umd::BufferObject> constants;
+  std::unique_ptr<umd::Program> registered;
+};
+
+hal::Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
+  SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
+                         device.createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
+  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.map());
+  if (!program.constants.empty()) std::memcpy(bytes.data(), program.constants.data(), program.constants.size());
+  std::vector<umd::RegionBinding> bindings(program.regionCount, umd::RegionBinding::job());
+  bindings[program.constantRegion] = umd::RegionBinding::constant(constants);
+  umd::ProgramRejection rejection;
+  auto registered = device.registerProgram(program.stream, bindings, &rejection);
+  if (!registered.ok()) {
+    return hal::generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
+                               registered.error().message, sable_error_cause_name(rejection.error_cause),
+                               rejection.error_command);
+  }
+  return LoadedProgram{.program = std::move(program),
+                       .constants = std::make_unique<umd::BufferObject>(std::move(constants)),
+                       .registered = std::make_unique<umd::Program>(std::move(*registered))};
+}
+
+// A model compiled at preparation, or — when filters or biases are model inputs
+// (umd/compiler/bound_inputs.h) — at every execution, with those inputs' values bound.
 class NpuPreparedModel final : public PreparedModel {
  public:
-  NpuPreparedModel(hal::Model model, CompiledProgram program, std::shared_ptr<Connection> connection,
-                   std::unique_ptr<umd::BufferObject> constants, std::unique_ptr<umd::Program> registered)
+  NpuPreparedModel(hal::Model model, sable_hw_config config, std::optional<LoadedProgram> loaded,
+                   std::shared_ptr<Connection> connection)
       : model_(std::move(model)),
-        program_(std::move(program)),
-        connection_(std::move(connection)),
-        constants_(std::move(constants)),
-        registered_(std::move(registered)) {}
+        config_(config),
+        weightInputs_(umd::compiler::weightInputs(model_)),
+        loaded_(std::move(loaded)),
+        connection_(std::move(connection)) {}
 
   ~NpuPreparedModel() override {
-    // The program and its constants are released through the connection, under its lock.
     std::lock_guard lock(connection_->mutex);
-    registered_.reset();
-    constants_.reset();
+    loaded_.reset();
   }
 
   hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
@@ -74,27 +104,56 @@ class NpuPreparedModel final : public PreparedModel {
                                     "for the model's shapes", i);
       }
     }
+    // The request inputs the program reads, in its region order: all but the bound weights.
+    std::vector<size_t> programInputs;
+    for (size_t i = 0; i < request.inputs.size(); ++i) {
+      if (!std::binary_search(weightInputs_.begin(), weightInputs_.end(), i)) programInputs.push_back(i);
+    }
     std::lock_guard lock(connection_->mutex);
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection_->get());
+    if (loaded_) return run(*device, *loaded_, request, programInputs, options, start);
+    std::vector<std::span<const uint8_t>> weights;
+    for (uint32_t p : weightInputs_) {
+      const hal::Operand& operand = main.operands[main.inputIndexes[p]];
+      SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.inputs[p], "input", p, "sable-npu"));
+      weights.emplace_back(data, hal::sizeOfData(operand.type, operand.dimensions).value_or(0));
+    }
+    SABLE_ASSIGN_OR_RETURN(hal::Model bound, umd::compiler::bindInputs(model_, weightInputs_, weights));
+    SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(bound, config_));
+    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
+    return run(*device, loaded, request, programInputs, options, start);
+  }
+
+ private:
+  // One job of `loaded`: request input programInputs[i] is the program's input region i.
+  hal::Result<ExecutionOutput> run(umd::Device& device, const LoadedProgram& loaded, const hal::Request& request,
+                                   const std::vector<size_t>& programInputs, const ExecuteOptions& options,
+                                   std::chrono::steady_clock::time_point start) {
+    const CompiledProgram& program = loaded.program;
+    const hal::Subgraph& main = model_.main;
     // Per execution: one buffer object per input, output and the scratch region.
     std::vector<umd::BufferObject> buffers;
     std::vector<umd::JobBuffer> table;
-    const size_t inputs = program_.inputBytes.size();
-    const size_t outputs = program_.outputBytes.size();
+    const size_t inputs = program.inputBytes.size();
+    const size_t outputs = program.outputBytes.size();
+    if (inputs != programInputs.size()) {
+      return hal::generalFailure("sable-npu: the program has {} inputs, the request {}", inputs, programInputs.size());
+    }
     buffers.reserve(inputs + outputs + 1);
     for (size_t i = 0; i < inputs; ++i) {
-      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device->createBuffer(std::max<uint64_t>(program_.inputBytes[i], 1)));
+      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device.createBuffer(std::max<uint64_t>(program.inputBytes[i], 1)));
       SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, bo.map());
-      SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.inputs[i], "input", i, "sable-npu"));
-      std::memcpy(bytes.data(), data, program_.inputBytes[i]);
+      const size_t arg = programInputs[i];
+      SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.inputs[arg], "input", arg, "sable-npu"));
+      std::memcpy(bytes.data(), data, program.inputBytes[i]);
       buffers.push_back(std::move(bo));
     }
     for (size_t j = 0; j < outputs; ++j) {
-      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device->createBuffer(std::max<uint64_t>(program_.outputBytes[j], 1)));
+      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device.createBuffer(std::max<uint64_t>(program.outputBytes[j], 1)));
       buffers.push_back(std::move(bo));
     }
     SABLE_ASSIGN_OR_RETURN(umd::BufferObject scratch,
-                           device->createBuffer(std::max<uint64_t>(program_.scratchBytes, 64)));
+                           device.createBuffer(std::max<uint64_t>(program.scratchBytes, 64)));
     buffers.push_back(std::move(scratch));
     for (uint32_t r = 0; r < buffers.size(); ++r) table.push_back({.region = r, .buffer = &buffers[r]});
 
@@ -102,7 +161,7 @@ class NpuPreparedModel final : public PreparedModel {
     if (options.deadline) {
       submit.deadline = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*options.deadline));
     }
-    SABLE_ASSIGN_OR_RETURN(umd::Fence fence, device->submit(*registered_, table, submit));
+    SABLE_ASSIGN_OR_RETURN(umd::Fence fence, device.submit(*loaded.registered, table, submit));
     SABLE_ASSIGN_OR_RETURN(umd::JobStatus status, fence.wait());
     if (status.error_cause == SABLE_ERROR_DEADLINE) {
       return hal::makeError(hal::ErrorStatus::MISSED_DEADLINE_TRANSIENT, "sable-npu: the deadline passed");
@@ -115,11 +174,11 @@ class NpuPreparedModel final : public PreparedModel {
     for (size_t j = 0; j < outputs; ++j) {
       SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[inputs + j].map());
       SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.outputs[j], "output", j, "sable-npu"));
-      if (request.outputs[j].location.length < program_.outputBytes[j]) {
+      if (request.outputs[j].location.length < program.outputBytes[j]) {
         return hal::makeError(hal::ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "sable-npu: output {} needs {} bytes", j,
-                              program_.outputBytes[j]);
+                              program.outputBytes[j]);
       }
-      std::memcpy(data, bytes.data(), program_.outputBytes[j]);
+      std::memcpy(data, bytes.data(), program.outputBytes[j]);
       out.outputShapes.push_back({main.operands[main.outputIndexes[j]].dimensions, true});
     }
     if (options.measureTiming == hal::MeasureTiming::YES) {
@@ -130,12 +189,11 @@ class NpuPreparedModel final : public PreparedModel {
     return out;
   }
 
- private:
   hal::Model model_;
-  CompiledProgram program_;
+  sable_hw_config config_;
+  std::vector<uint32_t> weightInputs_;  // positions of main.inputIndexes bound at each execution
+  std::optional<LoadedProgram> loaded_;  // compiled at preparation (no weight inputs)
   std::shared_ptr<Connection> connection_;
-  std::unique_ptr<umd::BufferObject> constants_;
-  std::unique_ptr<umd::Program> registered_;
 };
 
 class NpuDevice final : public Device {
@@ -151,38 +209,42 @@ class NpuDevice final : public Device {
     return caps;
   }
   hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const override {
-    SABLE_TRY(hal::validateModel(model));
-    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    SABLE_ASSIGN_OR_RETURN(const auto support, operationSupport(model));
     std::vector<bool> supported;
-    for (const auto& s : umd::compiler::supportedOperations(model, config)) supported.push_back(s.supported);
+    for (const auto& s : support) supported.push_back(s.supported);
     return supported;
+  }
+  // The compiler's reasons (legalization or the lowering's dry run).
+  hal::Result<std::vector<std::string>> unsupportedReasons(const hal::Model& model) const override {
+    SABLE_ASSIGN_OR_RETURN(const auto support, operationSupport(model));
+    std::vector<std::string> reasons;
+    for (const auto& s : support) reasons.push_back(s.reason);
+    return reasons;
   }
   hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) override {
     SABLE_TRY(hal::validateModel(model));
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
-    SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
     auto shared = connection();
+    if (!umd::compiler::weightInputs(model).empty()) {
+      // Compiled at each execution; whether it compiles does not depend on the weights' values.
+      SABLE_ASSIGN_OR_RETURN(const hal::Model placeholder, umd::compiler::bindWeightInputsToZeros(model));
+      SABLE_TRY(umd::compiler::compileModel(placeholder, config));
+      return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(model, config, std::nullopt, shared));
+    }
+    SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
     std::lock_guard lock(shared->mutex);
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
-    SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
-                           device->createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
-    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.map());
-    if (!program.constants.empty()) std::memcpy(bytes.data(), program.constants.data(), program.constants.size());
-    std::vector<umd::RegionBinding> bindings(program.regionCount, umd::RegionBinding::job());
-    bindings[program.constantRegion] = umd::RegionBinding::constant(constants);
-    umd::ProgramRejection rejection;
-    auto registered = device->registerProgram(program.stream, bindings, &rejection);
-    if (!registered.ok()) {
-      return hal::generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
-                                 registered.error().message, sable_error_cause_name(rejection.error_cause),
-                                 rejection.error_command);
-    }
-    return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(
-        model, std::move(program), shared, std::make_unique<umd::BufferObject>(std::move(constants)),
-        std::make_unique<umd::Program>(std::move(*registered))));
+    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
+    return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(model, config, std::move(loaded), shared));
   }
 
  private:
+  // One path for the flags and the reasons: the compiler's dry run on the device's configuration.
+  static hal::Result<std::vector<umd::compiler::OperationSupport>> operationSupport(const hal::Model& model) {
+    SABLE_TRY(hal::validateModel(model));
+    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    return umd::compiler::supportedOperations(model, config);
+  }
   // The configuration as the device's registers report it.
   static hal::Result<sable_hw_config> hardwareConfig() {
     auto shared = connection();

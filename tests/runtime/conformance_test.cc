@@ -149,6 +149,7 @@ TEST(Shapes, DynamicShapeWithNoElements) {
 class FakeDevice final : public Device {
  public:
   std::vector<bool> supported = {true};
+  std::vector<std::string> reasons;  // unsupportedReasons (empty: the default, no reasons)
   std::optional<hal::Error> validationError;
   std::optional<hal::Error> prepareError;
   std::optional<hal::Error> executeError;
@@ -164,6 +165,10 @@ class FakeDevice final : public Device {
   hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model&) const override {
     if (validationError) return *validationError;
     return supported;
+  }
+  hal::Result<std::vector<std::string>> unsupportedReasons(const hal::Model& model) const override {
+    if (reasons.empty()) return Device::unsupportedReasons(model);
+    return reasons;
   }
   hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model&) override {
     prepared = true;
@@ -278,6 +283,17 @@ TEST(Runner, UnsupportedOperationSkipsNamingOperationAndType) {
   EXPECT_EQ(result.status, TestStatus::kSkipped);
   EXPECT_NE(result.reason.find("RELU on TENSOR_FLOAT16"), std::string::npos) << result.reason;
   EXPECT_FALSE(device.prepared) << "an unsupported model must not be prepared";
+}
+
+TEST(Runner, AnUnsupportedOperationSkipsWithTheDevicesReason) {
+  FakeDevice device;
+  device.supported = {false};
+  device.reasons = {"operation 0 (RELU): not on this device"};
+  CorpusTest test = makeTest<_Float16>(OperandType::TENSOR_FLOAT16, {1}, {_Float16(1.0f)});
+  TestResult result = runConformanceTest(device, test);
+  EXPECT_EQ(result.status, TestStatus::kSkipped);
+  EXPECT_NE(result.reason.find("RELU on TENSOR_FLOAT16 (operation 0 (RELU): not on this device)"), std::string::npos)
+      << result.reason;
 }
 
 TEST(Report, CountsEveryOperationOfATestAndWritesJson) {

@@ -104,6 +104,56 @@ TEST_F(StandaloneActivation, EveryInputByteAtExtremeScales) {
   }
 }
 
+// HARD_SWISH has no rank limit in NNAPI; a table layer sees any tensor as its flat bytes.
+TEST_F(StandaloneActivation, HardSwishOfRankSix) {
+  std::mt19937 rng(6);
+  for (OperandType type : {kU8, kI8}) {
+    ModelBuilder b;
+    const uint32_t input = b.addInput(type, {2, 3, 1, 4, 5, 3}, 0.05f, type == kI8 ? -20 : 100);
+    const uint32_t output = b.addOutput(type, {2, 3, 1, 4, 5, 3}, 0.03f, type == kI8 ? -60 : 40);
+    b.addOperation(OperationType::HARD_SWISH, {input}, {output});
+    expectMatchesReference(b.build(), {randomBytes(rng, 2 * 3 * 4 * 5 * 3)}, 1,
+                           std::string("HARD_SWISH rank 6 ") + std::string(hal::toString(type)));
+  }
+}
+
+// Output scales between input scale / 128 and / 64: the reference's int16 arithmetic wraps for the
+// largest inputs when the output zero point is high (the largest input gives the minimum), which a
+// table does not reproduce: refused. Just outside that, or with a low zero point, it runs.
+TEST_F(StandaloneActivation, HardSwishWithAFineOutputScale) {
+  std::vector<uint8_t> all(256);
+  for (uint32_t u = 0; u < 256; ++u) all[u] = static_cast<uint8_t>(u);
+  for (OperandType type : {kU8, kI8}) {
+    const int32_t lowest = type == kI8 ? -128 : 0;
+    for (float outScale : {0.5f / 100, 0.5f / 127, 0.5f / 70, 0.5f / 127.99f, 0.5f / 60}) {
+      for (int32_t outZeroPoint : {lowest, lowest + 250}) {
+        ModelBuilder b;
+        const uint32_t input = b.addInput(type, {256}, 0.5f, lowest);
+        const uint32_t output = b.addOutput(type, {256}, outScale, outZeroPoint);
+        b.addOperation(OperationType::HARD_SWISH, {input}, {output});
+        const hal::Model model = b.build();
+        const std::string what = fmt::format("HARD_SWISH {} output scale {} zero point {}", hal::toString(type),
+                                             outScale, outZeroPoint);
+        if (legalizeOperation(model, 0).ok()) {
+          expectMatchesReference(model, {all}, 1, what);
+        } else {
+          // Refused only where the wrap can happen: a ratio in [0.5, 1) and a high zero point.
+          EXPECT_EQ(outZeroPoint, lowest + 250) << what;
+          EXPECT_LT(outScale, 0.5f / 64) << what;
+        }
+      }
+    }
+  }
+  // The case that wraps in the reference is among the refused ones.
+  ModelBuilder b;
+  const uint32_t input = b.addInput(kU8, {256}, 0.5f, 0);
+  const uint32_t output = b.addOutput(kU8, {256}, 0.5f / 127.99f, 250);
+  b.addOperation(OperationType::HARD_SWISH, {input}, {output});
+  auto refused = legalizeOperation(b.build(), 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("wraps"), std::string::npos) << refused.error().message;
+}
+
 TEST(ActivationLegalization, ARequantizingReluIsRefusedWithTheRule) {
   ModelBuilder b;
   const uint32_t input = b.addInput(kU8, {1, 4}, 0.1f, 3);

@@ -13,6 +13,7 @@
 #include "mean_requantization.h"
 #include "movement.h"
 #include "sable/hal/operand_data.h"
+#include "sable/umd/compiler/bound_inputs.h"
 #include "sable/umd/compiler/tables.h"
 
 namespace sable::umd::compiler {
@@ -77,15 +78,9 @@ class OperationReader {
   }
   // An operand the NPU reads or writes: quant8, fully known shape, rank ≤ 4.
   hal::Result<TensorView> activation(const Operand& operand, const char* what) const {
-    if (!isQuant8Activation(operand.type)) {
-      return unsupported("{} is {}: the NPU runs TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED tensors",
-                         what, hal::toString(operand.type));
-    }
+    SABLE_TRY(quant8WithKnownShape(operand, what));
     if (operand.dimensions.empty() || operand.dimensions.size() > 4) {
       return unsupported("{} has rank {}: the NPU takes ranks 1 to 4", what, operand.dimensions.size());
-    }
-    for (uint32_t d : operand.dimensions) {
-      if (d == 0) return unsupported("{} has an unknown dimension: the NPU needs shapes known at compile time", what);
     }
     std::array<uint32_t, 4> nhwc = {1, 1, 1, 1};
     const size_t rank = operand.dimensions.size();
@@ -98,8 +93,33 @@ class OperationReader {
     view.quant = {.type = operand.type, .scale = operand.scale, .zeroPoint = operand.zeroPoint};
     return view;
   }
+  // An operand of a byte-to-byte layer (LutLayer), which sees any tensor as one flat row of its
+  // bytes: quant8, fully known shape, any rank.
+  hal::Result<TensorView> flat(const Operand& operand, const char* what) const {
+    SABLE_TRY(quant8WithKnownShape(operand, what));
+    uint64_t elements = 1;
+    for (uint32_t d : operand.dimensions) elements *= d;
+    if (elements > std::numeric_limits<uint32_t>::max()) {
+      return unsupported("{} has {} elements, more than a LUT layer takes", what, elements);
+    }
+    TensorView view;
+    view.c = static_cast<uint32_t>(elements);
+    view.quant = {.type = operand.type, .scale = operand.scale, .zeroPoint = operand.zeroPoint};
+    return view;
+  }
 
  private:
+  hal::Result<void> quant8WithKnownShape(const Operand& operand, const char* what) const {
+    if (!isQuant8Activation(operand.type)) {
+      return unsupported("{} is {}: the NPU runs TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED tensors",
+                         what, hal::toString(operand.type));
+    }
+    for (uint32_t d : operand.dimensions) {
+      if (d == 0) return unsupported("{} has an unknown dimension: the NPU needs shapes known at compile time", what);
+    }
+    return {};
+  }
+
   const hal::Model& model_;
   const hal::Subgraph& subgraph_;
   const hal::Operation& operation_;
@@ -173,11 +193,8 @@ hal::Result<void> readConvExtra(const OperationReader& r, ConvKind kind, size_t 
     return {};
   }
   SABLE_ASSIGN_OR_RETURN(const int32_t groups, r.scalar(i, "the number of groups"));
-  if (groups <= 0 || layer.input.c % groups != 0 || layer.output.c % groups != 0) {
-    return r.unsupported("{} groups do not divide the {} input and {} output channels", groups, layer.input.c,
-                         layer.output.c);
-  }
-  layer.groups = static_cast<uint32_t>(groups);
+  if (groups <= 0) return r.unsupported("{} groups", groups);
+  layer.groups = static_cast<uint32_t>(groups);  // divides the channels? checked after the layout
   return {};
 }
 
@@ -196,7 +213,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKi
   const auto& filterDims = r.input(1).dimensions;
   layer.geometry.kernelH = filterDims.at(1);
   layer.geometry.kernelW = filterDims.at(2);
-  // Explicit padding has the activation at 9 (conv) / 10 (depthwise); implicit at 6 / 7. The
+  // Explicit padding has the activation at 9 (conv) / 10 (depthwise, grouped); implicit at 6 / 7. The
   // counts overlap once optional inputs are present: the implicit form has a BOOL where the
   // explicit one has a stride.
   const size_t extra = kind == ConvKind::kConv ? 0 : 1;
@@ -248,6 +265,10 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKi
       layer.geometry.dilationX = static_cast<uint32_t>(dx);
       layer.geometry.dilationY = static_cast<uint32_t>(dy);
     }
+  }
+  if (layer.input.c % layer.groups != 0 || layer.output.c % layer.groups != 0) {
+    return r.unsupported("{} groups do not divide the {} input and {} output channels", layer.groups, layer.input.c,
+                         layer.output.c);
   }
   return LegalizedLayer{
       .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .nchw = nchw};
@@ -337,39 +358,24 @@ hal::Result<LegalizedLayer> legalizeEltwise(const OperationReader& r) {
       .layer = std::move(layer), .inputOperands = {r.inputIndex(0), r.inputIndex(1)}, .outputOperand = r.outputIndex()};
 }
 
-// A byte-to-byte layer over the tensors' bytes as one flat row (any shape, dense).
-LutLayer flatLut(const TensorView& in, const TensorView& out, const LutTable& table) {
-  LutLayer layer{.input = in, .output = out, .table = table};
-  const uint64_t bytes = uint64_t{in.n} * in.h * in.w * in.c;
-  for (TensorView* v : {&layer.input, &layer.output}) {
-    v->n = v->h = v->w = 1;
-    v->c = static_cast<uint32_t>(bytes);
-  }
-  return layer;
-}
-
 // RESHAPE, SQUEEZE and EXPAND_DIMS keep the bytes and the quantization; only the shape changes.
 hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
-  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
-  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.flat(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.flat(r.output(), "the output"));
   if (in.quant.scale != out.quant.scale || in.quant.zeroPoint != out.quant.zeroPoint) {
     return r.unsupported("the output's quantization differs from the input's");
   }
-  const uint64_t bytes = uint64_t{in.n} * in.h * in.w * in.c;
-  if (bytes != uint64_t{out.n} * out.h * out.w * out.c || bytes > std::numeric_limits<uint32_t>::max()) {
-    return r.unsupported("the output holds a different number of elements");
-  }
+  if (in.c != out.c) return r.unsupported("the output holds a different number of elements");
+  LutLayer layer{.input = in, .output = out, .table = identityTable()};
   return LegalizedLayer{
-      .layer = flatLut(in, out, identityTable()), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
+      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
 }
 
 // RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH: a table of the byte (tables.h).
 hal::Result<LegalizedLayer> legalizeActivation(const OperationReader& r) {
-  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
-  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
-  const uint64_t bytes = uint64_t{in.n} * in.h * in.w * in.c;
-  if (bytes != uint64_t{out.n} * out.h * out.w * out.c) return r.unsupported("the output's shape differs from the input's");
-  if (bytes > std::numeric_limits<uint32_t>::max()) return r.unsupported("{} elements are more than a LUT layer takes", bytes);
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.flat(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.flat(r.output(), "the output"));
+  if (in.c != out.c) return r.unsupported("the output's shape differs from the input's");
   const OperationType type = r.operation().type;
   const bool relu = type == OperationType::RELU || type == OperationType::RELU1 || type == OperationType::RELU6;
   if (relu && (in.quant.scale != out.quant.scale || in.quant.zeroPoint != out.quant.zeroPoint)) {
@@ -377,7 +383,9 @@ hal::Result<LegalizedLayer> legalizeActivation(const OperationReader& r) {
   }
   auto table = activationTable(type, in.quant, out.quant);
   if (!table.ok()) return r.unsupported("{}", table.error().message);
-  return LegalizedLayer{.layer = flatLut(in, out, *table), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
+  return LegalizedLayer{
+      .layer = LutLayer{.input = in, .output = out, .table = *table}, .inputOperands = {r.inputIndex(0)},
+      .outputOperand = r.outputIndex()};
 }
 
 // MEAN over the spatial axes of an NHWC tensor (axes of extent 1 may be reduced too): a
@@ -738,7 +746,11 @@ hal::Result<LayerStats> lowerLegalized(LoweringContext& context, const Legalized
   return total;
 }
 
-std::vector<OperationSupport> supportedOperations(const hal::Model& model, const sable_hw_config& config) {
+std::vector<OperationSupport> supportedOperations(const hal::Model& original, const sable_hw_config& config) {
+  // Filters and biases that are model inputs are bound at execution (bound_inputs.h); whether the
+  // layer lowers does not depend on their values.
+  const auto bound = bindWeightInputsToZeros(original);
+  const hal::Model& model = bound.ok() ? *bound : original;
   std::vector<OperationSupport> support(model.main.operations.size());
   for (uint32_t i = 0; i < support.size(); ++i) {
     auto legalized = legalizeOperation(model, i);

@@ -126,8 +126,22 @@ hal::Result<LutTable> activationTable(OperationType operation, const Quantizatio
       saturateBeyondTheInputRadius(table, input, output);
       return table;
     }
-    case OperationType::HARD_SWISH:
+    case OperationType::HARD_SWISH: {
+      // The reference (TFLite's int16 scheme) adds the output zero point to an int16 that is about
+      // (input − zero point) × 128 × input scale / 128 / output scale when that ratio is in
+      // [0.5, 1) (no right shift left to halve it): for the largest inputs the sum wraps and the
+      // reference outputs the minimum. A table of the function saturates instead; refused when
+      // it can happen (a margin of 2 for the rounding).
+      const double ratio = static_cast<double>(input.scale) / 128.0 / output.scale;
+      const double largest = (hal::quantizedMax(input.type) - input.zeroPoint) * 128.0 * ratio + output.zeroPoint;
+      if (ratio >= 0.5 && largest > 32767 - 2) {
+        return hal::invalidArgument(
+            "HARD_SWISH: input scale {} / output scale {} is within a factor 64..128, where the reference's int16 "
+            "arithmetic wraps for the largest inputs (a table does not reproduce it)",
+            input.scale, output.scale);
+      }
       return mapTable(input, output, [](double x) { return x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0; });
+    }
     case OperationType::RELU:
     case OperationType::RELU1:
     case OperationType::RELU6: {

@@ -94,13 +94,13 @@ hal::Result<LayerStats> emitPool(LoweringContext& context, const PoolLayer& laye
     return hal::invalidArgument("{} filter {}×{} is outside 1..{} (the POOL command's window)", name, g.kernelH,
                                 g.kernelW, kMaxPoolKernel);
   }
-  if (g.strideX == 0 || g.strideY == 0 || g.strideX > kMaxPoolStride || g.strideY > kMaxPoolStride) {
-    return hal::invalidArgument("{} stride {}×{} is outside 1..{}", name, g.strideY, g.strideX, kMaxPoolStride);
-  }
-  if (g.padTop > kMaxPoolPad || g.padLeft > kMaxPoolPad) {
-    return hal::invalidArgument("{} padding top {} / left {} exceeds the POOL command's {}", name, g.padTop,
-                                g.padLeft, kMaxPoolPad);
-  }
+  if (g.strideX == 0 || g.strideY == 0) return hal::invalidArgument("{} stride {}×{} is 0", name, g.strideY, g.strideX);
+  // The POOL command's stride and window offset are 4-bit fields. Along an axis whose stride or
+  // leading padding exceeds them, each tile is one output wide: its window is then exactly the
+  // real pixels loaded for it (stride 1, offset 0, kernel = their extent), for any stride and
+  // padding, at the cost of one POOL per output along that axis.
+  const bool oneRowPerTile = g.strideY > kMaxPoolStride || g.padTop > kMaxPoolPad;
+  const bool oneColumnPerTile = g.strideX > kMaxPoolStride || g.padLeft > kMaxPoolPad;
   const uint32_t oh = outExtent(in.h, g.padTop, g.padBottom, g.kernelH, g.strideY);
   const uint32_t ow = outExtent(in.w, g.padLeft, g.padRight, g.kernelW, g.strideX);
   if (oh == 0 || ow == 0) return hal::invalidArgument("{} window is larger than the padded input", name);
@@ -128,8 +128,8 @@ hal::Result<LayerStats> emitPool(LoweringContext& context, const PoolLayer& laye
   // Several tiles even when one would fit, so that loads, pooling and stores overlap; one buffer
   // (no overlap) only when a single window is too large for two.
   uint32_t group = ceilDiv(blocks, std::min(blocks, 4u));
-  uint32_t th = oh;
-  uint32_t tw = ow;
+  uint32_t th = oneRowPerTile ? 1 : oh;
+  uint32_t tw = oneColumnPerTile ? 1 : ow;
   uint32_t buffers = 2;
   while (bufferLines(th, tw, group, buffers) > spLines) {
     if (group > 1) {
@@ -233,12 +233,12 @@ hal::Result<LayerStats> emitPool(LoweringContext& context, const PoolLayer& laye
                                  .input_stride_y = wx.extent(),
                                  .output_stride_x = 1,
                                  .output_stride_y = tile.tw,
-                                 .kernel_w = g.kernelW,
-                                 .kernel_h = g.kernelH,
-                                 .stride_x = g.strideX,
-                                 .stride_y = g.strideY,
-                                 .pad_left = wx.pad,
-                                 .pad_top = wy.pad,
+                                 .kernel_w = oneColumnPerTile ? wx.extent() : g.kernelW,
+                                 .kernel_h = oneRowPerTile ? wy.extent() : g.kernelH,
+                                 .stride_x = oneColumnPerTile ? 1 : g.strideX,
+                                 .stride_y = oneRowPerTile ? 1 : g.strideY,
+                                 .pad_left = oneColumnPerTile ? 0 : wx.pad,
+                                 .pad_top = oneRowPerTile ? 0 : wy.pad,
                                  .clamp_min = clampMin,
                                  .clamp_max = clampMax},
                             deps));

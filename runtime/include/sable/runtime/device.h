@@ -41,6 +41,10 @@ class Device {
   virtual hal::Capabilities capabilities() const = 0;
   // One flag per operation of the main subgraph, in order. The model must be valid.
   virtual hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const = 0;
+  // Why operations of the main subgraph are not supported, for reports (`sable conformance`): one
+  // entry per operation, empty when it is supported or the device has no reason to give (the
+  // default gives none). The model must be valid.
+  virtual hal::Result<std::vector<std::string>> unsupportedReasons(const hal::Model& model) const;
   // Validates and prepares the model for execution.
   virtual hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) = 0;
 };
