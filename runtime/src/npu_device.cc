@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <semaphore>
 
 #include <fmt/format.h>
 
@@ -17,15 +18,21 @@ namespace {
 
 using umd::compiler::CompiledProgram;
 
-// The one connection of this process to the NPU, opened on first use. umd::Device is used by one
-// thread at a time: every use holds `mutex`.
+// The one connection of this process to the NPU, opened on first use. `mutex` guards only the
+// opening: umd::Device and the shim under it serve several threads at once (each shim call takes
+// a client slot of its own), so executions submit and wait in parallel.
 struct Connection {
   std::mutex mutex;
   std::unique_ptr<umd::Device> device;
   std::string error;
   bool tried = false;
+  // Each thread inside a shim call holds one of the device server's client slots (32 for all its
+  // clients, kept until the connection closes): executions beyond this many wait here rather
+  // than fail with EBUSY.
+  std::counting_semaphore<> inFlight{8};
 
   hal::Result<umd::Device*> get() {
+    std::lock_guard lock(mutex);
     if (!tried) {
       tried = true;
       auto opened = umd::Device::open({.name = "", .spawn = true});
@@ -38,6 +45,18 @@ struct Connection {
     if (!device) return hal::makeError(hal::ErrorStatus::DEVICE_UNAVAILABLE, "sable-npu: {}", error);
     return device.get();
   }
+};
+
+// Holds one of Connection::inFlight for a scope.
+class InFlightSlot {
+ public:
+  explicit InFlightSlot(std::counting_semaphore<>& semaphore) : semaphore_(semaphore) { semaphore_.acquire(); }
+  ~InFlightSlot() { semaphore_.release(); }
+  InFlightSlot(const InFlightSlot&) = delete;
+  InFlightSlot& operator=(const InFlightSlot&) = delete;
+
+ private:
+  std::counting_semaphore<>& semaphore_;
 };
 
 std::shared_ptr<Connection> connection() {
@@ -55,13 +74,6 @@ class NpuPreparedModel final : public PreparedModel {
         constants_(std::move(constants)),
         registered_(std::move(registered)) {}
 
-  ~NpuPreparedModel() override {
-    // The program and its constants are released through the connection, under its lock.
-    std::lock_guard lock(connection_->mutex);
-    registered_.reset();
-    constants_.reset();
-  }
-
   hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
     const auto start = std::chrono::steady_clock::now();
     SABLE_TRY(hal::validateRequest(request, model_));
@@ -74,9 +86,10 @@ class NpuPreparedModel final : public PreparedModel {
                                     "for the model's shapes", i);
       }
     }
-    std::lock_guard lock(connection_->mutex);
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection_->get());
-    // Per execution: one buffer object per input, output and the scratch region.
+    InFlightSlot slot(connection_->inFlight);
+    // Per execution: one buffer object per input, output and the scratch region, so that
+    // executions of one program run concurrently; the program and its constants are shared.
     std::vector<umd::BufferObject> buffers;
     std::vector<umd::JobBuffer> table;
     const size_t inputs = program_.inputBytes.size();
@@ -112,6 +125,7 @@ class NpuPreparedModel final : public PreparedModel {
                                  status.error_command);
     }
     ExecutionOutput out;
+    out.deviceCounters = status.counters;
     for (size_t j = 0; j < outputs; ++j) {
       SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[inputs + j].map());
       SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.outputs[j], "output", j, "sable-npu"));
@@ -162,7 +176,6 @@ class NpuDevice final : public Device {
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
     SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
     auto shared = connection();
-    std::lock_guard lock(shared->mutex);
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
     SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
                            device->createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
@@ -185,9 +198,7 @@ class NpuDevice final : public Device {
  private:
   // The configuration as the device's registers report it.
   static hal::Result<sable_hw_config> hardwareConfig() {
-    auto shared = connection();
-    std::lock_guard lock(shared->mutex);
-    SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
+    SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection()->get());
     return device->info().config;
   }
 };
