@@ -43,6 +43,11 @@ uint32_t ModelBuilder::addTemporary(OperandType type, std::vector<uint32_t> dims
   return addOperand(type, std::move(dims), scale, zeroPoint, OperandLifeTime::TEMPORARY_VARIABLE);
 }
 
+void ModelBuilder::makeOutput(uint32_t temporary) {
+  model_.main.operands.at(temporary).lifetime = OperandLifeTime::SUBGRAPH_OUTPUT;
+  model_.main.outputIndexes.push_back(temporary);
+}
+
 uint32_t ModelBuilder::addConstantBytes(OperandType type, std::vector<uint32_t> dims, const void* data, size_t bytes,
                                         float scale, int32_t zeroPoint) {
   const bool copy = bytes <= kMaxCopyConstantBytes;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "sable/hal/result.h"
+#include "sable/runtime/npu_device.h"
 #include "sable/umd/device.h"
 
 namespace sable::devicetest {
@@ -37,6 +38,26 @@ inline umd::Device* sharedTestDevice(std::string* error) {
     }
   }
   if (error != nullptr) *error = openError;
+  return device.get();
+}
+
+// The runtime's sable-npu device (compile, register, run), for tests of whole models. It opens
+// its device on first use, starting sable-simd when nobody serves it: this gives the process a
+// device name of its own so that parallel tests do not share one. nullptr with *error set when
+// sable-simd is not built.
+inline runtime::Device* sharedNpuRuntimeDevice(std::string* error) {
+  static std::shared_ptr<runtime::Device> device;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    if (access(SABLE_SIMD_PATH, X_OK) == 0) {
+      setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
+      setenv("SABLE_SIMD_ARGS", "--memory-mib 32", 1);
+      setenv("SABLE_DEVICE", fmt::format("npu-runtime-test-{}", getpid()).c_str(), 1);
+      device = runtime::makeNpuDevice();
+    }
+  }
+  if (error != nullptr) *error = device ? "" : "sable-simd is not built (" SABLE_SIMD_PATH ")";
   return device.get();
 }
 

@@ -1,9 +1,6 @@
 // The sable-npu runtime device under concurrent use: several prepared programs alive at once,
 // executions of one program from several threads at once, every output bit-exact with the CPU
 // reference, and the device counters of each execution reported.
-#include <unistd.h>
-
-#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -11,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "npu_test_device.h"
 #include "sable/isa.h"
 #include "sable/runtime/builtin_models.h"
 #include "sable/runtime/device.h"
@@ -23,18 +21,8 @@ namespace {
 using hal::OperandType;
 using hal::OperationType;
 
-// The NPU device on a sable-simd of this process's own (started by the runtime on first use).
-std::shared_ptr<Device> npuDevice() {
-  static const bool configured = [] {
-    setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
-    setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);
-    setenv("SABLE_DEVICE", fmt::format("npu-runtime-test-{}", getpid()).c_str(), 1);
-    return true;
-  }();
-  (void)configured;
-  auto device = findDevice("sable-npu");
-  return device.ok() ? *device : nullptr;
-}
+// The NPU device on a sable-simd of this process's own (tests/device/npu_test_device.h).
+Device* npuDevice() { return devicetest::sharedNpuRuntimeDevice(nullptr); }
 
 // A second network, unlike tiny_cnn: a 3x3 convolution of a 12x12x8 input, then ADD with the
 // input itself (different scales), all on the NPU.

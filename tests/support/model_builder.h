@@ -43,4 +43,13 @@ hal::Result<std::vector<RunOutput>> run(runtime::Device& device, const hal::Mode
 hal::Result<std::vector<RunOutput>> runOnCpu(const hal::Model& model, const std::vector<std::vector<uint8_t>>& inputs,
                                              size_t outputCapacity = 0);
 
+// Elements of `actual` that differ from `expected` by more than `tolerance`, both quant8 bytes read
+// as int8 when `isSigned`: their count and the first few ("element i: reference x, device y").
+struct Quant8Mismatches {
+  size_t count = 0;
+  std::string first;
+};
+Quant8Mismatches compareQuant8(const std::vector<uint8_t>& expected, const std::vector<uint8_t>& actual, bool isSigned,
+                               int32_t tolerance = 0);
+
 }  // namespace sable::testing

@@ -61,6 +61,12 @@ struct TokenChannel {
   }
 };
 
+// A half-open range of scratchpad lines or accumulator rows.
+struct Interval {
+  uint64_t begin = 0, end = 0;
+  bool overlaps(const Interval& o) const { return begin < o.end && o.begin < end; }
+};
+
 struct Pending {
   uint32_t index;          // command index after the header
   uint64_t dispatchCycle;  // when it entered its queue
@@ -588,14 +594,58 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
   const auto fetched = [&](uint32_t index) {
     return ceilDiv((uint64_t{index} + 2) * SABLE_COMMAND_BYTES, config_.dma_bytes_per_cycle);
   };
-  const auto isMatmul = [&](const Pending& p) {
-    return sable_cmd_get_opcode(&stream_[size_t{p.index} * SABLE_COMMAND_WORDS]) == SABLE_OP_MATMUL;
+  // The post-processing unit (docs/func-model.md): the compute queue issues a POSTPROC to it in
+  // one cycle and goes on; the unit runs it once the MATMULs before it have drained, one POSTPROC
+  // at a time. What the one in flight reads (accumulator rows) and writes (scratchpad lines)
+  // guards the MATMULs and DEPTHWISEs issued meanwhile.
+  uint64_t ppuFinish = 0;
+  Interval ppuReadsRows, ppuWritesLines;
+  // Tokens of compute commands are given in issue order: never before an earlier compute
+  // command's results (a POSTPROC still running) are visible.
+  uint64_t computeSignalled = 0;
+  const auto opcodeOf = [&](const Pending& p) {
+    return sable_cmd_get_opcode(&stream_[size_t{p.index} * SABLE_COMMAND_WORDS]);
   };
-  // The earliest start of a queue head before its tokens: its queue is free and it has been
-  // dispatched; a compute command other than MATMUL also waits for the array to drain.
+  // A MATMUL or DEPTHWISE (the accumulator's writers) waits for the POSTPROC in flight when it
+  // would overwrite the accumulator rows that one reads, or read scratchpad lines that one writes.
+  const auto conflictsWithPpu = [&](const uint32_t* w) {
+    Interval rows, inputLines, weightLines;
+    if (sable_cmd_get_opcode(w) == SABLE_OP_MATMUL) {
+      const uint64_t nx = sable_cmd_matmul_get_nx(w), ny = sable_cmd_matmul_get_ny(w);
+      const uint64_t input = sable_cmd_matmul_get_input_addr(w), weights = sable_cmd_matmul_get_weight_addr(w);
+      rows = {sable_cmd_matmul_get_acc_addr(w), sable_cmd_matmul_get_acc_addr(w) + nx * ny};
+      inputLines = {input, input + (ny - 1) * sable_cmd_matmul_get_input_stride_y(w) +
+                               (nx - 1) * sable_cmd_matmul_get_input_stride_x(w) + 1};
+      weightLines = {weights, weights + dim_};
+    } else {
+      const uint64_t nx = sable_cmd_depthwise_get_nx(w), ny = sable_cmd_depthwise_get_ny(w);
+      const uint64_t kw = sable_cmd_depthwise_get_kernel_w(w), kh = sable_cmd_depthwise_get_kernel_h(w);
+      const uint64_t input = sable_cmd_depthwise_get_input_addr(w), weights = sable_cmd_depthwise_get_weight_addr(w);
+      rows = {sable_cmd_depthwise_get_acc_addr(w), sable_cmd_depthwise_get_acc_addr(w) + nx * ny};
+      const uint64_t lastY = (ny - 1) * sable_cmd_depthwise_get_stride_y(w) + (kh - 1) * sable_cmd_depthwise_get_dilation_y(w);
+      const uint64_t lastX = (nx - 1) * sable_cmd_depthwise_get_stride_x(w) + (kw - 1) * sable_cmd_depthwise_get_dilation_x(w);
+      inputLines = {input, input + lastY * sable_cmd_depthwise_get_input_stride_y(w) +
+                               lastX * sable_cmd_depthwise_get_input_stride_x(w) + 1};
+      weightLines = {weights, weights + kh * kw};
+    }
+    return rows.overlaps(ppuReadsRows) || inputLines.overlaps(ppuWritesLines) || weightLines.overlaps(ppuWritesLines);
+  };
+  // The earliest start (for a POSTPROC: issue) of a queue head before its tokens: its queue is
+  // free and it has been dispatched. In the compute queue a MATMUL or DEPTHWISE also waits for a
+  // conflicting POSTPROC (and a DEPTHWISE for the array to drain), a POSTPROC for the previous
+  // one, and any other command for the array to drain and the post-processing unit to finish.
   const auto earliestStart = [&](uint32_t q, const Pending& p) {
     uint64_t start = std::max(queueFree[q], p.dispatchCycle);
-    if (q == SABLE_QUEUE_COMPUTE && !isMatmul(p)) start = std::max(start, accumulatorReady);
+    if (q != SABLE_QUEUE_COMPUTE) return start;
+    const uint32_t op = opcodeOf(p);
+    if (op == SABLE_OP_MATMUL || op == SABLE_OP_DEPTHWISE) {
+      if (op == SABLE_OP_DEPTHWISE) start = std::max(start, accumulatorReady);
+      if (ppuFinish > start && conflictsWithPpu(&stream_[size_t{p.index} * SABLE_COMMAND_WORDS])) start = ppuFinish;
+    } else if (op == SABLE_OP_POSTPROC) {
+      start = std::max(start, ppuFinish);
+    } else {
+      start = std::max({start, accumulatorReady, ppuFinish});
+    }
     return start;
   };
   uint32_t next = 0;   // next command to fetch
@@ -675,6 +725,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
       observer.hang();
       return fail(SABLE_ERROR_ABORTED, head.index);
     }
+    const uint64_t unblocked = earliestStart(static_cast<uint32_t>(best), head);  // before this command's effects
     const Outcome outcome = execute(w, counters);
     if (outcome.cause != SABLE_ERROR_NONE) return fail(outcome.cause, head.index);
 
@@ -685,7 +736,18 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     // are visible and its tokens given.
     uint64_t occupied = bestStart + outcome.cycles;
     uint64_t finish = occupied;
-    const bool matmul = sable_cmd_get_opcode(w) == SABLE_OP_MATMUL;
+    const uint32_t opcode = sable_cmd_get_opcode(w);
+    const bool matmul = opcode == SABLE_OP_MATMUL;
+    if (opcode == SABLE_OP_POSTPROC) {
+      occupied = bestStart + 1;
+      finish = std::max(bestStart, accumulatorReady) + outcome.cycles;
+      ppuFinish = finish;
+      const uint64_t nx = sable_cmd_postproc_get_nx(w), ny = sable_cmd_postproc_get_ny(w);
+      const uint64_t output = sable_cmd_postproc_get_output_addr(w);
+      ppuReadsRows = {sable_cmd_postproc_get_acc_addr(w), sable_cmd_postproc_get_acc_addr(w) + nx * ny};
+      ppuWritesLines = {output, output + (ny - 1) * sable_cmd_postproc_get_output_stride_y(w) +
+                                    (nx - 1) * sable_cmd_postproc_get_output_stride_x(w) + 1};
+    }
     if (matmul) {
       const bool preloaded = lastComputeWasMatmul && lastMatmulRows >= dim_;
       occupied += preloaded ? 0 : dim_;
@@ -695,12 +757,18 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
       accumulatorReady = finish;
       lastMatmulRows = outcome.cycles;
     }
-    if (best == static_cast<int>(SABLE_QUEUE_COMPUTE)) lastComputeWasMatmul = matmul;
+    // The weight prefetcher looks past POSTPROCs, which do not use the array.
+    if (best == static_cast<int>(SABLE_QUEUE_COMPUTE) && opcode != SABLE_OP_POSTPROC) lastComputeWasMatmul = matmul;
+    uint64_t signalled = finish;
+    if (best == static_cast<int>(SABLE_QUEUE_COMPUTE)) {
+      signalled = std::max(finish, computeSignalled);
+      computeSignalled = signalled;
+    }
     for (uint32_t ch = 0; ch < SABLE_DEP_CHANNELS; ++ch) {
-      if ((signal >> ch & 1u) != 0) tokens[ch].push(finish);
+      if ((signal >> ch & 1u) != 0) tokens[ch].push(signalled);
     }
     static constexpr uint32_t kStall[kQueues] = {SABLE_COUNTER_LOAD_STALL, SABLE_COUNTER_COMPUTE_STALL, SABLE_COUNTER_STORE_STALL};
-    counters[kStall[best]] += bestStart - earliestStart(static_cast<uint32_t>(best), head);
+    counters[kStall[best]] += bestStart - unblocked;
     uint32_t busy = SABLE_COUNTER_VECTOR_BUSY;
     if (best == SABLE_QUEUE_LOAD) busy = SABLE_COUNTER_LOAD_BUSY;
     if (best == SABLE_QUEUE_STORE) busy = SABLE_COUNTER_STORE_BUSY;

@@ -9,6 +9,7 @@
 
 #include "sable/hal/operand_data.h"
 #include "sable/umd/command_builder.h"
+#include "sable/umd/compiler/fuse.h"
 #include "sable/umd/compiler/legalize.h"
 #include "sable/umd/compiler/memory_plan.h"
 
@@ -71,6 +72,7 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
     }
   }
   if (!refused.empty()) return hal::invalidArgument("the NPU cannot run the whole model: {}", refused);
+  fuseActivations(model, layers);
 
   CompiledProgram program;
   const auto inputs = static_cast<uint32_t>(main.inputIndexes.size());
@@ -122,7 +124,7 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
     }
   }
   for (uint32_t step = 0; step < opCount; ++step) {
-    if (isAlias[step]) continue;
+    if (isAlias[step] || layers[step].folded) continue;
     for (uint32_t operand : layers[step].inputOperands) {
       const hal::Operand& o = main.operands[operand];
       if (o.lifetime == OperandLifeTime::CONSTANT_COPY || o.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
@@ -154,7 +156,7 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   LoweringContext context{.builder = builder, .constants = constants, .config = config};
   for (uint32_t step = 0; step < opCount; ++step) {
     const uint32_t first = builder.commandCount();
-    if (isAlias[step]) {
+    if (isAlias[step] || layers[step].folded) {
       program.layers.push_back({.operation = step, .type = main.operations[step].type, .firstCommand = first, .stats = {}});
       continue;
     }

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "mean_requantization.h"
 #include "sable/hal/operand_data.h"
+#include "sable/umd/compiler/tables.h"
 
 namespace sable::umd::compiler {
 namespace {
@@ -139,8 +141,29 @@ hal::Result<void> readFilter(const OperationReader& r, ConvLayer& layer, uint32_
   return {};
 }
 
-// CONV_2D and DEPTHWISE_CONV_2D share their operand lists up to the depth multiplier.
-hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, bool depthwise) {
+enum class ConvKind { kConv, kDepthwise, kGrouped };
+
+// The scalar after the strides: DEPTHWISE_CONV_2D's depth multiplier, GROUPED_CONV_2D's groups.
+hal::Result<void> readConvExtra(const OperationReader& r, ConvKind kind, size_t i, ConvLayer& layer) {
+  if (kind == ConvKind::kDepthwise) {
+    SABLE_ASSIGN_OR_RETURN(const int32_t m, r.scalar(i, "the depth multiplier"));
+    layer.depthMultiplier = static_cast<uint32_t>(m);
+    return {};
+  }
+  SABLE_ASSIGN_OR_RETURN(const int32_t groups, r.scalar(i, "the number of groups"));
+  if (groups <= 0 || layer.input.c % groups != 0 || layer.output.c % groups != 0) {
+    return r.unsupported("{} groups do not divide the {} input and {} output channels", groups, layer.input.c,
+                         layer.output.c);
+  }
+  layer.groups = static_cast<uint32_t>(groups);
+  return {};
+}
+
+// CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D share their operand lists up to one extra
+// scalar after the strides: the depth multiplier, or the number of groups. (GROUPED_CONV_2D has
+// no dilations and always a layout flag.)
+hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKind kind) {
+  const bool depthwise = kind == ConvKind::kDepthwise;
   ConvLayer layer;
   layer.depthwise = depthwise;
   SABLE_ASSIGN_OR_RETURN(layer.input, r.activation(r.input(0), "the input"));
@@ -153,7 +176,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, bool d
   // Explicit padding has the activation at 9 (conv) / 10 (depthwise); implicit at 6 / 7. The
   // counts overlap once optional inputs are present: the implicit form has a BOOL where the
   // explicit one has a stride.
-  const size_t extra = depthwise ? 1 : 0;
+  const size_t extra = kind == ConvKind::kConv ? 0 : 1;
   const size_t count = r.inputCount();
   const bool implicit = count == 7 + extra || count == 8 + extra ||
                         (count == 10 + extra && r.input(7 + extra).type == OperandType::BOOL);
@@ -166,10 +189,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, bool d
     layer.geometry.strideX = static_cast<uint32_t>(sx);
     layer.geometry.strideY = static_cast<uint32_t>(sy);
     next = 6;
-    if (depthwise) {
-      SABLE_ASSIGN_OR_RETURN(const int32_t m, r.scalar(next++, "the depth multiplier"));
-      layer.depthMultiplier = static_cast<uint32_t>(m);
-    }
+    if (kind != ConvKind::kConv) SABLE_TRY(readConvExtra(r, kind, next++, layer));
     SABLE_ASSIGN_OR_RETURN(layer.activation, fusedActivation(r, next++));
     SABLE_TRY(requireNhwc(r, next++));
     if (count > next) {
@@ -196,10 +216,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, bool d
     layer.geometry.strideX = static_cast<uint32_t>(v[4]);
     layer.geometry.strideY = static_cast<uint32_t>(v[5]);
     next = 9;
-    if (depthwise) {
-      SABLE_ASSIGN_OR_RETURN(const int32_t m, r.scalar(next++, "the depth multiplier"));
-      layer.depthMultiplier = static_cast<uint32_t>(m);
-    }
+    if (kind != ConvKind::kConv) SABLE_TRY(readConvExtra(r, kind, next++, layer));
     SABLE_ASSIGN_OR_RETURN(layer.activation, fusedActivation(r, next++));
     SABLE_TRY(requireNhwc(r, next++));
     if (count > next) {
@@ -294,6 +311,17 @@ hal::Result<LegalizedLayer> legalizeEltwise(const OperationReader& r) {
       .layer = std::move(layer), .inputOperands = {r.inputIndex(0), r.inputIndex(1)}, .outputOperand = r.outputIndex()};
 }
 
+// A byte-to-byte layer over the tensors' bytes as one flat row (any shape, dense).
+LutLayer flatLut(const TensorView& in, const TensorView& out, const LutTable& table) {
+  LutLayer layer{.input = in, .output = out, .table = table};
+  const uint64_t bytes = uint64_t{in.n} * in.h * in.w * in.c;
+  for (TensorView* v : {&layer.input, &layer.output}) {
+    v->n = v->h = v->w = 1;
+    v->c = static_cast<uint32_t>(bytes);
+  }
+  return layer;
+}
+
 // RESHAPE, SQUEEZE and EXPAND_DIMS keep the bytes and the quantization; only the shape changes.
 hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
   SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
@@ -305,17 +333,72 @@ hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
   if (bytes != uint64_t{out.n} * out.h * out.w * out.c || bytes > std::numeric_limits<uint32_t>::max()) {
     return r.unsupported("the output holds a different number of elements");
   }
-  // Both as one flat row of bytes.
-  LutLayer layer;
-  layer.input = in;
-  layer.output = out;
-  for (TensorView* v : {&layer.input, &layer.output}) {
-    v->n = v->h = v->w = 1;
-    v->c = static_cast<uint32_t>(bytes);
-  }
-  for (uint32_t i = 0; i < layer.table.size(); ++i) layer.table[i] = static_cast<uint8_t>(i);
+  LutTable identity{};
+  for (uint32_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<uint8_t>(i);
   return LegalizedLayer{
-      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
+      .layer = flatLut(in, out, identity), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
+}
+
+// RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH: a table of the byte (tables.h).
+hal::Result<LegalizedLayer> legalizeActivation(const OperationReader& r) {
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
+  const uint64_t bytes = uint64_t{in.n} * in.h * in.w * in.c;
+  if (bytes != uint64_t{out.n} * out.h * out.w * out.c) return r.unsupported("the output's shape differs from the input's");
+  if (bytes > std::numeric_limits<uint32_t>::max()) return r.unsupported("{} elements are more than a LUT layer takes", bytes);
+  const OperationType type = r.operation().type;
+  const bool relu = type == OperationType::RELU || type == OperationType::RELU1 || type == OperationType::RELU6;
+  if (relu && (in.quant.scale != out.quant.scale || in.quant.zeroPoint != out.quant.zeroPoint)) {
+    return r.unsupported("the output's quantization differs from the input's (the reference requires them equal)");
+  }
+  auto table = activationTable(type, in.quant, out.quant);
+  if (!table.ok()) return r.unsupported("{}", table.error().message);
+  return LegalizedLayer{.layer = flatLut(in, out, *table), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
+}
+
+// MEAN over the spatial axes of an NHWC tensor (axes of extent 1 may be reduced too): a
+// depthwise convolution whose window is the reduced plane, with the weights and POSTPROC
+// parameters that mean_requantization.h proves exact.
+hal::Result<LegalizedLayer> legalizeMean(const OperationReader& r) {
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
+  SABLE_ASSIGN_OR_RETURN(const std::vector<int32_t> axes, r.int32s(1, "the axes"));
+  const auto rank = static_cast<int32_t>(r.input(0).dimensions.size());
+  bool reduceH = false, reduceW = false;
+  for (int32_t axis : axes) {
+    if (axis < -rank || axis >= rank) return r.unsupported("axis {} is outside the input's rank {}", axis, rank);
+    const int32_t axis4 = (axis < 0 ? axis + rank : axis) + (4 - rank);  // in [n, h, w, c]
+    const uint32_t extent = axis4 == 0 ? in.n : axis4 == 1 ? in.h : axis4 == 2 ? in.w : in.c;
+    if (extent == 1) continue;
+    if (axis4 == 1) {
+      reduceH = true;
+    } else if (axis4 == 2) {
+      reduceW = true;
+    } else {
+      return r.unsupported("axis {} ({} elements) is not lowered: the NPU averages over the spatial axes (H, W) of "
+                           "an NHWC tensor",
+                           axis, extent);
+    }
+  }
+  ConvLayer layer;
+  layer.depthwise = true;
+  layer.input = in;
+  layer.output = in;
+  layer.output.quant = out.quant;
+  layer.output.h = reduceH ? 1 : in.h;
+  layer.output.w = reduceW ? 1 : in.w;
+  if (uint64_t{out.n} * out.h * out.w * out.c != uint64_t{layer.output.n} * layer.output.h * layer.output.w * layer.output.c) {
+    return r.unsupported("the output's shape is not the input's with the reduced axes removed");
+  }
+  layer.geometry.kernelH = reduceH ? in.h : 1;
+  layer.geometry.kernelW = reduceW ? in.w : 1;
+  auto mean = meanRequantization(in.quant, out.quant, layer.geometry.kernelH * layer.geometry.kernelW);
+  if (!mean.ok()) return r.unsupported("{}", mean.error().message);
+  layer.filterQuant = {.type = OperandType::TENSOR_QUANT8_ASYMM, .scale = 1.0f, .zeroPoint = 0};
+  layer.filter.assign(uint64_t{layer.geometry.kernelH} * layer.geometry.kernelW * in.c, mean->weight);
+  layer.bias.assign(in.c, 0);
+  layer.requantization = mean->lane;
+  return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
 }
 
 // Fills placeholder placements (region 0 input(s), 1 output) for a dry run.
@@ -343,8 +426,9 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
   }
   const OperationReader r(model, index);
   switch (r.operation().type) {
-    case OperationType::CONV_2D: return legalizeConvolution(r, false);
-    case OperationType::DEPTHWISE_CONV_2D: return legalizeConvolution(r, true);
+    case OperationType::CONV_2D: return legalizeConvolution(r, ConvKind::kConv);
+    case OperationType::DEPTHWISE_CONV_2D: return legalizeConvolution(r, ConvKind::kDepthwise);
+    case OperationType::GROUPED_CONV_2D: return legalizeConvolution(r, ConvKind::kGrouped);
     case OperationType::FULLY_CONNECTED: return legalizeFullyConnected(r);
     case OperationType::AVERAGE_POOL_2D: return legalizePool(r, true);
     case OperationType::MAX_POOL_2D: return legalizePool(r, false);
@@ -354,6 +438,13 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::RESHAPE:
     case OperationType::SQUEEZE:
     case OperationType::EXPAND_DIMS: return legalizeView(r);
+    case OperationType::RELU:
+    case OperationType::RELU1:
+    case OperationType::RELU6:
+    case OperationType::LOGISTIC:
+    case OperationType::TANH:
+    case OperationType::HARD_SWISH: return legalizeActivation(r);
+    case OperationType::MEAN: return legalizeMean(r);
     default: return r.unsupported("not lowered to the NPU");
   }
 }

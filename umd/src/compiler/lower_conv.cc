@@ -265,6 +265,7 @@ struct Tile {
 
 hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& original) {
   if (original.depthwise) return lowerDepthwise(context, original);
+  if (original.requantization) return hal::invalidArgument("conv: an explicit requantization is for depthwise layers");
   SABLE_TRY(validate(original));
 
   // FULLY_CONNECTED (and any 1×1 image): the batch becomes the rows of one image, so that the
@@ -296,7 +297,9 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   const sable_hw_config& config = context.config;
   const uint32_t dim = config.array_dim;
   const uint32_t spLines = sable_hw_config_scratchpad_lines(&config);
-  const uint32_t accRows = sable_hw_config_accumulator_rows(&config);
+  // Steps alternate between the two halves of the accumulator, so that the MATMULs of a step
+  // fill one half while the post-processing unit drains the other (docs/func-model.md).
+  const uint32_t accHalfRows = sable_hw_config_accumulator_rows(&config) / 2;
   const uint32_t paramLines = sable_postproc_param_lines(dim);
   const uint32_t groups = l.groups;
   const uint32_t cinG = in.c / groups;
@@ -368,7 +371,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint64_t constLines = resident ? totalConstLines : unitLines * constRing;
     if (constLines >= spLines) return false;
     const uint32_t blocks = tileOuter ? inBlocks * groups : inBlocks;
-    auto t = chooseTile(l, oh, ow, blocks, spLines - constLines, inRing, 2, accRows);
+    auto t = chooseTile(l, oh, ow, blocks, spLines - constLines, inRing, 2, accHalfRows);
     if (!t) return false;
     plan.tileOuter = tileOuter;
     plan.resident = resident;
@@ -651,6 +654,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
                               : std::max(iu.blockLoads[firstBlock], cu.lastLoad.value_or(0));
     bool first = true;
     size_t lastMatmul = 0;
+    const uint32_t accBase = (si % 2) * accHalfRows;
     for (uint32_t ib = 0; ib < inBlocks; ++ib) {
       for (uint32_t ky = 0; ky < g.kernelH; ++ky) {
         for (uint32_t kx = 0; kx < g.kernelW; ++kx) {
@@ -661,7 +665,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
                     .weight_addr = weightBase + (ib * taps + tap) * dim,
                     .input_addr = inSlotBase + (firstBlock + ib) * planeLines + ky * g.dilationY * planeCols +
                                   kx * g.dilationX,
-                    .acc_addr = 0,
+                    .acc_addr = accBase,
                     .nx = t.cols.outCount,
                     .ny = t.rows.outCount,
                     .input_stride_x = g.strideX,
@@ -684,7 +688,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint32_t outSlot = si % plan.outRing;
     const uint32_t outAddr = plan.outBase + outSlot * plan.outUnitLines;
     const size_t post = sched.add(Postproc{.output_signed = inputSigned,
-                                           .acc_addr = 0,
+                                           .acc_addr = accBase,
                                            .output_addr = outAddr,
                                            .nx = t.cols.outCount,
                                            .ny = t.rows.outCount,

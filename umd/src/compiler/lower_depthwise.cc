@@ -201,6 +201,10 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
     for (uint32_t lane = 0; lane < lanes && b * lanes + lane < outC; ++lane) {
       const uint32_t oc = b * lanes + lane;
       const float filterScale = perChannel ? layer.filterQuant.channelScales[oc] : layer.filterQuant.scale;
+      if (layer.requantization) {
+        blockLanes.push_back(*layer.requantization);
+        continue;
+      }
       SABLE_ASSIGN_OR_RETURN(PostprocLane l, requantLane(in.quant.scale, filterScale, out.quant.scale, layer.bias[oc]));
       blockLanes.push_back(l);
     }
@@ -208,7 +212,9 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
     params.insert(params.end(), packed.begin(), packed.end());
   }
   const uint64_t spLines = sable_hw_config_scratchpad_lines(&config);
-  const uint64_t accRows = sable_hw_config_accumulator_rows(&config);
+  // Tiles alternate between the two halves of the accumulator, so that the post-processing unit
+  // drains one tile's rows while the vector unit fills the next tile's (docs/func-model.md).
+  const uint64_t accHalfRows = sable_hw_config_accumulator_rows(&config) / 2;
   const uint64_t weightLines = uint64_t{blocks} * taps;
   const uint64_t constLines = weightLines + uint64_t{blocks} * paramLines;
   if (constLines > spLines / 2 || weightLines > kMaxDmaCount) {
@@ -227,23 +233,23 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
   // Double-buffered; a single buffer (no overlap) only when one output pixel's window is too
   // large for two.
   uint32_t buffers = 2;
-  uint32_t tw = static_cast<uint32_t>(std::min<uint64_t>(ow, accRows));
+  uint32_t tw = static_cast<uint32_t>(std::min<uint64_t>(ow, accHalfRows));
   uint32_t th = 0;
   for (;;) {
-    th = static_cast<uint32_t>(std::min<uint64_t>(oh, accRows / tw));
+    th = static_cast<uint32_t>(std::min<uint64_t>(oh, accHalfRows / tw));
     while (th > 0 && bufferLines(th, tw, 1, buffers) > freeLines) --th;
     if (th > 0) break;
     if (tw > 1) {
       tw = ceilDiv(tw, 2);
     } else if (buffers == 2) {
       buffers = 1;
-      tw = static_cast<uint32_t>(std::min<uint64_t>(ow, accRows));
+      tw = static_cast<uint32_t>(std::min<uint64_t>(ow, accHalfRows));
     } else {
       return hal::invalidArgument("depthwise window {}×{} (dilation {}×{}) does not fit the scratchpad", g.kernelH,
                                   g.kernelW, g.dilationY, g.dilationX);
     }
   }
-  uint32_t group = static_cast<uint32_t>(std::min<uint64_t>(blocks, accRows / (uint64_t{th} * tw)));
+  uint32_t group = static_cast<uint32_t>(std::min<uint64_t>(blocks, accHalfRows / (uint64_t{th} * tw)));
   while (group > 1 && bufferLines(th, tw, group, buffers) > freeLines) --group;
   // At least 32 tiles when the blocks allow: with few tiles the first load and the last store
   // are not hidden (7×7×1024: 51% vector-unit utilization with 4 tiles, 59% with 32 in the
@@ -360,47 +366,55 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
     const AxisWindow wx = axisWindow(tile.x0, tile.tw, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX);
     const uint32_t plane = wy.extent() * wx.extent();
     const uint32_t pixels = tile.th * tile.tw;
-    for (uint32_t i = 0; i < tile.nb; ++i) {
+    const auto accBase = static_cast<uint32_t>((t % 2) * accHalfRows);
+    // Block i's DEPTHWISE, then block i − 1's POSTPROC: the post-processing unit drains one
+    // block's accumulator rows while the vector unit fills the next block's (docs/func-model.md).
+    auto depthwise = [&](uint32_t i) {
       const uint32_t b = tile.b0 + i;
       const Deps deps{.wait = i == 0 ? kLoadToCompute : 0u,
                       .signal = i + 1 == tile.nb && t + buffers < count ? kComputeToLoad : 0u};
-      SABLE_TRY(builder.add(Depthwise{.input_signed = in.quant.isSigned(),
-                                      .weight_signed = filterSigned,
-                                      .weight_addr = weightAddr + b * taps,
-                                      .input_addr = inBuf[t % buffers] + i * plane + wy.skip * wx.extent() + wx.skip,
-                                      .acc_addr = i * pixels,
-                                      .nx = tile.tw,
-                                      .ny = tile.th,
-                                      .input_stride_x = 1,
-                                      .input_stride_y = wx.extent(),
-                                      .input_zero_point = in.quant.zeroPoint,
-                                      .weight_zero_point = filterZeroPoint,
-                                      .kernel_w = g.kernelW,
-                                      .kernel_h = g.kernelH,
-                                      .stride_x = g.strideX,
-                                      .stride_y = g.strideY,
-                                      .dilation_x = g.dilationX,
-                                      .dilation_y = g.dilationY},
-                            deps));
       stats.macs += uint64_t{pixels} * taps * std::min(lanes, outC - b * lanes);
-    }
-    for (uint32_t i = 0; i < tile.nb; ++i) {
+      return builder.add(Depthwise{.input_signed = in.quant.isSigned(),
+                                   .weight_signed = filterSigned,
+                                   .weight_addr = weightAddr + b * taps,
+                                   .input_addr = inBuf[t % buffers] + i * plane + wy.skip * wx.extent() + wx.skip,
+                                   .acc_addr = accBase + i * pixels,
+                                   .nx = tile.tw,
+                                   .ny = tile.th,
+                                   .input_stride_x = 1,
+                                   .input_stride_y = wx.extent(),
+                                   .input_zero_point = in.quant.zeroPoint,
+                                   .weight_zero_point = filterZeroPoint,
+                                   .kernel_w = g.kernelW,
+                                   .kernel_h = g.kernelH,
+                                   .stride_x = g.strideX,
+                                   .stride_y = g.strideY,
+                                   .dilation_x = g.dilationX,
+                                   .dilation_y = g.dilationY},
+                         deps);
+    };
+    auto postproc = [&](uint32_t i) {
       const uint32_t b = tile.b0 + i;
       const Deps deps{.wait = i == 0 && t >= buffers ? kStoreToCompute : 0u,
                       .signal = i + 1 == tile.nb ? kComputeToStore : 0u};
-      SABLE_TRY(builder.add(Postproc{.output_signed = out.quant.isSigned(),
-                                     .acc_addr = i * pixels,
-                                     .output_addr = outBuf[t % buffers] + i * pixels,
-                                     .nx = tile.tw,
-                                     .ny = tile.th,
-                                     .output_stride_x = 1,
-                                     .output_stride_y = tile.tw,
-                                     .param_addr = paramAddr + b * paramLines,
-                                     .output_zero_point = out.quant.zeroPoint,
-                                     .clamp_min = clampMin,
-                                     .clamp_max = clampMax},
-                            deps));
+      return builder.add(Postproc{.output_signed = out.quant.isSigned(),
+                                  .acc_addr = accBase + i * pixels,
+                                  .output_addr = outBuf[t % buffers] + i * pixels,
+                                  .nx = tile.tw,
+                                  .ny = tile.th,
+                                  .output_stride_x = 1,
+                                  .output_stride_y = tile.tw,
+                                  .param_addr = paramAddr + b * paramLines,
+                                  .output_zero_point = out.quant.zeroPoint,
+                                  .clamp_min = clampMin,
+                                  .clamp_max = clampMax},
+                         deps);
+    };
+    for (uint32_t i = 0; i < tile.nb; ++i) {
+      SABLE_TRY(depthwise(i));
+      if (i > 0) SABLE_TRY(postproc(i - 1));
     }
+    SABLE_TRY(postproc(tile.nb - 1));
     return {};
   };
 

@@ -21,6 +21,8 @@ class ModelBuilder {
   uint32_t addInput(hal::OperandType type, std::vector<uint32_t> dims, float scale = 0.0f, int32_t zeroPoint = 0);
   uint32_t addOutput(hal::OperandType type, std::vector<uint32_t> dims, float scale = 0.0f, int32_t zeroPoint = 0);
   uint32_t addTemporary(hal::OperandType type, std::vector<uint32_t> dims, float scale = 0.0f, int32_t zeroPoint = 0);
+  // Turns a temporary into the next model output (for generators that know the outputs last).
+  void makeOutput(uint32_t temporary);
   // A constant operand holding `values` (element type T must match the operand type).
   template <typename T>
   uint32_t addConstant(hal::OperandType type, std::vector<uint32_t> dims, const std::vector<T>& values,

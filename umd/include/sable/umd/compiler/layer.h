@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -122,6 +123,10 @@ struct ConvLayer {
   uint32_t groups = 1;
   bool depthwise = false;
   uint32_t depthMultiplier = 1;
+  // Depthwise only: when set, every output channel's POSTPROC bias, multiplier and shift, in place
+  // of those derived from `bias` and the scales. MEAN needs it: the reference's integer division
+  // of a sum is no requantization that scales express (legalize.cc, mean_requantization.h).
+  std::optional<PostprocLane> requantization;
 };
 
 // AVERAGE_POOL_2D and MAX_POOL_2D (output quantization = input quantization, as NNAPI requires);

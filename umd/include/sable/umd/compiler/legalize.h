@@ -27,6 +27,9 @@ struct LegalizedLayer {
   // RESHAPE, SQUEEZE, EXPAND_DIMS: the output is the input's bytes. The layer (an identity LUT
   // over the flat bytes) is what runs when a copy is needed; otherwise the output is a view.
   bool view = false;
+  // A standalone RELU/RELU1/RELU6 folded into the clamp of the layer producing its input, which
+  // now writes this layer's output (fuse.h): nothing of it runs.
+  bool folded = false;
 };
 
 // Operation `index` of the main subgraph of `model` (validated) as an NPU layer, or an
