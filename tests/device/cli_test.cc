@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -247,6 +248,48 @@ TEST(SableCliBisect, FindsTheFirstOperationWhoseResultDiffers) {
   EXPECT_EQ(std::stoi(m[1]), (std::stoi(m[2]) + 1) % 256);
   EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(\n +2 CONV_2D +match\n)"))) << "the operations before match: "
                                                                                   << run.out;
+}
+
+// A test of the conformance corpus as a MODEL argument; empty when ../shared is absent.
+std::string corpusTest(const std::string& file, const std::string& test) {
+  const char* shared = std::getenv("SABLE_SHARED_DIR");
+  if (shared == nullptr) return "";
+  const std::string path = fmt::format("{}/corpus/{}", shared, file);
+  if (access(path.c_str(), R_OK) != 0) return "";
+  return fmt::format("'{}#{}'", path, test);
+}
+
+// HARD_SWISH goes through a 256-entry table computed in floating point: within ±1 of the
+// reference (the CTS tolerance), and on this test's inputs not everywhere equal.
+TEST(SableCliRun, CheckReportsTheElementsThatDifferFromTheReference) {
+  const std::string model = corpusTest("V1_3/hard_swish.jsonl", "hard_swish_simple_quant8_2");
+  if (model.empty()) GTEST_SKIP() << "no conformance corpus in $SABLE_SHARED_DIR";
+  const CliRun run = runOnNpu("check", fmt::format("run {} --check", model));
+  EXPECT_EQ(run.exitCode, 1) << run.out;
+  const double differing =
+      capture(run.out, R"(check: +output 0: ([0-9]+) of 40 elements differ from cpu-reference \(max difference 1;)");
+  EXPECT_GT(differing, 0) << run.out;
+}
+
+TEST(SableCliBisect, ReportsADifferenceOfTheNpuItself) {
+  const std::string model = corpusTest("V1_3/hard_swish.jsonl", "hard_swish_simple_quant8_2");
+  if (model.empty()) GTEST_SKIP() << "no conformance corpus in $SABLE_SHARED_DIR";
+  const CliRun run = runSable(fmt::format("bisect {}", model), uniqueName("bisect3"));
+  EXPECT_EQ(run.exitCode, 1) << run.out;
+  EXPECT_NE(run.out.find("first differing operation: 0 (HARD_SWISH)"), std::string::npos) << run.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.out, m, std::regex(R"(: device ([0-9]+), reference ([0-9]+))"))) << run.out;
+  EXPECT_EQ(std::abs(std::stoi(m[1]) - std::stoi(m[2])), 1);
+}
+
+TEST(SableCliBisect, SkipsWhatTheDeviceDoesNotRunAndSaysWhy) {
+  const std::string model = corpusTest("V1_0/logistic_float_2.jsonl", "logistic_float_2");
+  if (model.empty()) GTEST_SKIP() << "no conformance corpus in $SABLE_SHARED_DIR";
+  const CliRun run = runSable(fmt::format("bisect {}", model), uniqueName("bisect4"));
+  EXPECT_EQ(run.exitCode, 0) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(0 LOGISTIC +skipped: operation 0 \(LOGISTIC\): .*TENSOR_FLOAT32)")))
+      << run.out;
+  EXPECT_NE(run.out.find("(1 skipped)"), std::string::npos) << run.out;
 }
 
 }  // namespace

@@ -275,8 +275,9 @@ CommandRunner addBenchCommand(CLI::App& app) {
       "bench", "Benchmarks: a model per layer on the functional model's cycle model (MODEL), or the UAPI round trip "
                "(--uapi)");
   bench->add_option("model", options->model,
-                    "Model to compile and estimate per layer (builtin:mobilenet_v1, builtin:mobilenet_v2, "
-                    "builtin:tiny_cnn); operations the NPU does not support are left out and listed");
+                    fmt::format("Model to compile and estimate per layer: {}. Operations the NPU does not support "
+                                "are left out and listed",
+                                kModelHelp));
   bench->add_option("--config", options->config, "Hardware configuration of a model benchmark (s16, s8)")
       ->capture_default_str();
   bench->add_option("--json", options->json, "Also write the model benchmark as JSON to this file");

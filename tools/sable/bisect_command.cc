@@ -61,14 +61,8 @@ int runBisect(const BisectArgs& args) {
   if (!preparedReference.ok()) return cannot("the CPU reference cannot prepare the model", preparedReference.error());
   std::map<uint32_t, std::vector<uint8_t>> values;  // operand of the model → the reference's bytes
   std::vector<std::vector<uint8_t>> modelInputs;
-  for (size_t i = 0; i < main.inputIndexes.size(); ++i) {
-    // Uniform bytes from seed + i: for the first input exactly the synthetic input of `sable run`.
-    const hal::Operand& operand = main.operands[main.inputIndexes[i]];
-    std::vector<uint8_t> bytes(hal::sizeOfData(operand.type, operand.dimensions).value_or(0));
-    runtime::SplitMix64 random(args.seed + i);
-    for (auto& b : bytes) b = static_cast<uint8_t>(random.uniform(0, 255));
-    values[main.inputIndexes[i]] = std::move(bytes);
-  }
+  const auto synthetic = syntheticInputs(*model, args.seed);
+  for (size_t i = 0; i < synthetic.size(); ++i) values[main.inputIndexes[i]] = synthetic[i];
   for (uint32_t operand : exposed->inputOperands) modelInputs.push_back(values.at(operand));
   auto referenceRun = runtime::executeWithBuffers(**preparedReference, exposed->model, modelInputs);
   if (!referenceRun.ok()) return cannot("the CPU reference run failed", referenceRun.error());
@@ -163,7 +157,7 @@ CommandRunner addBisectCommand(CLI::App& app) {
       "bisect",
       "Run each operation of a model alone on a device, fed the CPU reference's intermediate tensors, and report the "
       "first whose output differs from the reference (exit status 0: all match, 1: one differs, 2: cannot bisect)");
-  bisect->add_option("model", args->model, "builtin:mobilenet_v1, builtin:mobilenet_v2 or builtin:tiny_cnn")
+  bisect->add_option("model", args->model, kModelHelp)
       ->required();
   bisect->add_option("--device", args->device, "Device to check against the CPU reference")->capture_default_str();
   bisect->add_option("--seed", args->seed, "Seed of the synthetic input")->capture_default_str();

@@ -88,11 +88,11 @@ void printDump(const NpuProgram& npu, const hal::Model& model) {
 }
 
 // Runs the model on the CPU reference and compares every output; returns whether all are equal.
-hal::Result<bool> checkAgainstReference(const hal::Model& model, const std::vector<uint8_t>& input,
+hal::Result<bool> checkAgainstReference(const hal::Model& model, const std::vector<std::vector<uint8_t>>& inputs,
                                         const std::vector<runtime::OutputTensor>& outputs) {
   SABLE_ASSIGN_OR_RETURN(auto reference, runtime::findDevice(kReferenceDevice));
   SABLE_ASSIGN_OR_RETURN(auto prepared, reference->prepareModel(model));
-  SABLE_ASSIGN_OR_RETURN(auto expected, runtime::executeWithBuffers(*prepared, model, {input}));
+  SABLE_ASSIGN_OR_RETURN(auto expected, runtime::executeWithBuffers(*prepared, model, inputs));
   bool identical = true;
   for (size_t j = 0; j < outputs.size(); ++j) {
     const hal::Operand& operand = model.main.operands[model.main.outputIndexes[j]];
@@ -156,11 +156,11 @@ int runModel(const RunArgs& args) {
     program = std::move(*compiled);
   }
 
-  std::vector<uint8_t> input = runtime::makeSyntheticInput(*model, args.seed);
+  const std::vector<std::vector<uint8_t>> inputs = syntheticInputs(*model, args.seed);
   start = std::chrono::steady_clock::now();
   runtime::ExecuteOptions options;
   options.measureTiming = hal::MeasureTiming::YES;
-  auto result = runtime::executeWithBuffers(**prepared, *model, {input}, 0, options);
+  auto result = runtime::executeWithBuffers(**prepared, *model, inputs, 0, options);
   if (!result.ok()) return fail(result.error(), "execution failed");
   const double executeMs = millisecondsSince(start);
 
@@ -201,7 +201,7 @@ int runModel(const RunArgs& args) {
   fmt::print("checksum: fnv1a64 {:016x}\n", fnv1a64(output));
   if (args.dump) printDump(*program, *model);
   if (args.check) {
-    auto identical = checkAgainstReference(*model, input, result->outputs);
+    auto identical = checkAgainstReference(*model, inputs, result->outputs);
     if (!identical.ok()) return fail(identical.error(), "running the CPU reference");
     if (!*identical) return 1;
   }
@@ -214,7 +214,7 @@ CommandRunner addRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* run = app.add_subcommand("run", "Run a model on a device and print the top-5 classes, time and checksum "
                                         "(on sable-npu also device cycles and MAC utilization)");
-  run->add_option("model", args->model, "builtin:mobilenet_v1, builtin:mobilenet_v2 or builtin:tiny_cnn")
+  run->add_option("model", args->model, kModelHelp)
       ->capture_default_str();
   run->add_option("--device", args->device,
                   "Device name (see `sable info`); sable-npu starts sable-simd when none runs")

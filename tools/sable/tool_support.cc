@@ -8,22 +8,55 @@
 #include <fmt/ranges.h>
 
 #include "sable/runtime/builtin_models.h"
+#include "sable/runtime/corpus.h"
 #include "sable/umd/command_builder.h"
 #include "sable/umd/device.h"
 
 namespace sable::tools {
 
 namespace {
+
 constexpr std::string_view kBuiltinPrefix = "builtin:";
+constexpr std::string_view kCorpusSuffix = ".jsonl";
+
+
+// Test `name` (empty: the first) of the corpus file at `path`.
+hal::Result<hal::Model> loadCorpusTest(const std::string& path, std::string_view name) {
+  SABLE_ASSIGN_OR_RETURN(runtime::CorpusReader reader, runtime::CorpusReader::open(path));
+  while (auto test = reader.next()) {
+    if (!test->ok()) return test->error();
+    if (name.empty() || (*test)->name == name) return std::move((*test)->model);
+  }
+  return hal::invalidArgument("{} has no test named '{}'", path, name);
 }
 
+}  // namespace
+
 hal::Result<hal::Model> loadModel(std::string_view spec) {
+  if (const size_t jsonl = spec.find(kCorpusSuffix); jsonl != std::string_view::npos) {
+    const size_t end = jsonl + kCorpusSuffix.size();
+    if (end == spec.size()) return loadCorpusTest(std::string(spec), "");
+    if (spec[end] == '#') return loadCorpusTest(std::string(spec.substr(0, end)), spec.substr(end + 1));
+  }
   if (!spec.starts_with(kBuiltinPrefix)) {
     std::string names;
     for (const auto& name : runtime::builtinModelNames()) names += fmt::format(" builtin:{}", name);
-    return hal::invalidArgument("unknown model '{}': only built-in models are supported so far ({} )", spec, names);
+    return hal::invalidArgument("unknown model '{}': a built-in model ({} ) or a corpus test (FILE.jsonl#TEST)", spec,
+                                names);
   }
   return runtime::makeBuiltinModel(spec.substr(kBuiltinPrefix.size()));
+}
+
+std::vector<std::vector<uint8_t>> syntheticInputs(const hal::Model& model, uint64_t seed) {
+  std::vector<std::vector<uint8_t>> inputs;
+  for (size_t i = 0; i < model.main.inputIndexes.size(); ++i) {
+    const hal::Operand& operand = model.main.operands[model.main.inputIndexes[i]];
+    std::vector<uint8_t> bytes(hal::sizeOfData(operand.type, operand.dimensions).value_or(0));
+    runtime::SplitMix64 random(seed + i);
+    for (auto& b : bytes) b = static_cast<uint8_t>(random.uniform(0, 255));
+    inputs.push_back(std::move(bytes));
+  }
+  return inputs;
 }
 
 int64_t storedValue(const hal::Operand& operand, const std::vector<uint8_t>& bytes, size_t i) {

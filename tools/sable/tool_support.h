@@ -13,9 +13,18 @@
 
 namespace sable::tools {
 
-// The model a command-line argument names: "builtin:NAME" (runtime/builtin_models.h). An unknown
-// name is an INVALID_ARGUMENT error listing the known ones.
+// The model a command-line argument names: "builtin:NAME" (runtime/builtin_models.h), or a test
+// of the conformance corpus: "FILE.jsonl#TEST" (the test named TEST) or "FILE.jsonl" (its first
+// test). An unknown name is an INVALID_ARGUMENT error listing the known ones.
 hal::Result<hal::Model> loadModel(std::string_view spec);
+// The --help text of a MODEL argument.
+inline constexpr const char* kModelHelp =
+    "builtin:mobilenet_v1, builtin:mobilenet_v2, builtin:tiny_cnn, or a conformance corpus test FILE.jsonl#TEST "
+    "(FILE.jsonl: its first test); inputs are synthetic";
+
+// One byte vector per model input, uniform bytes from seed + i for input i: for the first input
+// exactly runtime::makeSyntheticInput(model, seed).
+std::vector<std::vector<uint8_t>> syntheticInputs(const hal::Model& model, uint64_t seed);
 
 // Element i of a tensor's bytes as a real number (quantized types dequantized), for display.
 double elementValue(const hal::Operand& operand, const std::vector<uint8_t>& bytes, size_t i);
