@@ -142,7 +142,7 @@ TEST(SableCliRun, DumpPrintsEveryLayerAndThePeakDeviceMemory) {
   std::istringstream lines(run.out.substr(run.out.find("est.cycles")));
   std::string line;
   std::getline(lines, line);
-  uint64_t cycleSum = 0;
+  uint64_t cycleSum = 0, commandSum = 0;
   for (size_t k = 0; k < types.size(); ++k) {
     ASSERT_TRUE(std::getline(lines, line)) << run.out;
     std::istringstream fields(line);
@@ -156,9 +156,15 @@ TEST(SableCliRun, DumpPrintsEveryLayerAndThePeakDeviceMemory) {
     EXPECT_GT(written, 0u) << line;
     EXPECT_EQ(macs == 0, type.find("CONV") == std::string::npos) << "MACs are counted for convolutions only: " << line;
     cycleSum += cycles;
+    commandSum += commands;
   }
   const double total = capture(run.out, R"(total: [0-9]+ MACs, ([0-9]+) estimated cycles)");
   EXPECT_EQ(static_cast<double>(cycleSum), total) << "the layers' cycles add up to the program's";
+  // The device (sable-simd's functional model) and the in-process estimate run the same program.
+  EXPECT_EQ(capture(run.out, R"(cycles: +([0-9]+) device cycles)"), total) << run.out;
+  const double commands = capture(run.out, R"(program: +[0-9]+ layers, ([0-9]+) commands \(END included\))");
+  EXPECT_EQ(capture(run.out, R"(counters: .*commands ([0-9]+))"), commands) << run.out;
+  EXPECT_EQ(commands, commandSum + 1) << "the layers' commands and END: " << run.out;
   const double peak = capture(run.out, R"(peak device memory: ([0-9]+) bytes)");
   EXPECT_GE(peak, 32 * 32 * 3 + 10) << "at least the input and the output";
 }

@@ -21,7 +21,7 @@ namespace {
 
 struct BisectArgs {
   std::string model;
-  std::string device = "sable-npu";
+  std::string device{kNpuDevice};
   uint64_t seed = 1;
   // Test hook: add 1 to the first element of the device's result of this operation, so that the
   // tests can see bisect find a difference (a device that is bit-exact gives none to find).
@@ -42,7 +42,7 @@ int runBisect(const BisectArgs& args) {
   if (!model.ok()) return cannot("cannot build the model", model.error());
   auto device = runtime::findDevice(args.device);
   if (!device.ok()) return cannot("cannot open the device", device.error());
-  auto reference = runtime::findDevice("cpu-reference");
+  auto reference = runtime::findDevice(kReferenceDevice);
   if (!reference.ok()) return cannot("cannot open the CPU reference", reference.error());
   const hal::Subgraph& main = model->main;
   const uint32_t operationCount = static_cast<uint32_t>(main.operations.size());
@@ -75,7 +75,7 @@ int runBisect(const BisectArgs& args) {
   auto supported = (*device)->getSupportedOperations(*model);
   if (!supported.ok()) return cannot("the model is not valid", supported.error());
   std::vector<std::string> reasons(operationCount, fmt::format("not supported by {}", (*device)->name()));
-  if ((*device)->name() == "sable-npu") {
+  if ((*device)->name() == kNpuDevice) {
     auto config = npuConfig();
     if (!config.ok()) return cannot("cannot read the NPU's configuration", config.error());
     const auto support = umd::compiler::supportedOperations(*model, *config);
@@ -84,9 +84,9 @@ int runBisect(const BisectArgs& args) {
     }
   }
 
-  fmt::print("bisect {} on {} against cpu-reference (synthetic input, seed {}): each operation alone, fed the "
-             "reference's inputs\n",
-             args.model, (*device)->name(), args.seed);
+  fmt::print("bisect {} on {} against {} (synthetic input, seed {}): each operation alone, fed the reference's "
+             "inputs\n",
+             args.model, (*device)->name(), kReferenceDevice, args.seed);
   std::optional<uint32_t> firstDiffering;
   uint32_t matched = 0, skipped = 0;
   for (uint32_t k = 0; k < operationCount; ++k) {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "program_profile.h"
@@ -21,12 +22,9 @@
 namespace sable::tools {
 namespace {
 
-constexpr std::string_view kNpuDevice = "sable-npu";
-constexpr std::string_view kReferenceDevice = "cpu-reference";
-
 struct RunArgs {
   std::string model = "builtin:mobilenet_v1";
-  std::string device = "cpu-reference";
+  std::string device{kReferenceDevice};
   uint64_t seed = 1;
   bool check = false;
   bool dump = false;
@@ -62,13 +60,15 @@ hal::Result<NpuProgram> compileForNpu(const hal::Model& model) {
   return npu;
 }
 
-void printDump(const NpuProgram& npu, const hal::Model& model) {
+// Returns false when the functional model could not run the program.
+bool printDump(const NpuProgram& npu, const hal::Model& model) {
   auto profile = profileProgram(npu.program, npu.config);
   if (!profile.ok()) {
     std::cerr << "sable run: --dump: " << profile.error().message << "\n";
-    return;
+    return false;
   }
-  fmt::print("program:  {} layers, {} commands, estimated by the functional model ({} configuration)\n",
+  fmt::print("program:  {} layers, {} commands (END included), estimated by the functional model ({} "
+             "configuration)\n",
              profile->layers.size(), npu.program.stream.size() / SABLE_COMMAND_BYTES - 1, npu.config.name);
   fmt::print("  {:>3}  {:<22} {:>5} {:>6} {:>10} {:>10} {:>9} {:>11} {:>9}\n", "op", "type", "tiles", "cmds",
              "dram read", "dram write", "constants", "MACs", "est.cycles");
@@ -85,6 +85,7 @@ void printDump(const NpuProgram& npu, const hal::Model& model) {
              profile->counters[SABLE_COUNTER_CYCLES], model.main.operations.size());
   fmt::print("peak device memory: {} bytes (scratch {} + constants {} + inputs and outputs {})\n",
              profile->peakMemoryBytes, npu.program.scratchBytes, npu.program.constants.size(), io);
+  return true;
 }
 
 // Runs the model on the CPU reference and compares every output; returns whether all are equal.
@@ -197,9 +198,15 @@ int runModel(const RunArgs& args) {
                static_cast<double>(cycles) / (c.clock_mhz * 1000.0), c.clock_mhz, c.name);
     fmt::print("MACs:     {} ({:.1f}% MAC utilization = MACs / (cycles x {} array MACs))\n", macs,
                100.0 * utilization, arrayMacsPerCycle(c));
+    // The rest of the completion record's counters, by their ISA names.
+    std::vector<std::string> counters;
+    for (uint32_t i = SABLE_COUNTER_CYCLES + 1; i < result->deviceCounters.size(); ++i) {
+      counters.push_back(fmt::format("{} {}", sable_counter_name(i), result->deviceCounters[i]));
+    }
+    fmt::print("counters: {}\n", fmt::join(counters, ", "));
   }
   fmt::print("checksum: fnv1a64 {:016x}\n", fnv1a64(output));
-  if (args.dump) printDump(*program, *model);
+  if (args.dump && !printDump(*program, *model)) return 1;
   if (args.check) {
     auto identical = checkAgainstReference(*model, inputs, result->outputs);
     if (!identical.ok()) return fail(identical.error(), "running the CPU reference");

@@ -13,6 +13,10 @@
 
 namespace sable::tools {
 
+// Device names of runtime::findDevice the tools treat specially.
+inline constexpr std::string_view kNpuDevice = "sable-npu";
+inline constexpr std::string_view kReferenceDevice = "cpu-reference";
+
 // The model a command-line argument names: "builtin:NAME" (runtime/builtin_models.h), or a test
 // of the conformance corpus: "FILE.jsonl#TEST" (the test named TEST) or "FILE.jsonl" (its first
 // test). An unknown name is an INVALID_ARGUMENT error listing the known ones.
