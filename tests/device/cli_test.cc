@@ -111,6 +111,16 @@ double capture(const std::string& text, const std::string& pattern) {
   return std::stod(m[1]);
 }
 
+nlohmann::json benchJson(const std::string& arguments, int* exitCode) {
+  const std::string file = fmt::format("/tmp/sable-bench-{}.json", getpid());
+  const CliRun run = runSable(fmt::format("bench {} --json {}", arguments, file));
+  *exitCode = run.exitCode;
+  std::ifstream in(file);
+  auto json = nlohmann::json::parse(in, nullptr, false);
+  std::remove(file.c_str());
+  return json;
+}
+
 TEST(SableCliRun, TinyCnnOnTheNpuEqualsTheCpuReferenceAndReportsCyclesAndUtilization) {
   const CliRun npu = runOnNpu("run", "run builtin:tiny_cnn --check");
   ASSERT_EQ(npu.exitCode, 0) << npu.out;
@@ -169,20 +179,24 @@ TEST(SableCliRun, DumpPrintsEveryLayerAndThePeakDeviceMemory) {
   EXPECT_GE(peak, 32 * 32 * 3 + 10) << "at least the input and the output";
 }
 
+TEST(SableCliRun, MobileNetV1RunsWholeOnTheNpuAsEstimated) {
+  const CliRun run = runOnNpu("mobilenet", "run builtin:mobilenet_v1 --check");
+  ASSERT_EQ(run.exitCode, 0) << run.out;
+  EXPECT_NE(run.out.find("check:    identical to cpu-reference"), std::string::npos) << run.out;
+  const double deviceCycles = capture(run.out, R"(cycles: +([0-9]+) device cycles)");
+  int exitCode = -1;
+  const auto bench = benchJson("builtin:mobilenet_v1", &exitCode);
+  ASSERT_EQ(exitCode, 0);
+  EXPECT_TRUE(bench["leftOut"].empty()) << bench["leftOut"].dump();
+  EXPECT_EQ(deviceCycles, bench["total"]["estimatedCycles"].get<double>())
+      << "sable-simd's functional model and bench's in-process run of the same program";
+}
+
 TEST(SableCliRun, DumpNeedsTheNpu) {
   const CliRun run = runSable("run builtin:tiny_cnn --device cpu-reference --dump");
   EXPECT_EQ(run.exitCode, 2) << run.out;
 }
 
-nlohmann::json benchJson(const std::string& arguments, int* exitCode) {
-  const std::string file = fmt::format("/tmp/sable-bench-{}.json", getpid());
-  const CliRun run = runSable(fmt::format("bench {} --json {}", arguments, file));
-  *exitCode = run.exitCode;
-  std::ifstream in(file);
-  auto json = nlohmann::json::parse(in, nullptr, false);
-  std::remove(file.c_str());
-  return json;
-}
 
 // Per layer: the estimate respects the roofline bound and the layers add up to the total.
 void expectConsistentBench(const nlohmann::json& json, uint32_t arrayMacs) {

@@ -651,4 +651,17 @@ hal::Result<std::vector<std::vector<uint8_t>>> runOnNpu(umd::Device& device, con
   return outputs;
 }
 
+NpuJob compiledJob(const umd::compiler::CompiledProgram& program, const std::vector<std::vector<uint8_t>>& inputs) {
+  NpuJob job;
+  job.stream = program.stream;
+  for (const auto& bytes : inputs) job.regions.push_back({NpuRegion::Kind::INPUT, bytes, bytes.size()});
+  for (uint64_t bytes : program.outputBytes) job.regions.push_back({NpuRegion::Kind::OUTPUT, {}, bytes});
+  // Regions cannot be empty: a program without intermediate tensors or constants gets a token one.
+  job.regions.push_back({NpuRegion::Kind::INPUT, {}, std::max<uint64_t>(program.scratchBytes, 64)});
+  std::vector<uint8_t> constants = program.constants;
+  if (constants.empty()) constants.resize(16);
+  job.regions.push_back({NpuRegion::Kind::CONSTANT, constants, constants.size()});
+  return job;
+}
+
 }  // namespace sable::devicetest

@@ -14,6 +14,7 @@
 
 #include "sable/hal/result.h"
 #include "sable/hal/types.h"
+#include "sable/umd/compiler/compiler.h"
 #include "sable/umd/device.h"
 
 namespace sable::devicetest {
@@ -112,6 +113,10 @@ hal::Result<NpuJob> lowerDepthwise(const DepthwiseCase& c, const sable_hw_config
 hal::Result<NpuJob> lowerPool(const PoolCase& c, const sable_hw_config& config);
 hal::Result<NpuJob> lowerEltwise(const EltwiseCase& c, const sable_hw_config& config);
 hal::Result<NpuJob> lowerLut(const LutCase& c, const sable_hw_config& config);
+
+// The job of a program of the compiler (umd/compiler compileModel) given the model's input bytes:
+// its regions in the program's order (inputs, outputs, scratch, constants).
+NpuJob compiledJob(const umd::compiler::CompiledProgram& program, const std::vector<std::vector<uint8_t>>& inputs);
 
 // Registers the job's stream and constant regions, submits it with fresh buffers for the other
 // regions, waits, and returns the bytes of the OUTPUT regions in order. A job that fails on the

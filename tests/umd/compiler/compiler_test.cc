@@ -90,7 +90,7 @@ TEST_F(CompileModel, ANetworkRunsBitExactAsOneProgram) {
     const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 12 * 12 * 8), randomBytes(rng, 24)};
     auto cpu = sable::testing::runOnCpu(model, inputs);
     ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-    auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+    auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
     ASSERT_TRUE(npu.ok()) << npu.error().message;
     ASSERT_EQ(npu->size(), 1u);
     EXPECT_EQ((*npu)[0], (*cpu)[0].bytes) << hal::toString(type);
@@ -132,7 +132,7 @@ TEST_F(CompileModel, ReshapesAreViewsBetweenLayersAndCopiesAtTheEdges) {
   const std::vector<std::vector<uint8_t>> inputs = {randomBytes(rng, 64), randomBytes(rng, 24)};
   auto cpu = sable::testing::runOnCpu(model, inputs);
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-  auto npu = devicetest::runOnNpu(*device_, jobOf(*program, inputs));
+  auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
   ASSERT_TRUE(npu.ok()) << npu.error().message;
   ASSERT_EQ(npu->size(), 2u);
   EXPECT_EQ((*npu)[0], (*cpu)[0].bytes);
@@ -188,10 +188,12 @@ TEST_F(CompileModel, AModelWithAnUnsupportedOperationIsRefusedNamingIt) {
   ModelBuilder b;
   const uint32_t in = b.addInput(kU8, {1, 4}, 0.1f, 0);
   const uint32_t soft = b.addOutput(kU8, {1, 4}, 1.0f / 256, 0);
-  b.addOperation(OperationType::SOFTMAX, {in, b.addFloat32(1.0f)}, {soft});
+  // Along axis 0: the NPU's SOFTMAX runs the last axis only.
+  b.addOperation(OperationType::SOFTMAX, {in, b.addFloat32(1.0f), b.addInt32(0)}, {soft});
   auto program = compileModel(b.build(), *findConfig("s16"));
   ASSERT_FALSE(program.ok());
   EXPECT_NE(program.error().message.find("operation 0 (SOFTMAX)"), std::string::npos) << program.error().message;
+  EXPECT_NE(program.error().message.find("last axis"), std::string::npos) << program.error().message;
 }
 
 }  // namespace

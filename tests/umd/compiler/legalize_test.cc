@@ -1,4 +1,6 @@
 // Legalization of NNAPI operations into NPU layers, and the supported-operations query.
+#include <array>
+
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
@@ -154,7 +156,8 @@ TEST(umd_compiler_legalize, WhatTheNpuCannotRunGetsAReason) {
                  {out});
   const uint32_t q = b.addInput(kU8, {1, 4, 4, 2}, 0.5f, 0);
   const uint32_t soft = b.addOutput(kU8, {1, 4, 4, 2}, 1.0f / 256, 0);
-  b.addOperation(OperationType::SOFTMAX, {q, b.addFloat32(1.0f)}, {soft});
+  // Along axis 1 (H): the NPU's SOFTMAX runs the last axis only.
+  b.addOperation(OperationType::SOFTMAX, {q, b.addFloat32(1.0f), b.addInt32(1)}, {soft});
   const hal::Model model = b.build();
   auto floatConv = legalizeOperation(model, 0);
   ASSERT_FALSE(floatConv.ok());
@@ -162,6 +165,7 @@ TEST(umd_compiler_legalize, WhatTheNpuCannotRunGetsAReason) {
   auto softmax = legalizeOperation(model, 1);
   ASSERT_FALSE(softmax.ok());
   EXPECT_NE(softmax.error().message.find("operation 1 (SOFTMAX)"), std::string::npos) << softmax.error().message;
+  EXPECT_NE(softmax.error().message.find("last axis"), std::string::npos) << softmax.error().message;
   const auto support = supportedOperations(model, *findConfig("s16"));
   ASSERT_EQ(support.size(), 2u);
   EXPECT_NE(support[0].reason.find("TENSOR_FLOAT32"), std::string::npos) << support[0].reason;
@@ -170,19 +174,22 @@ TEST(umd_compiler_legalize, WhatTheNpuCannotRunGetsAReason) {
   EXPECT_FALSE(support[1].reason.empty());
 }
 
-TEST(umd_compiler_legalize, NchwLayoutIsRefusedWithAReason) {
+// NCHW: the layer sees NHWC shapes and is marked for the layout pass's transposes.
+TEST(umd_compiler_legalize, NchwConvolutionGetsNhwcShapesAndTheLayoutMark) {
   ModelBuilder b;
-  const uint32_t in = b.addInput(kU8, {1, 2, 4, 4}, 0.5f, 0);
-  const uint32_t f = b.addConstant(kU8, {2, 1, 1, 2}, std::vector<uint8_t>(4, 1), 0.5f, 0);
-  const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector<int32_t>{0, 0}, 0.25f);
-  const uint32_t out = b.addOutput(kU8, {1, 2, 4, 4}, 1.0f, 0);
+  const uint32_t in = b.addInput(kU8, {1, 2, 5, 4}, 0.5f, 0);  // N, C, H, W
+  const uint32_t f = b.addConstant(kU8, {3, 1, 1, 2}, std::vector<uint8_t>(6, 1), 0.5f, 0);
+  const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {3}, std::vector<int32_t>{0, 0, 0}, 0.25f);
+  const uint32_t out = b.addOutput(kU8, {1, 3, 5, 4}, 1.0f, 0);
   b.addOperation(OperationType::CONV_2D,
                  {in, f, bias, b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(1), b.addInt32(1),
                   b.addInt32(0), b.addBool(true)},
                  {out});
   auto r = legalizeOperation(b.build(), 0);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("NCHW"), std::string::npos) << r.error().message;
+  const auto& conv = layerOf<ConvLayer>(r);
+  EXPECT_TRUE(r->nchw);
+  EXPECT_EQ((std::array{conv.input.h, conv.input.w, conv.input.c}), (std::array{5u, 4u, 2u}));
+  EXPECT_EQ((std::array{conv.output.h, conv.output.w, conv.output.c}), (std::array{5u, 4u, 3u}));
 }
 
 // One path for support and preparation: an operation is supported when its layer lowers for the

@@ -2,7 +2,9 @@
 // layers in model order into one stream.
 #include "sable/umd/compiler/compiler.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -24,17 +26,30 @@ uint64_t elementCount(const hal::Operand& operand) {
   return n;
 }
 
-// Where a tensor lives: region and byte offset (dense NHWC).
+// Where a tensor lives: region, byte offset, and the pitch of its last axis (0: dense; more when
+// it is a channel slice of a CONCATENATION's output).
 struct Location {
   uint32_t region = 0;
   uint64_t offset = 0;
+  uint32_t pixelStride = 0;
 };
 
 void place(TensorView& view, const Location& where) {
   view.region = where.region;
   view.offset = where.offset;
-  view.pixelStride = 0;
+  view.pixelStride = where.pixelStride;
 }
+
+bool isConstant(const hal::Operand& o) {
+  return o.lifetime == OperandLifeTime::CONSTANT_COPY || o.lifetime == OperandLifeTime::CONSTANT_REFERENCE;
+}
+
+// A CONCATENATION input written by its producer straight into the output: channels from `channel`
+// of operand `of`.
+struct Slice {
+  uint32_t of = 0;
+  uint32_t channel = 0;
+};
 
 // Sets the placement of the layer's views from the locations of its operands.
 void placeLayer(Layer& layer, const LegalizedLayer& legalized, const std::map<uint32_t, Location>& locations) {
@@ -45,6 +60,8 @@ void placeLayer(Layer& layer, const LegalizedLayer& legalized, const std::map<ui
         if constexpr (std::is_same_v<L, EltwiseLayer>) {
           place(l.a, at(legalized.inputOperands.at(0)));
           place(l.b, at(legalized.inputOperands.at(1)));
+        } else if constexpr (std::is_same_v<L, MoveLayer>) {
+          for (size_t i = 0; i < l.inputs.size(); ++i) place(l.inputs[i], at(legalized.inputOperands.at(i)));
         } else {
           place(l.input, at(legalized.inputOperands.at(0)));
         }
@@ -115,30 +132,108 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   for (uint32_t step = 0; step < opCount; ++step) {
     auto& inputsOf = layers[step].inputOperands;
     for (uint32_t& operand : inputsOf) operand = root(operand);
-    const hal::Operand& source = main.operands[inputsOf.at(0)];
-    const bool constantSource =
-        source.lifetime == OperandLifeTime::CONSTANT_COPY || source.lifetime == OperandLifeTime::CONSTANT_REFERENCE;
-    if (layers[step].view && !locations.contains(layers[step].outputOperand) && !constantSource) {
+    if (layers[step].view && !locations.contains(layers[step].outputOperand) &&
+        !isConstant(main.operands[inputsOf.at(0)])) {
       aliasOf[layers[step].outputOperand] = inputsOf.at(0);
       isAlias[step] = true;
     }
   }
+
+  // CONCATENATION by addressing: an input made by a layer of this program, of the output's
+  // quantization and read nowhere else, is written by its producer straight into its channels of
+  // the output (a Slice); the concatenation copies only the other inputs, and runs no command when
+  // none is left.
+  std::map<uint32_t, uint32_t> uses, producer;
+  for (uint32_t step = 0; step < opCount; ++step) {
+    if (isAlias[step] || layers[step].folded) continue;
+    for (uint32_t operand : layers[step].inputOperands) ++uses[operand];
+    producer[layers[step].outputOperand] = step;
+  }
+  std::map<uint32_t, Slice> sliceOf;
+  std::vector<bool> skip(opCount, false);  // steps that emit nothing: views, folded RELUs, empty concatenations
+  for (uint32_t step = 0; step < opCount; ++step) skip[step] = isAlias[step] || layers[step].folded;
+  for (uint32_t step = 0; step < opCount; ++step) {
+    LegalizedLayer& concat = layers[step];
+    if (isAlias[step] || concat.channelOffsets.empty()) continue;
+    auto& move = std::get<MoveLayer>(concat.layer);
+    const hal::Operand& output = main.operands[concat.outputOperand];
+    std::vector<bool> dropped(concat.inputOperands.size(), false);
+    for (size_t i = 0; i < concat.inputOperands.size(); ++i) {
+      const uint32_t operand = concat.inputOperands[i];
+      const hal::Operand& o = main.operands[operand];
+      const auto made = producer.find(operand);
+      // Not a view's alias (whose bytes are another shape's), nor a view's copy (written flat).
+      const bool eligible = operand == main.operations[step].inputs[i] &&
+                            o.lifetime == OperandLifeTime::TEMPORARY_VARIABLE && made != producer.end() &&
+                            !layers[made->second].view && uses[operand] == 1 && o.scale == output.scale &&
+                            o.zeroPoint == output.zeroPoint;
+      if (!eligible) continue;
+      sliceOf[operand] = {concat.outputOperand, concat.channelOffsets[i]};
+      dropped[i] = true;
+    }
+    std::erase_if(move.copies, [&](const MoveCopy& c) { return c.input != MoveCopy::kFill && dropped[c.input]; });
+    skip[step] = move.copies.empty();
+  }
+  const auto dense = [&](uint32_t operand) {  // the tensor whose bytes a slice is part of
+    while (sliceOf.contains(operand)) operand = sliceOf.at(operand).of;
+    return operand;
+  };
+
+  // The layout pass: a tensor made by an NCHW layer and read only by NCHW layers (as the input
+  // their layout concerns) stays NHWC in memory, sparing a transpose back and forth.
+  std::map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> readers;  // operand → (step, input)
+  for (uint32_t step = 0; step < opCount; ++step) {
+    const auto& ins = main.operations[step].inputs;
+    for (size_t i = 0; i < ins.size(); ++i) readers[ins[i]].emplace_back(step, i);
+  }
+  std::set<uint32_t> keptNhwc;
+  for (uint32_t step = 0; step < opCount; ++step) {
+    const uint32_t operand = layers[step].outputOperand;
+    if (!layers[step].nchw || main.operands[operand].lifetime != OperandLifeTime::TEMPORARY_VARIABLE ||
+        sliceOf.contains(operand) || !readers.contains(operand)) {
+      continue;
+    }
+    const bool onlyNchwReaders = std::ranges::all_of(readers.at(operand), [&](const auto& reader) {
+      return layers[reader.first].nchw && reader.second == 0;
+    });
+    if (onlyNchwReaders) keptNhwc.insert(operand);
+  }
+  const auto transposesInput = [&](uint32_t step) {
+    return layers[step].nchw && !keptNhwc.contains(main.operations[step].inputs.at(0));
+  };
+  const auto transposesOutput = [&](uint32_t step) {
+    return layers[step].nchw && !keptNhwc.contains(layers[step].outputOperand);
+  };
+
+  // The layout pass's NHWC buffers of NCHW layers, alive during their step: pseudo-operands after
+  // the model's.
+  const auto operandCount = static_cast<uint32_t>(main.operands.size());
+  const auto layoutInput = [&](uint32_t step) { return operandCount + 2 * step; };
+  const auto layoutOutput = [&](uint32_t step) { return operandCount + 2 * step + 1; };
+
   for (uint32_t step = 0; step < opCount; ++step) {
     if (isAlias[step] || layers[step].folded) continue;
     for (uint32_t operand : layers[step].inputOperands) {
       const hal::Operand& o = main.operands[operand];
-      if (o.lifetime == OperandLifeTime::CONSTANT_COPY || o.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
+      if (isConstant(o)) {
         if (!locations.contains(operand)) {  // a constant activation operand (e.g. ADD's B)
           const auto bytes = hal::constantBytes(model, o);
           if (!bytes) return hal::invalidArgument("operand {} has no readable data", operand);
           locations[operand] = {program.constantRegion, constants.add(*bytes)};
         }
-      } else if (auto it = lifetimes.find(operand); it != lifetimes.end()) {
+      } else if (auto it = lifetimes.find(dense(operand)); it != lifetimes.end()) {
         it->second.lastStep = step;
       }
     }
-    const uint32_t produced = layers[step].outputOperand;
-    if (!locations.contains(produced)) lifetimes[produced] = {elementCount(main.operands[produced]), step, step};
+    // A slice's bytes are its concatenation's output's, alive from the first slice's producer.
+    const uint32_t produced = dense(layers[step].outputOperand);
+    if (!locations.contains(produced)) {
+      const auto [it, fresh] = lifetimes.try_emplace(produced, elementCount(main.operands[produced]), step, step);
+      if (!fresh) it->second.lastStep = step;
+    }
+    const auto [inputBytes, outputBytes] = layoutBufferBytes(layers[step]);
+    if (transposesInput(step)) lifetimes[layoutInput(step)] = {inputBytes, step, step};
+    if (transposesOutput(step)) lifetimes[layoutOutput(step)] = {outputBytes, step, step};
   }
   std::vector<uint32_t> order;
   std::vector<BufferLifetime> buffers;
@@ -149,6 +244,13 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   SABLE_ASSIGN_OR_RETURN(const MemoryPlan plan, planMemory(buffers));
   for (size_t i = 0; i < order.size(); ++i) locations[order[i]] = {program.scratchRegion, plan.offsets[i]};
   for (const auto& [view, source] : aliasOf) locations[view] = locations.at(root(source));
+  for (const auto& [operand, slice] : sliceOf) {
+    uint64_t channel = 0;
+    uint32_t at = operand;
+    for (; sliceOf.contains(at); at = sliceOf.at(at).of) channel += sliceOf.at(at).channel;
+    const Location whole = locations.at(at);
+    locations[operand] = {whole.region, whole.offset + channel, main.operands[at].dimensions.back()};
+  }
   program.scratchBytes = plan.peak;
 
   // The layers in model order (a validated model lists operations in execution order).
@@ -156,12 +258,17 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   LoweringContext context{.builder = builder, .constants = constants, .config = config};
   for (uint32_t step = 0; step < opCount; ++step) {
     const uint32_t first = builder.commandCount();
-    if (isAlias[step] || layers[step].folded) {
+    if (skip[step]) {
       program.layers.push_back({.operation = step, .type = main.operations[step].type, .firstCommand = first, .stats = {}});
       continue;
     }
     placeLayer(layers[step].layer, layers[step], locations);
-    auto stats = lowerLayer(context, layers[step].layer);
+    LayoutBuffers layout{.region = program.scratchRegion,
+                         .transposeInput = transposesInput(step),
+                         .transposeOutput = transposesOutput(step)};
+    if (layout.transposeInput) layout.inputOffset = locations.at(layoutInput(step)).offset;
+    if (layout.transposeOutput) layout.outputOffset = locations.at(layoutOutput(step)).offset;
+    auto stats = lowerLegalized(context, layers[step], layout);
     if (!stats.ok()) {
       return hal::invalidArgument("operation {} ({}): {}", step, hal::toString(main.operations[step].type),
                                   stats.error().message);

@@ -22,7 +22,8 @@ std::optional<FusedActivation> standaloneRelu(OperationType type) {
   }
 }
 
-// The fused activation and output view of a layer that has a clamp; nullptr for LUT layers.
+// The fused activation and output view of a layer that has a clamp (a fused activation); nullptr
+// for the others (LUT, move, softmax layers).
 struct Clamp {
   FusedActivation* activation = nullptr;
   const TensorView* output = nullptr;
@@ -31,10 +32,10 @@ struct Clamp {
 Clamp clampOf(Layer& layer) {
   return std::visit(
       [](auto& l) -> Clamp {
-        if constexpr (std::is_same_v<std::decay_t<decltype(l)>, LutLayer>) {
-          return {};
-        } else {
+        if constexpr (requires { l.activation; }) {
           return {&l.activation, &l.output};
+        } else {
+          return {};
         }
       },
       layer);

@@ -3,12 +3,15 @@
 // here, so a malformed operation is an internal error rather than a user-facing one.
 #include "sable/umd/compiler/legalize.h"
 
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "mean_requantization.h"
+#include "movement.h"
 #include "sable/hal/operand_data.h"
 #include "sable/umd/compiler/tables.h"
 
@@ -49,6 +52,17 @@ class OperationReader {
     const auto value = hal::constantScalar(model_, input(i));
     if (!value) return unsupported("{} (input {}) must be a constant", what, i);
     return *value;
+  }
+  // A FLOAT32 constant scalar.
+  hal::Result<float> realScalar(size_t i, const char* what) const {
+    if (input(i).type != OperandType::FLOAT32) {
+      return unsupported("{} (input {}) is {}, not FLOAT32", what, i, hal::toString(input(i).type));
+    }
+    const auto data = hal::constantBytes(model_, input(i));
+    if (!data || data->size() != sizeof(float)) return unsupported("{} (input {}) must be a constant", what, i);
+    float value = 0.0f;
+    std::memcpy(&value, data->data(), sizeof value);
+    return value;
   }
   hal::Result<std::vector<uint8_t>> bytes(size_t i, const char* what) const {
     const auto data = hal::constantBytes(model_, input(i));
@@ -110,12 +124,20 @@ void implicitPadding(uint32_t in, uint32_t stride, uint32_t kernel, uint32_t dil
   *tail = static_cast<uint32_t>(needed - needed / 2);
 }
 
-// The data-layout flag: NCHW is not lowered yet.
-hal::Result<void> requireNhwc(const OperationReader& r, size_t i) {
-  if (r.inputCount() <= i) return {};
+// The data-layout flag at input i (absent: NHWC). An NCHW operation's views were read in NCHW
+// order ([N, C, H, W] as n, h, w, c); they become their NHWC shapes, and the layout pass transposes
+// the tensors around the layer (lowerLegalized).
+hal::Result<bool> readLayout(const OperationReader& r, size_t i, TensorView& input, TensorView& output) {
+  if (r.inputCount() <= i) return false;
   SABLE_ASSIGN_OR_RETURN(const int32_t nchw, r.scalar(i, "the data layout"));
-  if (nchw != 0) return r.unsupported("NCHW layout is not lowered to the NPU yet (NHWC is)");
-  return {};
+  if (nchw == 0) return false;
+  for (TensorView* v : {&input, &output}) {
+    const TensorView read = *v;
+    v->h = read.w;
+    v->w = read.c;
+    v->c = read.h;
+  }
+  return true;
 }
 
 hal::Result<void> readFilter(const OperationReader& r, ConvLayer& layer, uint32_t channelDim) {
@@ -170,6 +192,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKi
   SABLE_ASSIGN_OR_RETURN(layer.output, r.activation(r.output(), "the output"));
   if (r.input(0).dimensions.size() != 4) return r.unsupported("the input must be 4-D");
   SABLE_TRY(readFilter(r, layer, depthwise ? 3 : 0));
+  bool nchw = false;
   const auto& filterDims = r.input(1).dimensions;
   layer.geometry.kernelH = filterDims.at(1);
   layer.geometry.kernelW = filterDims.at(2);
@@ -191,7 +214,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKi
     next = 6;
     if (kind != ConvKind::kConv) SABLE_TRY(readConvExtra(r, kind, next++, layer));
     SABLE_ASSIGN_OR_RETURN(layer.activation, fusedActivation(r, next++));
-    SABLE_TRY(requireNhwc(r, next++));
+    SABLE_ASSIGN_OR_RETURN(nchw, readLayout(r, next++, layer.input, layer.output));
     if (count > next) {
       SABLE_ASSIGN_OR_RETURN(const int32_t dx, r.scalar(next, "the horizontal dilation"));
       SABLE_ASSIGN_OR_RETURN(const int32_t dy, r.scalar(next + 1, "the vertical dilation"));
@@ -218,7 +241,7 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKi
     next = 9;
     if (kind != ConvKind::kConv) SABLE_TRY(readConvExtra(r, kind, next++, layer));
     SABLE_ASSIGN_OR_RETURN(layer.activation, fusedActivation(r, next++));
-    SABLE_TRY(requireNhwc(r, next++));
+    SABLE_ASSIGN_OR_RETURN(nchw, readLayout(r, next++, layer.input, layer.output));
     if (count > next) {
       SABLE_ASSIGN_OR_RETURN(const int32_t dx, r.scalar(next, "the horizontal dilation"));
       SABLE_ASSIGN_OR_RETURN(const int32_t dy, r.scalar(next + 1, "the vertical dilation"));
@@ -226,7 +249,8 @@ hal::Result<LegalizedLayer> legalizeConvolution(const OperationReader& r, ConvKi
       layer.geometry.dilationY = static_cast<uint32_t>(dy);
     }
   }
-  return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
+  return LegalizedLayer{
+      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .nchw = nchw};
 }
 
 // FULLY_CONNECTED: a 1×1 convolution of [batch, 1, 1, K] inputs.
@@ -258,6 +282,7 @@ hal::Result<LegalizedLayer> legalizePool(const OperationReader& r, bool average)
   SABLE_ASSIGN_OR_RETURN(layer.output, r.activation(r.output(), "the output"));
   if (r.input(0).dimensions.size() != 4) return r.unsupported("the input must be 4-D");
   const size_t count = r.inputCount();
+  bool nchw = false;
   if (count == 7 || count == 8) {
     SABLE_ASSIGN_OR_RETURN(const int32_t scheme, r.scalar(1, "the padding scheme"));
     if (scheme != kPaddingSame && scheme != kPaddingValid) return r.unsupported("padding scheme {}", scheme);
@@ -271,7 +296,7 @@ hal::Result<LegalizedLayer> legalizePool(const OperationReader& r, bool average)
     layer.geometry.kernelW = static_cast<uint32_t>(v[2]);
     layer.geometry.kernelH = static_cast<uint32_t>(v[3]);
     SABLE_ASSIGN_OR_RETURN(layer.activation, fusedActivation(r, 6));
-    SABLE_TRY(requireNhwc(r, 7));
+    SABLE_ASSIGN_OR_RETURN(nchw, readLayout(r, 7, layer.input, layer.output));
     implicitPadding(layer.input.h, layer.geometry.strideY, layer.geometry.kernelH, 1, scheme, &layer.geometry.padTop,
                     &layer.geometry.padBottom);
     implicitPadding(layer.input.w, layer.geometry.strideX, layer.geometry.kernelW, 1, scheme, &layer.geometry.padLeft,
@@ -292,12 +317,13 @@ hal::Result<LegalizedLayer> legalizePool(const OperationReader& r, bool average)
     layer.geometry.kernelW = static_cast<uint32_t>(v[6]);
     layer.geometry.kernelH = static_cast<uint32_t>(v[7]);
     SABLE_ASSIGN_OR_RETURN(layer.activation, fusedActivation(r, 9));
-    SABLE_TRY(requireNhwc(r, 10));
+    SABLE_ASSIGN_OR_RETURN(nchw, readLayout(r, 10, layer.input, layer.output));
   }
   if (layer.input.quant.scale != layer.output.quant.scale || layer.input.quant.zeroPoint != layer.output.quant.zeroPoint) {
     return r.unsupported("pooling with different input and output quantization is not lowered");
   }
-  return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
+  return LegalizedLayer{
+      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .nchw = nchw};
 }
 
 hal::Result<LegalizedLayer> legalizeEltwise(const OperationReader& r) {
@@ -333,10 +359,8 @@ hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
   if (bytes != uint64_t{out.n} * out.h * out.w * out.c || bytes > std::numeric_limits<uint32_t>::max()) {
     return r.unsupported("the output holds a different number of elements");
   }
-  LutTable identity{};
-  for (uint32_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<uint8_t>(i);
   return LegalizedLayer{
-      .layer = flatLut(in, out, identity), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
+      .layer = flatLut(in, out, identityTable()), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
 }
 
 // RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH: a table of the byte (tables.h).
@@ -401,6 +425,180 @@ hal::Result<LegalizedLayer> legalizeMean(const OperationReader& r) {
   return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
 }
 
+// ---- Data movement (movement.h) --------------------------------------------------------------
+
+// An optional BOOL input (absent or omitted: false).
+hal::Result<bool> optionalFlag(const OperationReader& r, size_t i, const char* what) {
+  if (r.inputCount() <= i) return false;
+  SABLE_ASSIGN_OR_RETURN(const int32_t value, r.scalar(i, what));
+  return value != 0;
+}
+
+// A view's dimension along NNAPI axis `axis` of a rank-`rank` operand, in the 4-D view's order.
+uint32_t& viewAxis(TensorView& v, size_t rank, size_t axis) {
+  uint32_t* dims[] = {&v.n, &v.h, &v.w, &v.c};
+  return *dims[4 - rank + axis];
+}
+
+LegalizedLayer moveOf(const OperationReader& r, MoveLayer layer, bool nchw = false) {
+  return LegalizedLayer{
+      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .nchw = nchw};
+}
+
+// CONCATENATION: each input placed at its offset along the axis; an input of another quantization
+// goes through the reference's requantization (tables.h requantizeTable).
+hal::Result<LegalizedLayer> legalizeConcatenation(const OperationReader& r) {
+  const size_t count = r.inputCount() - 1;
+  SABLE_ASSIGN_OR_RETURN(const int32_t axisValue, r.scalar(count, "the axis"));
+  MoveLayer layer;
+  SABLE_ASSIGN_OR_RETURN(layer.output, r.activation(r.output(), "the output"));
+  const size_t rank = r.output().dimensions.size();
+  if (axisValue < 0 || static_cast<size_t>(axisValue) >= rank) {
+    return r.unsupported("axis {} is outside [0, {})", axisValue, rank);
+  }
+  const auto axis = static_cast<size_t>(axisValue);
+  layer.tables.push_back(identityTable());
+  LegalizedLayer legalized;
+  uint32_t position = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string name = fmt::format("input {}", i);
+    SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(i), name.c_str()));
+    if (in.quant.type != layer.output.quant.type || r.input(i).dimensions.size() != rank) {
+      return r.unsupported("input {} differs from the output in type or rank", i);
+    }
+    for (size_t a = 0; a < rank; ++a) {
+      if (a != axis && viewAxis(in, rank, a) != viewAxis(layer.output, rank, a)) {
+        return r.unsupported("input {} differs from the output on axis {}, which is not the concatenation's", i, a);
+      }
+    }
+    uint32_t table = 0;
+    if (in.quant.scale != layer.output.quant.scale || in.quant.zeroPoint != layer.output.quant.zeroPoint) {
+      SABLE_ASSIGN_OR_RETURN(const LutTable requantize, requantizeTable(in.quant, layer.output.quant));
+      const auto same = std::find(layer.tables.begin(), layer.tables.end(), requantize);
+      table = static_cast<uint32_t>(same - layer.tables.begin());
+      if (same == layer.tables.end()) layer.tables.push_back(requantize);
+    }
+    TensorView origin = in;  // where the input starts, as a view's dimensions
+    origin.n = origin.h = origin.w = origin.c = 0;
+    viewAxis(origin, rank, axis) = position;
+    if (axis + 1 == rank) legalized.channelOffsets.push_back(position);
+    position += viewAxis(in, rank, axis);
+    appendPlacement(in, layer.output, {origin.n, origin.h, origin.w, origin.c}, static_cast<uint32_t>(i), table,
+                    layer.copies);
+    layer.inputs.push_back(in);
+    legalized.inputOperands.push_back(r.inputIndex(i));
+  }
+  if (position != viewAxis(layer.output, rank, axis)) {
+    return r.unsupported("the inputs' {} elements along axis {} differ from the output's {}", position, axis,
+                         viewAxis(layer.output, rank, axis));
+  }
+  legalized.layer = std::move(layer);
+  legalized.outputOperand = r.outputIndex();
+  return legalized;
+}
+
+// PAD (the input's zero point) and PAD_V2 (the given value, narrowed to a byte as the reference
+// does).
+hal::Result<LegalizedLayer> legalizePad(const OperationReader& r) {
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
+  const size_t rank = r.input(0).dimensions.size();
+  SABLE_ASSIGN_OR_RETURN(const std::vector<int32_t> paddings, r.int32s(1, "the paddings"));
+  if (paddings.size() != 2 * rank) return r.unsupported("{} paddings for rank {}", paddings.size(), rank);
+  TensorView before = in;  // the padding before each axis, as a view's dimensions
+  before.n = before.h = before.w = before.c = 0;
+  for (size_t a = 0; a < rank; ++a) {
+    const int32_t head = paddings[2 * a], tail = paddings[2 * a + 1];
+    if (head < 0 || tail < 0) return r.unsupported("paddings ({}, {}) of axis {} must be >= 0", head, tail, a);
+    viewAxis(before, rank, a) = static_cast<uint32_t>(head);
+    if (uint64_t{viewAxis(in, rank, a)} + head + tail != viewAxis(out, rank, a)) {
+      return r.unsupported("the output's axis {} is not the padded input's", a);
+    }
+  }
+  int32_t fill = in.quant.zeroPoint;
+  if (r.operation().type == OperationType::PAD_V2) {
+    SABLE_ASSIGN_OR_RETURN(fill, r.scalar(2, "the pad value"));
+  }
+  return moveOf(r, padLayer(in, out, {before.n, before.h, before.w, before.c}, static_cast<uint8_t>(fill)));
+}
+
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH: [N, H, W, b²·D] ↔ [N, H·b, W·b, D].
+hal::Result<LegalizedLayer> legalizeDepthSpace(const OperationReader& r, bool toSpace) {
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
+  if (r.input(0).dimensions.size() != 4) return r.unsupported("the input must be 4-D");
+  SABLE_ASSIGN_OR_RETURN(const int32_t block, r.scalar(1, "the block size"));
+  SABLE_ASSIGN_OR_RETURN(const bool nchw, readLayout(r, 2, in, out));
+  const TensorView& deep = toSpace ? in : out;
+  const TensorView& spatial = toSpace ? out : in;
+  const auto b = static_cast<uint64_t>(std::max(block, 0));
+  if (b == 0 || deep.n != spatial.n || uint64_t{deep.h} * b != spatial.h || uint64_t{deep.w} * b != spatial.w ||
+      uint64_t{spatial.c} * b * b != deep.c) {
+    return r.unsupported("block size {} does not map the input's shape onto the output's", block);
+  }
+  const auto bs = static_cast<uint32_t>(b);
+  return moveOf(r, toSpace ? depthToSpaceLayer(in, out, bs) : spaceToDepthLayer(in, out, bs), nchw);
+}
+
+// RESIZE_NEAREST_NEIGHBOR: the output's size is its operand's shape; the source rows and columns
+// are the reference's.
+hal::Result<LegalizedLayer> legalizeResizeNearest(const OperationReader& r) {
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
+  if (r.input(0).dimensions.size() != 4) return r.unsupported("the input must be 4-D");
+  SABLE_ASSIGN_OR_RETURN(const bool nchw, readLayout(r, 3, in, out));
+  SABLE_ASSIGN_OR_RETURN(const bool alignCorners, optionalFlag(r, 4, "align_corners"));
+  SABLE_ASSIGN_OR_RETURN(const bool halfPixelCenters, optionalFlag(r, 5, "half_pixel_centers"));
+  if (alignCorners && halfPixelCenters) return r.unsupported("align_corners and half_pixel_centers are both set");
+  if (in.n != out.n || in.c != out.c) return r.unsupported("the output's batches or channels differ from the input's");
+  // The output's size is what the size or scale inputs give, as the reference computes it.
+  for (const auto& [index, inSize, outSize] : {std::tuple{size_t{1}, in.w, out.w}, std::tuple{size_t{2}, in.h, out.h}}) {
+    const char* what = index == 1 ? "the output width" : "the output height";
+    int64_t size = 0;
+    if (r.input(index).type == OperandType::INT32) {
+      SABLE_ASSIGN_OR_RETURN(size, r.scalar(index, what));
+    } else if (r.input(index).type == OperandType::FLOAT32) {
+      SABLE_ASSIGN_OR_RETURN(const std::vector<uint8_t> raw, r.bytes(index, what));
+      float scale = 0.0f;
+      if (raw.size() != sizeof scale) return r.unsupported("{} is not one FLOAT32", what);
+      std::memcpy(&scale, raw.data(), sizeof scale);
+      const float scaled = std::floor(static_cast<float>(inSize) * scale);
+      // Checked before the conversion, which NaN or infinity would make undefined.
+      if (!(scaled >= 0.0f && scaled <= static_cast<float>(outSize))) {
+        return r.unsupported("{} scale {} does not give the output operand's {}", what, scale, outSize);
+      }
+      size = static_cast<int64_t>(scaled);
+    } else {
+      return r.unsupported("{} is {}, not INT32 or FLOAT32", what, hal::toString(r.input(index).type));
+    }
+    if (size != outSize) return r.unsupported("{} is {}, but the output operand has {}", what, size, outSize);
+  }
+  return moveOf(r, resizeNearestLayer(in, out, alignCorners, halfPixelCenters), nchw);
+}
+
+// SOFTMAX along the last axis with a constant beta > 0; the output quantization NNAPI requires is
+// checked by lowerSoftmax.
+hal::Result<LegalizedLayer> legalizeSoftmax(const OperationReader& r) {
+  SoftmaxLayer layer;
+  SABLE_ASSIGN_OR_RETURN(layer.input, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(layer.output, r.activation(r.output(), "the output"));
+  SABLE_ASSIGN_OR_RETURN(const float beta, r.realScalar(1, "beta"));
+  if (!(beta > 0.0f)) return r.unsupported("beta must be positive, it is {}", beta);
+  const auto rank = static_cast<int32_t>(r.input(0).dimensions.size());
+  if (r.inputCount() > 2) {
+    SABLE_ASSIGN_OR_RETURN(int32_t axis, r.scalar(2, "the axis"));
+    if (axis < -rank || axis >= rank) return r.unsupported("axis {} is outside a rank-{} input", axis, rank);
+    if (axis < 0) axis += rank;
+    if (axis != rank - 1) {
+      return r.unsupported("softmax along axis {} of a rank-{} input: the NPU runs the last axis only", axis, rank);
+    }
+  }
+  auto table = softmaxTable(beta, layer.input.quant.scale);
+  if (!table.ok()) return r.unsupported("{}", table.error().message);
+  layer.table = *table;
+  return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
+}
+
 // Fills placeholder placements (region 0 input(s), 1 output) for a dry run.
 void placeForDryRun(Layer& layer) {
   std::visit(
@@ -410,6 +608,9 @@ void placeForDryRun(Layer& layer) {
           l.a.region = 0;
           l.b.region = 1;
           l.output.region = 2;
+        } else if constexpr (std::is_same_v<L, MoveLayer>) {
+          for (TensorView& in : l.inputs) in.region = 0;
+          l.output.region = 1;
         } else {
           l.input.region = 0;
           l.output.region = 1;
@@ -445,6 +646,13 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::TANH:
     case OperationType::HARD_SWISH: return legalizeActivation(r);
     case OperationType::MEAN: return legalizeMean(r);
+    case OperationType::CONCATENATION: return legalizeConcatenation(r);
+    case OperationType::PAD:
+    case OperationType::PAD_V2: return legalizePad(r);
+    case OperationType::DEPTH_TO_SPACE: return legalizeDepthSpace(r, true);
+    case OperationType::SPACE_TO_DEPTH: return legalizeDepthSpace(r, false);
+    case OperationType::RESIZE_NEAREST_NEIGHBOR: return legalizeResizeNearest(r);
+    case OperationType::SOFTMAX: return legalizeSoftmax(r);
     default: return r.unsupported("not lowered to the NPU");
   }
 }
@@ -457,8 +665,77 @@ hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer)
         if constexpr (std::is_same_v<L, PoolLayer>) return lowerPool(context, l);
         if constexpr (std::is_same_v<L, EltwiseLayer>) return lowerEltwise(context, l);
         if constexpr (std::is_same_v<L, LutLayer>) return lowerLut(context, l);
+        if constexpr (std::is_same_v<L, MoveLayer>) return lowerMove(context, l);
+        if constexpr (std::is_same_v<L, SoftmaxLayer>) return lowerSoftmax(context, l);
       },
       layer);
+}
+
+namespace {
+
+// The views an NCHW layer's layout concerns: its first input and its output.
+std::pair<TensorView*, TensorView*> layoutViews(Layer& layer) {
+  return std::visit(
+      [](auto& l) -> std::pair<TensorView*, TensorView*> {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, EltwiseLayer>) {
+          return {&l.a, &l.output};
+        } else if constexpr (std::is_same_v<L, MoveLayer>) {
+          return {&l.inputs.at(0), &l.output};
+        } else {
+          return {&l.input, &l.output};
+        }
+      },
+      layer);
+}
+
+uint64_t bytesOf(const TensorView& v) { return uint64_t{v.n} * v.h * v.w * v.c; }
+
+void accumulate(LayerStats& total, const LayerStats& part) {
+  total.tiles += part.tiles;
+  total.commands += part.commands;
+  total.macs += part.macs;
+  total.dramBytesRead += part.dramBytesRead;
+  total.dramBytesWritten += part.dramBytesWritten;
+  total.constantBytes += part.constantBytes;
+}
+
+}  // namespace
+
+std::pair<uint64_t, uint64_t> layoutBufferBytes(const LegalizedLayer& legalized) {
+  if (!legalized.nchw) return {0, 0};
+  Layer layer = legalized.layer;
+  const auto [input, output] = layoutViews(layer);
+  return {bytesOf(*input), bytesOf(*output)};
+}
+
+hal::Result<LayerStats> lowerLegalized(LoweringContext& context, const LegalizedLayer& legalized,
+                                       const LayoutBuffers& buffers) {
+  if (!legalized.nchw) return lowerLayer(context, legalized.layer);
+  // The layout pass: the NCHW input transposed into an NHWC buffer, the layer between NHWC
+  // buffers, its output transposed back into the NCHW output.
+  Layer layer = legalized.layer;
+  const auto [input, output] = layoutViews(layer);
+  const TensorView nchwInput = nchwViewOf(*input), nchwOutput = nchwViewOf(*output);
+  const auto intoBuffer = [&buffers](TensorView* view, uint64_t offset) {
+    view->region = buffers.region;
+    view->offset = offset;
+    view->pixelStride = 0;
+  };
+  LayerStats total;
+  if (buffers.transposeInput) {
+    intoBuffer(input, buffers.inputOffset);
+    SABLE_ASSIGN_OR_RETURN(const LayerStats in, lowerMove(context, nchwToNhwcLayer(nchwInput, *input)));
+    accumulate(total, in);
+  }
+  if (buffers.transposeOutput) intoBuffer(output, buffers.outputOffset);
+  SABLE_ASSIGN_OR_RETURN(const LayerStats main, lowerLayer(context, layer));
+  accumulate(total, main);
+  if (buffers.transposeOutput) {
+    SABLE_ASSIGN_OR_RETURN(const LayerStats out, lowerMove(context, nhwcToNchwLayer(*output, nchwOutput)));
+    accumulate(total, out);
+  }
+  return total;
 }
 
 std::vector<OperationSupport> supportedOperations(const hal::Model& model, const sable_hw_config& config) {
@@ -473,7 +750,7 @@ std::vector<OperationSupport> supportedOperations(const hal::Model& model, const
     CommandBuilder builder(config);
     ConstantPool constants(3);
     LoweringContext context{.builder = builder, .constants = constants, .config = config};
-    auto lowered = lowerLayer(context, legalized->layer);
+    auto lowered = lowerLegalized(context, *legalized, {.region = 4});
     if (lowered.ok()) {
       auto stream = builder.finish();
       if (stream.ok()) {

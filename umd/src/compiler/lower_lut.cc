@@ -1,12 +1,8 @@
 // lowerLut: any byte-to-byte function through the LUT command, and the table builders (tables.h).
 //
-// The table is loaded once per layer into the first scratchpad lines. The tensor is processed as
-// a flat byte stream, array_dim bytes per line, when input and output are dense; otherwise (channel
-// slices of wider tensors) per block of array_dim channels, one line per pixel, in boxes of whole
-// images, whole rows or pieces of a row. Two buffer sets double-buffer the boxes with the same
-// tokens as lowerEltwise: loads of box i >= 2 wait for the LUT of box i - 2 (COMPUTE_TO_LOAD), the
-// LUT of box i for its load and, for i >= 2, for the store of box i - 2 (STORE_TO_COMPUTE); the
-// last store's STORE_TO_COMPUTE is the layer's.
+// The layer is a MoveLayer of one table (lower_move.cc does the tiling and the tokens): the tensor
+// is copied as a flat byte stream, array_dim bytes per line, when input and output are dense;
+// otherwise (channel slices of wider tensors) per block of array_dim channels, one line per pixel.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -66,9 +62,29 @@ LutTable mapTable(const Quantization& input, const Quantization& output, F&& f) 
 
 }  // namespace
 
+LutTable identityTable() {
+  LutTable table{};
+  for (uint32_t u = 0; u < SABLE_LUT_ENTRIES; ++u) table[u] = static_cast<uint8_t>(u);
+  return table;
+}
+
 hal::Result<LutTable> requantizeTable(const Quantization& input, const Quantization& output) {
   SABLE_TRY(checkTableQuantization(input, output));
-  return mapTable(input, output, [](double x) { return x; });
+  // The reference's float arithmetic step for step (TFLite ConcatenationWithScaling): int8 goes
+  // through the uint8 path shifted by 128, so that the roundings are the same.
+  const int32_t shift = input.isSigned() ? 128 : 0;
+  const float scale = input.scale * (1.0f / output.scale);
+  const float bias = static_cast<float>(-(input.zeroPoint + shift)) * scale;
+  LutTable table{};
+  for (uint32_t u = 0; u < SABLE_LUT_ENTRIES; ++u) {
+    const auto shifted = static_cast<uint8_t>(entryValue(u, input) + shift);
+    // Clamped before the conversion so that huge ratios of scales stay defined; the result is
+    // clamped to [0, 255] after the zero point anyway.
+    const float rounded = std::clamp(std::round(static_cast<float>(shifted) * scale + bias), -512.0f, 512.0f);
+    const int32_t q = std::clamp(static_cast<int32_t>(rounded) + output.zeroPoint + shift, 0, 255) - shift;
+    table[u] = static_cast<uint8_t>(q);
+  }
+  return table;
 }
 
 hal::Result<LutTable> activationTable(OperationType operation, const Quantization& input, const Quantization& output) {
@@ -110,37 +126,6 @@ hal::Result<LutTable> activationTable(OperationType operation, const Quantizatio
 
 namespace {
 
-hal::Result<uint32_t> field32(uint64_t value, const char* what) { return dmaField32(value, "LUT", what); }
-
-// The box's place in `v`: byte offset of its first element and the three strides.
-struct Placement {
-  uint32_t offset = 0, strideX = 0, strideY = 0, strideZ = 0, bytes = 0;
-};
-
-hal::Result<Placement> place(const TensorView& v, const Box& box, uint32_t dim) {
-  Placement p;
-  SABLE_ASSIGN_OR_RETURN(p.offset, field32(v.offset + uint64_t{box.n0} * v.imageBytes() +
-                                               uint64_t{box.y0} * v.rowBytes() + uint64_t{box.x0} * v.pitch() +
-                                               uint64_t{box.block} * dim,
-                                           "offset"));
-  SABLE_ASSIGN_OR_RETURN(p.strideX, field32(v.pitch(), "pixel stride"));
-  SABLE_ASSIGN_OR_RETURN(p.strideY, field32(v.rowBytes(), "row stride"));
-  SABLE_ASSIGN_OR_RETURN(p.strideZ, field32(v.imageBytes(), "image stride"));
-  p.bytes = std::min(dim, v.c - box.block * dim);
-  return p;
-}
-
-TensorView flatView(const TensorView& v, uint64_t skip, uint32_t lines, uint32_t bytes) {
-  TensorView flat = v;
-  flat.n = 1;
-  flat.h = 1;
-  flat.w = lines;
-  flat.c = bytes;
-  flat.pixelStride = 0;
-  flat.offset = v.offset + skip;
-  return flat;
-}
-
 hal::Result<void> checkView(const TensorView& v, const char* name) {
   if (v.n == 0 || v.h == 0 || v.w == 0 || v.c == 0) {
     return hal::invalidArgument("LUT: the {} has an empty dimension [{}, {}, {}, {}]", name, v.n, v.h, v.w, v.c);
@@ -149,6 +134,15 @@ hal::Result<void> checkView(const TensorView& v, const char* name) {
     return hal::invalidArgument("LUT: the {} pixel stride {} is below its {} channels", name, v.pixelStride, v.c);
   }
   return {};
+}
+
+// A dense view as one row of `bytes` channels.
+TensorView flatView(const TensorView& v, uint64_t bytes) {
+  TensorView flat = v;
+  flat.n = flat.h = flat.w = 1;
+  flat.c = static_cast<uint32_t>(bytes);
+  flat.pixelStride = 0;
+  return flat;
 }
 
 }  // namespace
@@ -162,96 +156,34 @@ hal::Result<LayerStats> lowerLut(LoweringContext& context, const LutLayer& layer
     return hal::invalidArgument("LUT: input [{}, {}, {}, {}] and output [{}, {}, {}, {}] differ in shape", in.n, in.h,
                                 in.w, in.c, out.n, out.h, out.w, out.c);
   }
-  const sable_hw_config& config = context.config;
-  const uint32_t dim = config.array_dim;
-  const uint32_t tableLines = (SABLE_LUT_ENTRIES + dim - 1) / dim;
-  const uint32_t spLines = sable_hw_config_scratchpad_lines(&config);
-  // Two sets of input and output buffers; LUT's count is a 16-bit field.
-  const uint32_t maxLines = std::min<uint32_t>((spLines - tableLines) / 4, 65535);
-
-  std::vector<std::pair<TensorView, TensorView>> views;
+  const uint32_t dim = context.config.array_dim;
+  MoveLayer move{.inputs = {in}, .output = out, .copies = {}, .tables = {layer.table}};
   if (in.pitch() == in.c && out.pitch() == out.c) {
+    // Dense: the bytes as one row, array_dim of them per line.
     const uint64_t total = uint64_t{in.n} * in.h * in.w * in.c;
-    const uint64_t full = total / dim;
-    const auto tail = static_cast<uint32_t>(total % dim);
-    if (full > std::numeric_limits<uint32_t>::max()) {
+    if (total > std::numeric_limits<uint32_t>::max()) {
       return hal::invalidArgument("LUT: {} bytes are beyond the DMA's 32-bit offsets", total);
     }
+    move.inputs[0] = flatView(in, total);
+    move.output = flatView(out, total);
+    const auto full = static_cast<uint32_t>(total / dim), tail = static_cast<uint32_t>(total % dim);
     if (full > 0) {
-      views.emplace_back(flatView(in, 0, static_cast<uint32_t>(full), dim),
-                         flatView(out, 0, static_cast<uint32_t>(full), dim));
+      move.copies.push_back({.bytes = dim, .nx = full, .fromStep = {MoveStep{.chan = dim}},
+                             .toStep = {MoveStep{.chan = dim}}});
     }
-    if (tail > 0) views.emplace_back(flatView(in, full * dim, 1, tail), flatView(out, full * dim, 1, tail));
+    if (tail > 0) {
+      const MovePosition at{.chan = full * dim};
+      move.copies.push_back({.bytes = tail, .from = at, .to = at});
+    }
   } else {
-    views.emplace_back(in, out);
-  }
-  struct Piece {
-    Placement from, to;
-    Box box;
-    uint32_t inRegion, outRegion;
-  };
-  std::vector<Piece> pieces;
-  for (const auto& [from, to] : views) {
-    for (const Box& box : tensorBoxes(from, dim, maxLines)) {
-      SABLE_ASSIGN_OR_RETURN(const Placement p, place(from, box, dim));
-      SABLE_ASSIGN_OR_RETURN(const Placement q, place(to, box, dim));
-      pieces.push_back({p, q, box, from.region, to.region});
+    // Channel slices: per block of array_dim channels, one line per pixel.
+    for (uint32_t c0 = 0; c0 < in.c; c0 += dim) {
+      const MoveStep col{.col = 1}, row{.row = 1};
+      move.copies.push_back({.bytes = std::min(dim, in.c - c0), .nx = in.w, .ny = in.h * in.n,
+                             .from = {.chan = c0}, .to = {.chan = c0}, .fromStep = {col, row}, .toStep = {col, row}});
     }
   }
-
-  LayerStats stats;
-  const uint32_t commandsBefore = context.builder.commandCount();
-  const uint64_t tableOffset = context.constants.add(layer.table, dim);
-  stats.constantBytes = layer.table.size();
-  SABLE_ASSIGN_OR_RETURN(const uint32_t tableDram, field32(tableOffset, "table offset"));
-  SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
-  SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = 0,
-                                        .dram_offset = tableDram,
-                                        .region = context.constants.region(),
-                                        .elem_bytes = dim,
-                                        .nx = tableLines,
-                                        .dram_stride_x = dim},
-                                {.wait = firstWait}));
-  stats.dramBytesRead += layer.table.size();
-
-  const auto tiles = static_cast<uint32_t>(pieces.size());
-  for (uint32_t i = 0; i < tiles; ++i) {
-    const Piece& piece = pieces[i];
-    const uint32_t inAddr = tableLines + (i % 2) * 2 * maxLines, outAddr = inAddr + maxLines;
-    SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = inAddr,
-                                          .dram_offset = piece.from.offset,
-                                          .region = piece.inRegion,
-                                          .elem_bytes = piece.from.bytes,
-                                          .nx = piece.box.tw,
-                                          .ny = piece.box.th,
-                                          .nz = piece.box.tn,
-                                          .dram_stride_x = piece.from.strideX,
-                                          .dram_stride_y = piece.from.strideY,
-                                          .dram_stride_z = piece.from.strideZ},
-                                  {.wait = i >= 2 ? kComputeToLoad : 0u, .signal = kLoadToCompute}));
-    SABLE_TRY(context.builder.add(Lut{.input_addr = inAddr, .output_addr = outAddr, .count = piece.box.lines(), .table_addr = 0},
-                                  {.wait = kLoadToCompute | (i >= 2 ? kStoreToCompute : 0u),
-                                   .signal = kComputeToStore | (i + 2 < tiles ? kComputeToLoad : 0u)}));
-    const bool storeSignals = i + 2 < tiles || i + 1 == tiles;
-    SABLE_TRY(context.builder.add(DmaStore{.sp_addr = outAddr,
-                                           .dram_offset = piece.to.offset,
-                                           .region = piece.outRegion,
-                                           .elem_bytes = piece.to.bytes,
-                                           .nx = piece.box.tw,
-                                           .ny = piece.box.th,
-                                           .nz = piece.box.tn,
-                                           .dram_stride_x = piece.to.strideX,
-                                           .dram_stride_y = piece.to.strideY,
-                                           .dram_stride_z = piece.to.strideZ},
-                                  {.wait = kComputeToStore, .signal = storeSignals ? kStoreToCompute : 0u}));
-    const uint64_t bytes = uint64_t{piece.from.bytes} * piece.box.lines();
-    stats.dramBytesRead += bytes;
-    stats.dramBytesWritten += bytes;
-  }
-  endLayer(context);
-  stats.tiles = tiles;
-  stats.commands = context.builder.commandCount() - commandsBefore;
-  return stats;
+  return lowerMove(context, move);
 }
 
 }  // namespace sable::umd::compiler

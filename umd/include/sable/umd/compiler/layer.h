@@ -152,9 +152,55 @@ struct LutLayer {
   std::array<uint8_t, SABLE_LUT_ENTRIES> table{};  // indexed by the input byte
 };
 
+// Data movement: CONCATENATION, PAD, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE, SPACE_TO_DEPTH and
+// the NCHW ↔ NHWC transposes, as strided copies of byte runs from the inputs (or of a fill byte)
+// into the output, each through a 256-entry table: identity, or requantization for a
+// CONCATENATION input of another quantization.
+//
+// Positions are coordinates of a view seen as [rows = n·h, w, c]: byte offset + row·rowBytes() +
+// col·pitch() + chan. They are resolved against the views' placements when the layer is lowered,
+// so a view may become a channel slice of a wider tensor after legalization.
+struct MovePosition {
+  uint32_t row = 0, col = 0, chan = 0;
+};
+// A step of a copy dimension in the coordinates of MovePosition (steps are never negative).
+struct MoveStep {
+  uint32_t row = 0, col = 0, chan = 0;
+};
+// nz × ny × nx elements of `bytes` consecutive bytes (≥ 1): element (z, y, x) goes from
+// `from` + z·fromStep[2] + y·fromStep[1] + x·fromStep[0] of input `input` to `to` + the same of
+// toStep in the output, through table `table`. The input kFill reads the layer's fill byte.
+struct MoveCopy {
+  static constexpr uint32_t kFill = 0xFFFFFFFFu;
+  uint32_t input = 0;
+  uint32_t table = 0;
+  uint32_t bytes = 1;
+  uint32_t nx = 1, ny = 1, nz = 1;
+  MovePosition from = {}, to = {};
+  std::array<MoveStep, 3> fromStep{}, toStep{};
+};
+struct MoveLayer {
+  std::vector<TensorView> inputs = {};
+  TensorView output = {};
+  std::vector<MoveCopy> copies = {};  // in order: a later copy may overwrite an earlier one's bytes
+  std::vector<std::array<uint8_t, SABLE_LUT_ENTRIES>> tables = {};  // indexed by the input byte
+  uint8_t fill = 0;
+};
+
+// SOFTMAX along the last dimension (c): every pixel is one row of c bytes. The output has NNAPI's
+// softmax quantization (scale 1/256, zero point 0 for uint8, −128 for int8); `table` is the
+// SOFTMAX table of docs/isa.md for the layer's beta and input scale (softmaxTable(), tables.h).
+using SoftmaxTable = std::array<int32_t, SABLE_SOFTMAX_TABLE_ENTRIES>;
+struct SoftmaxLayer {
+  TensorView input, output;
+  SoftmaxTable table{};
+};
+
 hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& layer);
 hal::Result<LayerStats> lowerPool(LoweringContext& context, const PoolLayer& layer);
 hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLayer& layer);
 hal::Result<LayerStats> lowerLut(LoweringContext& context, const LutLayer& layer);
+hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& layer);
+hal::Result<LayerStats> lowerSoftmax(LoweringContext& context, const SoftmaxLayer& layer);
 
 }  // namespace sable::umd::compiler

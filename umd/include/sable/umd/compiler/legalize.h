@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -16,7 +17,7 @@
 
 namespace sable::umd::compiler {
 
-using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer>;
+using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, MoveLayer, SoftmaxLayer>;
 
 // A layer and the model operands its tensors come from. The TensorViews carry shapes and
 // quantization; their region, offset and pixel stride are left for memory planning to fill.
@@ -30,7 +31,31 @@ struct LegalizedLayer {
   // A standalone RELU/RELU1/RELU6 folded into the clamp of the layer producing its input, which
   // now writes this layer's output (fuse.h): nothing of it runs.
   bool folded = false;
+  // The layout pass (docs/compiler.md): the operation's first input and its output are NCHW in
+  // memory; the layer's views are their NHWC shapes, and lowerLegalized transposes around it.
+  bool nchw = false;
+  // CONCATENATION on the last axis: input i is channels [channelOffsets[i], ...) of the output, so
+  // that its producer may write it there directly (compiler.cc) and the input's copies be dropped.
+  std::vector<uint32_t> channelOffsets = {};
 };
+
+// Where the NHWC tensors of an NCHW layer live while it runs: region, and byte offsets of the
+// transposed input and of the output before its transpose back. A tensor passed between two NCHW
+// layers stays NHWC in memory (compiler.cc): then the input is not transposed (and its layer
+// view's placement is the NHWC tensor's), or the output not transposed back.
+struct LayoutBuffers {
+  uint32_t region = 0;
+  uint64_t inputOffset = 0, outputOffset = 0;
+  bool transposeInput = true, transposeOutput = true;
+};
+
+// Lowers a legalized layer whose views are placed (for an NCHW layer, where its NCHW tensors
+// are): the layer, between the transposes of the layout pass when it is NCHW.
+hal::Result<LayerStats> lowerLegalized(LoweringContext& context, const LegalizedLayer& legalized,
+                                       const LayoutBuffers& buffers);
+
+// The NHWC bytes an NCHW layer needs in LayoutBuffers: its input's and its output's.
+std::pair<uint64_t, uint64_t> layoutBufferBytes(const LegalizedLayer& legalized);
 
 // Operation `index` of the main subgraph of `model` (validated) as an NPU layer, or an
 // INVALID_ARGUMENT error saying why the NPU cannot run it.
