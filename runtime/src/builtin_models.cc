@@ -100,14 +100,31 @@ class NetworkBuilder {
     return out;
   }
 
-  // The classifier head: 1x1 convolution to the logits, reshape to [1, classes], softmax.
-  void classifier(const Activation& pooled) {
-    Activation logits = conv(pooled, kClasses, 1, 1, false);
-    uint32_t shape = builder_.addConstant<int32_t>(OperandType::TENSOR_INT32, {2}, {1, int32_t(kClasses)});
-    uint32_t flat = builder_.addTemporary(kQuant8, {1, kClasses}, logits.scale, logits.zeroPoint);
+  // Max pool 2x2, stride 2 (VALID padding); the output keeps the input's quantization.
+  Activation maxPool2x2(const Activation& in) {
+    Activation out{0, {1, in.shape[1] / 2, in.shape[2] / 2, in.shape[3]}, in.scale, in.zeroPoint, in.rms};
+    out.operand = builder_.addTemporary(kQuant8, out.shape, out.scale, out.zeroPoint);
+    builder_.addOperation(OperationType::MAX_POOL_2D,
+                          {in.operand, builder_.addInt32(kPaddingValid), builder_.addInt32(2), builder_.addInt32(2),
+                           builder_.addInt32(2), builder_.addInt32(2), builder_.addInt32(kFuseNone)},
+                          {out.operand});
+    return out;
+  }
+
+  // The classifier head: 1x1 convolution to the logits, reshape to [1, classes], then softmax
+  // (MobileNets) or the logits themselves as the model output (tiny_cnn).
+  void classifier(const Activation& pooled, uint32_t classes, bool softmax) {
+    Activation logits = conv(pooled, classes, 1, 1, false);
+    uint32_t shape = builder_.addConstant<int32_t>(OperandType::TENSOR_INT32, {2}, {1, int32_t(classes)});
+    if (!softmax) {
+      uint32_t flat = builder_.addOutput(kQuant8, {1, classes}, logits.scale, logits.zeroPoint);
+      builder_.addOperation(OperationType::RESHAPE, {logits.operand, shape}, {flat});
+      return;
+    }
+    uint32_t flat = builder_.addTemporary(kQuant8, {1, classes}, logits.scale, logits.zeroPoint);
     builder_.addOperation(OperationType::RESHAPE, {logits.operand, shape}, {flat});
     // Softmax output quantization of the TFLite/NNAPI convention: scale 1/256, zero point 0.
-    uint32_t probabilities = builder_.addOutput(kQuant8, {1, kClasses}, 1.0f / 256.0f, 0);
+    uint32_t probabilities = builder_.addOutput(kQuant8, {1, classes}, 1.0f / 256.0f, 0);
     builder_.addOperation(OperationType::SOFTMAX, {flat, builder_.addFloat32(1.0f)}, {probabilities});
   }
 
@@ -161,7 +178,7 @@ hal::Result<hal::Model> mobileNetV1() {
     x = net.depthwise(x, stride);
     x = net.conv(x, channels, 1, 1, true);
   }
-  net.classifier(net.globalAveragePool(x));
+  net.classifier(net.globalAveragePool(x), kClasses, true);
   return net.finish();
 }
 
@@ -185,22 +202,38 @@ hal::Result<hal::Model> mobileNetV2() {
     }
   }
   x = net.conv(x, 1280, 1, 1, true);
-  net.classifier(net.globalAveragePool(x));
+  net.classifier(net.globalAveragePool(x), kClasses, true);
+  return net.finish();
+}
+
+// A small network of the layer types MobileNets are made of, without SOFTMAX: every operation
+// is one the NPU compiler lowers, so the whole network runs on sable-npu (tests, demos).
+hal::Result<hal::Model> tinyCnn() {
+  NetworkBuilder net;
+  Activation x = net.conv(net.input(32), 16, 3, 2, true);  // 16x16x16
+  Activation block = net.depthwise(x, 1);
+  block = net.conv(block, 16, 1, 1, false);
+  x = net.add(x, block);
+  x = net.depthwise(x, 2);  // 8x8
+  x = net.conv(x, 32, 1, 1, true);
+  x = net.maxPool2x2(x);  // 4x4
+  net.classifier(net.globalAveragePool(x), 10, false);
   return net.finish();
 }
 
 }  // namespace
 
 const std::vector<std::string>& builtinModelNames() {
-  static const std::vector<std::string> names = {"mobilenet_v1", "mobilenet_v2"};
+  static const std::vector<std::string> names = {"mobilenet_v1", "mobilenet_v2", "tiny_cnn"};
   return names;
 }
 
 hal::Result<hal::Model> makeBuiltinModel(std::string_view name) {
   if (name == "mobilenet_v1") return mobileNetV1();
   if (name == "mobilenet_v2") return mobileNetV2();
-  return hal::invalidArgument("unknown built-in model '{}' (available: builtin:mobilenet_v1, builtin:mobilenet_v2)",
-                              name);
+  if (name == "tiny_cnn") return tinyCnn();
+  return hal::invalidArgument(
+      "unknown built-in model '{}' (available: builtin:mobilenet_v1, builtin:mobilenet_v2, builtin:tiny_cnn)", name);
 }
 
 std::vector<uint8_t> makeSyntheticInput(const hal::Model& model, uint64_t seed) {

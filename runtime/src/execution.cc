@@ -51,6 +51,7 @@ hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, co
   SABLE_ASSIGN_OR_RETURN(auto result, prepared.execute(request, options));
   ExecutionWithBuffers out;
   out.timing = result.timing;
+  out.deviceCounters = result.deviceCounters;
   for (size_t i = 0; i < request.outputs.size(); ++i) {
     OutputTensor tensor;
     tensor.dimensions = result.outputShapes.at(i).dimensions;

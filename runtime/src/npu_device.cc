@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <semaphore>
 #include <optional>
 
 #include <fmt/format.h>
@@ -20,15 +21,21 @@ namespace {
 
 using umd::compiler::CompiledProgram;
 
-// The one connection of this process to the NPU, opened on first use. umd::Device is used by one
-// thread at a time: every use holds `mutex`.
+// The one connection of this process to the NPU, opened on first use. `mutex` guards only the
+// opening: umd::Device and the shim under it serve several threads at once (each shim call takes
+// a client slot of its own), so executions submit and wait in parallel.
 struct Connection {
   std::mutex mutex;
   std::unique_ptr<umd::Device> device;
   std::string error;
   bool tried = false;
+  // Each thread inside a shim call holds one of the device server's client slots (32 for all its
+  // clients, kept until the connection closes): executions beyond this many wait here rather
+  // than fail with EBUSY.
+  std::counting_semaphore<> inFlight{8};
 
   hal::Result<umd::Device*> get() {
+    std::lock_guard lock(mutex);
     if (!tried) {
       tried = true;
       auto opened = umd::Device::open({.name = "", .spawn = true});
@@ -43,13 +50,24 @@ struct Connection {
   }
 };
 
+// Holds one of Connection::inFlight for a scope.
+class InFlightSlot {
+ public:
+  explicit InFlightSlot(std::counting_semaphore<>& semaphore) : semaphore_(semaphore) { semaphore_.acquire(); }
+  ~InFlightSlot() { semaphore_.release(); }
+  InFlightSlot(const InFlightSlot&) = delete;
+  InFlightSlot& operator=(const InFlightSlot&) = delete;
+
+ private:
+  std::counting_semaphore<>& semaphore_;
+};
+
 std::shared_ptr<Connection> connection() {
   static auto shared = std::make_shared<Connection>();
   return shared;
 }
 
-// A compiled program registered with the firmware, and its constant buffer. Created and released
-// under the connection's lock.
+// A compiled program registered with the firmware, and its constant buffer.
 struct LoadedProgram {
   CompiledProgram program;
   std::unique_ptr<umd::BufferObject> constants;
@@ -87,11 +105,6 @@ class NpuPreparedModel final : public PreparedModel {
         loaded_(std::move(loaded)),
         connection_(std::move(connection)) {}
 
-  ~NpuPreparedModel() override {
-    std::lock_guard lock(connection_->mutex);
-    loaded_.reset();
-  }
-
   hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
     const auto start = std::chrono::steady_clock::now();
     SABLE_TRY(hal::validateRequest(request, model_));
@@ -109,8 +122,8 @@ class NpuPreparedModel final : public PreparedModel {
     for (size_t i = 0; i < request.inputs.size(); ++i) {
       if (!std::binary_search(weightInputs_.begin(), weightInputs_.end(), i)) programInputs.push_back(i);
     }
-    std::lock_guard lock(connection_->mutex);
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection_->get());
+    InFlightSlot slot(connection_->inFlight);
     if (loaded_) return run(*device, *loaded_, request, programInputs, options, start);
     std::vector<std::span<const uint8_t>> weights;
     for (uint32_t p : weightInputs_) {
@@ -131,7 +144,8 @@ class NpuPreparedModel final : public PreparedModel {
                                    std::chrono::steady_clock::time_point start) {
     const CompiledProgram& program = loaded.program;
     const hal::Subgraph& main = model_.main;
-    // Per execution: one buffer object per input, output and the scratch region.
+    // Per execution: one buffer object per input, output and the scratch region, so that
+    // executions of one program run concurrently; the program and its constants are shared.
     std::vector<umd::BufferObject> buffers;
     std::vector<umd::JobBuffer> table;
     const size_t inputs = program.inputBytes.size();
@@ -171,6 +185,7 @@ class NpuPreparedModel final : public PreparedModel {
                                  status.error_command);
     }
     ExecutionOutput out;
+    out.deviceCounters = status.counters;
     for (size_t j = 0; j < outputs; ++j) {
       SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[inputs + j].map());
       SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.outputs[j], "output", j, "sable-npu"));
@@ -232,7 +247,6 @@ class NpuDevice final : public Device {
       return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(model, config, std::nullopt, shared));
     }
     SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
-    std::lock_guard lock(shared->mutex);
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
     SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
     return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(model, config, std::move(loaded), shared));
@@ -248,7 +262,6 @@ class NpuDevice final : public Device {
   // The configuration as the device's registers report it.
   static hal::Result<sable_hw_config> hardwareConfig() {
     auto shared = connection();
-    std::lock_guard lock(shared->mutex);
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
     return device->info().config;
   }

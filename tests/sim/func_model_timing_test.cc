@@ -52,6 +52,29 @@ TEST(FuncModelTiming, DmaCyclesAreLatencyPlusTheSlowerOfBusAndLines) {
   EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 4u + 132) << "load and store queues run in parallel";
 }
 
+TEST(FuncModelTiming, RunJobRecordsEachCommandsFinishCycle) {
+  Harness h;
+  h.loadLines(0, 0, 0, 10);                  // fetch(0) = 4: 4 + 32 + 10 = 46
+  h.storeLines(0, 1, 0, 3);                  // fetch(1) = 6, store queue free: 6 + 32 + 3 = 41
+  h.loadLines(16, 0, 160, 100, 0, 0);        // after the first load: 46 + 32 + 100 = 178
+  h.end();                                   // the job's last cycle
+  const uint32_t size = h.writeJob();
+  std::vector<uint64_t> finish{99, 99};      // replaced, not appended to
+  const JobResult r = h.model->runJob(kStreamAddress, size, kTableAddress, 3, finish);
+  ASSERT_EQ(r.errorCause, SABLE_ERROR_NONE);
+  EXPECT_EQ(finish, (std::vector<uint64_t>{46, 41, 178, 178}));
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 178u);
+
+  Harness bad;
+  bad.loadLines(0, 0, 0, 10);
+  bad.add(SABLE_OP_MATMUL);  // zero counts: BAD_FIELD at command 1, nothing of it runs
+  bad.end();
+  const uint32_t badSize = bad.writeJob();
+  const JobResult failed = bad.model->runJob(kStreamAddress, badSize, kTableAddress, 3, finish);
+  EXPECT_EQ(failed.errorCause, SABLE_ERROR_BAD_FIELD);
+  EXPECT_EQ(finish, (std::vector<uint64_t>{0, 0, 0})) << "decoding fails before anything executes";
+}
+
 TEST(FuncModelTiming, ComputeCommandCycles) {
   Harness h;
   matmul(h, 4, 3);  // from 4: 16 weight load + 12 rows + 31 fill/drain = 59

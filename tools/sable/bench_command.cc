@@ -1,16 +1,27 @@
-// `sable bench --uapi`: the round trip of an empty job (a stream with only END) through the whole
-// device path: UAPI → shim → sable-simd → firmware → NPU model → completion → fence. Prints the
-// distribution of the round trip (submit + wait) and the job rate.
+// `sable bench`: two benchmarks.
+//  - `sable bench MODEL`: the model compiled for a configuration and run through the functional
+//    model in this process (no server): per layer and in total the MACs, the estimated cycles,
+//    the roofline bound, the utilization and the DRAM traffic, and the compile time.
+//  - `sable bench --uapi`: the round trip of an empty job (a stream with only END) through the
+//    whole device path: UAPI → shim → sable-simd → firmware → NPU model → completion → fence.
+//    Prints the distribution of the round trip (submit + wait) and the job rate.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "program_profile.h"
+#include "sable/runtime/sub_model.h"
+#include "sable/umd/compiler/compiler.h"
+#include "sable/umd/compiler/legalize.h"
+#include "tool_support.h"
 #include "sable/isa.h"
 #include "sable/shim/shim.h"
 #include "uapi/sable_uapi.h"
@@ -20,6 +31,9 @@ namespace sable::tools {
 namespace {
 
 struct BenchOptions {
+  std::string model;
+  std::string config = "s16";
+  std::string json;
   bool uapi = false;
   uint32_t jobs = 10000;
   std::string device;
@@ -130,23 +144,155 @@ int runUapiBench(const BenchOptions& options) {
   return 0;
 }
 
+// The operations of `model` the NPU of `config` cannot run, with the reasons.
+struct LeftOut {
+  uint32_t operation;
+  hal::OperationType type;
+  std::string reason;
+};
+
+int runModelBench(const BenchOptions& options) {
+  auto model = loadModel(options.model);
+  if (!model.ok()) {
+    std::cerr << "sable bench: " << model.error().message << "\n";
+    return 2;
+  }
+  auto config = configByName(options.config);
+  if (!config.ok()) {
+    std::cerr << "sable bench: " << config.error().message << "\n";
+    return 2;
+  }
+  // Bench what the NPU supports; say what was left out (the CPU would run it).
+  const auto support = umd::compiler::supportedOperations(*model, *config);
+  std::vector<uint32_t> kept;
+  std::vector<LeftOut> leftOut;
+  for (uint32_t k = 0; k < support.size(); ++k) {
+    if (support[k].supported) {
+      kept.push_back(k);
+    } else {
+      leftOut.push_back({k, model->main.operations[k].type, support[k].reason});
+    }
+  }
+  if (kept.empty()) {
+    std::cerr << "sable bench: the NPU supports none of the operations of " << options.model << "\n";
+    return 1;
+  }
+  hal::Model benched = *model;
+  std::vector<uint32_t> operationOf = kept;  // benched operation → operation of the model
+  if (!leftOut.empty()) {
+    auto sub = runtime::extractSubModel(*model, kept);
+    if (!sub.ok()) {
+      std::cerr << "sable bench: cannot separate the supported operations: " << sub.error().message << "\n";
+      return 1;
+    }
+    benched = std::move(sub->model);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto program = umd::compiler::compileModel(benched, *config);
+  const double compileMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!program.ok()) {
+    std::cerr << "sable bench: compilation failed: " << program.error().message << "\n";
+    return 1;
+  }
+  auto profile = profileProgram(*program, *config);
+  if (!profile.ok()) {
+    std::cerr << "sable bench: " << profile.error().message << "\n";
+    return 1;
+  }
+  const uint64_t cycles = profile->counters[SABLE_COUNTER_CYCLES];
+  const sable_hw_config& c = *config;
+
+  fmt::print("{} on {} ({}x{} array = {} MACs/cycle, depthwise {} MACs/cycle on the vector unit, DMA {} B/cycle, "
+             "{} MHz), functional model's cycle model\n",
+             options.model, c.name, c.array_dim, c.array_dim, arrayMacsPerCycle(c), c.dw_macs_per_cycle,
+             c.dma_bytes_per_cycle, c.clock_mhz);
+  fmt::print("ideal = max(MACs / MACs per cycle of the unit, max(DRAM bytes read, written) / DMA bytes per cycle); "
+             "utilization = MACs / (cycles x {} array MACs)\n",
+             arrayMacsPerCycle(c));
+  fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>6} {:>6} {:>10}\n", "op", "type", "MACs", "cycles", "ideal",
+             "bound", "util", "DRAM B");
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerProfile& layer : profile->layers) {
+    const uint32_t operation = operationOf[layer.report.operation];
+    const uint64_t dram = layer.report.stats.dramBytesRead + layer.report.stats.dramBytesWritten;
+    fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>6} {:>5.1f}% {:>10}\n", operation,
+               hal::toString(layer.report.type), layer.report.stats.macs, layer.estimatedCycles, layer.idealCycles,
+               layer.bound, 100.0 * layer.utilization, dram);
+    layers.push_back({{"operation", operation},
+                      {"type", hal::toString(layer.report.type)},
+                      {"macs", layer.report.stats.macs},
+                      {"estimatedCycles", layer.estimatedCycles},
+                      {"idealCycles", layer.idealCycles},
+                      {"bound", layer.bound},
+                      {"utilization", layer.utilization},
+                      {"dramBytesRead", layer.report.stats.dramBytesRead},
+                      {"dramBytesWritten", layer.report.stats.dramBytesWritten}});
+  }
+  fmt::print("total: {} MACs, {} cycles ({:.3f} ms at {} MHz), ideal {} cycles, utilization {:.1f}%, {} DRAM bytes, "
+             "peak device memory {} bytes\n",
+             profile->macs, cycles, static_cast<double>(cycles) / (c.clock_mhz * 1000.0), c.clock_mhz,
+             profile->idealCycles, 100.0 * profile->utilization, profile->dramBytes, profile->peakMemoryBytes);
+  fmt::print("compile time: {:.1f} ms\n", compileMs);
+  nlohmann::json left = nlohmann::json::array();
+  for (const LeftOut& l : leftOut) {
+    fmt::print("left out (not supported by the NPU): {}\n", l.reason);  // the reason names the operation
+    left.push_back({{"operation", l.operation}, {"type", hal::toString(l.type)}, {"reason", l.reason}});
+  }
+  if (!options.json.empty()) {
+    nlohmann::json out{{"model", options.model},
+                       {"configuration",
+                        {{"name", c.name},
+                         {"arrayMacsPerCycle", arrayMacsPerCycle(c)},
+                         {"dwMacsPerCycle", c.dw_macs_per_cycle},
+                         {"dmaBytesPerCycle", c.dma_bytes_per_cycle},
+                         {"clockMHz", c.clock_mhz}}},
+                       {"layers", layers},
+                       {"total",
+                        {{"macs", profile->macs},
+                         {"estimatedCycles", cycles},
+                         {"idealCycles", profile->idealCycles},
+                         {"utilization", profile->utilization},
+                         {"dramBytes", profile->dramBytes},
+                         {"peakDeviceMemoryBytes", profile->peakMemoryBytes}}},
+                       {"compileMs", compileMs},
+                       {"leftOut", left}};
+    std::ofstream file(options.json);
+    file << out.dump(2) << "\n";
+    if (!file) {
+      std::cerr << "sable bench: cannot write " << options.json << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 CommandRunner addBenchCommand(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print counts and ratios");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Benchmarks: a model per layer on the functional model's cycle model (MODEL), or the UAPI round trip "
+               "(--uapi)");
+  bench->add_option("model", options->model,
+                    fmt::format("Model to compile and estimate per layer: {}. Operations the NPU does not support "
+                                "are left out and listed",
+                                kModelHelp));
+  bench->add_option("--config", options->config, "Hardware configuration of a model benchmark (s16, s8)")
+      ->capture_default_str();
+  bench->add_option("--json", options->json, "Also write the model benchmark as JSON to this file");
   bench->add_flag("--uapi", options->uapi,
                   "Round trip of an empty job through the UAPI, the shim and sable-simd");
-  bench->add_option("--jobs", options->jobs, "Jobs to time")->capture_default_str();
+  bench->add_option("--jobs", options->jobs, "Jobs to time (--uapi)")->capture_default_str();
   bench->add_option("--device", options->device,
-                    "Device name (default: $SABLE_DEVICE, else sable-npu)");
-  bench->add_flag("--spawn", options->spawn, "Start sable-simd if no server runs");
+                    "Device name of --uapi (default: $SABLE_DEVICE, else sable-npu)");
+  bench->add_flag("--spawn", options->spawn, "Start sable-simd if no server runs (--uapi)");
   return [options] {
-    if (!options->uapi) {
-      std::cerr << "sable bench: choose a benchmark: --uapi\n";
+    if (options->uapi == !options->model.empty()) {
+      std::cerr << "sable bench: choose one benchmark: a MODEL or --uapi\n";
       return 2;
     }
-    return runUapiBench(*options);
+    return options->uapi ? runUapiBench(*options) : runModelBench(*options);
   };
 }
 

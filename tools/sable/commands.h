@@ -17,5 +17,6 @@ CommandRunner addRunCommand(CLI::App& app);          // run_command.cc
 // Registers both `asm` and `disasm`; the runner serves whichever was chosen.
 CommandRunner addAsmCommands(CLI::App& app);         // asm_command.cc
 CommandRunner addBenchCommand(CLI::App& app);        // bench_command.cc
+CommandRunner addBisectCommand(CLI::App& app);       // bisect_command.cc
 
 }  // namespace sable::tools

@@ -1,27 +1,34 @@
 // `sable run`: runs a model on a device and prints the top-5 classes, the time taken and a
-// checksum of the output (so that two devices or two builds can be compared at a glance).
+// checksum of the output (so that two devices or two builds can be compared at a glance). On the
+// NPU also the device's cycles and MAC utilization (`--dump`: the program per layer), and with
+// `--check` whether the outputs equal the CPU reference's.
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
+#include "program_profile.h"
 #include "sable/runtime/builtin_models.h"
 #include "sable/runtime/device.h"
 #include "sable/runtime/execution.h"
+#include "sable/umd/compiler/compiler.h"
+#include "tool_support.h"
 
 namespace sable::tools {
 namespace {
 
 struct RunArgs {
   std::string model = "builtin:mobilenet_v1";
-  std::string device = "cpu-reference";
+  std::string device{kReferenceDevice};
   uint64_t seed = 1;
+  bool check = false;
+  bool dump = false;
 };
-
-constexpr std::string_view kBuiltinPrefix = "builtin:";
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -34,37 +41,82 @@ uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
   return hash;
 }
 
-// Dequantized value of output element i (quantized outputs) or the float value.
-double outputValue(const hal::Operand& operand, const std::vector<uint8_t>& bytes, size_t i) {
-  switch (operand.type) {
-    case hal::OperandType::TENSOR_QUANT8_ASYMM:
-      return (static_cast<int32_t>(bytes[i]) - operand.zeroPoint) * static_cast<double>(operand.scale);
-    case hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
-      return (static_cast<int32_t>(static_cast<int8_t>(bytes[i])) - operand.zeroPoint) *
-             static_cast<double>(operand.scale);
-    case hal::OperandType::TENSOR_FLOAT32: {
-      float f = 0;
-      std::memcpy(&f, bytes.data() + i * 4, 4);
-      return f;
-    }
-    default:
-      return 0.0;
-  }
-}
-
 int fail(const hal::Error& error, std::string_view what) {
   std::cerr << "sable run: " << what << ": " << error.message << " (" << hal::toString(error.status) << ")\n";
   return 1;
 }
 
-int runModel(const RunArgs& args) {
-  if (!args.model.starts_with(kBuiltinPrefix)) {
-    std::cerr << "sable run: unknown model '" << args.model << "': only built-in models are supported so far ("
-              << "builtin:mobilenet_v1, builtin:mobilenet_v2)\n";
-    return 2;
+// The NPU side of a run: the configuration read from the device and the program the runtime
+// compiles for it (compiled here again, deterministically, for its per-layer figures).
+struct NpuProgram {
+  sable_hw_config config{};
+  umd::compiler::CompiledProgram program;
+};
+
+hal::Result<NpuProgram> compileForNpu(const hal::Model& model) {
+  NpuProgram npu;
+  SABLE_ASSIGN_OR_RETURN(npu.config, npuConfig());
+  SABLE_ASSIGN_OR_RETURN(npu.program, umd::compiler::compileModel(model, npu.config));
+  return npu;
+}
+
+// Returns false when the functional model could not run the program.
+bool printDump(const NpuProgram& npu, const hal::Model& model) {
+  auto profile = profileProgram(npu.program, npu.config);
+  if (!profile.ok()) {
+    std::cerr << "sable run: --dump: " << profile.error().message << "\n";
+    return false;
   }
+  fmt::print("program:  {} layers, {} commands (END included), estimated by the functional model ({} "
+             "configuration)\n",
+             profile->layers.size(), npu.program.stream.size() / SABLE_COMMAND_BYTES - 1, npu.config.name);
+  fmt::print("  {:>3}  {:<22} {:>5} {:>6} {:>10} {:>10} {:>9} {:>11} {:>9}\n", "op", "type", "tiles", "cmds",
+             "dram read", "dram write", "constants", "MACs", "est.cycles");
+  for (const LayerProfile& layer : profile->layers) {
+    const auto& s = layer.report.stats;
+    fmt::print("  {:>3}  {:<22} {:>5} {:>6} {:>10} {:>10} {:>9} {:>11} {:>9}\n", layer.report.operation,
+               hal::toString(layer.report.type), s.tiles, layer.commands, s.dramBytesRead, s.dramBytesWritten,
+               s.constantBytes, s.macs, layer.estimatedCycles);
+  }
+  uint64_t io = 0;
+  for (uint64_t b : npu.program.inputBytes) io += b;
+  for (uint64_t b : npu.program.outputBytes) io += b;
+  fmt::print("  total: {} MACs, {} estimated cycles ({} operations in the model)\n", profile->macs,
+             profile->counters[SABLE_COUNTER_CYCLES], model.main.operations.size());
+  fmt::print("peak device memory: {} bytes (scratch {} + constants {} + inputs and outputs {})\n",
+             profile->peakMemoryBytes, npu.program.scratchBytes, npu.program.constants.size(), io);
+  return true;
+}
+
+// Runs the model on the CPU reference and compares every output; returns whether all are equal.
+hal::Result<bool> checkAgainstReference(const hal::Model& model, const std::vector<std::vector<uint8_t>>& inputs,
+                                        const std::vector<runtime::OutputTensor>& outputs) {
+  SABLE_ASSIGN_OR_RETURN(auto reference, runtime::findDevice(kReferenceDevice));
+  SABLE_ASSIGN_OR_RETURN(auto prepared, reference->prepareModel(model));
+  SABLE_ASSIGN_OR_RETURN(auto expected, runtime::executeWithBuffers(*prepared, model, inputs));
+  bool identical = true;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const hal::Operand& operand = model.main.operands[model.main.outputIndexes[j]];
+    const TensorDifference d = compareTensors(operand, outputs[j].bytes, expected.outputs[j].bytes);
+    if (d.sizeMismatch) {
+      fmt::print("check:    output {}: {} bytes, the reference has {}\n", j, outputs[j].bytes.size(),
+                 expected.outputs[j].bytes.size());
+      identical = false;
+    } else if (d.differing != 0) {
+      fmt::print("check:    output {}: {} of {} elements differ from {} (max difference {}; first at {} {}: {} vs "
+                 "{})\n",
+                 j, d.differing, d.elements, kReferenceDevice, d.maxAbsDifference, d.firstIndex,
+                 coordinates(outputs[j].dimensions, d.firstIndex), d.firstActual, d.firstExpected);
+      identical = false;
+    }
+  }
+  if (identical) fmt::print("check:    identical to {} ({} outputs)\n", kReferenceDevice, outputs.size());
+  return identical;
+}
+
+int runModel(const RunArgs& args) {
   auto start = std::chrono::steady_clock::now();
-  auto model = runtime::makeBuiltinModel(std::string_view(args.model).substr(kBuiltinPrefix.size()));
+  auto model = loadModel(args.model);
   if (!model.ok()) {
     fail(model.error(), "cannot build the model");
     return model.error().status == hal::ErrorStatus::INVALID_ARGUMENT ? 2 : 1;  // an unknown name is a usage error
@@ -76,12 +128,21 @@ int runModel(const RunArgs& args) {
     fail(device.error(), "cannot open the device");
     return 2;
   }
+  const bool npu = (*device)->name() == kNpuDevice;
+  if (args.dump && !npu) {
+    std::cerr << "sable run: --dump prints the NPU program: use it with --device " << kNpuDevice << "\n";
+    return 2;
+  }
   auto supported = (*device)->getSupportedOperations(*model);
   if (!supported.ok()) return fail(supported.error(), "the model is not valid");
   const size_t unsupported = static_cast<size_t>(std::count(supported->begin(), supported->end(), false));
   if (unsupported != 0) {
+    std::string list;
+    for (size_t k = 0; k < supported->size(); ++k) {
+      if (!(*supported)[k]) list += fmt::format(" {} ({})", k, hal::toString(model->main.operations[k].type));
+    }
     std::cerr << "sable run: " << unsupported << " of " << supported->size() << " operations are not supported by "
-              << args.device << "\n";
+              << args.device << ":" << list << "\n";
     return 1;
   }
 
@@ -89,12 +150,18 @@ int runModel(const RunArgs& args) {
   auto prepared = (*device)->prepareModel(*model);
   if (!prepared.ok()) return fail(prepared.error(), "preparation failed");
   const double prepareMs = millisecondsSince(start);
+  std::optional<NpuProgram> program;
+  if (npu) {
+    auto compiled = compileForNpu(*model);
+    if (!compiled.ok()) return fail(compiled.error(), "reading the NPU program");
+    program = std::move(*compiled);
+  }
 
-  std::vector<uint8_t> input = runtime::makeSyntheticInput(*model, args.seed);
+  const std::vector<std::vector<uint8_t>> inputs = syntheticInputs(*model, args.seed);
   start = std::chrono::steady_clock::now();
   runtime::ExecuteOptions options;
   options.measureTiming = hal::MeasureTiming::YES;
-  auto result = runtime::executeWithBuffers(**prepared, *model, {input}, 0, options);
+  auto result = runtime::executeWithBuffers(**prepared, *model, inputs, 0, options);
   if (!result.ok()) return fail(result.error(), "execution failed");
   const double executeMs = millisecondsSince(start);
 
@@ -105,7 +172,7 @@ int runModel(const RunArgs& args) {
   std::iota(order.begin(), order.end(), 0);
   // Highest score first; ties broken by the lower class index so that the listing is stable.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return outputValue(outputOperand, output, a) > outputValue(outputOperand, output, b);
+    return elementValue(outputOperand, output, a) > elementValue(outputOperand, output, b);
   });
 
   size_t weights = 0;
@@ -117,10 +184,34 @@ int runModel(const RunArgs& args) {
   fmt::print("input:    synthetic, seed {}\n", args.seed);
   fmt::print("top-5:\n");
   for (size_t i = 0; i < std::min<size_t>(5, classes); ++i) {
-    fmt::print("  {}. class {:4}  score {:.4f}\n", i + 1, order[i], outputValue(outputOperand, output, order[i]));
+    fmt::print("  {}. class {:4}  score {:.4f}\n", i + 1, order[i], elementValue(outputOperand, output, order[i]));
   }
   fmt::print("time:     build {:.1f} ms, prepare {:.1f} ms, execute {:.1f} ms\n", buildMs, prepareMs, executeMs);
+  if (program && result->deviceCounters.size() > SABLE_COUNTER_CYCLES) {
+    const sable_hw_config& c = program->config;
+    const uint64_t cycles = result->deviceCounters[SABLE_COUNTER_CYCLES];
+    uint64_t macs = 0;
+    for (const auto& layer : program->program.layers) macs += layer.stats.macs;
+    const double utilization =
+        cycles == 0 ? 0.0 : static_cast<double>(macs) / (static_cast<double>(cycles) * arrayMacsPerCycle(c));
+    fmt::print("cycles:   {} device cycles = {:.3f} ms at the nominal {} MHz ({} configuration)\n", cycles,
+               static_cast<double>(cycles) / (c.clock_mhz * 1000.0), c.clock_mhz, c.name);
+    fmt::print("MACs:     {} ({:.1f}% MAC utilization = MACs / (cycles x {} array MACs))\n", macs,
+               100.0 * utilization, arrayMacsPerCycle(c));
+    // The rest of the completion record's counters, by their ISA names.
+    std::vector<std::string> counters;
+    for (uint32_t i = SABLE_COUNTER_CYCLES + 1; i < result->deviceCounters.size(); ++i) {
+      counters.push_back(fmt::format("{} {}", sable_counter_name(i), result->deviceCounters[i]));
+    }
+    fmt::print("counters: {}\n", fmt::join(counters, ", "));
+  }
   fmt::print("checksum: fnv1a64 {:016x}\n", fnv1a64(output));
+  if (args.dump && !printDump(*program, *model)) return 1;
+  if (args.check) {
+    auto identical = checkAgainstReference(*model, inputs, result->outputs);
+    if (!identical.ok()) return fail(identical.error(), "running the CPU reference");
+    if (!*identical) return 1;
+  }
   return 0;
 }
 
@@ -128,11 +219,19 @@ int runModel(const RunArgs& args) {
 
 CommandRunner addRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  auto* run = app.add_subcommand("run", "Run a model on a device and print the top-5 classes, time and checksum");
-  run->add_option("model", args->model, "builtin:mobilenet_v1 or builtin:mobilenet_v2")
+  auto* run = app.add_subcommand("run", "Run a model on a device and print the top-5 classes, time and checksum "
+                                        "(on sable-npu also device cycles and MAC utilization)");
+  run->add_option("model", args->model, kModelHelp)
       ->capture_default_str();
-  run->add_option("--device", args->device, "Device name (see `sable info`)")->capture_default_str();
+  run->add_option("--device", args->device,
+                  "Device name (see `sable info`); sable-npu starts sable-simd when none runs")
+      ->capture_default_str();
   run->add_option("--seed", args->seed, "Seed of the synthetic input")->capture_default_str();
+  run->add_flag("--check", args->check,
+                "Also run the CPU reference and say whether the outputs are identical (exit status 1 when not)");
+  run->add_flag("--dump", args->dump,
+                "sable-npu: print the program per layer (operation, tiles, commands, DRAM bytes, constants, MACs, "
+                "cycles estimated by the functional model) and the peak device memory");
   return [args] { return runModel(*args); };
 }
 

@@ -821,6 +821,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     queues[best].pop_front();
     counters[SABLE_COUNTER_CYCLES] = std::max(counters[SABLE_COUNTER_CYCLES], finish);
     ++counters[SABLE_COUNTER_COMMANDS];
+    observer.commandFinished(head.index, finish);
     observer.progress(counters);
   }
   if (hangArmed) {  // a stream of END alone hangs too
@@ -830,6 +831,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
   // END completes when it has been fetched and the queues have drained.
   counters[SABLE_COUNTER_CYCLES] = std::max(counters[SABLE_COUNTER_CYCLES], fetched(endIndex));
   ++counters[SABLE_COUNTER_COMMANDS];
+  observer.commandFinished(endIndex, counters[SABLE_COUNTER_CYCLES]);
   observer.progress(counters);
   return result;
 }

@@ -56,6 +56,9 @@ struct FuncModel::Impl final : detail::JobObserver {
   uint64_t runningJobId = 0;
   uint64_t runningGeneration = 0;
   bool runningOnWorker = false;
+  // runJob's record of command finish cycles, or null. Atomic: a worker job may be running when
+  // runJob sets it (and then rejects itself busy); the worker never writes through it.
+  std::atomic<std::vector<uint64_t>*> finishTrace{nullptr};
 
   std::thread worker;
 
@@ -74,6 +77,10 @@ struct FuncModel::Impl final : detail::JobObserver {
       }
     }
     if (deliver) deliver();
+  }
+  void commandFinished(uint32_t index, uint64_t finishCycle) override {
+    std::vector<uint64_t>* trace = finishTrace.load(std::memory_order_acquire);
+    if (trace != nullptr && !runningOnWorker && index < trace->size()) (*trace)[index] = finishCycle;
   }
   void hang() override {
     std::unique_lock lock(mutex);
@@ -267,6 +274,15 @@ void FuncModel::setInterruptHandler(std::function<void()> handler) {
 void FuncModel::injectFault(Fault fault) {
   std::lock_guard lock(impl_->mutex);
   impl_->armedFault = fault;
+}
+
+JobResult FuncModel::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
+                            std::vector<uint64_t>& finishCycles) {
+  finishCycles.assign(cmdSize > SABLE_STREAM_HEADER_BYTES ? (cmdSize - SABLE_STREAM_HEADER_BYTES) / SABLE_COMMAND_BYTES : 0, 0);
+  impl_->finishTrace.store(&finishCycles, std::memory_order_release);
+  JobResult result = runJob(cmdBase, cmdSize, regionTable, regionCount);
+  impl_->finishTrace.store(nullptr, std::memory_order_release);
+  return result;
 }
 
 JobResult FuncModel::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount) {

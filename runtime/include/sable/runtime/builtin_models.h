@@ -14,7 +14,9 @@
 
 namespace sable::runtime {
 
-// Names accepted by makeBuiltinModel ("mobilenet_v1", "mobilenet_v2").
+// Names accepted by makeBuiltinModel ("mobilenet_v1", "mobilenet_v2", "tiny_cnn": a 32x32 network
+// of conv, depthwise, add, max and average pool, 1x1 conv and reshape to 10 logits, without
+// SOFTMAX, so that the NPU runs it whole).
 const std::vector<std::string>& builtinModelNames();
 
 // The model; the same name always gives the same model (weights come from a fixed seed).

@@ -23,6 +23,10 @@ struct ExecuteOptions {
 struct ExecutionOutput {
   std::vector<hal::OutputShape> outputShapes;
   hal::Timing timing;
+  // What the device counted while it ran this execution, indexed by SABLE_COUNTER_* (sable/isa.h;
+  // CYCLES, busy and stall cycles, MACs, DMA bytes, commands): the NPU's completion record's
+  // counter snapshot. Empty for a device that counts nothing (the CPU reference).
+  std::vector<uint64_t> deviceCounters;
 };
 
 class PreparedModel {

@@ -20,6 +20,7 @@ struct OutputTensor {
 struct ExecutionWithBuffers {
   std::vector<OutputTensor> outputs;
   hal::Timing timing;
+  std::vector<uint64_t> deviceCounters;  // as ExecutionOutput::deviceCounters
 };
 
 // Inputs: one byte vector per model input, shapes as the model declares them. Each output gets

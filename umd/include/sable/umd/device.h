@@ -14,8 +14,11 @@
 // failure to open → DEVICE_UNAVAILABLE; anything else (EBUSY...) → GENERAL_FAILURE.
 //
 // Objects keep the connection alive (shared ownership), so they may outlive the Device they
-// came from; the connection closes when the last of them goes. Not thread-safe: one thread at a
-// time per connection and its objects.
+// came from; the connection closes when the last of them goes. A connection serves several
+// threads at once (the shim gives each call in flight a client slot of its own, and its own
+// last-error message): threads may create buffers, submit and wait concurrently. Each object
+// (buffer object, fence) is used by one thread at a time; a Program may be submitted from several
+// threads at once (submission only reads it).
 #pragma once
 
 #include <chrono>

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "sable/isa.h"
 #include "sable/sim/npu_backend.h"
@@ -61,6 +62,12 @@ class FuncModel final : public NpuBackend {
   // blocks until another thread writes CONTROL.ABORT or SOFT_RESET. When a START-ed job is
   // running, returns at once with rejectedBusy.
   JobResult runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount);
+  // The same, recording the modelled finish cycle of every command executed (docs/func-model.md,
+  // cycle model) in finishCycles[command index], END included; the vector is resized to the
+  // stream's command count and entries of commands not executed (an error) stay 0. This is how
+  // the tools attribute a program's cycles to its layers.
+  JobResult runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
+                   std::vector<uint64_t>& finishCycles);
 
   const sable_hw_config& config() const;
 

@@ -1,0 +1,66 @@
+// What several `sable` subcommands share: naming a model on the command line, reading tensor
+// values, comparing two devices' outputs, and the NPU's configuration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sable/hal/result.h"
+#include "sable/hal/types.h"
+#include "sable/isa.h"
+
+namespace sable::tools {
+
+// Device names of runtime::findDevice the tools treat specially.
+inline constexpr std::string_view kNpuDevice = "sable-npu";
+inline constexpr std::string_view kReferenceDevice = "cpu-reference";
+
+// The model a command-line argument names: "builtin:NAME" (runtime/builtin_models.h), or a test
+// of the conformance corpus: "FILE.jsonl#TEST" (the test named TEST) or "FILE.jsonl" (its first
+// test). An unknown name is an INVALID_ARGUMENT error listing the known ones.
+hal::Result<hal::Model> loadModel(std::string_view spec);
+// The --help text of a MODEL argument.
+inline constexpr const char* kModelHelp =
+    "builtin:mobilenet_v1, builtin:mobilenet_v2, builtin:tiny_cnn, or a conformance corpus test FILE.jsonl#TEST "
+    "(FILE.jsonl: its first test); inputs are synthetic";
+
+// One byte vector per model input, uniform bytes from seed + i for input i: for the first input
+// exactly runtime::makeSyntheticInput(model, seed).
+std::vector<std::vector<uint8_t>> syntheticInputs(const hal::Model& model, uint64_t seed);
+
+// Element i of a tensor's bytes as a real number (quantized types dequantized), for display.
+double elementValue(const hal::Operand& operand, const std::vector<uint8_t>& bytes, size_t i);
+// Element i as the integer stored (quantized and integer types), for exact differences.
+int64_t storedValue(const hal::Operand& operand, const std::vector<uint8_t>& bytes, size_t i);
+
+// How two results of one tensor differ, element by element (stored values).
+struct TensorDifference {
+  size_t elements = 0;
+  size_t differing = 0;
+  size_t firstIndex = 0;        // flat index of the first differing element
+  int64_t firstActual = 0;      // its value in the result checked
+  int64_t firstExpected = 0;    // its value in the reference
+  int64_t maxAbsDifference = 0;
+  bool sizeMismatch = false;    // the byte counts differ (nothing else is compared)
+};
+TensorDifference compareTensors(const hal::Operand& operand, const std::vector<uint8_t>& actual,
+                                const std::vector<uint8_t>& expected);
+
+// "[n, h, w, c]" (or as many coordinates as the shape has) of flat index i in a row-major tensor.
+std::string coordinates(const std::vector<uint32_t>& dimensions, size_t i);
+
+// The configuration with that name (s16, s8), or an INVALID_ARGUMENT error listing them.
+hal::Result<sable_hw_config> configByName(std::string_view name);
+
+// The hardware configuration of the NPU the runtime's sable-npu device uses ($SABLE_DEVICE, else
+// sable-npu), read from its registers; sable-simd is started when none serves it.
+hal::Result<sable_hw_config> npuConfig();
+
+// MACs the systolic array does per cycle: array_dim².
+inline uint64_t arrayMacsPerCycle(const sable_hw_config& config) {
+  return uint64_t{config.array_dim} * config.array_dim;
+}
+
+}  // namespace sable::tools
