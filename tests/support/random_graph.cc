@@ -72,9 +72,10 @@ class GraphBuilder {
   // ---- what the lowerings take on the configuration ----
   // The convolution lowering keeps the weights of one block of output channels — input channels
   // × kernel taps scratchpad lines — in the scratchpad with a tile of input; it does not split
-  // that reduction, so it refuses above about 15 000 lines on s16 (CONV_2D after a RESHAPE to
-  // many channels, FULLY_CONNECTED flattening a large image).
-  uint64_t maxReductionLines() const { return uint64_t{options_.scratchpadLines} * 3 / 4; }
+  // that reduction, so it refuses when the two do not fit (above about 15 000 lines on s16, 5 700
+  // with a wide input on s8: CONV_2D after a RESHAPE to many channels, FULLY_CONNECTED flattening
+  // a large image). Kept to half the scratchpad here.
+  uint64_t maxReductionLines() const { return uint64_t{options_.scratchpadLines} / 2; }
   // MEAN is a depthwise layer whose weights (window elements × channel blocks) must fit in half
   // the scratchpad.
   uint64_t maxMeanWeightLines() const { return uint64_t{options_.scratchpadLines} * 3 / 8; }
@@ -780,8 +781,8 @@ const std::vector<OperationGenerator>& generators() {
       {OperationType::CONCATENATION, 2, concatenation},
       {OperationType::PAD, 1, pad1},
       {OperationType::PAD_V2, 1, padV2},
-      {OperationType::DEPTH_TO_SPACE, 1, depthToSpace},
-      {OperationType::SPACE_TO_DEPTH, 1, spaceToDepth},
+      {OperationType::DEPTH_TO_SPACE, 2, depthToSpace},
+      {OperationType::SPACE_TO_DEPTH, 2, spaceToDepth},
       {OperationType::RESIZE_NEAREST_NEIGHBOR, 1, resizeNearest},
   };
   return table;
