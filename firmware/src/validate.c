@@ -435,6 +435,24 @@ static uint32_t check_lut(const struct command_check *check, const uint32_t *w) 
 	return SABLE_ERROR_NONE;
 }
 
+static uint32_t check_softmax(const struct command_check *check, const uint32_t *w) {
+	const uint64_t rows = sable_cmd_softmax_get_rows(w);
+	const uint64_t length = sable_cmd_softmax_get_length(w);
+	if (rows == 0u || length == 0u) {
+		return SABLE_ERROR_BAD_FIELD;
+	}
+	const uint32_t dim = check->config->array_dim;
+	const uint64_t blocks = (length + dim - 1u) / dim;
+	if (!walk_fits(check, sable_cmd_softmax_get_input_addr(w), rows, sable_cmd_softmax_get_input_stride(w),
+	               blocks, sable_cmd_softmax_get_input_block_stride(w)) ||
+	    !walk_fits(check, sable_cmd_softmax_get_output_addr(w), rows, sable_cmd_softmax_get_output_stride(w),
+	               blocks, sable_cmd_softmax_get_output_block_stride(w)) ||
+	    !lines_fit(check, sable_cmd_softmax_get_table_addr(w), sable_softmax_param_lines(dim))) {
+		return SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+	}
+	return SABLE_ERROR_NONE;
+}
+
 static uint32_t check_fields(const struct command_check *check, uint32_t opcode, const uint32_t *w) {
 	switch (opcode) {
 	case SABLE_OP_END: return SABLE_ERROR_NONE; /* all its words are covered by the defined mask */
@@ -446,6 +464,7 @@ static uint32_t check_fields(const struct command_check *check, uint32_t opcode,
 	case SABLE_OP_POOL: return check_pool(check, w);
 	case SABLE_OP_ELTWISE: return check_eltwise(check, w);
 	case SABLE_OP_LUT: return check_lut(check, w);
+	case SABLE_OP_SOFTMAX: return check_softmax(check, w);
 	case SABLE_OP_SYNC: return SABLE_ERROR_NONE; /* tokens only: no field */
 	default: return SABLE_ERROR_UNKNOWN_OPCODE;
 	}

@@ -253,6 +253,12 @@ def c_header(spec):
             emit(f"static inline uint32_t sable_{pb['name'].lower()}_param_lines(uint32_t array_dim) {{")
             emit(f"  (void)array_dim; /* each array is array_dim int32 = 4 lines, whatever array_dim */")
             emit(f"  return SABLE_{pb['name']}_PARAM_ARRAYS * 4u;\n}}")
+        elif "table" in pb:
+            t = pb["table"]
+            emit(f"#define SABLE_{pb['name']}_TABLE_ENTRIES {t['entries']}u /* {pb['name']} table entries */")
+            emit(f"#define SABLE_{pb['name']}_TABLE_ENTRY_BYTES {t['entry_bytes']}u")
+            emit(f"static inline uint32_t sable_{pb['name'].lower()}_param_lines(uint32_t array_dim) {{")
+            emit(f"  return ({t['entries'] * t['entry_bytes']}u + array_dim - 1u) / array_dim;\n}}")
         else:
             for w in pb["words"]:
                 emit(f"#define SABLE_{pb['name']}_PARAM_{w['name'].upper()} {w['index']}u /* word: {w['doc']} */")
@@ -375,6 +381,9 @@ def sv_package(spec):
     for pb in spec.param_blocks:
         for item in pb.get("arrays", []) + pb.get("words", []):
             emit(f"  localparam int unsigned {pb['name']}_PARAM_{item['name'].upper()} = {item['index']};")
+        if "table" in pb:
+            emit(f"  localparam int unsigned {pb['name']}_TABLE_ENTRIES = {pb['table']['entries']};")
+            emit(f"  localparam int unsigned {pb['name']}_TABLE_ENTRY_BYTES = {pb['table']['entry_bytes']};")
     emit("")
     emit("  // Registers: byte offsets in the CSR window.")
     for reg in spec.registers:
@@ -465,6 +474,8 @@ def docs(spec):
     emit("## Parameter blocks\n")
     for pb in spec.param_blocks:
         emit(f"### {pb['name']}\n\n{pb['doc']}\n")
+        if "table" in pb:
+            continue
         emit("| index | name | meaning |\n|---|---|---|")
         for item in pb.get("arrays", []) + pb.get("words", []):
             emit(f"| {item['index']} | {item['name']} | {item['doc']} |")

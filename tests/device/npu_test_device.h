@@ -1,44 +1,53 @@
-// One sable-simd per test process for tests that run command streams on the simulated NPU:
-// started by the shim (SABLE_SHIM_SPAWN) on a device name unique to the process, with 16 MiB of
-// device memory, and stopped when the process ends.
+// One sable-simd per test process and hardware configuration for tests that run command streams
+// on the simulated NPU: started by the shim (SABLE_SHIM_SPAWN) on a device name unique to the
+// process, with 16 MiB of device memory, and stopped when the process ends.
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "sable/hal/result.h"
+#include "sable/isa.h"
 #include "sable/runtime/npu_device.h"
 #include "sable/umd/device.h"
 
 namespace sable::devicetest {
 
-// The device, or nullptr with *error set (sable-simd missing or failing to start).
-inline umd::Device* sharedTestDevice(std::string* error) {
-  static std::unique_ptr<umd::Device> device;
-  static std::string openError;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
+// The device of configuration `config` (a name of sable_hw_configs; default the ISA's default),
+// or nullptr with *error set (sable-simd missing or failing to start).
+inline umd::Device* sharedTestDevice(std::string* error,
+                                     const std::string& config = sable_hw_configs[SABLE_HW_CONFIG_DEFAULT].name) {
+  struct Opened {
+    std::unique_ptr<umd::Device> device;
+    std::string error;
+  };
+  static std::map<std::string, Opened> devices;
+  auto [it, fresh] = devices.try_emplace(config);
+  Opened& opened = it->second;
+  if (fresh) {
     if (access(SABLE_SIMD_PATH, X_OK) != 0) {
-      openError = "sable-simd is not built (" SABLE_SIMD_PATH ")";
+      opened.error = "sable-simd is not built (" SABLE_SIMD_PATH ")";
     } else {
       setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
-      setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);  // containers often have a 64 MiB /dev/shm
-      auto opened = umd::Device::open({.name = fmt::format("npu-test-{}", getpid()), .spawn = true});
-      if (opened.ok()) {
-        device = std::make_unique<umd::Device>(std::move(*opened));
+      // 16 MiB: containers often have a 64 MiB /dev/shm. The arguments are read when the shim
+      // spawns the server, inside open().
+      setenv("SABLE_SIMD_ARGS", fmt::format("--memory-mib 16 --config {}", config).c_str(), 1);
+      auto device = umd::Device::open({.name = fmt::format("npu-test-{}-{}", getpid(), config), .spawn = true});
+      if (device.ok()) {
+        opened.device = std::make_unique<umd::Device>(std::move(*device));
       } else {
-        openError = opened.error().message;
+        opened.error = device.error().message;
       }
     }
   }
-  if (error != nullptr) *error = openError;
-  return device.get();
+  if (error != nullptr) *error = opened.error;
+  return opened.device.get();
 }
 
 // The runtime's sable-npu device (compile, register, run), for tests of whole models. It opens

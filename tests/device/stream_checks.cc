@@ -18,6 +18,7 @@ using umd::Lut;
 using umd::Matmul;
 using umd::Pool;
 using umd::Postproc;
+using umd::Softmax;
 using umd::StreamCommand;
 using umd::mnemonicOf;
 
@@ -64,6 +65,12 @@ std::string findScratchpadRace(const std::vector<StreamCommand>& commands, const
       a.push_back({t->input_addr, hull(t->input_addr, t->count, 1, t->input_stride, 0), false});
       a.push_back({t->table_addr, uint64_t{t->table_addr} + SABLE_LUT_ENTRIES / config.array_dim, false});
       a.push_back({t->output_addr, hull(t->output_addr, t->count, 1, t->output_stride, 0), true});
+    } else if (const auto* s = std::get_if<Softmax>(&c)) {
+      const uint64_t blocks = (uint64_t{s->length} + config.array_dim - 1) / config.array_dim;
+      a.push_back({s->input_addr, hull(s->input_addr, s->rows, blocks, s->input_stride, s->input_block_stride), false});
+      a.push_back({s->table_addr, uint64_t{s->table_addr} + sable_softmax_param_lines(config.array_dim), false});
+      a.push_back({s->output_addr, hull(s->output_addr, s->rows, blocks, s->output_stride, s->output_block_stride),
+                   true});
     }
     return a;
   };

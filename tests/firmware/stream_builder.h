@@ -146,6 +146,21 @@ inline Command lut(uint32_t input, uint32_t output, uint32_t table, uint32_t cou
   return c;
 }
 
+// `rows` rows of `length` bytes in place at `addr` (row stride 1, block stride `rows`).
+inline Command softmax(uint32_t addr, uint32_t table, uint32_t rows, uint32_t length) {
+  Command c = command(SABLE_OP_SOFTMAX);
+  sable_cmd_softmax_set_input_addr(c.w, addr);
+  sable_cmd_softmax_set_output_addr(c.w, addr);
+  sable_cmd_softmax_set_table_addr(c.w, table);
+  sable_cmd_softmax_set_rows(c.w, rows);
+  sable_cmd_softmax_set_length(c.w, length);
+  sable_cmd_softmax_set_input_stride(c.w, 1);
+  sable_cmd_softmax_set_output_stride(c.w, 1);
+  sable_cmd_softmax_set_input_block_stride(c.w, rows);
+  sable_cmd_softmax_set_output_block_stride(c.w, rows);
+  return c;
+}
+
 // Header + commands as little-endian words (the host is little-endian).
 inline std::vector<uint32_t> streamWords(const std::vector<Command>& commands,
                                          uint32_t config_id = SABLE_HW_CONFIG_S16_ID) {

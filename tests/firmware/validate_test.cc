@@ -123,6 +123,7 @@ TEST_F(FirmwareValidate, EveryComputeCommandAloneIsAccepted) {
       {pool(0, 100, 4, 4), end()},
       {eltwise(0, 10, 20, 40, 8), end()},
       {lut(0, 20, 100, 8), end()},
+      {softmax(0, 100, 4, 40), end()},
       {end()},
   };
   for (const auto& stream : commands) {
@@ -320,6 +321,26 @@ TEST_F(FirmwareValidate, ScratchpadBounds) {
   // The LUT table is 256 bytes = 16 lines.
   expectRejected({lut(0, 0, kScratchpadLines - 15, 1), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
   expectRejected({pool(kScratchpadLines - 3, 0, 1, 1), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
+}
+
+TEST_F(FirmwareValidate, SoftmaxRowsBlocksAndTableMustFitTheScratchpad) {
+  // 3 rows of 40 bytes = 3 blocks of 16, block stride 3: lines addr .. addr + 2 + 2·3 = addr + 8.
+  EXPECT_EQ(validate({softmax(kScratchpadLines - 9, 0, 3, 40), end()}), SABLE_ERROR_NONE)
+      << sable_error_cause_name(result_.cause);
+  expectRejected({softmax(kScratchpadLines - 8, 0, 3, 40), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
+  // Only the output walk leaves the scratchpad.
+  Command out = softmax(0, 100, 3, 40);
+  sable_cmd_softmax_set_output_addr(out.w, kScratchpadLines - 8);
+  expectRejected({out, end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
+  // The table is 1 KiB = 64 lines.
+  EXPECT_EQ(validate({softmax(0, kScratchpadLines - 64, 1, 16), end()}), SABLE_ERROR_NONE);
+  expectRejected({softmax(0, kScratchpadLines - 63, 1, 16), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
+  // A 16-bit block stride that would wrap back in bounds: 65535 · 65535 lines away.
+  Command wide = softmax(0, 100, 1, 0xFFFF);
+  sable_cmd_softmax_set_input_block_stride(wide.w, 0xFFFF);
+  expectRejected({wide, end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
+  expectRejected({softmax(0, 100, 0, 16), end()}, SABLE_ERROR_BAD_FIELD, 0);
+  expectRejected({softmax(0, 100, 1, 0), end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
 TEST_F(FirmwareValidate, AccumulatorBounds) {

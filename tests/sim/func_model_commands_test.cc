@@ -499,6 +499,89 @@ TEST(FuncModelCommands, LutIndexesTheTableWithUnsignedBytes) {
   expectBytes(h.region(1), expected, "lut");
 }
 
+// SOFTMAX with a hand-made table (T[0] = 1.0, T[1] = 0.5, every other entry 0) on rows whose
+// results are worked out by hand: the Q12.19 sum of the row's T[max − x], 1/sum by the
+// reference's reciprocal, times T[max − x], in 1/256 steps.
+TEST(FuncModelCommands, SoftmaxNormalisesRowsOnHandComputedValues) {
+  for (const bool isSigned : {false, true}) {
+    Harness h;
+    h.putLe32(2, 0, INT32_MAX);
+    h.putLe32(2, 4, 1 << 30);
+    const uint8_t rows[3][4] = {{7, 7, 7, 7}, {5, 4, 0, 0}, {200, 0, 0, 0}};
+    for (uint32_t r = 0; r < 3; ++r) std::memcpy(h.region(0, r * h.dim), rows[r], 4);
+    h.loadLines(100, 2, 0, 1024 / h.dim);
+    h.loadLines(0, 0, 0, 3, 0, L2C);
+    Cmd& c = h.add(SABLE_OP_SOFTMAX, L2C, C2S);
+    sable_cmd_softmax_set_signed(c.data(), isSigned ? 1 : 0);
+    sable_cmd_softmax_set_input_addr(c.data(), 0);
+    sable_cmd_softmax_set_output_addr(c.data(), 10);
+    sable_cmd_softmax_set_rows(c.data(), 3);
+    sable_cmd_softmax_set_length(c.data(), 4);
+    sable_cmd_softmax_set_input_stride(c.data(), 1);
+    sable_cmd_softmax_set_output_stride(c.data(), 1);
+    sable_cmd_softmax_set_input_block_stride(c.data(), 1);
+    sable_cmd_softmax_set_output_block_stride(c.data(), 1);
+    sable_cmd_softmax_set_table_addr(c.data(), 100);
+    h.storeLines(10, 1, 0, 3, C2S);
+    h.end();
+    expectOk(h.run());
+    // uint8: four equal values get 256/4 = 64 each. 5 4 0 0: the sum is 1 + 0.5 (T[5] = 0), 1/1.5
+    // of 256 is 170.67 → 171 and half that 85.33 → 85. 200 0 0 0: 256 saturates to 255.
+    // int8 (200 is −56): the same bytes less 128, except the last row, whose maximum is 0 with
+    // three equal values: 85.33 → 85 → −43 each, and −56 (T[56] = 0) → −128.
+    const std::vector<uint8_t> unsignedWant = {64, 64, 64, 64, 171, 85, 0, 0, 255, 0, 0, 0};
+    const std::vector<int8_t> signedWant = {-64, -64, -64, -64, 43, -43, -128, -128, -128, -43, -43, -43};
+    for (uint32_t r = 0; r < 3; ++r) {
+      for (uint32_t k = 0; k < h.dim; ++k) {
+        const uint8_t got = *h.region(1, r * h.dim + k);
+        if (k >= 4) {
+          EXPECT_EQ(got, 0) << "lane " << k << " of row " << r << " is beyond the row: not written";
+        } else if (isSigned) {
+          EXPECT_EQ(static_cast<int8_t>(got), signedWant[r * 4 + k]) << "int8 row " << r << " element " << k;
+        } else {
+          EXPECT_EQ(got, unsignedWant[r * 4 + k]) << "uint8 row " << r << " element " << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(FuncModelCommands, SoftmaxRowsSpanBlocksAndRunInPlace) {
+  // Two rows of 20 bytes: block 0 in lines 0 and 1, block 1 in lines 3 and 4 (block stride 3);
+  // line 2 belongs to neither, lanes 4.. of lines 3 and 4 are beyond the rows. Twenty equal
+  // values: the sum is 20 (Q12.19), 1/20 of 256 = 12.8 → 13.
+  Harness h;
+  h.putLe32(2, 0, INT32_MAX);
+  const uint32_t d = h.dim;
+  std::memset(h.region(0, 0), 9, 2 * d);
+  std::memset(h.region(0, 2 * d), 0x55, d);
+  for (uint32_t line = 3; line < 5; ++line) {
+    std::memset(h.region(0, line * d), 77, d);  // larger than 9: a read beyond the row would win the max
+    std::memset(h.region(0, line * d), 9, 20 - d);
+  }
+  h.loadLines(100, 2, 0, 1024 / d);
+  h.loadLines(0, 0, 0, 5, 0, L2C);
+  Cmd& c = h.add(SABLE_OP_SOFTMAX, L2C, C2S);
+  sable_cmd_softmax_set_rows(c.data(), 2);
+  sable_cmd_softmax_set_length(c.data(), 20);
+  sable_cmd_softmax_set_input_stride(c.data(), 1);
+  sable_cmd_softmax_set_output_stride(c.data(), 1);
+  sable_cmd_softmax_set_input_block_stride(c.data(), 3);
+  sable_cmd_softmax_set_output_block_stride(c.data(), 3);
+  sable_cmd_softmax_set_table_addr(c.data(), 100);
+  h.storeLines(0, 1, 0, 5, C2S);
+  h.end();
+  expectOk(h.run());
+  std::vector<uint8_t> expected(5 * d);
+  std::fill_n(expected.begin(), 2 * d, uint8_t{13});
+  std::fill_n(expected.begin() + 2 * d, d, uint8_t{0x55});
+  for (uint32_t line = 3; line < 5; ++line) {
+    std::fill_n(expected.begin() + line * d, d, uint8_t{77});
+    std::fill_n(expected.begin() + line * d, 20 - d, uint8_t{13});
+  }
+  expectBytes(h.region(1), expected, "softmax in place over two blocks");
+}
+
 // A tiled 1×1 convolution: per tile, load → MATMUL → POSTPROC → store, double-buffered with all
 // four token channels so that the load of tile t+1 overlaps the compute of tile t.
 TEST(FuncModelCommands, TiledConvolutionWithAllTokenChannelsMatchesReference) {

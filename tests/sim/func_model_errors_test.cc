@@ -128,6 +128,16 @@ TEST(FuncModelErrors, TokenCounterOverflowIsDeadlock) {
   expectError(h.run(), SABLE_ERROR_DEADLOCK, SABLE_TOKEN_COUNTER_MAX);
 }
 
+Cmd& softmax(Harness& h, uint32_t wait = 0, uint32_t signal = 0) {
+  Cmd& c = h.add(SABLE_OP_SOFTMAX, wait, signal);
+  sable_cmd_softmax_set_input_addr(c.data(), 100);
+  sable_cmd_softmax_set_output_addr(c.data(), 101);
+  sable_cmd_softmax_set_rows(c.data(), 1);
+  sable_cmd_softmax_set_length(c.data(), 16);
+  sable_cmd_softmax_set_table_addr(c.data(), 200);
+  return c;
+}
+
 TEST(FuncModelErrors, FieldRangesAndUndefinedBitsAreBadField) {
   const std::function<void(Harness&)> cases[] = {
       [](Harness& h) { h.loadLines(0, 0, 0, 1)[0] |= 0; h.commands.back()[3] = 0; },  // nx = ny = 0
@@ -142,6 +152,10 @@ TEST(FuncModelErrors, FieldRangesAndUndefinedBitsAreBadField) {
       [](Harness& h) { h.storeLines(0, 1, 0, 1)[2] |= 1u << 20; },  // undefined bit of DMA_STORE
       [](Harness& h) { lut(h)[5] = 1; },                            // undefined word of LUT
       [](Harness& h) { sable_cmd_lut_set_count(lut(h).data(), 0); },
+      [](Harness& h) { sable_cmd_softmax_set_rows(softmax(h).data(), 0); },
+      [](Harness& h) { sable_cmd_softmax_set_length(softmax(h).data(), 0); },
+      [](Harness& h) { softmax(h)[0] |= 1u << 17; },  // undefined bit of SOFTMAX
+      [](Harness& h) { softmax(h)[6] = 1; },          // undefined word of SOFTMAX
       [](Harness& h) { h.add(SABLE_OP_MATMUL); },  // nx = ny = 0
       [](Harness& h) {
         Cmd& c = h.add(SABLE_OP_DEPTHWISE);
@@ -314,6 +328,34 @@ TEST(FuncModelErrors, ScratchpadAndAccumulatorBounds) {
     sable_cmd_lut_set_table_addr(lut(h).data(), static_cast<uint32_t>(lines - 15));  // 16 table lines
     h.end();
     expectError(h.run(), SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 1);
+  }
+  {
+    Harness h;
+    softmax(h);
+    sable_cmd_softmax_set_table_addr(softmax(h).data(), static_cast<uint32_t>(lines - 63));  // 64 table lines
+    h.end();
+    expectError(h.run(), SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 1);
+  }
+  {
+    // Row 1's second block (17 bytes: two blocks) is line lines − 3 + 1 + 2 = lines.
+    Harness h;
+    Cmd& c = softmax(h);
+    sable_cmd_softmax_set_output_addr(c.data(), static_cast<uint32_t>(lines - 3));
+    sable_cmd_softmax_set_rows(c.data(), 2);
+    sable_cmd_softmax_set_length(c.data(), 17);
+    sable_cmd_softmax_set_output_stride(c.data(), 1);
+    sable_cmd_softmax_set_output_block_stride(c.data(), 2);
+    h.end();
+    expectError(h.run(), SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
+  }
+  {
+    Harness h;
+    Cmd& c = softmax(h);
+    sable_cmd_softmax_set_input_addr(c.data(), static_cast<uint32_t>(lines - 1));
+    sable_cmd_softmax_set_length(c.data(), 17);
+    sable_cmd_softmax_set_input_block_stride(c.data(), 1);
+    h.end();
+    expectError(h.run(), SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
   }
 }
 

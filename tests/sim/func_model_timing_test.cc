@@ -106,6 +106,28 @@ TEST(FuncModelTiming, ComputeCommandCycles) {
   EXPECT_EQ(r.counters[SABLE_COUNTER_COMMANDS], 7u);
 }
 
+TEST(FuncModelTiming, SoftmaxIsThreePassesPerRowPlusTheReciprocalAndTheTableLoad) {
+  // 3 rows of 40 bytes (3 lines each on s16): 64 table lines + 3 · (3 · 3 + 16) = 139 cycles,
+  // from fetch(0) = 4. On s8 the same rows are 5 lines and the table 128: 128 + 3 · (15 + 16).
+  for (const auto& [configIndex, cycles] : {std::pair{SABLE_HW_CONFIG_S16, 139u}, std::pair{SABLE_HW_CONFIG_S8, 221u}}) {
+    Harness h(configIndex);
+    Cmd& c = h.add(SABLE_OP_SOFTMAX);
+    sable_cmd_softmax_set_output_addr(c.data(), 500);
+    sable_cmd_softmax_set_rows(c.data(), 3);
+    sable_cmd_softmax_set_length(c.data(), 40);
+    sable_cmd_softmax_set_input_stride(c.data(), 5);
+    sable_cmd_softmax_set_output_stride(c.data(), 5);
+    sable_cmd_softmax_set_input_block_stride(c.data(), 1);
+    sable_cmd_softmax_set_output_block_stride(c.data(), 1);
+    sable_cmd_softmax_set_table_addr(c.data(), 1000);
+    h.end();
+    const JobResult r = h.run();
+    ASSERT_EQ(r.errorCause, SABLE_ERROR_NONE) << sable_error_cause_name(r.errorCause) << " at " << r.errorCommand;
+    EXPECT_EQ(r.counters[SABLE_COUNTER_VECTOR_BUSY], cycles) << "array_dim " << h.dim;
+    EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 4u + cycles) << "array_dim " << h.dim;
+  }
+}
+
 TEST(FuncModelTiming, TokensSerializeAndCountStalls) {
   Harness h;
   h.loadLines(0, 0, 0, 10, 0, L2C);  // dispatched 4: 4 → 46

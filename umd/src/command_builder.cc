@@ -225,6 +225,16 @@ struct RangeChecker {
                    fits(Memory::SCRATCHPAD, lines(), "table_addr", "the table's lines", c.table_addr,
                         (SABLE_LUT_ENTRIES + config.array_dim - 1) / config.array_dim));
   }
+  std::optional<FieldError> operator()(const Softmax& c) const {
+    if (auto err = firstOf(atLeastOne("rows", c.rows), atLeastOne("length", c.length))) return err;
+    const uint64_t blocks = (uint64_t{c.length} + config.array_dim - 1) / config.array_dim;
+    return firstOf(walkFits(lines(), "input_addr", "the input rows", c.input_addr, c.rows, c.input_stride, blocks,
+                            c.input_block_stride),
+                   walkFits(lines(), "output_addr", "the output rows", c.output_addr, c.rows, c.output_stride, blocks,
+                            c.output_block_stride),
+                   fits(Memory::SCRATCHPAD, lines(), "table_addr", "the table's lines", c.table_addr,
+                        sable_softmax_param_lines(config.array_dim)));
+  }
 };
 
 void putWord(uint8_t* out, uint32_t word) {

@@ -19,6 +19,7 @@
 #include "kernel_util.h"
 #include "operation.h"
 #include "quant_math.h"
+#include "sable/hal/fixed_point.h"
 
 namespace sable::runtime::cpu {
 namespace {
@@ -29,140 +30,24 @@ using hal::Result;
 
 // ---------------------------------------------------------------------------------------------
 // Fixed-point arithmetic of gemmlowp (fixedpoint.h), which the reference's quantized LOGISTIC,
-// TANH and SOFTMAX are built on. A FixedPoint<I> is a raw int32 with I integer bits and 31 - I
-// fractional bits. Additions wrap like gemmlowp's int32 ones (through uint32, so never UB);
-// products round and saturate (saturatingRoundingDoublingHighMul).
+// TANH and SOFTMAX are built on: the FixedPoint type and exp live in sable/hal/fixed_point.h
+// (shared with the NPU compiler's SOFTMAX table), the reciprocal in sable/isa_arith.h (the NPU's
+// SOFTMAX divides with it).
 
-template <int kIntegerBits>
-struct FixedPoint {
-  static_assert(kIntegerBits >= 0 && kIntegerBits <= 31);
-  static constexpr int kFractionalBits = 31 - kIntegerBits;
-  int32_t raw = 0;
-
-  static constexpr FixedPoint fromRaw(int32_t value) { return FixedPoint{value}; }
-  // 1.0, or the largest value below it when there are no integer bits.
-  static constexpr FixedPoint one() {
-    return fromRaw(kIntegerBits == 0 ? std::numeric_limits<int32_t>::max() : int32_t{1} << kFractionalBits);
-  }
-  // 2^exponent.
-  template <int kExponent>
-  static constexpr FixedPoint powerOfTwo() {
-    static_assert(kFractionalBits + kExponent >= 0 && kFractionalBits + kExponent < 31);
-    return fromRaw(int32_t{1} << (kFractionalBits + kExponent));
-  }
-};
-
-inline int32_t wrappingAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-inline int32_t wrappingSub(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
-}
-
-template <int I>
-FixedPoint<I> operator+(FixedPoint<I> a, FixedPoint<I> b) { return FixedPoint<I>::fromRaw(wrappingAdd(a.raw, b.raw)); }
-template <int I>
-FixedPoint<I> operator-(FixedPoint<I> a, FixedPoint<I> b) { return FixedPoint<I>::fromRaw(wrappingSub(a.raw, b.raw)); }
-template <int I>
-FixedPoint<I> operator-(FixedPoint<I> a) { return FixedPoint<I>::fromRaw(wrappingSub(0, a.raw)); }
-template <int A, int B>
-FixedPoint<A + B> operator*(FixedPoint<A> a, FixedPoint<B> b) {
-  return FixedPoint<A + B>::fromRaw(saturatingRoundingDoublingHighMul(a.raw, b.raw));
-}
-
-// x * 2^exponent, rounding (right shifts) or saturating (left shifts).
-inline int32_t saturatingRoundingMultiplyByPOT(int32_t x, int exponent) {
-  return exponent >= 0 ? saturatingLeftShift(x, exponent) : roundingDivideByPOT(x, -exponent);
-}
-
-// The same value with a different number of integer bits (gemmlowp Rescale).
-template <int kDst, int kSrc>
-FixedPoint<kDst> rescale(FixedPoint<kSrc> x) {
-  return FixedPoint<kDst>::fromRaw(saturatingRoundingMultiplyByPOT(x.raw, kSrc - kDst));
-}
-
-// x * 2^kExponent by reinterpreting the binary point: the raw value does not change.
-template <int kExponent, int kSrc>
-FixedPoint<kSrc + kExponent> exactMulByPot(FixedPoint<kSrc> x) {
-  return FixedPoint<kSrc + kExponent>::fromRaw(x.raw);
-}
-
-// exp(a) for a in [-1/4, 0): Taylor expansion around -1/8.
-inline FixedPoint<0> expOnIntervalNegativeQuarterToZero(FixedPoint<0> a) {
-  using F0 = FixedPoint<0>;
-  const F0 expMinusOneEighth = F0::fromRaw(1895147668);
-  const F0 oneThird = F0::fromRaw(715827883);
-  const F0 x = a + F0::powerOfTwo<-3>();
-  const F0 x2 = x * x;
-  const F0 x3 = x2 * x;
-  const F0 x4 = x2 * x2;
-  const F0 x4Over4 = F0::fromRaw(saturatingRoundingMultiplyByPOT(x4.raw, -2));
-  const F0 x4Over24PlusX3Over6PlusX2Over2 =
-      F0::fromRaw(saturatingRoundingMultiplyByPOT(((x4Over4 + x3) * oneThird + x2).raw, -1));
-  return expMinusOneEighth + expMinusOneEighth * (x + x4Over24PlusX3Over6PlusX2Over2);
-}
-
-// exp(a) for a <= 0: exp of (a mod 1/4) - 1/4 by Taylor, times exp(-2^k) for each bit k of the
-// remainder (a "barrel shifter" of constants).
-template <int kIntegerBits>
-FixedPoint<0> expOnNegativeValues(FixedPoint<kIntegerBits> a) {
-  using InputF = FixedPoint<kIntegerBits>;
-  using F0 = FixedPoint<0>;
-  constexpr int kFractionalBits = InputF::kFractionalBits;
-  const InputF oneQuarter = InputF::template powerOfTwo<-2>();
-  // (a mod 1/4) keeps the fractional bits below 1/4; a is negative, so it lies in [0, 1/4).
-  const InputF aModQuarterMinusQuarter = InputF::fromRaw(a.raw & (oneQuarter.raw - 1)) - oneQuarter;
-  F0 result = expOnIntervalNegativeQuarterToZero(rescale<0>(aModQuarterMinusQuarter));
-  const int32_t remainder = (aModQuarterMinusQuarter - a).raw;
-
-  struct Step {
-    int exponent;
-    int32_t multiplier;  // exp(-2^exponent) in Q0.31
-  };
-  static constexpr Step kSteps[] = {{-2, 1672461947}, {-1, 1302514674}, {0, 790015084}, {1, 290630308},
-                                    {2, 39332535},    {3, 720401},      {4, 242}};
-  for (const Step& step : kSteps) {
-    if (kIntegerBits <= step.exponent) continue;
-    const int shift = kFractionalBits + step.exponent;
-    if ((remainder & (int32_t{1} << shift)) != 0) result = result * F0::fromRaw(step.multiplier);
-  }
-  if constexpr (kIntegerBits > 5) {
-    // Below -32 the result underflows Q0.31.
-    const int32_t minusThirtyTwo = -(int32_t{1} << (36 - kIntegerBits));
-    if (a.raw < minusThirtyTwo) result = F0::fromRaw(0);
-  }
-  if (a.raw == 0) result = F0::one();
-  return result;
-}
-
-// 2 / (1 + a) for a in [0, 1), in Q2.29: Newton-Raphson division with the classic 48/17 - 32/17 d
-// starting guess, on the denominator halved so that it lies in [1/2, 1). Shared by the two
-// reciprocal forms below.
-inline FixedPoint<2> reciprocalOfHalfOnePlusX(FixedPoint<0> a) {
-  using F0 = FixedPoint<0>;
-  using F2 = FixedPoint<2>;
-  // Rounding half sum of a and 1.0, in 64 bits so it cannot overflow.
-  const int64_t sum = static_cast<int64_t>(a.raw) + F0::one().raw;
-  const F0 halfDenominator = F0::fromRaw(static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2));
-  const F2 fortyEightOverSeventeen = F2::fromRaw(1515870810);
-  const F2 minusThirtyTwoOverSeventeen = F2::fromRaw(-1010580540);
-  F2 x = fortyEightOverSeventeen + halfDenominator * minusThirtyTwoOverSeventeen;
-  for (int i = 0; i < 3; ++i) {
-    const F2 halfDenominatorTimesX = halfDenominator * x;
-    const F2 oneMinusHalfDenominatorTimesX = F2::one() - halfDenominatorTimesX;
-    x = x + rescale<2>(x * oneMinusHalfDenominatorTimesX);
-  }
-  return x;
-}
+using hal::exactMulByPot;
+using hal::expOnNegativeValues;
+using hal::FixedPoint;
+using hal::rescale;
+using hal::saturatingRoundingMultiplyByPOT;
 
 // 1 / (1 + a) for a in [0, 1).
 inline FixedPoint<0> oneOverOnePlusX(FixedPoint<0> a) {
-  return rescale<0>(exactMulByPot<-1>(reciprocalOfHalfOnePlusX(a)));
+  return FixedPoint<0>::fromRaw(sable_one_over_one_plus_x(a.raw));
 }
 
 // (1 - a) / (1 + a) for a in [0, 1).
 inline FixedPoint<0> oneMinusXOverOnePlusX(FixedPoint<0> a) {
-  return rescale<0>(reciprocalOfHalfOnePlusX(a) - FixedPoint<2>::one());
+  return rescale<0>(FixedPoint<2>::fromRaw(sable_reciprocal_of_half_one_plus_x(a.raw)) - FixedPoint<2>::one());
 }
 
 template <int kIntegerBits>
@@ -495,52 +380,30 @@ void floatSoftmax(const Tensor& input, Tensor& output, const AxisView& view, flo
 }
 
 // The reference's quantized softmax: differences to the line's maximum, scaled by beta into Q5.26,
-// exponentiated in fixed point, summed in Q12.19 and normalised by a fixed-point reciprocal.
+// exponentiated in fixed point (sable/hal/fixed_point.h), summed in Q12.19 and normalised by a
+// fixed-point reciprocal (sable/isa_arith.h: the arithmetic of the NPU's SOFTMAX command).
 // Differences below diffMin contribute exp(-16) or less and are skipped.
 template <typename T>
 Result<void> quantizedSoftmax(const Tensor& input, Tensor& output, const AxisView& view, float beta) {
-  constexpr int kScaledDiffIntegerBits = 5;
-  constexpr int kAccumulationIntegerBits = 12;
-  const double realMultiplier =
-      std::min(static_cast<double>(beta) * input.scale * (1 << (31 - kScaledDiffIntegerBits)), (1ll << 31) - 1.0);
-  int32_t multiplier = 0;
-  int shift = 0;
-  if (!quantizeMultiplierAtLeastOne(realMultiplier, &multiplier, &shift)) {
-    return hal::invalidArgument("beta * input scale = {} is too small for the fixed-point path",
-                                static_cast<double>(beta) * input.scale);
-  }
-  const int32_t diffMin = -calculateInputRadius(kScaledDiffIntegerBits, shift);
+  SABLE_ASSIGN_OR_RETURN(const hal::SoftmaxScaling scaling, hal::softmaxScaling(beta, input.scale));
   const int32_t zeroPoint = output.zeroPoint;
   const T* in = input.data<T>();
   T* out = output.data<T>();
-  auto scaledExp = [&](int32_t diff) {
-    return expOnNegativeValues(
-        FixedPoint<kScaledDiffIntegerBits>::fromRaw(multiplyByQuantizedMultiplier(diff, multiplier, shift)));
-  };
   view.forEachLine([&](size_t first, size_t stride) {
     int32_t maxValue = std::numeric_limits<T>::min();
     for (size_t k = 0; k < view.axis; ++k) maxValue = std::max<int32_t>(maxValue, in[first + k * stride]);
-    FixedPoint<kAccumulationIntegerBits> sumOfExps;
+    int32_t sumOfExps = 0;  // Q12.19
     for (size_t k = 0; k < view.axis; ++k) {
       const int32_t diff = static_cast<int32_t>(in[first + k * stride]) - maxValue;
-      if (diff >= diffMin) sumOfExps = sumOfExps + rescale<kAccumulationIntegerBits>(scaledExp(diff));
+      if (diff >= scaling.diffMin) sumOfExps = sable_softmax_accumulate(sumOfExps, hal::softmaxScaledExp(scaling, diff));
     }
-    // The maximum contributes exp(0) = 1, so the sum is positive and has a leading one bit.
-    const auto fixedSum = static_cast<uint32_t>(sumOfExps.raw);
-    const int headroomPlusOne = std::countl_zero(fixedSum);
-    const int bitsOverUnit = kAccumulationIntegerBits - headroomPlusOne;
-    const auto shiftedSumMinusOne = static_cast<int32_t>((fixedSum << headroomPlusOne) - (uint32_t{1} << 31));
-    const FixedPoint<0> shiftedScale = oneOverOnePlusX(FixedPoint<0>::fromRaw(shiftedSumMinusOne));
+    // The maximum contributes exp(0) = 1, so the sum is positive (unless it wrapped).
+    const sable_softmax_scale reciprocal = sable_softmax_reciprocal(sumOfExps);
     for (size_t k = 0; k < view.axis; ++k) {
       const size_t at = first + k * stride;
       const int32_t diff = static_cast<int32_t>(in[at]) - maxValue;
-      if (diff >= diffMin) {
-        // From Q0.31 * 2^-bitsOverUnit to the 1/256 output scale. Beyond 31 bits the quotient
-        // rounds to 0 (the reference's shift is undefined there; 0 is the exact answer).
-        const int outputShift = bitsOverUnit + 31 - 8;
-        const int32_t unsaturated =
-            outputShift > 31 ? 0 : roundingDivideByPOT((shiftedScale * scaledExp(diff)).raw, outputShift);
-        out[at] = saturateTo<T>(unsaturated + zeroPoint);
+      if (diff >= scaling.diffMin) {
+        out[at] = saturateTo<T>(sable_softmax_output(reciprocal, hal::softmaxScaledExp(scaling, diff)) + zeroPoint);
       } else {
         out[at] = std::numeric_limits<T>::min();
       }

@@ -48,22 +48,13 @@ inline int32_t multiplyByQuantizedMultiplierGreaterThanOne(int32_t x, int32_t mu
 // The NNAPI quantization rules (multiplier derivation, type ranges, fused activations) live in
 // sable/hal/quantization.h, shared with the NPU compiler.
 
-// The largest input (in units of the rescaled input) whose fixed-point value with
-// `integerBits` integer bits is still representable (TFLite CalculateInputRadius).
-inline int32_t calculateInputRadius(int integerBits, int leftShift) {
-  if (leftShift >= 62) return 0;
-  const double maxRescaled =
-      static_cast<double>((1 << integerBits) - 1) * static_cast<double>(1ll << (31 - integerBits)) /
-      static_cast<double>(1ll << leftShift);
-  return static_cast<int32_t>(std::floor(maxRescaled));
-}
-
 // An int32 result stored in a narrower integer element type, saturating at the type's limits.
 template <typename T>
 T saturateTo(int32_t value) {
   return static_cast<T>(std::clamp<int32_t>(value, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
 }
 
+using hal::calculateInputRadius;
 using hal::FusedActivation;
 using hal::quantizedActivationRange;
 using hal::quantizedMax;

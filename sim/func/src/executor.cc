@@ -182,6 +182,9 @@ uint32_t Executor::decode(const uint32_t* w) const {
     case SABLE_OP_LUT:
       ok = sable_cmd_lut_get_count(w) >= 1;
       break;
+    case SABLE_OP_SOFTMAX:
+      ok = sable_cmd_softmax_get_rows(w) >= 1 && sable_cmd_softmax_get_length(w) >= 1;
+      break;
     default:
       break;
   }
@@ -198,6 +201,7 @@ Executor::Outcome Executor::execute(const uint32_t* w, Counters& counters) {
     case SABLE_OP_POOL: return pool(w);
     case SABLE_OP_ELTWISE: return eltwise(w);
     case SABLE_OP_LUT: return lut(w);
+    case SABLE_OP_SOFTMAX: return softmax(w);
     case SABLE_OP_SYNC: return {SABLE_ERROR_NONE, 0};  // tokens only
     default: return {SABLE_ERROR_UNKNOWN_OPCODE, 0};  // decode() already refused it
   }
@@ -517,6 +521,45 @@ Executor::Outcome Executor::lut(const uint32_t* w) {
   }
   touchLines(output + (count - 1) * os + 1);
   return {SABLE_ERROR_NONE, tableLines + count};
+}
+
+Executor::Outcome Executor::softmax(const uint32_t* w) {
+  const bool isSigned = sable_cmd_softmax_get_signed(w) != 0;
+  const uint64_t input = sable_cmd_softmax_get_input_addr(w), output = sable_cmd_softmax_get_output_addr(w);
+  const uint64_t rows = sable_cmd_softmax_get_rows(w), length = sable_cmd_softmax_get_length(w);
+  const uint64_t is = sable_cmd_softmax_get_input_stride(w), os = sable_cmd_softmax_get_output_stride(w);
+  const uint64_t ibs = sable_cmd_softmax_get_input_block_stride(w), obs = sable_cmd_softmax_get_output_block_stride(w);
+  const uint64_t table = sable_cmd_softmax_get_table_addr(w);
+  const uint64_t blocks = ceilDiv(length, dim_), tableLines = sable_softmax_param_lines(dim_);
+  const uint64_t lastOutput = output + (rows - 1) * os + (blocks - 1) * obs;
+  if (!linesFit(input + (rows - 1) * is + (blocks - 1) * ibs, 1) || !linesFit(lastOutput, 1) ||
+      !linesFit(table, tableLines)) {
+    return {SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0};
+  }
+  // The table is read into the unit first, so outputs that overwrite it do not change it.
+  std::array<int32_t, SABLE_SOFTMAX_TABLE_ENTRIES> t{};
+  for (uint32_t d = 0; d < SABLE_SOFTMAX_TABLE_ENTRIES; ++d) t[d] = readLe32(line(table) + 4 * d);
+  const int32_t zeroPoint = isSigned ? -128 : 0;
+  std::vector<int32_t> x(length);
+  for (uint64_t r = 0; r < rows; ++r) {
+    // Pass 1: the row in, and its maximum.
+    int32_t maxValue = isSigned ? -128 : 0;
+    for (uint64_t k = 0; k < length; ++k) {
+      x[k] = readByte(line(input + r * is + (k / dim_) * ibs) + k % dim_, isSigned);
+      maxValue = std::max(maxValue, x[k]);
+    }
+    // Pass 2: the sum of the exponentials; then the reciprocal.
+    int32_t sum = 0;
+    for (uint64_t k = 0; k < length; ++k) sum = sable_softmax_accumulate(sum, t[maxValue - x[k]]);
+    const sable_softmax_scale reciprocal = sable_softmax_reciprocal(sum);
+    // Pass 3: the outputs.
+    for (uint64_t k = 0; k < length; ++k) {
+      const int64_t v = int64_t{sable_softmax_output(reciprocal, t[maxValue - x[k]])} + zeroPoint;
+      line(output + r * os + (k / dim_) * obs)[k % dim_] = saturate(v, zeroPoint, isSigned ? 127 : 255, isSigned);
+    }
+  }
+  touchLines(lastOutput + 1);  // strides are unsigned: the last block of the last row is the highest line
+  return {SABLE_ERROR_NONE, tableLines + rows * (3 * blocks + kSoftmaxReciprocalCycles)};
 }
 
 JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& observer) {

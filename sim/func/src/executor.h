@@ -33,6 +33,10 @@ class JobObserver {
 
 // The fixed latency of one DMA command (address generation and the AXI round trip), cycles.
 inline constexpr uint64_t kDmaLatencyCycles = 32;
+// SOFTMAX's per-row reciprocal: count leading zeros, the 1/(1 + x) starting guess and three
+// Newton–Raphson steps (two dependent multiplies each) through one multiplier, pipelined
+// (docs/func-model.md).
+inline constexpr uint64_t kSoftmaxReciprocalCycles = 16;
 
 class Executor {
  public:
@@ -63,6 +67,7 @@ class Executor {
   Outcome pool(const uint32_t* w);
   Outcome eltwise(const uint32_t* w);
   Outcome lut(const uint32_t* w);
+  Outcome softmax(const uint32_t* w);
   // Device address of bytes [offset, offset + extent) of a region, or the error cause.
   uint32_t resolve(uint32_t region, uint64_t offset, uint64_t extent, uint64_t& address) const;
   bool linesFit(uint64_t first, uint64_t count) const { return first + count <= spLines_; }

@@ -1,7 +1,8 @@
 // The data-movement operations on the NPU — CONCATENATION, PAD, PAD_V2, DEPTH_TO_SPACE,
 // SPACE_TO_DEPTH, RESIZE_NEAREST_NEIGHBOR — and the NCHW layout of the operations that take one,
-// each compiled whole (compileModel), run on the simulated NPU and compared bit for bit with the
-// CPU reference on random shapes, both quant8 types, and tensors larger than the scratchpad.
+// each compiled whole (compileModel) for the s16 and s8 configurations, run on the simulated NPU
+// and compared bit for bit with the CPU reference on random shapes, both quant8 types, and tensors
+// larger than the scratchpad.
 // Also: lowerMove's tokens and scratchpad races, the requantization table against the reference's
 // CONCATENATION, and CONCATENATION by addressing (no copy for inputs their producers write).
 #include <unistd.h>
@@ -64,46 +65,50 @@ Quant randomQuant(std::mt19937& rng, OperandType type) {
 class Movement : public ::testing::Test {
  protected:
   void SetUp() override {
-    device_ = devicetest::sharedTestDevice(&error_);
     if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
-    ASSERT_NE(device_, nullptr) << "cannot open the device: " << error_;
   }
 
-  // The NPU must report every operation supported, compile the model, and produce the CPU
-  // reference's bytes for every output.
+  // On each hardware configuration (s16, and s8 with its 8-byte lines and smaller scratchpad): the
+  // NPU must report every operation supported, compile the model, and produce the CPU reference's
+  // bytes for every output. Returns the s16 program.
   CompiledProgram expectBitExact(const hal::Model& model, const std::vector<std::vector<uint8_t>>& inputs,
                                  const std::string& what) {
-    const sable_hw_config& config = *findConfig("s16");
-    for (const OperationSupport& s : supportedOperations(model, config)) {
-      EXPECT_TRUE(s.supported) << what << ": " << s.reason;
-    }
-    auto program = compileModel(model, config);
-    EXPECT_TRUE(program.ok()) << what << ": " << (program.ok() ? "" : program.error().message);
-    if (!program.ok()) return {};
     auto cpu = sable::testing::runOnCpu(model, inputs);
     EXPECT_TRUE(cpu.ok()) << what << ": CPU reference: " << (cpu.ok() ? "" : cpu.error().message);
-    auto npu = devicetest::runOnNpu(*device_, devicetest::compiledJob(*program, inputs));
-    EXPECT_TRUE(npu.ok()) << what << ": NPU: " << (npu.ok() ? "" : npu.error().message);
-    if (!cpu.ok() || !npu.ok()) return *program;
-    EXPECT_EQ(npu->size(), cpu->size()) << what;
-    for (size_t o = 0; o < std::min(npu->size(), cpu->size()); ++o) {
-      const std::vector<uint8_t>& got = (*npu)[o];
-      const std::vector<uint8_t>& want = (*cpu)[o].bytes;
-      EXPECT_EQ(got.size(), want.size()) << what << ": output " << o;
-      size_t shown = 0;
-      for (size_t i = 0; i < std::min(got.size(), want.size()) && shown < 5; ++i) {
-        if (got[i] != want[i]) {
-          ++shown;
-          ADD_FAILURE() << what << ": output " << o << " byte " << i << " is " << int{got[i]} << ", the reference's "
-                        << int{want[i]};
+    CompiledProgram first;
+    for (const char* name : {"s16", "s8"}) {
+      const std::string where = fmt::format("{} on {}", what, name);
+      std::string error;
+      umd::Device* device = devicetest::sharedTestDevice(&error, name);
+      EXPECT_NE(device, nullptr) << "cannot open the " << name << " device: " << error;
+      const sable_hw_config& config = *findConfig(name);
+      for (const OperationSupport& s : supportedOperations(model, config)) {
+        EXPECT_TRUE(s.supported) << where << ": " << s.reason;
+      }
+      auto program = compileModel(model, config);
+      EXPECT_TRUE(program.ok()) << where << ": " << (program.ok() ? "" : program.error().message);
+      if (!program.ok() || device == nullptr || !cpu.ok()) continue;
+      if (first.stream.empty()) first = *program;
+      auto npu = devicetest::runOnNpu(*device, devicetest::compiledJob(*program, inputs));
+      EXPECT_TRUE(npu.ok()) << where << ": NPU: " << (npu.ok() ? "" : npu.error().message);
+      if (!npu.ok()) continue;
+      EXPECT_EQ(npu->size(), cpu->size()) << where;
+      for (size_t o = 0; o < std::min(npu->size(), cpu->size()); ++o) {
+        const std::vector<uint8_t>& got = (*npu)[o];
+        const std::vector<uint8_t>& want = (*cpu)[o].bytes;
+        EXPECT_EQ(got.size(), want.size()) << where << ": output " << o;
+        size_t shown = 0;
+        for (size_t i = 0; i < std::min(got.size(), want.size()) && shown < 5; ++i) {
+          if (got[i] != want[i]) {
+            ++shown;
+            ADD_FAILURE() << where << ": output " << o << " byte " << i << " is " << int{got[i]}
+                          << ", the reference's " << int{want[i]};
+          }
         }
       }
     }
-    return *program;
+    return first;
   }
-
-  umd::Device* device_ = nullptr;
-  std::string error_;
 };
 
 // ---- PAD / PAD_V2 -----------------------------------------------------------------------------
@@ -231,18 +236,19 @@ TEST_F(Movement, ConcatenationLargerThanTheScratchpad) {
   expectBitExact(b.build(), {randomBytes(rng, 70 * 70 * 29), randomBytes(rng, 70 * 70 * 19)}, "large CONCATENATION");
 }
 
-// A 1×1 convolution of `in` into a new temporary of `channels` channels.
+// A 1×1 convolution of `in` into a new temporary (or model output) of `channels` channels.
 uint32_t addPointwise(ModelBuilder& b, std::mt19937& rng, uint32_t in, const std::vector<uint32_t>& inDims,
-                      uint32_t channels, const Quant& out, OperandType type) {
+                      uint32_t channels, const Quant& out, OperandType type, bool modelOutput = false) {
   const uint32_t cin = inDims.back();
   const int32_t zp = type == kU8 ? 128 : 0;
   const uint32_t f = b.addConstant(type, {channels, 1, 1, cin}, randomBytes(rng, uint64_t{channels} * cin), 0.01f, zp);
   std::vector<int32_t> bias(channels);
   for (auto& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
-  const uint32_t bo = b.addConstant(kI32, {channels}, bias, 0.05f * 0.01f);
+  const uint32_t bo = b.addConstant(kI32, {channels}, bias, b.model().main.operands[in].scale * 0.01f);
   std::vector<uint32_t> dims = inDims;
   dims.back() = channels;
-  const uint32_t t = b.addTemporary(type, dims, out.scale, out.zeroPoint);
+  const uint32_t t = modelOutput ? b.addOutput(type, dims, out.scale, out.zeroPoint)
+                                 : b.addTemporary(type, dims, out.scale, out.zeroPoint);
   b.addOperation(OperationType::CONV_2D, {in, f, bo, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0)}, {t});
   return t;
 }
@@ -271,6 +277,57 @@ TEST_F(Movement, ConcatenationOfLayerOutputsIsAddressingWithoutCopies) {
     EXPECT_EQ(program.layers[4].stats.commands, 0u) << "the outer concatenation copies nothing";
     EXPECT_EQ(program.scratchBytes, 0u) << "every intermediate tensor is a slice of the model output";
   }
+}
+
+// Other kinds of layers than convolutions write their outputs as channel slices too: PAD (a data
+// movement with fills), ADD and MAX_POOL_2D feed one concatenation without copies.
+TEST_F(Movement, EveryLayerKindWritesIntoAChannelSlice) {
+  for (OperandType type : {kU8, kS8}) {
+    std::mt19937 rng(type == kU8 ? 117 : 118);
+    const Quant q{0.1f, type == kU8 ? 120 : -8};
+    ModelBuilder b;
+    const uint32_t in = b.addInput(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    const uint32_t small = b.addInput(type, {1, 5, 3, 8}, q.scale, q.zeroPoint);
+    const uint32_t padded = b.addTemporary(type, {1, 5, 6, 11}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::PAD, {in, b.addConstant(kI32, {4, 2}, std::vector<int32_t>{0, 0, 0, 0, 0, 0, 1, 2})},
+                   {padded});
+    const uint32_t resized = b.addTemporary(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR, {small, b.addInt32(6), b.addInt32(5), b.addBool(false)},
+                   {resized});
+    const uint32_t sum = b.addTemporary(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::ADD, {in, resized, b.addInt32(0)}, {sum});
+    const uint32_t pooled = b.addTemporary(type, {1, 5, 6, 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::MAX_POOL_2D,
+                   {in, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(3), b.addInt32(3), b.addInt32(0)},
+                   {pooled});
+    const uint32_t out = b.addOutput(type, {1, 5, 6, 11 + 8 + 8}, q.scale, q.zeroPoint);
+    b.addOperation(OperationType::CONCATENATION, {padded, sum, pooled, b.addInt32(3)}, {out});
+    const CompiledProgram program =
+        expectBitExact(b.build(), {randomBytes(rng, 5 * 6 * 8), randomBytes(rng, 5 * 3 * 8)},
+                       fmt::format("{} layer kinds into slices", hal::toString(type)));
+    ASSERT_EQ(program.layers.size(), 5u);
+    EXPECT_EQ(program.layers[4].stats.commands, 0u) << "the concatenation copies nothing";
+  }
+}
+
+// The concatenation's output is an intermediate tensor: it lives from its first slice's producer
+// on, so a tensor made in between (D) must get other bytes, or it would overwrite slice A.
+TEST_F(Movement, SlicedConcatenationOutputLivesFromItsFirstSlice) {
+  std::mt19937 rng(116);
+  const Quant q{0.15f, 3};
+  ModelBuilder b;
+  const std::vector<uint32_t> dims = {1, 8, 9, 8};
+  const uint32_t in = b.addInput(kU8, dims, 0.05f, 128);
+  const uint32_t a = addPointwise(b, rng, in, dims, 10, q, kU8);
+  const uint32_t d = addPointwise(b, rng, in, dims, 16, {0.1f, 128}, kU8);
+  const uint32_t c = addPointwise(b, rng, d, {1, 8, 9, 16}, 6, q, kU8);
+  const uint32_t cat = b.addTemporary(kU8, {1, 8, 9, 16}, q.scale, q.zeroPoint);
+  b.addOperation(OperationType::CONCATENATION, {a, c, b.addInt32(3)}, {cat});
+  addPointwise(b, rng, cat, {1, 8, 9, 16}, 12, {0.3f, 100}, kU8, true);
+  const CompiledProgram program = expectBitExact(b.build(), {randomBytes(rng, product(dims))}, "sliced intermediate");
+  ASSERT_EQ(program.layers.size(), 5u);
+  EXPECT_EQ(program.layers[3].stats.commands, 0u);
+  EXPECT_GE(program.scratchBytes, 8u * 9 * (16 + 16)) << "the concatenation's output and D are alive together";
 }
 
 // A model input, a constant and an input of another quantization are copied; a layer output of
@@ -414,6 +471,38 @@ TEST_F(Movement, NchwConvolutionDepthwiseAndPoolingMatchTheReference) {
   }
 }
 
+// A tensor passed from one NCHW layer to another stays NHWC: the pooling between a convolution and
+// a resize neither transposes its input nor its output.
+TEST_F(Movement, NchwChainsStayNhwcBetweenLayers) {
+  for (OperandType type : {kU8, kS8}) {
+    std::mt19937 rng(type == kU8 ? 119 : 120);
+    const int32_t zp = type == kU8 ? 128 : 0;
+    ModelBuilder b;
+    const uint32_t in = b.addInput(type, {1, 12, 9, 10}, 0.05f, zp);
+    const uint32_t f = b.addConstant(type, {16, 1, 1, 12}, randomBytes(rng, 16 * 12), 0.01f, zp);
+    std::vector<int32_t> bias(16);
+    for (auto& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
+    const uint32_t bo = b.addConstant(kI32, {16}, bias, 0.05f * 0.01f);
+    const uint32_t conv = b.addTemporary(type, {1, 16, 9, 10}, 0.2f, zp);
+    b.addOperation(OperationType::CONV_2D,
+                   {in, f, bo, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0), b.addBool(true)}, {conv});
+    const uint32_t pooled = b.addTemporary(type, {1, 16, 4, 5}, 0.2f, zp);
+    b.addOperation(OperationType::MAX_POOL_2D,
+                   {conv, b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(0),
+                    b.addBool(true)},
+                   {pooled});
+    const uint32_t out = b.addOutput(type, {1, 16, 8, 10}, 0.2f, zp);
+    b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR,
+                   {pooled, b.addInt32(10), b.addInt32(8), b.addBool(true)}, {out});
+    const CompiledProgram program = expectBitExact(b.build(), {randomBytes(rng, 12 * 9 * 10)},
+                                                   fmt::format("NCHW chain {}", hal::toString(type)));
+    ASSERT_EQ(program.layers.size(), 3u);
+    EXPECT_EQ(program.layers[1].stats.dramBytesWritten, 16u * 4 * 5) << "the pooling writes its output once";
+    EXPECT_EQ(program.layers[2].stats.dramBytesWritten, 2u * 16 * 8 * 10)
+        << "the resize writes its NHWC result and transposes it into the NCHW model output";
+  }
+}
+
 // ---- lowerMove itself -------------------------------------------------------------------------
 
 // A hand-made layer: a fill of the whole output, then a transposing copy over it. Expected bytes
@@ -452,7 +541,10 @@ TEST_F(Movement, LowerMoveKeepsTheLayerProtocolAndHasNoRace) {
                          .regions = {{NpuRegion::Kind::INPUT, in, in.size()},
                                      {NpuRegion::Kind::OUTPUT, {}, outBytes},
                                      {NpuRegion::Kind::CONSTANT, pool.bytes(), pool.bytes().size()}}};
-  auto npu = devicetest::runOnNpu(*device_, job);
+  std::string error;
+  umd::Device* device = devicetest::sharedTestDevice(&error);
+  ASSERT_NE(device, nullptr) << "cannot open the device: " << error;
+  auto npu = devicetest::runOnNpu(*device, job);
   ASSERT_TRUE(npu.ok()) << npu.error().message;
   const std::vector<uint8_t>& got = (*npu)[0];
   ASSERT_EQ(got.size(), outBytes);
@@ -473,8 +565,15 @@ TEST(MovementLegalization, RefusalsNameTheOperationAndTheRule) {
   const uint32_t r = b.addOutput(kU8, {1, 4, 6, 4}, 0.5f, 0);
   b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR,
                  {q, b.addInt32(6), b.addInt32(4), b.addBool(false), b.addBool(true), b.addBool(true)}, {r});
+  // The output operand says 5 columns where the size input says 6: the NPU does not guess.
+  const uint32_t q2 = b.addInput(kU8, {1, 2, 3, 4}, 0.5f, 0);
+  const uint32_t r2 = b.addOutput(kU8, {1, 4, 5, 4}, 0.5f, 0);
+  b.addOperation(OperationType::RESIZE_NEAREST_NEIGHBOR, {q2, b.addInt32(6), b.addInt32(4), b.addBool(false)}, {r2});
   const auto support = supportedOperations(b.build(), *findConfig("s16"));
-  ASSERT_EQ(support.size(), 2u);
+  ASSERT_EQ(support.size(), 3u);
+  EXPECT_FALSE(support[2].supported);
+  EXPECT_NE(support[2].reason.find("the output width is 6, but the output operand has 5"), std::string::npos)
+      << support[2].reason;
   EXPECT_FALSE(support[0].supported);
   EXPECT_NE(support[0].reason.find("operation 0 (DEPTH_TO_SPACE)"), std::string::npos) << support[0].reason;
   EXPECT_NE(support[0].reason.find("TENSOR_FLOAT32"), std::string::npos) << support[0].reason;

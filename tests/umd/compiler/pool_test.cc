@@ -89,27 +89,9 @@ hal::Result<Lowered> lower(const PoolCase& c, const Placement& p = {}, const sab
   return lowered;
 }
 
-// A second sable-simd with the small configuration s8 (8 lanes, 64 KiB scratchpad); nullptr
-// with *error set.
-umd::Device* s8Device(std::string* error) {
-  static std::unique_ptr<umd::Device> device;
-  static std::string openError;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
-    setenv("SABLE_SIMD_ARGS", "--memory-mib 16 --config s8", 1);
-    auto opened = umd::Device::open({.name = fmt::format("npu-test-s8-{}", getpid()), .spawn = true});
-    setenv("SABLE_SIMD_ARGS", "--memory-mib 16", 1);
-    if (opened.ok()) {
-      device = std::make_unique<umd::Device>(std::move(*opened));
-    } else {
-      openError = opened.error().message;
-    }
-  }
-  *error = openError;
-  return device.get();
-}
+// A second sable-simd with the small configuration s8 (8 lanes, 64 KiB scratchpad, 512
+// accumulator rows); nullptr with *error set.
+umd::Device* s8Device(std::string* error) { return devicetest::sharedTestDevice(error, "s8"); }
 
 class RandomSource {
  public:

@@ -2,8 +2,10 @@
 // layers in model order into one stream.
 #include "sable/umd/compiler/compiler.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -195,6 +197,32 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
     return operand;
   };
 
+  // The layout pass: a tensor made by an NCHW layer and read only by NCHW layers (as the input
+  // their layout concerns) stays NHWC in memory, sparing a transpose back and forth.
+  std::map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> readers;  // operand → (step, input)
+  for (uint32_t step = 0; step < opCount; ++step) {
+    const auto& ins = main.operations[step].inputs;
+    for (size_t i = 0; i < ins.size(); ++i) readers[ins[i]].emplace_back(step, i);
+  }
+  std::set<uint32_t> keptNhwc;
+  for (uint32_t step = 0; step < opCount; ++step) {
+    const uint32_t operand = layers[step].outputOperand;
+    if (!layers[step].nchw || main.operands[operand].lifetime != OperandLifeTime::TEMPORARY_VARIABLE ||
+        sliceOf.contains(operand) || !readers.contains(operand)) {
+      continue;
+    }
+    const bool onlyNchwReaders = std::ranges::all_of(readers.at(operand), [&](const auto& reader) {
+      return layers[reader.first].nchw && reader.second == 0;
+    });
+    if (onlyNchwReaders) keptNhwc.insert(operand);
+  }
+  const auto transposesInput = [&](uint32_t step) {
+    return layers[step].nchw && !keptNhwc.contains(main.operations[step].inputs.at(0));
+  };
+  const auto transposesOutput = [&](uint32_t step) {
+    return layers[step].nchw && !keptNhwc.contains(layers[step].outputOperand);
+  };
+
   // The layout pass's NHWC buffers of NCHW layers, alive during their step: pseudo-operands after
   // the model's.
   const auto operandCount = static_cast<uint32_t>(main.operands.size());
@@ -221,11 +249,9 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
       const auto [it, fresh] = lifetimes.try_emplace(produced, elementCount(main.operands[produced]), step, step);
       if (!fresh) it->second.lastStep = step;
     }
-    if (layers[step].nchw) {
-      const auto [inputBytes, outputBytes] = layoutBufferBytes(layers[step]);
-      lifetimes[layoutInput(step)] = {inputBytes, step, step};
-      lifetimes[layoutOutput(step)] = {outputBytes, step, step};
-    }
+    const auto [inputBytes, outputBytes] = layoutBufferBytes(layers[step]);
+    if (transposesInput(step)) lifetimes[layoutInput(step)] = {inputBytes, step, step};
+    if (transposesOutput(step)) lifetimes[layoutOutput(step)] = {outputBytes, step, step};
   }
   std::vector<uint32_t> order;
   std::vector<BufferLifetime> buffers;
@@ -255,11 +281,11 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
       continue;
     }
     placeLayer(layers[step].layer, layers[step], locations);
-    LayoutBuffers layout{.region = program.scratchRegion};
-    if (layers[step].nchw) {
-      layout.inputOffset = locations.at(layoutInput(step)).offset;
-      layout.outputOffset = locations.at(layoutOutput(step)).offset;
-    }
+    LayoutBuffers layout{.region = program.scratchRegion,
+                         .transposeInput = transposesInput(step),
+                         .transposeOutput = transposesOutput(step)};
+    if (layout.transposeInput) layout.inputOffset = locations.at(layoutInput(step)).offset;
+    if (layout.transposeOutput) layout.outputOffset = locations.at(layoutOutput(step)).offset;
     auto stats = lowerLegalized(context, layers[step], layout);
     if (!stats.ok()) {
       return hal::invalidArgument("operation {} ({}): {}", step, hal::toString(main.operations[step].type),

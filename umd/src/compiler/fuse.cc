@@ -22,8 +22,8 @@ std::optional<FusedActivation> standaloneRelu(OperationType type) {
   }
 }
 
-// The fused activation and output view of a layer that has a clamp; nullptr for LUT and move
-// layers.
+// The fused activation and output view of a layer that has a clamp (a fused activation); nullptr
+// for the others (LUT, move, softmax layers).
 struct Clamp {
   FusedActivation* activation = nullptr;
   const TensorView* output = nullptr;
@@ -32,11 +32,10 @@ struct Clamp {
 Clamp clampOf(Layer& layer) {
   return std::visit(
       [](auto& l) -> Clamp {
-        using L = std::decay_t<decltype(l)>;
-        if constexpr (std::is_same_v<L, LutLayer> || std::is_same_v<L, MoveLayer>) {
-          return {};
-        } else {
+        if constexpr (requires { l.activation; }) {
           return {&l.activation, &l.output};
+        } else {
+          return {};
         }
       },
       layer);

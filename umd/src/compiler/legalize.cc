@@ -3,7 +3,9 @@
 // here, so a malformed operation is an internal error rather than a user-facing one.
 #include "sable/umd/compiler/legalize.h"
 
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <limits>
 
 #include <fmt/format.h>
@@ -50,6 +52,17 @@ class OperationReader {
     const auto value = hal::constantScalar(model_, input(i));
     if (!value) return unsupported("{} (input {}) must be a constant", what, i);
     return *value;
+  }
+  // A FLOAT32 constant scalar.
+  hal::Result<float> realScalar(size_t i, const char* what) const {
+    if (input(i).type != OperandType::FLOAT32) {
+      return unsupported("{} (input {}) is {}, not FLOAT32", what, i, hal::toString(input(i).type));
+    }
+    const auto data = hal::constantBytes(model_, input(i));
+    if (!data || data->size() != sizeof(float)) return unsupported("{} (input {}) must be a constant", what, i);
+    float value = 0.0f;
+    std::memcpy(&value, data->data(), sizeof value);
+    return value;
   }
   hal::Result<std::vector<uint8_t>> bytes(size_t i, const char* what) const {
     const auto data = hal::constantBytes(model_, input(i));
@@ -346,10 +359,8 @@ hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
   if (bytes != uint64_t{out.n} * out.h * out.w * out.c || bytes > std::numeric_limits<uint32_t>::max()) {
     return r.unsupported("the output holds a different number of elements");
   }
-  LutTable identity{};
-  for (uint32_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<uint8_t>(i);
   return LegalizedLayer{
-      .layer = flatLut(in, out, identity), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
+      .layer = flatLut(in, out, identityTable()), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
 }
 
 // RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH: a table of the byte (tables.h).
@@ -455,9 +466,14 @@ hal::Result<LegalizedLayer> legalizeConcatenation(const OperationReader& r) {
     if (in.quant.type != layer.output.quant.type || r.input(i).dimensions.size() != rank) {
       return r.unsupported("input {} differs from the output in type or rank", i);
     }
+    for (size_t a = 0; a < rank; ++a) {
+      if (a != axis && viewAxis(in, rank, a) != viewAxis(layer.output, rank, a)) {
+        return r.unsupported("input {} differs from the output on axis {}, which is not the concatenation's", i, a);
+      }
+    }
     uint32_t table = 0;
     if (in.quant.scale != layer.output.quant.scale || in.quant.zeroPoint != layer.output.quant.zeroPoint) {
-      SABLE_ASSIGN_OR_RETURN(const ByteTable requantize, requantizeTable(in.quant, layer.output.quant));
+      SABLE_ASSIGN_OR_RETURN(const LutTable requantize, requantizeTable(in.quant, layer.output.quant));
       const auto same = std::find(layer.tables.begin(), layer.tables.end(), requantize);
       table = static_cast<uint32_t>(same - layer.tables.begin());
       if (same == layer.tables.end()) layer.tables.push_back(requantize);
@@ -535,7 +551,52 @@ hal::Result<LegalizedLayer> legalizeResizeNearest(const OperationReader& r) {
   SABLE_ASSIGN_OR_RETURN(const bool halfPixelCenters, optionalFlag(r, 5, "half_pixel_centers"));
   if (alignCorners && halfPixelCenters) return r.unsupported("align_corners and half_pixel_centers are both set");
   if (in.n != out.n || in.c != out.c) return r.unsupported("the output's batches or channels differ from the input's");
+  // The output's size is what the size or scale inputs give, as the reference computes it.
+  for (const auto& [index, inSize, outSize] : {std::tuple{size_t{1}, in.w, out.w}, std::tuple{size_t{2}, in.h, out.h}}) {
+    const char* what = index == 1 ? "the output width" : "the output height";
+    int64_t size = 0;
+    if (r.input(index).type == OperandType::INT32) {
+      SABLE_ASSIGN_OR_RETURN(size, r.scalar(index, what));
+    } else if (r.input(index).type == OperandType::FLOAT32) {
+      SABLE_ASSIGN_OR_RETURN(const std::vector<uint8_t> raw, r.bytes(index, what));
+      float scale = 0.0f;
+      if (raw.size() != sizeof scale) return r.unsupported("{} is not one FLOAT32", what);
+      std::memcpy(&scale, raw.data(), sizeof scale);
+      const float scaled = std::floor(static_cast<float>(inSize) * scale);
+      // Checked before the conversion, which NaN or infinity would make undefined.
+      if (!(scaled >= 0.0f && scaled <= static_cast<float>(outSize))) {
+        return r.unsupported("{} scale {} does not give the output operand's {}", what, scale, outSize);
+      }
+      size = static_cast<int64_t>(scaled);
+    } else {
+      return r.unsupported("{} is {}, not INT32 or FLOAT32", what, hal::toString(r.input(index).type));
+    }
+    if (size != outSize) return r.unsupported("{} is {}, but the output operand has {}", what, size, outSize);
+  }
   return moveOf(r, resizeNearestLayer(in, out, alignCorners, halfPixelCenters), nchw);
+}
+
+// SOFTMAX along the last axis with a constant beta > 0; the output quantization NNAPI requires is
+// checked by lowerSoftmax.
+hal::Result<LegalizedLayer> legalizeSoftmax(const OperationReader& r) {
+  SoftmaxLayer layer;
+  SABLE_ASSIGN_OR_RETURN(layer.input, r.activation(r.input(0), "the input"));
+  SABLE_ASSIGN_OR_RETURN(layer.output, r.activation(r.output(), "the output"));
+  SABLE_ASSIGN_OR_RETURN(const float beta, r.realScalar(1, "beta"));
+  if (!(beta > 0.0f)) return r.unsupported("beta must be positive, it is {}", beta);
+  const auto rank = static_cast<int32_t>(r.input(0).dimensions.size());
+  if (r.inputCount() > 2) {
+    SABLE_ASSIGN_OR_RETURN(int32_t axis, r.scalar(2, "the axis"));
+    if (axis < -rank || axis >= rank) return r.unsupported("axis {} is outside a rank-{} input", axis, rank);
+    if (axis < 0) axis += rank;
+    if (axis != rank - 1) {
+      return r.unsupported("softmax along axis {} of a rank-{} input: the NPU runs the last axis only", axis, rank);
+    }
+  }
+  auto table = softmaxTable(beta, layer.input.quant.scale);
+  if (!table.ok()) return r.unsupported("{}", table.error().message);
+  layer.table = *table;
+  return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
 }
 
 // Fills placeholder placements (region 0 input(s), 1 output) for a dry run.
@@ -591,6 +652,7 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::DEPTH_TO_SPACE: return legalizeDepthSpace(r, true);
     case OperationType::SPACE_TO_DEPTH: return legalizeDepthSpace(r, false);
     case OperationType::RESIZE_NEAREST_NEIGHBOR: return legalizeResizeNearest(r);
+    case OperationType::SOFTMAX: return legalizeSoftmax(r);
     default: return r.unsupported("not lowered to the NPU");
   }
 }
@@ -604,6 +666,7 @@ hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer)
         if constexpr (std::is_same_v<L, EltwiseLayer>) return lowerEltwise(context, l);
         if constexpr (std::is_same_v<L, LutLayer>) return lowerLut(context, l);
         if constexpr (std::is_same_v<L, MoveLayer>) return lowerMove(context, l);
+        if constexpr (std::is_same_v<L, SoftmaxLayer>) return lowerSoftmax(context, l);
       },
       layer);
 }
@@ -654,16 +717,24 @@ hal::Result<LayerStats> lowerLegalized(LoweringContext& context, const Legalized
   Layer layer = legalized.layer;
   const auto [input, output] = layoutViews(layer);
   const TensorView nchwInput = nchwViewOf(*input), nchwOutput = nchwViewOf(*output);
-  for (auto [view, offset] : {std::pair{input, buffers.inputOffset}, std::pair{output, buffers.outputOffset}}) {
+  const auto intoBuffer = [&buffers](TensorView* view, uint64_t offset) {
     view->region = buffers.region;
     view->offset = offset;
     view->pixelStride = 0;
-  }
+  };
   LayerStats total;
-  SABLE_ASSIGN_OR_RETURN(const LayerStats in, lowerMove(context, nchwToNhwcLayer(nchwInput, *input)));
+  if (buffers.transposeInput) {
+    intoBuffer(input, buffers.inputOffset);
+    SABLE_ASSIGN_OR_RETURN(const LayerStats in, lowerMove(context, nchwToNhwcLayer(nchwInput, *input)));
+    accumulate(total, in);
+  }
+  if (buffers.transposeOutput) intoBuffer(output, buffers.outputOffset);
   SABLE_ASSIGN_OR_RETURN(const LayerStats main, lowerLayer(context, layer));
-  SABLE_ASSIGN_OR_RETURN(const LayerStats out, lowerMove(context, nhwcToNchwLayer(*output, nchwOutput)));
-  for (const LayerStats* part : {&in, &main, &out}) accumulate(total, *part);
+  accumulate(total, main);
+  if (buffers.transposeOutput) {
+    SABLE_ASSIGN_OR_RETURN(const LayerStats out, lowerMove(context, nhwcToNchwLayer(*output, nchwOutput)));
+    accumulate(total, out);
+  }
   return total;
 }
 

@@ -90,6 +90,12 @@ void saturateBeyondTheInputRadius(LutTable& table, const Quantization& input, co
 
 }  // namespace
 
+LutTable identityTable() {
+  LutTable table{};
+  for (uint32_t u = 0; u < SABLE_LUT_ENTRIES; ++u) table[u] = static_cast<uint8_t>(u);
+  return table;
+}
+
 hal::Result<LutTable> requantizeTable(const Quantization& input, const Quantization& output) {
   SABLE_TRY(checkTableQuantization(input, output));
   // The reference's float arithmetic step for step (TFLite ConcatenationWithScaling): int8 goes

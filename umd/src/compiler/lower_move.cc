@@ -1,11 +1,11 @@
 // lowerMove: data movement as strided copies through the scratchpad (layer.h MoveLayer).
 //
-// Each copy is cut into runs of at most array_dim bytes and pieces of at most maxLines elements (one
-// scratchpad line each). A piece
-// is a DMA_LOAD of its elements into an input buffer, a LUT through the copy's table into an
-// output buffer — the compute command that hands the lines from the load queue to the store queue,
-// and that requantizes when the table is not the identity — and a DMA_STORE to the output. The
-// tables are loaded once into the first lines. Two buffer sets double-buffer the pieces with the
+// Each copy is cut into runs of at most array_dim bytes (whole pixels next to each other in dense
+// views first joined into one run) and pieces of at most maxLines elements (one scratchpad line
+// each). A piece is a DMA_LOAD of its elements into an input buffer, a LUT through the copy's
+// table into an output buffer — the compute command that hands the lines from the load queue to
+// the store queue, and that requantizes when the table is not the identity — and a DMA_STORE to
+// the output. The tables are loaded once into the first lines. Two buffer sets double-buffer the pieces with the
 // tokens of lowerLut and lowerEltwise: the load of piece i >= 2 waits for the LUT of piece i - 2
 // (COMPUTE_TO_LOAD), the LUT of piece i for its load and, for i >= 2, for the store of piece i - 2
 // (STORE_TO_COMPUTE); the last store's STORE_TO_COMPUTE is the layer's.
@@ -115,6 +115,17 @@ void split(const MoveCopy& c, uint32_t maxLines, std::vector<MoveCopy>& out) {
   }
 }
 
+// Do the copy's x elements cover whole pixels, next to each other, of dense views on both sides
+// (PAD or CONCATENATION along rows, columns or images)? Then they are one run of bytes, moved in
+// full lines rather than one line per pixel. (A fill's source is the same bytes anyway.)
+bool wholeAdjacentPixels(const MoveCopy& c, const MoveLayer& layer) {
+  const auto adjacent = [&c](const TensorView& v, const MovePosition& p, const MoveStep& s) {
+    return v.pitch() == v.c && c.bytes == v.c && p.chan == 0 && s.row == 0 && s.col == 1 && s.chan == 0;
+  };
+  if (c.nx < 2 || !adjacent(layer.output, c.to, c.toStep[0])) return false;
+  return c.input == MoveCopy::kFill || adjacent(layer.inputs[c.input], c.from, c.fromStep[0]);
+}
+
 }  // namespace
 
 hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& layer) {
@@ -155,6 +166,24 @@ hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& lay
   const uint32_t buffers = tableCount * tableLines;
   std::vector<MoveCopy> pieces;
   for (const MoveCopy& c : layer.copies) {
+    if (wholeAdjacentPixels(c, layer)) {
+      // The nx pixels are one run of bytes on both sides: full lines along x, and the rest.
+      const uint32_t run = c.bytes * c.nx;
+      MoveCopy lines = c;
+      lines.bytes = dim;
+      lines.nx = run / dim;
+      lines.fromStep[0] = lines.toStep[0] = MoveStep{.chan = dim};
+      if (lines.nx > 0) split(lines, maxLines, pieces);
+      if (run % dim != 0) {
+        MoveCopy tail = c;
+        tail.bytes = run % dim;
+        tail.nx = 1;
+        tail.from.chan += run - run % dim;
+        tail.to.chan += run - run % dim;
+        split(tail, maxLines, pieces);
+      }
+      continue;
+    }
     // Runs longer than a line: one copy per array_dim bytes.
     for (uint32_t b = 0; b < c.bytes; b += dim) {
       MoveCopy chunk = c;

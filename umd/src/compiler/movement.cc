@@ -78,12 +78,6 @@ float resizeScale(uint32_t inSize, uint32_t outSize, bool alignCorners) {
 
 }  // namespace
 
-ByteTable identityTable() {
-  ByteTable table{};
-  for (uint32_t i = 0; i < table.size(); ++i) table[i] = static_cast<uint8_t>(i);
-  return table;
-}
-
 void appendPlacement(const TensorView& in, const TensorView& out, const Nhwc& origin, uint32_t input, uint32_t table,
                      std::vector<MoveCopy>& copies) {
   // Runs of in.c bytes: columns, rows of an image, images.

@@ -9,13 +9,9 @@
 #include <vector>
 
 #include "sable/umd/compiler/layer.h"
+#include "sable/umd/compiler/tables.h"
 
 namespace sable::umd::compiler {
-
-using ByteTable = std::array<uint8_t, SABLE_LUT_ENTRIES>;
-
-// The table that maps every byte to itself.
-ByteTable identityTable();
 
 // A position in a view's NHWC coordinates.
 struct Nhwc {

@@ -72,6 +72,14 @@ inline bool quantizeMultiplierAtLeastOne(double real, int32_t* multiplier, int* 
   return *shift >= 0;
 }
 
+// The largest input (in units of the rescaled input) whose fixed-point value with `integerBits`
+// integer bits is still representable (TFLite CalculateInputRadius).
+inline int32_t calculateInputRadius(int integerBits, int leftShift) {
+  if (leftShift >= 62) return 0;
+  const double maxRescaled = static_cast<double>((1 << integerBits) - 1) *
+                             static_cast<double>(1ll << (31 - integerBits)) / static_cast<double>(1ll << leftShift);
+  return static_cast<int32_t>(std::floor(maxRescaled));
+}
 
 // The range a quantized value of this type can take.
 inline int32_t quantizedMin(OperandType type) {

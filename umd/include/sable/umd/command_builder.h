@@ -276,6 +276,28 @@ struct Lut {
   friend bool operator==(const Lut&, const Lut&) = default;
 };
 
+// Row k of `rows` rows: byte j at lane j % array_dim of line addr + k·stride + (j / array_dim)·block_stride.
+struct Softmax {
+  static constexpr uint32_t kOpcode = SABLE_OP_SOFTMAX;
+  bool is_signed = false;
+  uint32_t input_addr = 0;
+  uint32_t output_addr = 0;
+  uint32_t rows = 1;
+  uint32_t length = 1;
+  uint32_t input_stride = 1;
+  uint32_t output_stride = 1;
+  uint32_t input_block_stride = 1;
+  uint32_t output_block_stride = 1;
+  uint32_t table_addr = 0;
+  template <class Self, class Visit> static void fields(Self& s, Visit&& v) {
+    v("signed", s.is_signed); v("input_addr", s.input_addr); v("output_addr", s.output_addr);
+    v("rows", s.rows); v("length", s.length); v("input_stride", s.input_stride);
+    v("output_stride", s.output_stride); v("input_block_stride", s.input_block_stride);
+    v("output_block_stride", s.output_block_stride); v("table_addr", s.table_addr);
+  }
+  friend bool operator==(const Softmax&, const Softmax&) = default;
+};
+
 // A compute-queue barrier: no work, only its dependency tokens (docs/isa.md, SYNC).
 struct Sync {
   static constexpr uint32_t kOpcode = SABLE_OP_SYNC;
@@ -283,7 +305,7 @@ struct Sync {
   friend bool operator==(const Sync&, const Sync&) = default;
 };
 
-using Command = std::variant<End, DmaLoad, DmaStore, Matmul, Depthwise, Postproc, Pool, Eltwise, Lut, Sync>;
+using Command = std::variant<End, DmaLoad, DmaStore, Matmul, Depthwise, Postproc, Pool, Eltwise, Lut, Sync, Softmax>;
 
 // A command with its dependency tokens, as the builder takes it and the reader returns it.
 struct StreamCommand {

@@ -187,10 +187,20 @@ struct MoveLayer {
   uint8_t fill = 0;
 };
 
+// SOFTMAX along the last dimension (c): every pixel is one row of c bytes. The output has NNAPI's
+// softmax quantization (scale 1/256, zero point 0 for uint8, −128 for int8); `table` is the
+// SOFTMAX table of docs/isa.md for the layer's beta and input scale (softmaxTable(), tables.h).
+using SoftmaxTable = std::array<int32_t, SABLE_SOFTMAX_TABLE_ENTRIES>;
+struct SoftmaxLayer {
+  TensorView input, output;
+  SoftmaxTable table{};
+};
+
 hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& layer);
 hal::Result<LayerStats> lowerPool(LoweringContext& context, const PoolLayer& layer);
 hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLayer& layer);
 hal::Result<LayerStats> lowerLut(LoweringContext& context, const LutLayer& layer);
 hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& layer);
+hal::Result<LayerStats> lowerSoftmax(LoweringContext& context, const SoftmaxLayer& layer);
 
 }  // namespace sable::umd::compiler

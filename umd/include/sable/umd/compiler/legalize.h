@@ -17,7 +17,7 @@
 
 namespace sable::umd::compiler {
 
-using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, MoveLayer>;
+using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, MoveLayer, SoftmaxLayer>;
 
 // A layer and the model operands its tensors come from. The TensorViews carry shapes and
 // quantization; their region, offset and pixel stride are left for memory planning to fill.
@@ -40,10 +40,13 @@ struct LegalizedLayer {
 };
 
 // Where the NHWC tensors of an NCHW layer live while it runs: region, and byte offsets of the
-// transposed input and of the output before its transpose back.
+// transposed input and of the output before its transpose back. A tensor passed between two NCHW
+// layers stays NHWC in memory (compiler.cc): then the input is not transposed (and its layer
+// view's placement is the NHWC tensor's), or the output not transposed back.
 struct LayoutBuffers {
   uint32_t region = 0;
   uint64_t inputOffset = 0, outputOffset = 0;
+  bool transposeInput = true, transposeOutput = true;
 };
 
 // Lowers a legalized layer whose views are placed (for an NCHW layer, where its NCHW tensors
