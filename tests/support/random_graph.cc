@@ -636,6 +636,20 @@ std::optional<Tensor> resizeNearest(GraphBuilder& g, const Tensor& in) {
   return out;
 }
 
+// SOFTMAX along the last axis (the NPU runs no other; the axis operand given now and then, as −1
+// or rank − 1), a random beta, the output quantization NNAPI fixes. Rows of up to 4096 bytes, so
+// that one fits the s8 scratchpad beside the table.
+std::optional<Tensor> softmax(GraphBuilder& g, const Tensor& in) {
+  if (in.dims.back() > 4096) return std::nullopt;
+  const auto beta = static_cast<float>(g.chance(0.5) ? 1.0 : g.logUniform(0.1, 4));
+  std::vector<uint32_t> inputs = {in.operand, g.model().addFloat32(beta)};
+  const auto rank = static_cast<int32_t>(in.dims.size());
+  if (g.chance(0.4)) inputs.push_back(g.int32(g.chance(0.5) ? -1 : rank - 1));
+  Tensor out = g.produce(in.dims, 1.0f / 256, g.isSigned() ? -128 : 0, isApproximatedOnTheNpu(OperationType::SOFTMAX));
+  g.model().addOperation(OperationType::SOFTMAX, inputs, {out.operand});
+  return out;
+}
+
 // ---- element-wise arithmetic: the joins of the graph -----------------------------------------
 
 // The second operand of a binary operation on `a`: another tensor of the graph with a's shape
@@ -784,6 +798,7 @@ const std::vector<OperationGenerator>& generators() {
       {OperationType::DEPTH_TO_SPACE, 2, depthToSpace},
       {OperationType::SPACE_TO_DEPTH, 2, spaceToDepth},
       {OperationType::RESIZE_NEAREST_NEIGHBOR, 1, resizeNearest},
+      {OperationType::SOFTMAX, 2, softmax},
   };
   return table;
 }
@@ -853,8 +868,7 @@ RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options
 }
 
 bool isApproximatedOnTheNpu(hal::OperationType type) {
-  return type == OperationType::LOGISTIC || type == OperationType::TANH || type == OperationType::HARD_SWISH ||
-         type == OperationType::SOFTMAX;
+  return type == OperationType::LOGISTIC || type == OperationType::TANH || type == OperationType::HARD_SWISH;
 }
 
 std::vector<hal::OperationType> randomGraphOperationTypes() {
