@@ -72,9 +72,10 @@ class GraphBuilder {
   // ---- what the lowerings take on the configuration ----
   // The convolution lowering keeps the weights of one block of output channels — input channels
   // × kernel taps scratchpad lines — in the scratchpad with a tile of input; it does not split
-  // that reduction, so it refuses above about 15 000 lines on s16 (CONV_2D after a RESHAPE to
-  // many channels, FULLY_CONNECTED flattening a large image).
-  uint64_t maxReductionLines() const { return uint64_t{options_.scratchpadLines} * 3 / 4; }
+  // that reduction, so it refuses when the two do not fit (above about 15 000 lines on s16, 5 700
+  // with a wide input on s8: CONV_2D after a RESHAPE to many channels, FULLY_CONNECTED flattening
+  // a large image). Kept to half the scratchpad here.
+  uint64_t maxReductionLines() const { return uint64_t{options_.scratchpadLines} / 2; }
   // MEAN is a depthwise layer whose weights (window elements × channel blocks) must fit in half
   // the scratchpad.
   uint64_t maxMeanWeightLines() const { return uint64_t{options_.scratchpadLines} * 3 / 8; }
@@ -635,6 +636,20 @@ std::optional<Tensor> resizeNearest(GraphBuilder& g, const Tensor& in) {
   return out;
 }
 
+// SOFTMAX along the last axis (the NPU runs no other; the axis operand given now and then, as −1
+// or rank − 1), a random beta, the output quantization NNAPI fixes. Rows of up to 4096 bytes, so
+// that one fits the s8 scratchpad beside the table.
+std::optional<Tensor> softmax(GraphBuilder& g, const Tensor& in) {
+  if (in.dims.back() > 4096) return std::nullopt;
+  const auto beta = static_cast<float>(g.chance(0.5) ? 1.0 : g.logUniform(0.1, 4));
+  std::vector<uint32_t> inputs = {in.operand, g.model().addFloat32(beta)};
+  const auto rank = static_cast<int32_t>(in.dims.size());
+  if (g.chance(0.4)) inputs.push_back(g.int32(g.chance(0.5) ? -1 : rank - 1));
+  Tensor out = g.produce(in.dims, 1.0f / 256, g.isSigned() ? -128 : 0, isApproximatedOnTheNpu(OperationType::SOFTMAX));
+  g.model().addOperation(OperationType::SOFTMAX, inputs, {out.operand});
+  return out;
+}
+
 // ---- element-wise arithmetic: the joins of the graph -----------------------------------------
 
 // The second operand of a binary operation on `a`: another tensor of the graph with a's shape
@@ -780,9 +795,10 @@ const std::vector<OperationGenerator>& generators() {
       {OperationType::CONCATENATION, 2, concatenation},
       {OperationType::PAD, 1, pad1},
       {OperationType::PAD_V2, 1, padV2},
-      {OperationType::DEPTH_TO_SPACE, 1, depthToSpace},
-      {OperationType::SPACE_TO_DEPTH, 1, spaceToDepth},
+      {OperationType::DEPTH_TO_SPACE, 2, depthToSpace},
+      {OperationType::SPACE_TO_DEPTH, 2, spaceToDepth},
       {OperationType::RESIZE_NEAREST_NEIGHBOR, 1, resizeNearest},
+      {OperationType::SOFTMAX, 2, softmax},
   };
   return table;
 }
@@ -852,8 +868,7 @@ RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options
 }
 
 bool isApproximatedOnTheNpu(hal::OperationType type) {
-  return type == OperationType::LOGISTIC || type == OperationType::TANH || type == OperationType::HARD_SWISH ||
-         type == OperationType::SOFTMAX;
+  return type == OperationType::LOGISTIC || type == OperationType::TANH || type == OperationType::HARD_SWISH;
 }
 
 std::vector<hal::OperationType> randomGraphOperationTypes() {

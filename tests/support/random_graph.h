@@ -30,7 +30,7 @@ struct RandomGraph {
   hal::Model model;
   std::vector<std::vector<uint8_t>> inputs;  // one per model input, in order
   // Per model output: true when it comes from an operation the NPU approximates through a lookup
-  // table (LOGISTIC, TANH, HARD_SWISH, SOFTMAX: within ±1 of the reference, as the CTS allows).
+  // table (isApproximatedOnTheNpu: within ±1 of the reference, as the CTS allows).
   // Such outputs are never consumed by another operation, where the ±1 would grow.
   std::vector<bool> approximateOutputs;
 };
@@ -38,7 +38,8 @@ struct RandomGraph {
 RandomGraph generateRandomGraph(uint32_t seed, const RandomGraphOptions& options = {});
 
 // The operations the NPU computes through tables within ±1 of the reference (LOGISTIC, TANH,
-// HARD_SWISH, SOFTMAX); the others must match it bit for bit.
+// HARD_SWISH); the others must match it bit for bit (SOFTMAX too: its table is the reference's
+// fixed-point exponential).
 bool isApproximatedOnTheNpu(hal::OperationType type);
 
 // The operation types the generator can emit (for reports and coverage checks).
