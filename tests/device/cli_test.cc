@@ -192,6 +192,24 @@ TEST(SableCliRun, MobileNetV1RunsWholeOnTheNpuAsEstimated) {
       << "sable-simd's functional model and bench's in-process run of the same program";
 }
 
+TEST(SableCliRun, MobileNetV2RunsWholeOnTheNpuBitExact) {
+  const CliRun run = runOnNpu("mobilenet_v2", "run builtin:mobilenet_v2 --check");
+  ASSERT_EQ(run.exitCode, 0) << run.out;
+  EXPECT_NE(run.out.find("check:    identical to cpu-reference"), std::string::npos) << run.out;
+}
+
+// The compiler issue's figures on s16, from the cycle model (deterministic, not a timing): the
+// whole network including its depthwise layers, MACs ÷ (cycles × 256).
+TEST(SableCliBench, MobileNetsReachTheirUtilizationTargets) {
+  for (const auto& [model, target] : {std::pair{"builtin:mobilenet_v1", 0.70}, std::pair{"builtin:mobilenet_v2", 0.55}}) {
+    int exitCode = -1;
+    const auto json = benchJson(model, &exitCode);
+    ASSERT_EQ(exitCode, 0) << model;
+    EXPECT_TRUE(json["leftOut"].empty()) << model << ": " << json["leftOut"].dump();
+    EXPECT_GE(json["total"]["utilization"].get<double>(), target) << model;
+  }
+}
+
 TEST(SableCliRun, DumpNeedsTheNpu) {
   const CliRun run = runSable("run builtin:tiny_cnn --device cpu-reference --dump");
   EXPECT_EQ(run.exitCode, 2) << run.out;
