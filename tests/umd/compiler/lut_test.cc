@@ -15,6 +15,7 @@
 
 #include "model_builder.h"
 #include "npu_lowering.h"
+#include "single_layer.h"
 #include "npu_test_device.h"
 #include "stream_checks.h"
 #include "sable/umd/compiler/layer.h"
@@ -157,27 +158,9 @@ class LowerLut : public ::testing::Test {
   // returns the output region's bytes.
   std::vector<uint8_t> run(const LutLayer& layer, const std::vector<uint8_t>& inBytes, uint64_t outSize,
                            LayerStats* statsOut = nullptr) {
-    const sable_hw_config& config = *findConfig("s16");
-    CommandBuilder builder(config);
-    ConstantPool pool(2);
-    LoweringContext context{.builder = builder, .constants = pool, .config = config};
-    auto stats = lowerLut(context, layer);
-    EXPECT_TRUE(stats.ok()) << (stats.ok() ? "" : stats.error().message);
-    if (!stats.ok()) return {};
-    if (statsOut != nullptr) *statsOut = *stats;
-    EXPECT_EQ(tokenBalance(builder.commands()), (std::array<int64_t, SABLE_DEP_CHANNELS>{0, 0, 0, 1}))
-        << "tokens signalled minus taken per channel (L2C, C2L, C2S, S2C)";
-    EXPECT_EQ(devicetest::findScratchpadRace(builder.commands(), config), "");
-    auto stream = builder.finish();
-    EXPECT_TRUE(stream.ok()) << (stream.ok() ? "" : stream.error().message);
-    if (!stream.ok()) return {};
-    NpuJob job{.stream = *stream,
-               .regions = {{NpuRegion::Kind::INPUT, inBytes, inBytes.size()},
-                           {NpuRegion::Kind::OUTPUT, {}, outSize},
-                           {NpuRegion::Kind::CONSTANT, pool.bytes(), pool.bytes().size()}}};
-    auto npu = devicetest::runOnNpu(*device_, job);
-    EXPECT_TRUE(npu.ok()) << "NPU: " << (npu.ok() ? "" : npu.error().message);
-    return npu.ok() ? (*npu)[0] : std::vector<uint8_t>{};
+    return devicetest::lowerAndRunOneInputLayer(
+        *device_, *findConfig("s16"), [&](LoweringContext& context) { return lowerLut(context, layer); }, inBytes, outSize,
+        statsOut);
   }
 
   static umd::Device* device_;
