@@ -198,7 +198,12 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   };
 
   // The layout pass: a tensor made by an NCHW layer and read only by NCHW layers (as the input
-  // their layout concerns) stays NHWC in memory, sparing a transpose back and forth.
+  // their layout concerns) stays NHWC in memory, sparing a transpose back and forth. Not through
+  // a SOFTMAX along another axis than the last, whose transposes bring that axis last, which is
+  // the channel axis of an NCHW tensor only for axis 1 of rank 4.
+  const auto channelLayout = [&](uint32_t step) {
+    return layers[step].nchw && !std::holds_alternative<SoftmaxLayer>(layers[step].layer);
+  };
   std::map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> readers;  // operand → (step, input)
   for (uint32_t step = 0; step < opCount; ++step) {
     const auto& ins = main.operations[step].inputs;
@@ -207,12 +212,12 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   std::set<uint32_t> keptNhwc;
   for (uint32_t step = 0; step < opCount; ++step) {
     const uint32_t operand = layers[step].outputOperand;
-    if (!layers[step].nchw || main.operands[operand].lifetime != OperandLifeTime::TEMPORARY_VARIABLE ||
+    if (!channelLayout(step) || main.operands[operand].lifetime != OperandLifeTime::TEMPORARY_VARIABLE ||
         sliceOf.contains(operand) || !readers.contains(operand)) {
       continue;
     }
     const bool onlyNchwReaders = std::ranges::all_of(readers.at(operand), [&](const auto& reader) {
-      return layers[reader.first].nchw && reader.second == 0;
+      return channelLayout(reader.first) && reader.second == 0;
     });
     if (onlyNchwReaders) keptNhwc.insert(operand);
   }

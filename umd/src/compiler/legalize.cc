@@ -593,18 +593,34 @@ hal::Result<LegalizedLayer> legalizeSoftmax(const OperationReader& r) {
   SABLE_ASSIGN_OR_RETURN(const float beta, r.realScalar(1, "beta"));
   if (!(beta > 0.0f)) return r.unsupported("beta must be positive, it is {}", beta);
   const auto rank = static_cast<int32_t>(r.input(0).dimensions.size());
+  bool transposed = false;
   if (r.inputCount() > 2) {
     SABLE_ASSIGN_OR_RETURN(int32_t axis, r.scalar(2, "the axis"));
     if (axis < -rank || axis >= rank) return r.unsupported("axis {} is outside a rank-{} input", axis, rank);
     if (axis < 0) axis += rank;
     if (axis != rank - 1) {
-      return r.unsupported("softmax along axis {} of a rank-{} input: the NPU runs the last axis only", axis, rank);
+      // The tensor is [outer, A, inner] with A the axis: the layout pass's transposes, which take
+      // an NCHW [n, C, 1, W] tensor to NHWC [n, 1, W, C] and back, bring A last for the command.
+      const auto& dims = r.input(0).dimensions;
+      uint64_t outer = 1, inner = 1;
+      for (int32_t d = 0; d < axis; ++d) outer *= dims[d];
+      for (int32_t d = axis + 1; d < rank; ++d) inner *= dims[d];
+      for (TensorView* v : {&layer.input, &layer.output}) {
+        v->n = static_cast<uint32_t>(outer);
+        v->h = 1;
+        v->w = static_cast<uint32_t>(inner);
+        v->c = dims[axis];
+      }
+      transposed = true;
     }
   }
   auto table = softmaxTable(beta, layer.input.quant.scale);
   if (!table.ok()) return r.unsupported("{}", table.error().message);
   layer.table = *table;
-  return LegalizedLayer{.layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex()};
+  return LegalizedLayer{.layer = std::move(layer),
+                        .inputOperands = {r.inputIndex(0)},
+                        .outputOperand = r.outputIndex(),
+                        .nchw = transposed};
 }
 
 // Fills placeholder placements (region 0 input(s), 1 output) for a dry run.

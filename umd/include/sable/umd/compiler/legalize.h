@@ -33,6 +33,8 @@ struct LegalizedLayer {
   bool folded = false;
   // The layout pass (docs/compiler.md): the operation's first input and its output are NCHW in
   // memory; the layer's views are their NHWC shapes, and lowerLegalized transposes around it.
+  // (A SOFTMAX along an axis other than the last uses it too: [outer, axis, inner] as NCHW
+  // [outer, axis, 1, inner].)
   bool nchw = false;
   // CONCATENATION on the last axis: input i is channels [channelOffsets[i], ...) of the output, so
   // that its producer may write it there directly (compiler.cc) and the input's copies be dropped.
