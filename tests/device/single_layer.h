@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "npu_lowering.h"
+#include "npu_test_device.h"
 #include "sable/isa.h"
 #include "sable/umd/command_builder.h"
 #include "sable/umd/compiler/layer.h"
@@ -49,5 +51,27 @@ inline std::vector<uint8_t> lowerAndRunOneInputLayer(umd::Device& device, const 
   EXPECT_TRUE(npu.ok()) << "NPU: " << (npu.ok() ? "" : npu.error().message);
   return npu.ok() ? (*npu)[0] : std::vector<uint8_t>{};
 }
+
+// The tests of one lowering `Lower` of one-input layers `L` on the shared simulated device (s16).
+template <typename L, hal::Result<umd::compiler::LayerStats> (*Lower)(umd::compiler::LoweringContext&, const L&)>
+class OneInputLayerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
+    device_ = sharedTestDevice(&error_);
+    ASSERT_NE(device_, nullptr) << "cannot open the device: " << error_;
+  }
+
+  // `layer` from region 0 (`input`) to region 1 (`outputSize` bytes): lowerAndRunOneInputLayer.
+  std::vector<uint8_t> run(const L& layer, const std::vector<uint8_t>& input, uint64_t outputSize,
+                           umd::compiler::LayerStats* statsOut = nullptr) {
+    return lowerAndRunOneInputLayer(
+        *device_, *umd::findConfig("s16"),
+        [&](umd::compiler::LoweringContext& context) { return Lower(context, layer); }, input, outputSize, statsOut);
+  }
+
+  umd::Device* device_ = nullptr;
+  std::string error_;
+};
 
 }  // namespace sable::devicetest

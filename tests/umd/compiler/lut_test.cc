@@ -146,29 +146,7 @@ TEST(LutTables, RejectsWhatHasNoTable) {
 // ---- lowerLut on the device -------------------------------------------------------------------
 
 
-class LowerLut : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { device_ = devicetest::sharedTestDevice(&openError_); }
-  void SetUp() override {
-    if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
-    ASSERT_NE(device_, nullptr) << "cannot open the device: " << openError_;
-  }
-
-  // Lowers a LUT from region 0 (`inBytes`) to region 1 (`outSize` bytes), constants in region 2;
-  // returns the output region's bytes.
-  std::vector<uint8_t> run(const LutLayer& layer, const std::vector<uint8_t>& inBytes, uint64_t outSize,
-                           LayerStats* statsOut = nullptr) {
-    return devicetest::lowerAndRunOneInputLayer(
-        *device_, *findConfig("s16"), [&](LoweringContext& context) { return lowerLut(context, layer); }, inBytes, outSize,
-        statsOut);
-  }
-
-  static umd::Device* device_;
-  static std::string openError_;
-};
-
-umd::Device* LowerLut::device_ = nullptr;
-std::string LowerLut::openError_;
+class LowerLut : public devicetest::OneInputLayerTest<LutLayer, lowerLut> {};
 
 LutTable randomTable(std::mt19937& rng) {
   LutTable t{};

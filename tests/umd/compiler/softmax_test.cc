@@ -80,29 +80,7 @@ TEST(SoftmaxTable, TooSmallABetaTimesScaleIsRefusedWithTheReferencesReason) {
 
 // ---- lowerSoftmax on the device ---------------------------------------------------------------
 
-class LowerSoftmax : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { device_ = devicetest::sharedTestDevice(&openError_); }
-  void SetUp() override {
-    if (access(SABLE_SIMD_PATH, X_OK) != 0) GTEST_SKIP() << "sable-simd is not built (" SABLE_SIMD_PATH ")";
-    ASSERT_NE(device_, nullptr) << "cannot open the device: " << openError_;
-  }
-
-  // Lowers the layer from region 0 (`inBytes`) to region 1 (`outSize` bytes), constants in region
-  // 2, checks the layer protocol's tokens and the absence of scratchpad races, runs it.
-  std::vector<uint8_t> run(const SoftmaxLayer& layer, const std::vector<uint8_t>& inBytes, uint64_t outSize,
-                           LayerStats* statsOut = nullptr) {
-    return devicetest::lowerAndRunOneInputLayer(
-        *device_, *findConfig("s16"), [&](LoweringContext& context) { return lowerSoftmax(context, layer); }, inBytes, outSize,
-        statsOut);
-  }
-
-  static umd::Device* device_;
-  static std::string openError_;
-};
-
-umd::Device* LowerSoftmax::device_ = nullptr;
-std::string LowerSoftmax::openError_;
+class LowerSoftmax : public devicetest::OneInputLayerTest<SoftmaxLayer, lowerSoftmax> {};
 
 // The CPU reference's SOFTMAX of [rows, length] bytes along the last axis.
 std::vector<uint8_t> referenceSoftmax(OperandType type, float scale, int32_t zeroPoint, float beta, uint32_t rows,
