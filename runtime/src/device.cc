@@ -2,7 +2,7 @@
 
 #include "sable/runtime/cpu_reference_device.h"
 #include "sable/runtime/npu_device.h"
-#include "sable_build_info.h"
+#include "sable/hal/build_info.h"
 
 namespace sable::runtime {
 
@@ -24,6 +24,6 @@ hal::Result<std::vector<std::string>> Device::unsupportedReasons(const hal::Mode
   return std::vector<std::string>(model.main.operations.size());
 }
 
-std::string buildVersion() { return std::string(kSableVersion) + "+" + kSableGitRevision; }
+std::string buildVersion() { return hal::buildVersion(); }
 
 }  // namespace sable::runtime

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <thread>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -299,6 +301,59 @@ int spawnServer(const std::string& name, pid_t* out) {
   return 0;
 }
 
+// PR_SET_PDEATHSIG fires when the *thread* that forked ends, not the process: a server spawned
+// from a short-lived thread (a HAL preparation runs on one) would be killed with it. So every
+// spawn forks from one thread that lives as long as the process.
+class SpawnThread {
+ public:
+  static SpawnThread& instance() {
+    static SpawnThread* thread = new SpawnThread;  // never destroyed: its thread runs until exit
+    return *thread;
+  }
+
+  // spawnServer on the long-lived thread; its error message is carried back to the caller's.
+  int spawn(const std::string& name, pid_t* out) {
+    std::unique_lock call(callMutex_);
+    std::unique_lock lock(mutex_);
+    request_ = Request{name, 0, 0, {}, false};
+    pending_ = true;
+    wake_.notify_all();
+    wake_.wait(lock, [&] { return request_.done; });
+    pending_ = false;
+    if (request_.result != 0) return fail(-request_.result, request_.error);
+    *out = request_.pid;
+    return 0;
+  }
+
+ private:
+  struct Request {
+    std::string name;
+    pid_t pid;
+    int result;
+    std::string error;
+    bool done;
+  };
+
+  SpawnThread() {
+    std::thread([this] {
+      std::unique_lock lock(mutex_);
+      for (;;) {
+        wake_.wait(lock, [&] { return pending_ && !request_.done; });
+        request_.result = spawnServer(request_.name, &request_.pid);
+        if (request_.result != 0) request_.error = tLastError;
+        request_.done = true;
+        wake_.notify_all();
+      }
+    }).detach();
+  }
+
+  std::mutex callMutex_;  // one spawn at a time
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  Request request_{};
+  bool pending_ = false;
+};
+
 }  // namespace
 
 extern "C" {
@@ -326,7 +381,7 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
   int result = attach(*handle);
   if (result == -ENOENT && (flags & SABLE_SHIM_SPAWN) != 0) {
     pid_t child = 0;
-    if (int spawned = spawnServer(device, &child); spawned != 0) return spawned;
+    if (int spawned = SpawnThread::instance().spawn(device, &child); spawned != 0) return spawned;
     const uint64_t limit = wire::monotonicNs() + kSpawnTimeoutNs;
     while (true) {
       int status = 0;

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "kernel_util.h"
-#include "request_memory.h"
+#include "sable/hal/request_memory.h"
 #include "operation.h"
 #include "sable/hal/shared_memory.h"
 
@@ -376,7 +376,7 @@ Result<ExecutionOutput> executeModel(const Model& model, const hal::Request& req
       value.omitted = true;
     } else {
       value.dimensions = argument.dimensions.empty() ? operand.dimensions : argument.dimensions;
-      SABLE_ASSIGN_OR_RETURN(value.buffer, locateArgument(request, argument, "input", i, "the CPU reference device"));
+      SABLE_ASSIGN_OR_RETURN(value.buffer, hal::locateArgument(request, argument, "input", i, "the CPU reference device"));
       value.length = argument.location.length;
       auto needed = byteSize(operand.type, value.dimensions);
       if (!needed || *needed > value.length) {
@@ -390,7 +390,7 @@ Result<ExecutionOutput> executeModel(const Model& model, const hal::Request& req
     const auto& argument = request.outputs[i];
     if (argument.hasNoValue) return hal::invalidArgument("request output {} has no value", i);
     OutputBinding binding;
-    SABLE_ASSIGN_OR_RETURN(binding.buffer, locateArgument(request, argument, "output", i, "the CPU reference device"));
+    SABLE_ASSIGN_OR_RETURN(binding.buffer, hal::locateArgument(request, argument, "output", i, "the CPU reference device"));
     binding.capacity = argument.location.length;
     binding.dimensions = argument.dimensions;
     execution.bindOutput(static_cast<uint32_t>(i), std::move(binding));

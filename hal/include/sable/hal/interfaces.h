@@ -75,6 +75,9 @@ class IPreparedModelCallback {
   virtual void notify(ErrorStatus status, std::shared_ptr<IPreparedModel> preparedModel) = 0;
   virtual void notify_1_2(ErrorStatus status, std::shared_ptr<IPreparedModel> preparedModel) = 0;
   virtual void notify_1_3(ErrorStatus status, std::shared_ptr<IPreparedModel> preparedModel) = 0;
+  // Sable's addition: why the preparation failed, in words, just before the notification. The
+  // HAL has no channel for it (AOSP drivers log it); a client may ignore it.
+  virtual void diagnostic(const std::string& /*message*/) {}
 };
 
 // IExecutionCallback of 1.0 (notify), 1.2 (notify_1_2) and 1.3 (notify_1_3): execute calls
@@ -86,6 +89,8 @@ class IExecutionCallback {
   virtual void notify(ErrorStatus status) = 0;
   virtual void notify_1_2(ErrorStatus status, const std::vector<OutputShape>& outputShapes, const Timing& timing) = 0;
   virtual void notify_1_3(ErrorStatus status, const std::vector<OutputShape>& outputShapes, const Timing& timing) = 0;
+  // Sable's addition, as IPreparedModelCallback::diagnostic.
+  virtual void diagnostic(const std::string& /*message*/) {}
 };
 
 // IFencedExecutionCallback (1.3): the status and timing of an executeFenced once its fence has
@@ -140,7 +145,11 @@ class IBuffer {
 struct ExecutionResult {  // executeSynchronously's generates (status, outputShapes, timing)
   ErrorStatus status = ErrorStatus::NONE;
   std::vector<OutputShape> outputShapes;
-  Timing timing;
+  Timing timing;  // microseconds, UINT64_MAX when not measured
+  // Sable's additions, which a HAL client may ignore: why it failed, and what the device counted
+  // (SABLE_COUNTER_* of sable/isa.h; empty for a device that counts nothing).
+  std::string message;
+  std::vector<uint64_t> deviceCounters;
 };
 
 struct BurstResult {  // configureExecutionBurst's generates (status, context)

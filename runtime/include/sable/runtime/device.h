@@ -1,6 +1,8 @@
-// The framework's view of a device: what the `sable` CLI, the conformance runner and (later) the
-// NNAPI C API use to discover, query, prepare and execute. The CPU reference device implements
-// it in-process; the NPU device (hal/ issue) implements it over the HAL.
+// The framework's view of a device: what the `sable` CLI, the conformance runner, the
+// partitioning runtime and (later) the NNAPI C API use to discover, query, prepare and execute.
+// The CPU reference device implements it in-process, as NNAPI's runtime does its CPU fallback;
+// a HAL driver (sable-npu) is reached through its NN HAL IDevice (hal_client_device.h), as the
+// Android framework reaches a driver service.
 #pragma once
 
 #include <cstdint>
@@ -9,25 +11,15 @@
 #include <string_view>
 #include <vector>
 
+#include "sable/hal/driver.h"
 #include "sable/hal/result.h"
 #include "sable/hal/types.h"
 
 namespace sable::runtime {
 
-struct ExecuteOptions {
-  hal::MeasureTiming measureTiming = hal::MeasureTiming::NO;
-  hal::OptionalTimePoint deadline;  // steady-clock nanoseconds
-  uint64_t loopTimeoutNs = hal::kDefaultLoopTimeoutNs;
-};
-
-struct ExecutionOutput {
-  std::vector<hal::OutputShape> outputShapes;
-  hal::Timing timing;
-  // What the device counted while it ran this execution, indexed by SABLE_COUNTER_* (sable/isa.h;
-  // CYCLES, busy and stall cycles, MACs, DMA bytes, commands): the NPU's completion record's
-  // counter snapshot. Empty for a device that counts nothing (the CPU reference).
-  std::vector<uint64_t> deviceCounters;
-};
+// The execution options and results of the HAL's driver interface (hal/driver.h).
+using ExecuteOptions = hal::ExecuteOptions;
+using ExecutionOutput = hal::ExecutionOutput;
 
 class PreparedModel {
  public:

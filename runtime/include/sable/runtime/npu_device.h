@@ -1,18 +1,17 @@
-// The NPU device "sable-npu" as the framework sees it: models compiled by the UMD compiler
-// (umd/compiler) and run through the UAPI on the device served by sable-simd (or, later, the
-// kernel driver). It opens the device on first use — starting sable-simd when none serves it, as
-// the CLI does — and reads the hardware configuration from the device's registers.
-//
-// Issue 5 puts the NN HAL front end (IDevice, IPreparedModel, callbacks, caching) between the
-// framework and the UMD; until then this device calls the UMD directly.
+// The NPU device "sable-npu" as the framework sees it: the NN HAL IDevice of the sable-npu driver
+// (hal/npu: the UMD compiler and the UAPI to sable-simd or, later, the kernel driver), reached
+// through its 1.3 methods like any HAL driver (hal_client_device.h).
 #pragma once
 
 #include <memory>
 
+#include "sable/hal/interfaces.h"
 #include "sable/runtime/device.h"
 
 namespace sable::runtime {
 
 std::shared_ptr<Device> makeNpuDevice();
+// The driver's IDevice itself, for tests and tools that speak the HAL (one per process).
+std::shared_ptr<hal::IDevice> npuHalDevice();
 
 }  // namespace sable::runtime

@@ -1,22 +1,25 @@
-#include "sable/runtime/npu_device.h"
+#include "sable/hal/npu_driver.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <semaphore>
 #include <optional>
+#include <semaphore>
 
 #include <fmt/format.h>
 
-#include "request_memory.h"
+#include "sable/hal/build_info.h"
+#include "sable/hal/request_memory.h"
 #include "sable/hal/validation.h"
 #include "sable/umd/compiler/bound_inputs.h"
 #include "sable/umd/compiler/compiler.h"
 #include "sable/umd/compiler/legalize.h"
 #include "sable/umd/device.h"
 
-namespace sable::runtime {
+namespace sable::hal {
 namespace {
 
 using umd::compiler::CompiledProgram;
@@ -34,7 +37,7 @@ struct Connection {
   // than fail with EBUSY.
   std::counting_semaphore<> inFlight{8};
 
-  hal::Result<umd::Device*> get() {
+  Result<umd::Device*> get() {
     std::lock_guard lock(mutex);
     if (!tried) {
       tried = true;
@@ -45,7 +48,7 @@ struct Connection {
         error = opened.error().message;
       }
     }
-    if (!device) return hal::makeError(hal::ErrorStatus::DEVICE_UNAVAILABLE, "sable-npu: {}", error);
+    if (!device) return makeError(ErrorStatus::DEVICE_UNAVAILABLE, "sable-npu: {}", error);
     return device.get();
   }
 };
@@ -74,7 +77,7 @@ struct LoadedProgram {
   std::unique_ptr<umd::Program> registered;
 };
 
-hal::Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
+Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
   SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
                          device.createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
   SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.map());
@@ -84,7 +87,7 @@ hal::Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
   umd::ProgramRejection rejection;
   auto registered = device.registerProgram(program.stream, bindings, &rejection);
   if (!registered.ok()) {
-    return hal::generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
+    return generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
                                registered.error().message, sable_error_cause_name(rejection.error_cause),
                                rejection.error_command);
   }
@@ -95,25 +98,26 @@ hal::Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
 
 // A model compiled at preparation, or — when filters or biases are model inputs
 // (umd/compiler/bound_inputs.h) — at every execution, with those inputs' values bound.
-class NpuPreparedModel final : public PreparedModel {
+class NpuPreparedModel final : public DriverPreparedModel {
  public:
-  NpuPreparedModel(hal::Model model, sable_hw_config config, std::optional<LoadedProgram> loaded,
+  NpuPreparedModel(Model model, sable_hw_config config, Priority priority, std::optional<LoadedProgram> loaded,
                    std::shared_ptr<Connection> connection)
       : model_(std::move(model)),
         config_(config),
+        priority_(priority),
         weightInputs_(umd::compiler::weightInputs(model_)),
         loaded_(std::move(loaded)),
         connection_(std::move(connection)) {}
 
-  hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
+  Result<ExecutionOutput> execute(const Request& request, const ExecuteOptions& options) override {
     const auto start = std::chrono::steady_clock::now();
-    SABLE_TRY(hal::validateRequest(request, model_));
-    const hal::Subgraph& main = model_.main;
+    SABLE_TRY(validateRequest(request, model_));
+    const Subgraph& main = model_.main;
     for (size_t i = 0; i < request.inputs.size(); ++i) {
       const auto& arg = request.inputs[i];
-      if (arg.hasNoValue) return hal::invalidArgument("sable-npu: input {} has no value", i);
+      if (arg.hasNoValue) return invalidArgument("sable-npu: input {} has no value", i);
       if (!arg.dimensions.empty() && arg.dimensions != main.operands[main.inputIndexes[i]].dimensions) {
-        return hal::invalidArgument("sable-npu: input {} changes the model's shape; the NPU program is compiled "
+        return invalidArgument("sable-npu: input {} changes the model's shape; the NPU program is compiled "
                                     "for the model's shapes", i);
       }
     }
@@ -127,11 +131,11 @@ class NpuPreparedModel final : public PreparedModel {
     if (loaded_) return run(*device, *loaded_, request, programInputs, options, start);
     std::vector<std::span<const uint8_t>> weights;
     for (uint32_t p : weightInputs_) {
-      const hal::Operand& operand = main.operands[main.inputIndexes[p]];
+      const Operand& operand = main.operands[main.inputIndexes[p]];
       SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.inputs[p], "input", p, "sable-npu"));
-      weights.emplace_back(data, hal::sizeOfData(operand.type, operand.dimensions).value_or(0));
+      weights.emplace_back(data, sizeOfData(operand.type, operand.dimensions).value_or(0));
     }
-    SABLE_ASSIGN_OR_RETURN(hal::Model bound, umd::compiler::bindInputs(model_, weightInputs_, weights));
+    SABLE_ASSIGN_OR_RETURN(Model bound, umd::compiler::bindInputs(model_, weightInputs_, weights));
     SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(bound, config_));
     SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
     return run(*device, loaded, request, programInputs, options, start);
@@ -139,11 +143,11 @@ class NpuPreparedModel final : public PreparedModel {
 
  private:
   // One job of `loaded`: request input programInputs[i] is the program's input region i.
-  hal::Result<ExecutionOutput> run(umd::Device& device, const LoadedProgram& loaded, const hal::Request& request,
+  Result<ExecutionOutput> run(umd::Device& device, const LoadedProgram& loaded, const Request& request,
                                    const std::vector<size_t>& programInputs, const ExecuteOptions& options,
                                    std::chrono::steady_clock::time_point start) {
     const CompiledProgram& program = loaded.program;
-    const hal::Subgraph& main = model_.main;
+    const Subgraph& main = model_.main;
     // Per execution: one buffer object per input, output and the scratch region, so that
     // executions of one program run concurrently; the program and its constants are shared.
     std::vector<umd::BufferObject> buffers;
@@ -151,7 +155,7 @@ class NpuPreparedModel final : public PreparedModel {
     const size_t inputs = program.inputBytes.size();
     const size_t outputs = program.outputBytes.size();
     if (inputs != programInputs.size()) {
-      return hal::generalFailure("sable-npu: the program has {} inputs, the request {}", inputs, programInputs.size());
+      return generalFailure("sable-npu: the program has {} inputs, the request {}", inputs, programInputs.size());
     }
     buffers.reserve(inputs + outputs + 1);
     for (size_t i = 0; i < inputs; ++i) {
@@ -172,16 +176,17 @@ class NpuPreparedModel final : public PreparedModel {
     for (uint32_t r = 0; r < buffers.size(); ++r) table.push_back({.region = r, .buffer = &buffers[r]});
 
     umd::SubmitOptions submit;
+    submit.priority = priority_;
     if (options.deadline) {
       submit.deadline = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*options.deadline));
     }
     SABLE_ASSIGN_OR_RETURN(umd::Fence fence, device.submit(*loaded.registered, table, submit));
     SABLE_ASSIGN_OR_RETURN(umd::JobStatus status, fence.wait());
     if (status.error_cause == SABLE_ERROR_DEADLINE) {
-      return hal::makeError(hal::ErrorStatus::MISSED_DEADLINE_TRANSIENT, "sable-npu: the deadline passed");
+      return makeError(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "sable-npu: the deadline passed");
     }
     if (!status.succeeded()) {
-      return hal::generalFailure("sable-npu: the job failed: {} at command {}", status.causeName(),
+      return generalFailure("sable-npu: the job failed: {} at command {}", status.causeName(),
                                  status.error_command);
     }
     ExecutionOutput out;
@@ -190,77 +195,96 @@ class NpuPreparedModel final : public PreparedModel {
       SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[inputs + j].map());
       SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.outputs[j], "output", j, "sable-npu"));
       if (request.outputs[j].location.length < program.outputBytes[j]) {
-        return hal::makeError(hal::ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "sable-npu: output {} needs {} bytes", j,
+        return makeError(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "sable-npu: output {} needs {} bytes", j,
                               program.outputBytes[j]);
       }
       std::memcpy(data, bytes.data(), program.outputBytes[j]);
       out.outputShapes.push_back({main.operands[main.outputIndexes[j]].dimensions, true});
     }
-    if (options.measureTiming == hal::MeasureTiming::YES) {
-      out.timing.timeOnDevice = (status.end_ns - status.start_ns) / 1000;
+    if (options.measureTiming == MeasureTiming::YES) {
+      // The time the NPU took at its nominal clock: the simulated device's wall-clock time says
+      // nothing about the silicon's.
+      out.timing.timeOnDevice = status.counter(SABLE_COUNTER_CYCLES) / std::max<uint32_t>(config_.clock_mhz, 1);
       out.timing.timeInDriver = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
     }
     return out;
   }
 
-  hal::Model model_;
+  Model model_;
   sable_hw_config config_;
+  Priority priority_;
   std::vector<uint32_t> weightInputs_;  // positions of main.inputIndexes bound at each execution
   std::optional<LoadedProgram> loaded_;  // compiled at preparation (no weight inputs)
   std::shared_ptr<Connection> connection_;
 };
 
-class NpuDevice final : public Device {
+class NpuDriver final : public Driver {
  public:
   std::string name() const override { return "sable-npu"; }
-  hal::DeviceType type() const override { return hal::DeviceType::ACCELERATOR; }
-  std::string versionString() const override { return "sable-npu-" + buildVersion(); }
-  hal::Capabilities capabilities() const override {
-    // Measured figures come with the HAL issue's benchmark; until then: faster than the CPU
-    // reference for the quantized types it runs, unsupported elsewhere.
-    hal::Capabilities caps;
-    for (hal::OperandType t : hal::allOperandTypes()) caps.operandPerformance.push_back({t, {1.0f, 1.0f}});
+  DeviceType type() const override { return DeviceType::ACCELERATOR; }
+  // Unique to this driver build and the hardware it drives: version, git revision and the
+  // configuration the device reports (a compiled program is only valid for that).
+  std::string versionString() const override {
+    auto config = hardwareConfig();
+    return fmt::format("sable-npu-{}-{}", buildVersion(),
+                       config.ok() ? std::string(config->name) : std::string("unavailable"));
+  }
+  Capabilities capabilities() const override {
+    // Placeholder until the measured figures land: faster than the CPU reference for the
+    // quantized types it runs, unsupported (FLT_MAX) elsewhere.
+    Capabilities caps;
+    caps.relaxedFloat32toFloat16PerformanceScalar = caps.relaxedFloat32toFloat16PerformanceTensor = {FLT_MAX, FLT_MAX};
+    caps.ifPerformance = caps.whilePerformance = {FLT_MAX, FLT_MAX};
+    for (OperandType t : allOperandTypes()) {
+      const bool quantized = t == OperandType::TENSOR_QUANT8_ASYMM || t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+      caps.operandPerformance.push_back({t, quantized ? PerformanceInfo{0.1f, 0.1f} : PerformanceInfo{FLT_MAX, FLT_MAX}});
+    }
     return caps;
   }
-  hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const override {
+  DeviceStatus status() const override {
+    return connection()->get().ok() ? DeviceStatus::AVAILABLE : DeviceStatus::OFFLINE;
+  }
+  Result<std::vector<bool>> getSupportedOperations(const Model& model) const override {
     SABLE_ASSIGN_OR_RETURN(const auto support, operationSupport(model));
     std::vector<bool> supported;
     for (const auto& s : support) supported.push_back(s.supported);
     return supported;
   }
   // The compiler's reasons (legalization or the lowering's dry run).
-  hal::Result<std::vector<std::string>> unsupportedReasons(const hal::Model& model) const override {
+  Result<std::vector<std::string>> unsupportedReasons(const Model& model) const override {
     SABLE_ASSIGN_OR_RETURN(const auto support, operationSupport(model));
     std::vector<std::string> reasons;
     for (const auto& s : support) reasons.push_back(s.reason);
     return reasons;
   }
-  hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) override {
-    SABLE_TRY(hal::validateModel(model));
+  Result<std::shared_ptr<DriverPreparedModel>> prepareModel(const Model& model, const PrepareOptions& options) override {
+    SABLE_TRY(validateModel(model));
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
     auto shared = connection();
     if (!umd::compiler::weightInputs(model).empty()) {
       // Compiled at each execution; whether it compiles does not depend on the weights' values.
-      SABLE_ASSIGN_OR_RETURN(const hal::Model placeholder, umd::compiler::bindWeightInputsToZeros(model));
+      SABLE_ASSIGN_OR_RETURN(const Model placeholder, umd::compiler::bindWeightInputsToZeros(model));
       SABLE_TRY(umd::compiler::compileModel(placeholder, config));
-      return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(model, config, std::nullopt, shared));
+      return std::shared_ptr<DriverPreparedModel>(
+          std::make_shared<NpuPreparedModel>(model, config, options.priority, std::nullopt, shared));
     }
     SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
     SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
-    return std::shared_ptr<PreparedModel>(std::make_shared<NpuPreparedModel>(model, config, std::move(loaded), shared));
+    return std::shared_ptr<DriverPreparedModel>(
+        std::make_shared<NpuPreparedModel>(model, config, options.priority, std::move(loaded), shared));
   }
 
  private:
   // One path for the flags and the reasons: the compiler's dry run on the device's configuration.
-  static hal::Result<std::vector<umd::compiler::OperationSupport>> operationSupport(const hal::Model& model) {
-    SABLE_TRY(hal::validateModel(model));
+  static Result<std::vector<umd::compiler::OperationSupport>> operationSupport(const Model& model) {
+    SABLE_TRY(validateModel(model));
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
     return umd::compiler::supportedOperations(model, config);
   }
   // The configuration as the device's registers report it.
-  static hal::Result<sable_hw_config> hardwareConfig() {
+  static Result<sable_hw_config> hardwareConfig() {
     auto shared = connection();
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
     return device->info().config;
@@ -269,6 +293,14 @@ class NpuDevice final : public Device {
 
 }  // namespace
 
-std::shared_ptr<Device> makeNpuDevice() { return std::make_shared<NpuDevice>(); }
+std::shared_ptr<Driver> makeSableNpuDriver() { return std::make_shared<NpuDriver>(); }
 
-}  // namespace sable::runtime
+double deviceTimeScale() {
+  const char* text = std::getenv("SABLE_TIME_SCALE");
+  if (text == nullptr) return 1.0;
+  char* end = nullptr;
+  const double scale = std::strtod(text, &end);
+  return end != text && *end == '\0' && scale > 0.0 ? scale : 1.0;
+}
+
+}  // namespace sable::hal

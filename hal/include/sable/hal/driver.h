@@ -1,0 +1,78 @@
+// What a Sable driver implements, once: a device that reports what it is, says which operations
+// it supports, prepares a validated 1.3 model and executes a request whose pools are all shared
+// memory. `makeHalDevice` turns it into the NN HAL IDevice of every version (interfaces.h): the
+// HAL's validation of each version, model and request conversion, asynchronous preparation and
+// execution with exactly-once callbacks, deadlines and priorities, fenced execution, bursts and
+// driver-managed buffers all live there, so no driver repeats them (docs/hal.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sable/hal/interfaces.h"
+#include "sable/hal/result.h"
+#include "sable/hal/types.h"
+
+namespace sable::hal {
+
+struct ExecuteOptions {
+  MeasureTiming measureTiming = MeasureTiming::NO;
+  OptionalTimePoint deadline;  // steady-clock nanoseconds
+  uint64_t loopTimeoutNs = kDefaultLoopTimeoutNs;
+};
+
+struct ExecutionOutput {
+  std::vector<OutputShape> outputShapes;
+  Timing timing;  // microseconds, as the HAL's Timing; kNoTiming when not measured
+  // What the device counted while it ran this execution, indexed by SABLE_COUNTER_* (sable/isa.h;
+  // CYCLES, busy and stall cycles, MACs, DMA bytes, commands): the NPU's completion record's
+  // counter snapshot. Empty for a device that counts nothing (the CPU reference).
+  std::vector<uint64_t> deviceCounters;
+};
+
+struct PrepareOptions {
+  ExecutionPreference preference = ExecutionPreference::FAST_SINGLE_ANSWER;
+  Priority priority = Priority::MEDIUM;
+  OptionalTimePoint deadline;  // steady-clock nanoseconds
+};
+
+class DriverPreparedModel {
+ public:
+  virtual ~DriverPreparedModel() = default;
+  // Runs one request that validateRequest accepted for the prepared model; every pool is shared
+  // memory. Called from any number of threads at once. OUTPUT_INSUFFICIENT_SIZE errors carry
+  // the output shapes; a deadline that passes gives MISSED_DEADLINE_*.
+  virtual Result<ExecutionOutput> execute(const Request& request, const ExecuteOptions& options) = 0;
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  // The service instance name, {VENDOR}-{DEVICE_NAME} ("sable-npu").
+  virtual std::string name() const = 0;
+  virtual DeviceType type() const = 0;
+  virtual std::string versionString() const = 0;
+  virtual Capabilities capabilities() const = 0;
+  virtual DeviceStatus status() const { return DeviceStatus::AVAILABLE; }
+  // One flag per operation of the main subgraph of a valid model. Must agree with prepareModel:
+  // a model whose operations are all supported prepares (STYLE.md: one path for both).
+  virtual Result<std::vector<bool>> getSupportedOperations(const Model& model) const = 0;
+  // Why operations are not supported, one entry per operation of the main subgraph (empty when
+  // supported or when the driver gives no reason): a diagnostic for reports, outside the HAL.
+  virtual Result<std::vector<std::string>> unsupportedReasons(const Model& model) const;
+  // Prepares a valid model. The deadline is advisory here: the HAL layer checks it before and
+  // after, and reports MISSED_DEADLINE_* itself.
+  virtual Result<std::shared_ptr<DriverPreparedModel>> prepareModel(const Model& model,
+                                                                    const PrepareOptions& options) = 0;
+};
+
+// The NN HAL device that serves every version's methods over `driver`. The returned object keeps
+// the driver alive; its destructor waits for the preparations and executions still running.
+std::shared_ptr<IDevice> makeHalDevice(std::shared_ptr<Driver> driver);
+
+// The Driver behind a device made by makeHalDevice (for diagnostics), or null for another IDevice.
+std::shared_ptr<Driver> driverOf(const IDevice& device);
+
+}  // namespace sable::hal

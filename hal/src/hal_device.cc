@@ -1,0 +1,484 @@
+// The NN HAL IDevice and IPreparedModel of every version over one hal::Driver (driver.h): the
+// validation each version requires, conversion to 1.3, asynchronous preparation and execution
+// with exactly-once callbacks, deadlines, loop timeouts, timing, fenced execution, bursts and
+// driver-managed buffers. The behaviour follows the HAL documentation and the AOSP sample
+// driver (docs/hal.md lists each method).
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "managed_buffer.h"
+#include "sable/hal/conversions.h"
+#include "sable/hal/driver.h"
+#include "sable/hal/sync_fence.h"
+#include "sable/hal/validation.h"
+#include "task_group.h"
+
+namespace sable::hal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t nowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+bool deadlinePassed(const OptionalTimePoint& deadline) { return deadline && nowNs() >= *deadline; }
+
+uint64_t microsecondsSince(Clock::time_point start) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+}
+
+bool validPreference(ExecutionPreference preference) {
+  const auto code = static_cast<int32_t>(preference);
+  return code >= 0 && code <= static_cast<int32_t>(ExecutionPreference::SUSTAINED_SPEED);
+}
+
+bool validPriority(Priority priority) {
+  const auto code = static_cast<int32_t>(priority);
+  return code >= 0 && code <= static_cast<int32_t>(Priority::HIGH);
+}
+
+bool validMeasure(MeasureTiming measure) { return measure == MeasureTiming::NO || measure == MeasureTiming::YES; }
+
+// What each asynchronous method's callback version receives.
+void notifyPrepared(IPreparedModelCallback& callback, HalVersion version, ErrorStatus status,
+                    std::shared_ptr<IPreparedModel> preparedModel, const std::string& message = {}) {
+  if (status != ErrorStatus::NONE && !message.empty()) callback.diagnostic(message);
+  switch (version) {
+    case HalVersion::V1_0:
+    case HalVersion::V1_1:
+      callback.notify(convertToV1_0(status), std::move(preparedModel));
+      break;
+    case HalVersion::V1_2:
+      callback.notify_1_2(convertToV1_0(status), std::move(preparedModel));
+      break;
+    case HalVersion::V1_3:
+      callback.notify_1_3(status, std::move(preparedModel));
+      break;
+  }
+}
+
+void notifyExecuted(IExecutionCallback& callback, HalVersion version, const ExecutionResult& result) {
+  if (result.status != ErrorStatus::NONE && !result.message.empty()) callback.diagnostic(result.message);
+  switch (version) {
+    case HalVersion::V1_0:
+    case HalVersion::V1_1:
+      callback.notify(convertToV1_0(result.status));
+      break;
+    case HalVersion::V1_2:
+      callback.notify_1_2(convertToV1_0(result.status), result.outputShapes, result.timing);
+      break;
+    case HalVersion::V1_3:
+      callback.notify_1_3(result.status, result.outputShapes, result.timing);
+      break;
+  }
+}
+
+ExecutionResult failed(ErrorStatus status, std::string message) { return {status, {}, {}, std::move(message), {}}; }
+ExecutionResult failed(const Error& error) { return failed(error.status, error.message); }
+
+// State shared by a device and everything it hands out (prepared models, buffers, bursts).
+struct DeviceState {
+  std::shared_ptr<Driver> driver;
+  std::shared_ptr<BufferTracker> buffers = std::make_shared<BufferTracker>();
+  TaskGroup tasks;
+};
+
+class FencedExecutionCallback final : public IFencedExecutionCallback {
+ public:
+  ExecutionInfo getExecutionInfo() override {
+    std::lock_guard lock(mutex_);
+    return info_;
+  }
+  void set(const ExecutionInfo& info) {
+    std::lock_guard lock(mutex_);
+    info_ = info;
+  }
+
+ private:
+  std::mutex mutex_;
+  // Until the fence signals the execution is still running: GENERAL_FAILURE is what a client
+  // that asks too early sees in AOSP's sample driver too (no result yet).
+  ExecutionInfo info_{ErrorStatus::GENERAL_FAILURE, {}, {}};
+};
+
+class HalPreparedModel final : public IPreparedModel, public std::enable_shared_from_this<HalPreparedModel> {
+ public:
+  HalPreparedModel(std::shared_ptr<DeviceState> device, Model model, std::shared_ptr<DriverPreparedModel> prepared)
+      : device_(std::move(device)), model_(std::move(model)), prepared_(std::move(prepared)) {}
+
+  const Model& model() const { return model_; }
+  const DeviceState* device() const { return device_.get(); }
+
+  // ---- 1.0 / 1.2 ----
+  ErrorStatus execute(const v1_0::Request& request, std::shared_ptr<IExecutionCallback> callback) override {
+    return executeAsync(convertToV1_3(request), HalVersion::V1_0, MeasureTiming::NO, {}, {}, std::move(callback));
+  }
+  ErrorStatus execute_1_2(const v1_0::Request& request, MeasureTiming measure,
+                          std::shared_ptr<IExecutionCallback> callback) override {
+    return executeAsync(convertToV1_3(request), HalVersion::V1_2, measure, {}, {}, std::move(callback));
+  }
+  ExecutionResult executeSynchronously(const v1_0::Request& request, MeasureTiming measure) override {
+    ExecutionResult result = run(convertToV1_3(request), HalVersion::V1_2, measure, {}, {}, Clock::now());
+    result.status = convertToV1_0(result.status);
+    return result;
+  }
+  BurstResult configureExecutionBurst(std::shared_ptr<IBurstCallback> callback, const FmqDescriptor& requestChannel,
+                                      const FmqDescriptor& resultChannel) override {
+    // Bursts arrive with burst.h (FMQ channels and the burst server).
+    (void)callback;
+    (void)requestChannel;
+    (void)resultChannel;
+    return {ErrorStatus::GENERAL_FAILURE, nullptr};
+  }
+
+  // ---- 1.3 ----
+  ErrorStatus execute_1_3(const Request& request, MeasureTiming measure, const OptionalTimePoint& deadline,
+                          const OptionalTimeoutDuration& loopTimeoutDuration,
+                          std::shared_ptr<IExecutionCallback> callback) override {
+    return executeAsync(request, HalVersion::V1_3, measure, deadline, loopTimeoutDuration, std::move(callback));
+  }
+  ExecutionResult executeSynchronously_1_3(const Request& request, MeasureTiming measure,
+                                           const OptionalTimePoint& deadline,
+                                           const OptionalTimeoutDuration& loopTimeoutDuration) override {
+    return run(request, HalVersion::V1_3, measure, deadline, loopTimeoutDuration, Clock::now());
+  }
+
+  FencedExecutionResult executeFenced(const Request& request, const std::vector<int>& waitFor, MeasureTiming measure,
+                                      const OptionalTimePoint& deadline,
+                                      const OptionalTimeoutDuration& loopTimeoutDuration,
+                                      const OptionalTimeoutDuration& timeoutDurationAfterFence) override {
+    const auto launched = Clock::now();
+    // Fenced executions have no dynamic output shapes: the client has nowhere to learn them
+    // before using the outputs (AOSP validates with allowUnspecifiedOutput = false).
+    if (!check(request, measure, loopTimeoutDuration, /*allowUnspecifiedOutput=*/false).ok()) {
+      return {ErrorStatus::INVALID_ARGUMENT, -1, nullptr};
+    }
+    std::vector<UniqueFd> fences;
+    for (int fd : waitFor) {
+      auto copy = UniqueFd::duplicate(fd);
+      if (!copy.ok() || !fenceState(copy->get()).ok()) return {ErrorStatus::INVALID_ARGUMENT, -1, nullptr};
+      fences.push_back(std::move(*copy));
+    }
+    if (deadlinePassed(deadline)) return {ErrorStatus::MISSED_DEADLINE_PERSISTENT, -1, nullptr};
+    auto fence = SyncFence::create();
+    if (!fence.ok()) return {fence.error().status, -1, nullptr};
+    auto returned = UniqueFd::duplicate(fence->fd());
+    if (!returned.ok()) return {ErrorStatus::GENERAL_FAILURE, -1, nullptr};
+    auto callback = std::make_shared<FencedExecutionCallback>();
+    auto state = std::make_shared<SyncFence>(std::move(*fence));
+    auto shared = std::make_shared<std::vector<UniqueFd>>(std::move(fences));
+    const bool started = device_->tasks.spawn([self = shared_from_this(), request, measure, deadline,
+                                               loopTimeoutDuration, timeoutDurationAfterFence, launched, callback,
+                                               state, shared] {
+      IFencedExecutionCallback::ExecutionInfo info;
+      info.status = ErrorStatus::NONE;
+      for (const UniqueFd& fd : *shared) {
+        std::optional<std::chrono::nanoseconds> limit;
+        if (deadline) limit = std::chrono::nanoseconds(static_cast<int64_t>(*deadline) - static_cast<int64_t>(nowNs()));
+        auto waited = waitForFence(fd.get(), limit);
+        if (!waited.ok() || *waited == FenceState::ERROR) {
+          info.status = ErrorStatus::GENERAL_FAILURE;  // a failed dependency fails this execution
+        } else if (*waited == FenceState::ACTIVE) {
+          info.status = ErrorStatus::MISSED_DEADLINE_TRANSIENT;
+        }
+        if (info.status != ErrorStatus::NONE) break;
+      }
+      if (info.status == ErrorStatus::NONE) {
+        const auto fenced = Clock::now();
+        OptionalTimePoint limit = deadline;
+        if (timeoutDurationAfterFence) {
+          const uint64_t after = nowNs() + *timeoutDurationAfterFence;
+          limit = limit ? std::min(*limit, after) : after;
+        }
+        const ExecutionResult result = self->run(request, HalVersion::V1_3, measure, limit, loopTimeoutDuration, launched,
+                                                 /*allowUnspecifiedOutput=*/false);
+        info.status = result.status;
+        info.timingLaunched = result.timing;
+        if (result.timing.timeInDriver != Timing::kNoTiming) {
+          info.timingFenced = {result.timing.timeOnDevice, microsecondsSince(fenced)};
+          info.timingFenced.timeInDriver = std::max(info.timingFenced.timeInDriver, info.timingFenced.timeOnDevice);
+        }
+      }
+      callback->set(info);
+      state->signal(info.status != ErrorStatus::NONE);
+    });
+    if (!started) return {ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, -1, nullptr};
+    return {ErrorStatus::NONE, returned->release(), callback};
+  }
+
+ private:
+  // The request checks every execution path makes before running.
+  Result<void> check(const Request& request, MeasureTiming measure, const OptionalTimeoutDuration& loopTimeoutDuration,
+                     bool allowUnspecifiedOutput) const {
+    if (!validMeasure(measure)) return invalidArgument("MeasureTiming {} is not a valid value", static_cast<int32_t>(measure));
+    if (loopTimeoutDuration && *loopTimeoutDuration > kMaximumLoopTimeoutNs) {
+      return invalidArgument("loopTimeoutDuration {} ns exceeds LoopTimeoutDurationNs::MAXIMUM ({} ns)",
+                             *loopTimeoutDuration, kMaximumLoopTimeoutNs);
+    }
+    return validateRequest(request, model_, allowUnspecifiedOutput);
+  }
+
+  ErrorStatus executeAsync(const Request& request, HalVersion version, MeasureTiming measure,
+                           const OptionalTimePoint& deadline, const OptionalTimeoutDuration& loopTimeoutDuration,
+                           std::shared_ptr<IExecutionCallback> callback) {
+    const auto start = Clock::now();
+    if (!callback) return ErrorStatus::INVALID_ARGUMENT;
+    if (auto checked = check(request, measure, loopTimeoutDuration, version >= HalVersion::V1_2); !checked.ok()) {
+      notifyExecuted(*callback, version, failed(checked.error()));
+      return convertFor(version, ErrorStatus::INVALID_ARGUMENT);
+    }
+    if (deadlinePassed(deadline)) {
+      notifyExecuted(*callback, version, failed(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline had passed"));
+      return ErrorStatus::NONE;
+    }
+    const bool started = device_->tasks.spawn(
+        [self = shared_from_this(), request, version, measure, deadline, loopTimeoutDuration, callback, start] {
+          notifyExecuted(*callback, version, self->run(request, version, measure, deadline, loopTimeoutDuration, start));
+        });
+    if (!started) {
+      notifyExecuted(*callback, version,
+                     failed(ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, "no thread could be started for the execution"));
+      return convertFor(version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT);
+    }
+    return ErrorStatus::NONE;
+  }
+
+  static ErrorStatus convertFor(HalVersion version, ErrorStatus status) {
+    return version == HalVersion::V1_3 ? status : convertToV1_0(status);
+  }
+
+  // One execution, on the calling thread: the one path every method ends in.
+  ExecutionResult run(const Request& request, HalVersion version, MeasureTiming measure,
+                      const OptionalTimePoint& deadline, const OptionalTimeoutDuration& loopTimeoutDuration,
+                      Clock::time_point start, std::optional<bool> allowUnspecifiedOutput = std::nullopt) {
+    if (auto checked = check(request, measure, loopTimeoutDuration,
+                             allowUnspecifiedOutput.value_or(version >= HalVersion::V1_2));
+        !checked.ok()) {
+      return failed(checked.error());
+    }
+    if (deadlinePassed(deadline)) return failed(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline had passed");
+    auto resolved = ResolvedRequest::resolve(request, this, *device_->buffers);
+    if (!resolved.ok()) return failed(resolved.error());
+    ExecuteOptions options;
+    options.measureTiming = measure;
+    options.deadline = deadline;
+    options.loopTimeoutNs = loopTimeoutDuration.value_or(kDefaultLoopTimeoutNs);
+    auto output = prepared_->execute(resolved->request(), options);
+    resolved->finish(output.ok());
+    if (!output.ok()) {
+      ExecutionResult result = failed(output.error());
+      if (result.status == ErrorStatus::OUTPUT_INSUFFICIENT_SIZE) result.outputShapes = output.error().outputShapes;
+      return result;
+    }
+    ExecutionResult result{ErrorStatus::NONE, std::move(output->outputShapes), {}, {}, std::move(output->deviceCounters)};
+    if (measure == MeasureTiming::YES) {
+      result.timing.timeOnDevice = output->timing.timeOnDevice;
+      // The HAL requires timeInDriver >= timeOnDevice. The device time is the NPU's cycle count
+      // at its nominal clock, which a fast simulation can beat in wall-clock time: clamp.
+      result.timing.timeInDriver = microsecondsSince(start);
+      if (result.timing.timeOnDevice != Timing::kNoTiming) {
+        result.timing.timeInDriver = std::max(result.timing.timeInDriver, result.timing.timeOnDevice);
+      }
+    }
+    return result;
+  }
+
+  std::shared_ptr<DeviceState> device_;
+  const Model model_;
+  std::shared_ptr<DriverPreparedModel> prepared_;
+};
+
+class HalDevice final : public IDevice {
+ public:
+  explicit HalDevice(std::shared_ptr<Driver> driver) : state_(std::make_shared<DeviceState>()) {
+    state_->driver = std::move(driver);
+  }
+
+  std::shared_ptr<Driver> driver() const { return state_->driver; }
+
+  // ---- capabilities and identity ----
+  Returned<v1_0::Capabilities> getCapabilities() override {
+    return {ErrorStatus::NONE, convertToV1_0(state_->driver->capabilities())};
+  }
+  Returned<v1_1::Capabilities> getCapabilities_1_1() override {
+    return {ErrorStatus::NONE, convertToV1_1(state_->driver->capabilities())};
+  }
+  Returned<v1_2::Capabilities> getCapabilities_1_2() override {
+    return {ErrorStatus::NONE, convertToV1_2(state_->driver->capabilities())};
+  }
+  Returned<Capabilities> getCapabilities_1_3() override { return {ErrorStatus::NONE, state_->driver->capabilities()}; }
+  Returned<std::string> getVersionString() override { return {ErrorStatus::NONE, state_->driver->versionString()}; }
+  Returned<DeviceType> getType() override { return {ErrorStatus::NONE, state_->driver->type()}; }
+  Returned<std::vector<Extension>> getSupportedExtensions() override { return {ErrorStatus::NONE, {}}; }
+  Returned<CacheFilesNeeded> getNumberOfCacheFilesNeeded() override { return {ErrorStatus::NONE, {1, 1}}; }
+  DeviceStatus getStatus() override { return state_->driver->status(); }
+
+  // ---- supported operations ----
+  Returned<std::vector<bool>> getSupportedOperations(const v1_0::Model& model) override {
+    return supported(convertToV1_3(model), HalVersion::V1_0);
+  }
+  Returned<std::vector<bool>> getSupportedOperations_1_1(const v1_1::Model& model) override {
+    return supported(convertToV1_3(model), HalVersion::V1_1);
+  }
+  Returned<std::vector<bool>> getSupportedOperations_1_2(const v1_2::Model& model) override {
+    return supported(convertToV1_3(model), HalVersion::V1_2);
+  }
+  Returned<std::vector<bool>> getSupportedOperations_1_3(const Model& model) override {
+    return supported(model, HalVersion::V1_3);
+  }
+
+  // ---- preparation ----
+  ErrorStatus prepareModel(const v1_0::Model& model, std::shared_ptr<IPreparedModelCallback> callback) override {
+    return prepare(convertToV1_3(model), HalVersion::V1_0, ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM,
+                   {}, {}, {}, std::move(callback));
+  }
+  ErrorStatus prepareModel_1_1(const v1_1::Model& model, ExecutionPreference preference,
+                               std::shared_ptr<IPreparedModelCallback> callback) override {
+    return prepare(convertToV1_3(model), HalVersion::V1_1, preference, Priority::MEDIUM, {}, {}, {},
+                   std::move(callback));
+  }
+  ErrorStatus prepareModel_1_2(const v1_2::Model& model, ExecutionPreference preference,
+                               const std::vector<NativeHandle>& modelCache, const std::vector<NativeHandle>& dataCache,
+                               const CacheToken& /*token*/, std::shared_ptr<IPreparedModelCallback> callback) override {
+    return prepare(convertToV1_3(model), HalVersion::V1_2, preference, Priority::MEDIUM, {}, modelCache, dataCache,
+                   std::move(callback));
+  }
+  ErrorStatus prepareModel_1_3(const Model& model, ExecutionPreference preference, Priority priority,
+                               const OptionalTimePoint& deadline, const std::vector<NativeHandle>& modelCache,
+                               const std::vector<NativeHandle>& dataCache, const CacheToken& /*token*/,
+                               std::shared_ptr<IPreparedModelCallback> callback) override {
+    return prepare(model, HalVersion::V1_3, preference, priority, deadline, modelCache, dataCache,
+                   std::move(callback));
+  }
+  // Compilation caching (saving and loading blobs) is not implemented yet: the HAL's answer for
+  // a driver that cannot prepare from cache is GENERAL_FAILURE, through the callback too.
+  ErrorStatus prepareModelFromCache(const std::vector<NativeHandle>& modelCache,
+                                    const std::vector<NativeHandle>& dataCache, const CacheToken& /*token*/,
+                                    std::shared_ptr<IPreparedModelCallback> callback) override {
+    return fromCache(HalVersion::V1_2, {}, modelCache, dataCache, std::move(callback));
+  }
+  ErrorStatus prepareModelFromCache_1_3(const OptionalTimePoint& deadline, const std::vector<NativeHandle>& modelCache,
+                                        const std::vector<NativeHandle>& dataCache, const CacheToken& /*token*/,
+                                        std::shared_ptr<IPreparedModelCallback> callback) override {
+    return fromCache(HalVersion::V1_3, deadline, modelCache, dataCache, std::move(callback));
+  }
+
+  AllocateResult allocate(const BufferDesc& desc, const std::vector<std::shared_ptr<IPreparedModel>>& preparedModels,
+                          const std::vector<BufferRole>& inputRoles,
+                          const std::vector<BufferRole>& outputRoles) override {
+    std::vector<PreparedModelView> views;
+    for (const auto& prepared : preparedModels) {
+      const auto* ours = dynamic_cast<const HalPreparedModel*>(prepared.get());
+      if (ours != nullptr && ours->device() == state_.get()) {
+        views.push_back({ours, &ours->model()});
+      } else {
+        views.push_back({});
+      }
+    }
+    std::string message;
+    return allocateBuffer(state_->buffers, desc, views, inputRoles, outputRoles, &message);
+  }
+
+ private:
+  Returned<std::vector<bool>> supported(const Model& model, HalVersion version) {
+    if (!validateModelForVersion(model, version).ok()) return {convertFor(version, ErrorStatus::INVALID_ARGUMENT), {}};
+    auto flags = state_->driver->getSupportedOperations(model);
+    if (!flags.ok()) return {convertFor(version, flags.error().status), {}};
+    return {ErrorStatus::NONE, std::move(*flags)};
+  }
+
+  static ErrorStatus convertFor(HalVersion version, ErrorStatus status) {
+    return version == HalVersion::V1_3 ? status : convertToV1_0(status);
+  }
+
+  // Each cache vector is empty (no caching information) or holds getNumberOfCacheFilesNeeded's
+  // count of handles, each with exactly one file descriptor.
+  static bool validCacheHandles(const std::vector<NativeHandle>& handles) {
+    if (handles.empty()) return true;
+    if (handles.size() != 1) return false;
+    return std::all_of(handles.begin(), handles.end(),
+                       [](const NativeHandle& h) { return h.fds.size() == 1 && h.fds[0] >= 0; });
+  }
+
+  ErrorStatus prepare(const Model& model, HalVersion version, ExecutionPreference preference, Priority priority,
+                      const OptionalTimePoint& deadline, const std::vector<NativeHandle>& modelCache,
+                      const std::vector<NativeHandle>& dataCache, std::shared_ptr<IPreparedModelCallback> callback) {
+    if (!callback) return ErrorStatus::INVALID_ARGUMENT;
+    auto invalid = [&](const std::string& message) {
+      notifyPrepared(*callback, version, ErrorStatus::INVALID_ARGUMENT, nullptr, message);
+      return ErrorStatus::INVALID_ARGUMENT;
+    };
+    if (auto valid = validateModelForVersion(model, version); !valid.ok()) return invalid(valid.error().message);
+    if (!validPreference(preference)) return invalid("ExecutionPreference is not a valid value");
+    if (!validPriority(priority)) return invalid("Priority is not a valid value");
+    if (!validCacheHandles(modelCache) || !validCacheHandles(dataCache)) {
+      return invalid("cache handles: each vector must be empty or hold one handle with one file descriptor");
+    }
+    if (deadlinePassed(deadline)) {
+      notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_PERSISTENT, nullptr, "the deadline had passed");
+      return ErrorStatus::NONE;
+    }
+    const bool started = state_->tasks.spawn([state = state_, model, version, preference, priority, deadline, callback] {
+      auto prepared = state->driver->prepareModel(model, {preference, priority, deadline});
+      if (!prepared.ok()) {
+        notifyPrepared(*callback, version, prepared.error().status, nullptr, prepared.error().message);
+        return;
+      }
+      // Finished, but too late: the client has stopped waiting for this result.
+      if (deadlinePassed(deadline)) {
+        notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_TRANSIENT, nullptr,
+                       "the preparation finished after the deadline");
+        return;
+      }
+      notifyPrepared(*callback, version, ErrorStatus::NONE,
+                     std::make_shared<HalPreparedModel>(state, model, std::move(*prepared)));
+    });
+    if (!started) {
+      notifyPrepared(*callback, version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, nullptr,
+                     "no thread could be started for the preparation");
+      return convertFor(version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT);
+    }
+    return ErrorStatus::NONE;
+  }
+
+  ErrorStatus fromCache(HalVersion version, const OptionalTimePoint& deadline,
+                        const std::vector<NativeHandle>& modelCache, const std::vector<NativeHandle>& dataCache,
+                        std::shared_ptr<IPreparedModelCallback> callback) {
+    if (!callback) return ErrorStatus::INVALID_ARGUMENT;
+    if (!validCacheHandles(modelCache) || !validCacheHandles(dataCache)) {
+      notifyPrepared(*callback, version, ErrorStatus::INVALID_ARGUMENT, nullptr,
+                     "cache handles: each vector must be empty or hold one handle with one file descriptor");
+      return ErrorStatus::INVALID_ARGUMENT;
+    }
+    if (deadlinePassed(deadline)) {
+      notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_PERSISTENT, nullptr, "the deadline had passed");
+      return ErrorStatus::NONE;
+    }
+    notifyPrepared(*callback, version, ErrorStatus::GENERAL_FAILURE, nullptr,
+                   "this driver does not prepare models from cache yet");
+    return ErrorStatus::GENERAL_FAILURE;
+  }
+
+  std::shared_ptr<DeviceState> state_;
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> Driver::unsupportedReasons(const Model& model) const {
+  return std::vector<std::string>(model.main.operations.size());
+}
+
+std::shared_ptr<IDevice> makeHalDevice(std::shared_ptr<Driver> driver) {
+  return std::make_shared<HalDevice>(std::move(driver));
+}
+
+std::shared_ptr<Driver> driverOf(const IDevice& device) {
+  const auto* ours = dynamic_cast<const HalDevice*>(&device);
+  return ours != nullptr ? ours->driver() : nullptr;
+}
+
+}  // namespace sable::hal
