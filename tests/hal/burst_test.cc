@@ -908,6 +908,26 @@ TEST(BurstController, DestroyingAnIdleBurstDoesNotHang) {
   EXPECT_LT(Clock::now() - start, 1s);
 }
 
+size_t openFdCount() {
+  size_t count = 0;
+  for (int fd = 0; fd < 4096; ++fd) count += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+  return count;
+}
+
+TEST(BurstController, ReleasesEveryFdWhenTheBurstEnds) {
+  const size_t before = openFdCount();
+  {
+    FakeDriver driver;
+    auto model = std::make_shared<FakePreparedModel>(driver);
+    auto controller = makeController(model);
+    ASSERT_NE(controller, nullptr);
+    EXPECT_GT(openFdCount(), before) << "a burst without fds?";
+    MemoryPool in = makePool(16), out = makePool(16);
+    ASSERT_EQ(controller->compute(makeRequest(in, out, 4), MeasureTiming::NO).status, ErrorStatus::NONE);
+  }
+  EXPECT_EQ(openFdCount(), before) << "channels, eventfds or pools outlived the burst";
+}
+
 TEST(BurstController, DestroyingTheServerWhileAComputeWaitsAnswersOrFailsIt) {
   FakeDriver driver;
   auto model = std::make_shared<FakePreparedModel>(driver);
