@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "managed_buffer.h"
+#include "sable/hal/burst.h"
 #include "sable/hal/conversions.h"
 #include "sable/hal/driver.h"
 #include "sable/hal/sync_fence.h"
@@ -128,11 +129,16 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
   }
   BurstResult configureExecutionBurst(std::shared_ptr<IBurstCallback> callback, const FmqDescriptor& requestChannel,
                                       const FmqDescriptor& resultChannel) override {
-    // Bursts arrive with burst.h (FMQ channels and the burst server).
-    (void)callback;
-    (void)requestChannel;
-    (void)resultChannel;
-    return {ErrorStatus::GENERAL_FAILURE, nullptr};
+    // The burst server executes on its own thread through the 1.2 synchronous path; it holds the
+    // prepared model only weakly, so that a client releasing the model while keeping the burst
+    // gets DEVICE_UNAVAILABLE rather than keeping the model alive.
+    std::weak_ptr<HalPreparedModel> weak = weak_from_this();
+    return makeBurstServer(std::move(callback), requestChannel, resultChannel,
+                           [weak](const v1_0::Request& request, MeasureTiming measure) {
+                             auto self = weak.lock();
+                             if (!self) return failed(ErrorStatus::DEVICE_UNAVAILABLE, "the prepared model is gone");
+                             return self->executeSynchronously(request, measure);
+                           });
   }
 
   // ---- 1.3 ----

@@ -43,25 +43,6 @@ std::optional<uint64_t> eventfdCount(int fd) {
 
 }  // namespace
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) close(fd_);
-}
-
-Result<UniqueFd> UniqueFd::duplicate(int fd) {
-  if (fd < 0) return invalidArgument("file descriptor {} is not valid", fd);
-  const int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) return invalidArgument("cannot duplicate file descriptor {}: {}", fd, std::strerror(errno));
-  return UniqueFd(copy);
-}
-
 Result<SyncFence> SyncFence::create() {
   const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0) {

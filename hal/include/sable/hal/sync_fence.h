@@ -12,33 +12,9 @@
 #include <optional>
 
 #include "sable/hal/result.h"
+#include "sable/hal/unique_fd.h"
 
 namespace sable::hal {
-
-// An owned file descriptor (closed on destruction).
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  // A duplicate (close-on-exec) of `fd`, or an INVALID_ARGUMENT error when it is not open.
-  static Result<UniqueFd> duplicate(int fd);
-
- private:
-  int fd_ = -1;
-};
 
 enum class FenceState { ACTIVE, SIGNALED, ERROR };
 
