@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <semaphore>
 #include <optional>
@@ -218,9 +219,19 @@ class NpuDevice final : public Device {
   std::string versionString() const override { return "sable-npu-" + buildVersion(); }
   hal::Capabilities capabilities() const override {
     // Measured figures come with the HAL issue's benchmark; until then: faster than the CPU
-    // reference for the quantized types it runs, unsupported elsewhere.
+    // reference for the quantized types it runs, unsupported elsewhere (FLT_MAX, as AOSP says
+    // "not supported"), so that partitioning (`auto`) puts the quantized operations here.
+    constexpr float kUnsupported = std::numeric_limits<float>::max();
+    constexpr hal::PerformanceInfo kNone{kUnsupported, kUnsupported};
     hal::Capabilities caps;
-    for (hal::OperandType t : hal::allOperandTypes()) caps.operandPerformance.push_back({t, {1.0f, 1.0f}});
+    caps.relaxedFloat32toFloat16PerformanceScalar = kNone;
+    caps.relaxedFloat32toFloat16PerformanceTensor = kNone;
+    caps.ifPerformance = kNone;
+    caps.whilePerformance = kNone;
+    for (hal::OperandType t : hal::allOperandTypes()) {
+      const bool quantized = t == hal::OperandType::TENSOR_QUANT8_ASYMM || t == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+      caps.operandPerformance.push_back({t, quantized ? hal::PerformanceInfo{0.1f, 0.1f} : kNone});
+    }
     return caps;
   }
   hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const override {
