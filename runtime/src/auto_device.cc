@@ -80,9 +80,13 @@ class ExecutionMemory {
     return argument;
   }
 
-  // Records the shape a step produced for an operand, which later steps read with it.
+  // Records the shape a step produced for an operand; later steps read it with that shape and
+  // exactly its bytes (a request input's length must match its shape).
   void produced(uint32_t operand, const std::vector<uint32_t>& dimensions) {
-    arguments_[operand].dimensions = dimensions;
+    hal::RequestArgument& argument = arguments_[operand];
+    argument.dimensions = dimensions;
+    const auto bytes = hal::sizeOfData(model_.main.operands[operand].type, dimensions);
+    if (bytes && *bytes <= argument.location.length) argument.location.length = *bytes;
     if (auto j = outputPosition(operand)) outputShapes_[*j] = {dimensions, true};
   }
 
