@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "sable/hal/validation.h"
 

@@ -6,6 +6,7 @@
 
 #include "fake_device.h"
 #include "model_builder.h"
+#include "sable/runtime/auto_device.h"
 #include "sable/runtime/cpu_reference_device.h"
 #include "sable/runtime/partition.h"
 
@@ -201,6 +202,12 @@ TEST(Partition, IfStaysWholeOnADeviceThatSupportsItWithItsBranches) {
   EXPECT_EQ(plan->plan.steps[1].operations, (std::vector<uint32_t>{1}));
   ASSERT_EQ(control->preparedModels.size(), 1u);
   EXPECT_EQ(control->preparedModels[0].referenced.size(), 2u) << "both branches travel with the IF";
+
+  // And the IF step runs its branch on what the MUL step handed it: (x * 3) * 2.
+  auto automatic = runtime::makeAutoDevice({cpu, control});
+  auto result = run(*automatic, mulThenIf(), {toBytes<uint8_t>({1}), toBytes<float>({1.5f})});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(fromBytes<float>((*result)[0].bytes), std::vector<float>{9.0f});
 }
 
 TEST(Partition, IfPerformanceIsItsOwnFigurePlusHalfOfEachBranch) {
