@@ -1,5 +1,6 @@
 #include "sable/runtime/device.h"
 
+#include "sable/runtime/auto_device.h"
 #include "sable/runtime/cpu_reference_device.h"
 #include "sable/runtime/npu_device.h"
 #include "sable/hal/build_info.h"
@@ -12,12 +13,16 @@ std::vector<std::shared_ptr<Device>> availableDevices() {
 }
 
 hal::Result<std::shared_ptr<Device>> findDevice(std::string_view name) {
+  // "auto" partitions over the real devices; availableDevices() does not list it, so that a
+  // loop over the devices (`sable info`) meets every device once.
+  static const std::shared_ptr<Device> automatic = makeAutoDevice(availableDevices());
+  if (name == automatic->name()) return automatic;
   std::string known;
   for (const auto& device : availableDevices()) {
     if (device->name() == name) return device;
     known += (known.empty() ? "" : ", ") + device->name();
   }
-  return hal::invalidArgument("unknown device '{}' (available: {})", name, known);
+  return hal::invalidArgument("unknown device '{}' (available: {}, {})", name, known, automatic->name());
 }
 
 hal::Result<std::vector<std::string>> Device::unsupportedReasons(const hal::Model& model) const {

@@ -44,12 +44,17 @@ hal::Result<SubModel> extractSubModel(const hal::Model& model, const std::vector
   out.pools = model.pools;
   out.relaxComputationFloat32toFloat16 = model.relaxComputationFloat32toFloat16;
   out.extensionNameToPrefix = model.extensionNameToPrefix;
+  // The referenced subgraphs' CONSTANT_COPY operands point into operandValues: with any, the
+  // values travel whole and keep their offsets; without, only the part's constants are copied.
+  const bool keepValues = !model.referenced.empty();
+  if (keepValues) out.operandValues = model.operandValues;
   std::map<uint32_t, uint32_t> index;  // original operand → operand of the sub-model
   for (uint32_t original : used) {
     hal::Operand operand = main.operands[original];
     operand.numberOfConsumers = 0;
     switch (operand.lifetime) {
       case OperandLifeTime::CONSTANT_COPY: {
+        if (keepValues) break;
         const size_t offset = (out.operandValues.size() + 7) / 8 * 8;
         out.operandValues.resize(offset);
         const auto* bytes = model.operandValues.data() + operand.location.offset;

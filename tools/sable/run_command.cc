@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -13,6 +14,7 @@
 
 #include "commands.h"
 #include "program_profile.h"
+#include "sable/runtime/auto_device.h"
 #include "sable/runtime/builtin_models.h"
 #include "sable/runtime/device.h"
 #include "sable/runtime/execution.h"
@@ -86,6 +88,28 @@ bool printDump(const NpuProgram& npu, const hal::Model& model) {
   fmt::print("peak device memory: {} bytes (scratch {} + constants {} + inputs and outputs {})\n",
              profile->peakMemoryBytes, npu.program.scratchBytes, npu.program.constants.size(), io);
   return true;
+}
+
+// Which operations ran where, for `--device auto`: one line per step with its device, its
+// operation count and its operation types, the most frequent first
+// ("step 1  sable-npu  27 ops  CONV_2D×14 DEPTHWISE_CONV_2D×13").
+void printPlan(const runtime::PartitionPlan& plan, const hal::Model& model) {
+  size_t deviceWidth = 0;
+  for (const auto& step : plan.steps) deviceWidth = std::max(deviceWidth, step.device.size());
+  fmt::print("plan:     {} step{}\n", plan.steps.size(), plan.steps.size() == 1 ? "" : "s");
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const runtime::PlanStep& step = plan.steps[s];
+    std::map<std::string_view, size_t> counts;
+    for (uint32_t k : step.operations) ++counts[hal::toString(model.main.operations[k].type)];
+    std::vector<std::pair<std::string_view, size_t>> types(counts.begin(), counts.end());
+    std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::string> listed;
+    for (const auto& [type, count] : types) listed.push_back(fmt::format("{}×{}", type, count));
+    fmt::print("  step {}  {:<{}}  {:>3} ops  {}\n", s + 1, step.device, deviceWidth, step.operations.size(),
+               fmt::join(listed, " "));
+  }
+  for (const std::string& unused : plan.unusedDevices) fmt::print("  not used: {}\n", unused);
+  if (!plan.fallbackReason.empty()) fmt::print("  fallback: {}\n", plan.fallbackReason);
 }
 
 // Runs the model on the CPU reference and compares every output; returns whether all are equal.
@@ -181,6 +205,7 @@ int runModel(const RunArgs& args) {
   fmt::print("model:    {} ({} operations, {:.1f} MB of constants)\n", args.model, model->main.operations.size(),
              weights / 1e6);
   fmt::print("device:   {} ({})\n", (*device)->name(), (*device)->versionString());
+  if (const runtime::PartitionPlan* plan = runtime::partitionPlanOf(**prepared)) printPlan(*plan, *model);
   fmt::print("input:    synthetic, seed {}\n", args.seed);
   fmt::print("top-5:\n");
   for (size_t i = 0; i < std::min<size_t>(5, classes); ++i) {
@@ -205,6 +230,10 @@ int runModel(const RunArgs& args) {
     }
     fmt::print("counters: {}\n", fmt::join(counters, ", "));
   }
+  if (!program && result->deviceCounters.size() > SABLE_COUNTER_CYCLES) {
+    // auto: the counters summed over the steps that ran on the NPU.
+    fmt::print("cycles:   {} device cycles in the NPU steps\n", result->deviceCounters[SABLE_COUNTER_CYCLES]);
+  }
   fmt::print("checksum: fnv1a64 {:016x}\n", fnv1a64(output));
   if (args.dump && !printDump(*program, *model)) return 1;
   if (args.check) {
@@ -224,7 +253,8 @@ CommandRunner addRunCommand(CLI::App& app) {
   run->add_option("model", args->model, kModelHelp)
       ->capture_default_str();
   run->add_option("--device", args->device,
-                  "Device name (see `sable info`); sable-npu starts sable-simd when none runs")
+                  "Device name (see `sable info`), or auto: the model partitioned over them (prints which operations "
+                  "ran where); sable-npu starts sable-simd when none runs")
       ->capture_default_str();
   run->add_option("--seed", args->seed, "Seed of the synthetic input")->capture_default_str();
   run->add_flag("--check", args->check,

@@ -399,7 +399,8 @@ Result<ExecutionOutput> executeModel(const Model& model, const hal::Request& req
   ExecutionOutput output;
   output.outputShapes = execution.outputShapes();
   if (options.measureTiming == hal::MeasureTiming::YES) {
-    uint64_t elapsed = steadyNowNs() - start;
+    // The HAL's Timing is in microseconds.
+    const uint64_t elapsed = (steadyNowNs() - start) / 1000;
     output.timing.timeOnDevice = elapsed;
     output.timing.timeInDriver = elapsed;
   }
