@@ -18,5 +18,6 @@ CommandRunner addRunCommand(CLI::App& app);          // run_command.cc
 CommandRunner addAsmCommands(CLI::App& app);         // asm_command.cc
 CommandRunner addBenchCommand(CLI::App& app);        // bench_command.cc
 CommandRunner addBisectCommand(CLI::App& app);       // bisect_command.cc
+CommandRunner addCapabilitiesCommand(CLI::App& app);  // capabilities_command.cc
 
 }  // namespace sable::tools

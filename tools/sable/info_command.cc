@@ -1,15 +1,21 @@
 // `sable info`: the devices this build can reach.
+#include <cfloat>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "sable/hal/npu_capabilities.h"
 #include "sable/runtime/device.h"
 #include "sable/umd/device.h"
+#include "tool_support.h"
 
 namespace sable::tools {
 namespace {
@@ -17,30 +23,43 @@ namespace {
 using sable::runtime::Device;
 
 nlohmann::json deviceToJson(const Device& device) {
-  nlohmann::json caps;
-  const auto c = device.capabilities();
-  caps["relaxedFloat32toFloat16PerformanceScalar"] = {{"execTime", c.relaxedFloat32toFloat16PerformanceScalar.execTime},
-                                                      {"powerUsage", c.relaxedFloat32toFloat16PerformanceScalar.powerUsage}};
-  caps["relaxedFloat32toFloat16PerformanceTensor"] = {{"execTime", c.relaxedFloat32toFloat16PerformanceTensor.execTime},
-                                                      {"powerUsage", c.relaxedFloat32toFloat16PerformanceTensor.powerUsage}};
-  caps["ifPerformance"] = {{"execTime", c.ifPerformance.execTime}, {"powerUsage", c.ifPerformance.powerUsage}};
-  caps["whilePerformance"] = {{"execTime", c.whilePerformance.execTime}, {"powerUsage", c.whilePerformance.powerUsage}};
-  nlohmann::json perf = nlohmann::json::array();
-  for (const auto& p : c.operandPerformance) {
-    perf.push_back({{"type", sable::hal::toString(p.type)}, {"execTime", p.info.execTime}, {"powerUsage", p.info.powerUsage}});
-  }
-  caps["operandPerformance"] = perf;
   return {{"name", device.name()},
           {"type", sable::hal::toString(device.type())},
           {"version", device.versionString()},
-          {"capabilities", caps}};
+          {"capabilities", hal::capabilitiesToJson(device.capabilities())}};
+}
+
+std::string figureText(const hal::PerformanceInfo& info) {
+  return fmt::format("{:.4g} / {:.4g}", info.execTime, info.powerUsage);
+}
+
+// A device's capabilities in a few lines: the operand types it reports a finite figure for, one
+// per line; the unsupported ones (FLT_MAX, the AOSP convention) in one list; relaxed, IF, WHILE.
+void printCapabilities(const hal::Capabilities& caps) {
+  std::cout << "  capabilities (execTime / powerUsage, ratios to the CPU; lower is better):\n";
+  std::vector<std::string_view> unsupported;
+  for (const auto& p : caps.operandPerformance) {
+    if (p.info.execTime == FLT_MAX) {
+      unsupported.push_back(hal::toString(p.type));
+    } else {
+      std::cout << fmt::format("    {:<35} {}\n", hal::toString(p.type), figureText(p.info));
+    }
+  }
+  if (!unsupported.empty()) std::cout << fmt::format("    unsupported: {}\n", fmt::join(unsupported, ", "));
+  const std::pair<const char*, hal::PerformanceInfo> others[] = {
+      {"relaxed float32 as float16, scalar", caps.relaxedFloat32toFloat16PerformanceScalar},
+      {"relaxed float32 as float16, tensor", caps.relaxedFloat32toFloat16PerformanceTensor},
+      {"IF", caps.ifPerformance},
+      {"WHILE", caps.whilePerformance}};
+  for (const auto& [name, info] : others) {
+    std::cout << fmt::format("    {:<35} {}\n", name, info.execTime == FLT_MAX ? "unsupported" : figureText(info));
+  }
 }
 
 std::string versionText(uint32_t version) { return fmt::format("{}.{}", version >> 16, version & 0xFFFF); }
 
 // The NPU behind the UAPI, described from its registers (through the handshake and GET_INFO).
 nlohmann::json npuToJson(const umd::DeviceInfo& info) {
-  const sable_hw_config& c = info.config;
   return {{"name", info.name},
           {"type", "ACCELERATOR"},
           {"backend", info.backend},
@@ -49,18 +68,7 @@ nlohmann::json npuToJson(const umd::DeviceInfo& info) {
           {"firmwareInterface", versionText(info.firmware_interface)},
           {"isa", versionText(info.isa_version)},
           {"hwRevision", info.hw_revision},
-          {"configuration",
-           {{"name", c.name != nullptr ? c.name : "unknown"},
-            {"configId", fmt::format("0x{:08X}", c.config_id)},
-            {"arrayDim", c.array_dim},
-            {"scratchpadKiB", c.scratchpad_kib},
-            {"accumulatorKiB", c.accumulator_kib},
-            {"vectorLanes", c.vector_lanes},
-            {"dwMacsPerCycle", c.dw_macs_per_cycle},
-            {"dmaBytesPerCycle", c.dma_bytes_per_cycle},
-            {"queueDepth", c.queue_depth},
-            {"maxRegions", c.max_regions},
-            {"clockMHz", c.clock_mhz}}},
+          {"configuration", configurationJson(info.config)},
           {"deviceMemoryBytes", info.device_memory_bytes},
           {"deviceMemoryFreeBytes", info.device_memory_free}};
 }
@@ -73,7 +81,8 @@ struct InfoOptions {
 
 int runInfo(const InfoOptions& options) {
   nlohmann::json devices = nlohmann::json::array();
-  for (const auto& device : sable::runtime::availableDevices()) devices.push_back(deviceToJson(*device));
+  const auto hostDevices = sable::runtime::availableDevices();
+  for (const auto& device : hostDevices) devices.push_back(deviceToJson(*device));
   nlohmann::json npus = nlohmann::json::array();
   std::string npuError;
   if (options.npu) {
@@ -91,10 +100,11 @@ int runInfo(const InfoOptions& options) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  for (const auto& d : devices) {
-    std::cout << d["name"].get<std::string>() << "\n"
-              << "  type:    " << d["type"].get<std::string>() << "\n"
-              << "  version: " << d["version"].get<std::string>() << "\n";
+  for (const auto& device : hostDevices) {
+    std::cout << device->name() << "\n"
+              << "  type:    " << hal::toString(device->type()) << "\n"
+              << "  version: " << device->versionString() << "\n";
+    printCapabilities(device->capabilities());
   }
   for (const auto& n : npus) {
     const auto& c = n["configuration"];

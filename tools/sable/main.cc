@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   add(sable::tools::addRunCommand);
   add(sable::tools::addBenchCommand);
   add(sable::tools::addBisectCommand);
+  add(sable::tools::addCapabilitiesCommand);
   {  // asm and disasm share one runner, which asks its subcommands which one was parsed.
     auto runner = sable::tools::addAsmCommands(app);
     const auto subcommands = app.get_subcommands({});

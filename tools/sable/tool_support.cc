@@ -156,6 +156,20 @@ hal::Result<sable_hw_config> configByName(std::string_view name) {
   return *config;
 }
 
+nlohmann::json configurationJson(const sable_hw_config& c) {
+  return {{"name", c.name != nullptr ? c.name : "unknown"},
+          {"configId", fmt::format("0x{:08X}", c.config_id)},
+          {"arrayDim", c.array_dim},
+          {"scratchpadKiB", c.scratchpad_kib},
+          {"accumulatorKiB", c.accumulator_kib},
+          {"vectorLanes", c.vector_lanes},
+          {"dwMacsPerCycle", c.dw_macs_per_cycle},
+          {"dmaBytesPerCycle", c.dma_bytes_per_cycle},
+          {"queueDepth", c.queue_depth},
+          {"maxRegions", c.max_regions},
+          {"clockMHz", c.clock_mhz}};
+}
+
 hal::Result<sable_hw_config> npuConfig() {
   SABLE_ASSIGN_OR_RETURN(umd::Device device, umd::Device::open({.name = "", .spawn = true}));
   return device.info().config;

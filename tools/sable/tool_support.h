@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sable/hal/result.h"
 #include "sable/hal/types.h"
 #include "sable/isa.h"
@@ -57,6 +59,10 @@ hal::Result<sable_hw_config> configByName(std::string_view name);
 // The hardware configuration of the NPU the runtime's sable-npu device uses ($SABLE_DEVICE, else
 // sable-npu), read from its registers; sable-simd is started when none serves it.
 hal::Result<sable_hw_config> npuConfig();
+
+// A hardware configuration as JSON, as `sable info --json` prints it and the capabilities file
+// (`sable capabilities`) records it: name, configId, arrayDim, ..., clockMHz.
+nlohmann::json configurationJson(const sable_hw_config& config);
 
 // MACs the systolic array does per cycle: array_dim².
 inline uint64_t arrayMacsPerCycle(const sable_hw_config& config) {
