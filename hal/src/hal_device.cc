@@ -28,6 +28,17 @@ uint64_t nowNs() {
 
 bool deadlinePassed(const OptionalTimePoint& deadline) { return deadline && nowNs() >= *deadline; }
 
+// The deadline with the time left to it stretched by the device's time scale (Driver::timeScale).
+// A deadline already passed stays passed.
+OptionalTimePoint scaled(const OptionalTimePoint& deadline, double scale) {
+  if (!deadline || scale == 1.0) return deadline;
+  const uint64_t now = nowNs();
+  if (*deadline <= now) return deadline;
+  const double stretched = static_cast<double>(*deadline - now) * scale;
+  if (stretched >= static_cast<double>(UINT64_MAX - now)) return std::nullopt;
+  return now + static_cast<uint64_t>(stretched);
+}
+
 uint64_t microsecondsSince(Clock::time_point start) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
 }
@@ -225,7 +236,14 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
       return invalidArgument("loopTimeoutDuration {} ns exceeds LoopTimeoutDurationNs::MAXIMUM ({} ns)",
                              *loopTimeoutDuration, kMaximumLoopTimeoutNs);
     }
-    return validateRequest(request, model_, allowUnspecifiedOutput);
+    SABLE_TRY(validateRequest(request, model_, allowUnspecifiedOutput));
+    for (size_t i = 0; i < request.pools.size(); ++i) {
+      const auto* token = std::get_if<BufferToken>(&request.pools[i]);
+      if (token != nullptr && !device_->buffers->find(token->token)) {
+        return invalidArgument("request pool {}: no buffer of this device has token {}", i, token->token);
+      }
+    }
+    return {};
   }
 
   ErrorStatus executeAsync(const Request& request, HalVersion version, MeasureTiming measure,
@@ -259,8 +277,9 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
 
   // One execution, on the calling thread: the one path every method ends in.
   ExecutionResult run(const Request& request, HalVersion version, MeasureTiming measure,
-                      const OptionalTimePoint& deadline, const OptionalTimeoutDuration& loopTimeoutDuration,
+                      const OptionalTimePoint& clientDeadline, const OptionalTimeoutDuration& loopTimeoutDuration,
                       Clock::time_point start, std::optional<bool> allowUnspecifiedOutput = std::nullopt) {
+    const OptionalTimePoint deadline = scaled(clientDeadline, device_->driver->timeScale());
     if (auto checked = check(request, measure, loopTimeoutDuration,
                              allowUnspecifiedOutput.value_or(version >= HalVersion::V1_2));
         !checked.ok()) {
@@ -428,7 +447,8 @@ class HalDevice final : public IDevice {
       notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_PERSISTENT, nullptr, "the deadline had passed");
       return ErrorStatus::NONE;
     }
-    const bool started = state_->tasks.spawn([state = state_, model, version, preference, priority, deadline, callback] {
+    const bool started = state_->tasks.spawn([state = state_, model, version, preference, priority,
+                                              deadline = scaled(deadline, state_->driver->timeScale()), callback] {
       auto prepared = state->driver->prepareModel(model, {preference, priority, deadline});
       if (!prepared.ok()) {
         notifyPrepared(*callback, version, prepared.error().status, nullptr, prepared.error().message);

@@ -237,6 +237,7 @@ class NpuDriver final : public Driver {
     auto measured = sableNpuCapabilities();
     return measured.ok() ? *measured : unsupportedCapabilities();
   }
+  double timeScale() const override { return deviceTimeScale(); }
   DeviceStatus status() const override {
     return connection()->get().ok() ? DeviceStatus::AVAILABLE : DeviceStatus::OFFLINE;
   }

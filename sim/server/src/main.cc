@@ -1,5 +1,8 @@
 // sable-simd: the device server. Owns one simulated NPU behind shared memory until SIGTERM or
 // SIGINT (docs/device.md).
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <signal.h>
 
 #include <cstring>
@@ -46,6 +49,17 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  // One setting stretches both the clients' deadlines (the HAL, hal/npu) and this watchdog for
+  // a device slower than the silicon it models (docs/hal.md).
+  if (const char* text = std::getenv("SABLE_TIME_SCALE"); text != nullptr) {
+    char* end = nullptr;
+    const double scale = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(scale > 0.0)) {
+      std::cerr << "sable-simd: SABLE_TIME_SCALE='" << text << "' is not a positive number\n";
+      return 2;
+    }
+    options.watchdogMs = static_cast<uint32_t>(std::clamp(options.watchdogMs * scale, 1.0, 3'600'000.0));
   }
   for (uint32_t i = 0; i < SABLE_HW_CONFIG_COUNT; ++i) {
     if (config == sable_hw_configs[i].name) options.config = i;

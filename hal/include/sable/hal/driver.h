@@ -56,6 +56,10 @@ class Driver {
   virtual std::string versionString() const = 0;
   virtual Capabilities capabilities() const = 0;
   virtual DeviceStatus status() const { return DeviceStatus::AVAILABLE; }
+  // How many times slower than the hardware it stands for this device runs (1 for silicon): the
+  // HAL layer stretches the time left to a client's deadline by it, so that deadlines written
+  // for the hardware keep their meaning on a simulator (docs/hal.md, SABLE_TIME_SCALE).
+  virtual double timeScale() const { return 1.0; }
   // One flag per operation of the main subgraph of a valid model. Must agree with prepareModel:
   // a model whose operations are all supported prepares (STYLE.md: one path for both).
   virtual Result<std::vector<bool>> getSupportedOperations(const Model& model) const = 0;
