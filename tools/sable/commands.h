@@ -17,6 +17,7 @@ CommandRunner addRunCommand(CLI::App& app);          // run_command.cc
 // Registers both `asm` and `disasm`; the runner serves whichever was chosen.
 CommandRunner addAsmCommands(CLI::App& app);         // asm_command.cc
 CommandRunner addBenchCommand(CLI::App& app);        // bench_command.cc
+CommandRunner addBenchDriverCommand(CLI::App& app);  // bench_driver_command.cc
 CommandRunner addBisectCommand(CLI::App& app);       // bisect_command.cc
 CommandRunner addCapabilitiesCommand(CLI::App& app);  // capabilities_command.cc
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   add(sable::tools::addConformanceCommand);
   add(sable::tools::addRunCommand);
   add(sable::tools::addBenchCommand);
+  add(sable::tools::addBenchDriverCommand);
   add(sable::tools::addBisectCommand);
   add(sable::tools::addCapabilitiesCommand);
   {  // asm and disasm share one runner, which asks its subcommands which one was parsed.

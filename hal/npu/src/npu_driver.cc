@@ -204,7 +204,8 @@ class NpuPreparedModel final : public DriverPreparedModel {
     if (options.measureTiming == MeasureTiming::YES) {
       // The time the NPU took at its nominal clock: the simulated device's wall-clock time says
       // nothing about the silicon's.
-      out.timing.timeOnDevice = status.counter(SABLE_COUNTER_CYCLES) / std::max<uint32_t>(config_.clock_mhz, 1);
+      const uint64_t mhz = std::max<uint32_t>(config_.clock_mhz, 1);
+      out.timing.timeOnDevice = (status.counter(SABLE_COUNTER_CYCLES) + mhz / 2) / mhz;  // nearest µs
       out.timing.timeInDriver = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
     }
