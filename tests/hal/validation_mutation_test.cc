@@ -1,13 +1,16 @@
 // VTS-style validation tests: every valid model of the conformance corpus, broken in one way at
 // a time, must be rejected with INVALID_ARGUMENT (and never crash). One test per kind of
-// mutation; each walks the whole corpus.
+// mutation; each walks the whole corpus. Each mutant is also rejected by the sable-npu driver's
+// getSupportedOperations_1_3 and prepareModel_1_3, whose callback is notified exactly once.
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 
 #include <gtest/gtest.h>
 
+#include "sable/hal/callbacks.h"
 #include "sable/hal/validation.h"
+#include "sable/runtime/npu_device.h"
 #include "sable/runtime/corpus.h"
 
 namespace sable::hal {
@@ -36,6 +39,22 @@ class MutationChecker {
       } else if (result.error().status != ErrorStatus::INVALID_ARGUMENT) {
         failures_.push_back(name_ + ": " + what + ": " + std::string(toString(result.error().status)));
       }
+      // The same mutant through the sable-npu driver's HAL entry points (validation happens
+      // there before the driver is reached, so no device server is needed).
+      const auto supported = device_->getSupportedOperations_1_3(m);
+      if (supported.status != ErrorStatus::INVALID_ARGUMENT) {
+        failures_.push_back(name_ + ": " + what + ": getSupportedOperations_1_3 gave " +
+                            std::string(toString(supported.status)));
+      }
+      auto callback = std::make_shared<PreparedModelCallback>();
+      const ErrorStatus launched = device_->prepareModel_1_3(m, ExecutionPreference::FAST_SINGLE_ANSWER,
+                                                             Priority::MEDIUM, {}, {}, {}, CacheToken{}, callback);
+      if (launched != ErrorStatus::INVALID_ARGUMENT || !callback->waitFor(std::chrono::seconds(10)) ||
+          callback->status() != ErrorStatus::INVALID_ARGUMENT || callback->notifications() != 1) {
+        failures_.push_back(name_ + ": " + what + ": prepareModel_1_3 gave " + std::string(toString(launched)) +
+                            ", callback " + std::string(toString(callback->status())) + " notified " +
+                            std::to_string(callback->notifications()) + " times");
+      }
     }
     m.main = std::move(saved);
     m.referenced = std::move(savedReferenced);
@@ -46,6 +65,7 @@ class MutationChecker {
  private:
   Model& model_;
   std::string name_;
+  std::shared_ptr<IDevice> device_ = runtime::npuHalDevice();
   size_t checked_ = 0;
   std::vector<std::string> failures_;
 };
