@@ -1,6 +1,13 @@
 #include "sable/runtime/hal_client_device.h"
 
+#include <unistd.h>
+
+#include <mutex>
+
+#include "sable/hal/burst.h"
 #include "sable/hal/callbacks.h"
+#include "sable/hal/conversions.h"
+#include "sable/hal/sync_fence.h"
 #include "sable/hal/driver.h"
 #include "sable/hal/npu_driver.h"
 #include "sable/runtime/npu_device.h"
@@ -14,13 +21,14 @@ hal::Error errorFrom(const char* method, hal::ErrorStatus status, const std::str
 
 class HalClientPreparedModel final : public PreparedModel {
  public:
-  explicit HalClientPreparedModel(std::shared_ptr<hal::IPreparedModel> prepared) : prepared_(std::move(prepared)) {}
+  HalClientPreparedModel(std::shared_ptr<hal::IPreparedModel> prepared, HalExecutionPath path,
+                         std::vector<hal::OutputShape> declaredOutputs)
+      : prepared_(std::move(prepared)), path_(path), declaredOutputs_(std::move(declaredOutputs)) {}
 
   hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
-    hal::ExecutionResult result =
-        prepared_->executeSynchronously_1_3(request, options.measureTiming, options.deadline, options.loopTimeoutNs);
+    SABLE_ASSIGN_OR_RETURN(hal::ExecutionResult result, run(request, options));
     if (result.status != hal::ErrorStatus::NONE) {
-      hal::Error error = errorFrom("executeSynchronously_1_3", result.status, result.message);
+      hal::Error error = errorFrom(method(), result.status, result.message);
       if (result.status == hal::ErrorStatus::OUTPUT_INSUFFICIENT_SIZE) error.outputShapes = result.outputShapes;
       return error;
     }
@@ -28,13 +36,71 @@ class HalClientPreparedModel final : public PreparedModel {
   }
 
  private:
+  const char* method() const {
+    switch (path_) {
+      case HalExecutionPath::SYNC: return "executeSynchronously_1_3";
+      case HalExecutionPath::ASYNC: return "execute_1_3";
+      case HalExecutionPath::FENCED: return "executeFenced";
+      case HalExecutionPath::BURST: return "burst";
+    }
+    return "?";
+  }
+
+  hal::Result<hal::ExecutionResult> run(const hal::Request& request, const ExecuteOptions& options) {
+    const hal::OptionalTimeoutDuration loopTimeout = options.loopTimeoutNs;
+    switch (path_) {
+      case HalExecutionPath::SYNC:
+        return prepared_->executeSynchronously_1_3(request, options.measureTiming, options.deadline, loopTimeout);
+      case HalExecutionPath::ASYNC: {
+        auto callback = std::make_shared<hal::ExecutionCallback>();
+        const hal::ErrorStatus launched =
+            prepared_->execute_1_3(request, options.measureTiming, options.deadline, loopTimeout, callback);
+        callback->wait();
+        hal::ExecutionResult result{callback->status(), callback->outputShapes(), callback->timing(),
+                                    callback->message(), {}};
+        if (launched != hal::ErrorStatus::NONE) result.status = launched;
+        return result;
+      }
+      case HalExecutionPath::FENCED: {
+        const auto fenced =
+            prepared_->executeFenced(request, {}, options.measureTiming, options.deadline, loopTimeout, {});
+        if (fenced.status != hal::ErrorStatus::NONE) return hal::ExecutionResult{fenced.status, {}, {}, {}, {}};
+        hal::UniqueFd fence(fenced.syncFence);
+        if (fence.valid()) SABLE_TRY(hal::waitForFence(fence.get(), std::nullopt));
+        const auto info = fenced.callback->getExecutionInfo();
+        // A fenced execution reports no shapes: its outputs are the model's, fully specified (the
+        // HAL refuses a fenced request that leaves them open).
+        return hal::ExecutionResult{info.status, declaredOutputs_, info.timingLaunched, {}, {}};
+      }
+      case HalExecutionPath::BURST: {
+        SABLE_ASSIGN_OR_RETURN(hal::v1_0::Request v10, hal::convertToV1_0(request));
+        std::lock_guard lock(burstMutex_);
+        if (!burst_) {
+          SABLE_ASSIGN_OR_RETURN(burst_, hal::BurstController::create(prepared_));
+        }
+        return burst_->compute(v10, options.measureTiming);
+      }
+    }
+    return hal::generalFailure("unknown execution path");
+  }
+
   std::shared_ptr<hal::IPreparedModel> prepared_;
+  HalExecutionPath path_;
+  std::vector<hal::OutputShape> declaredOutputs_;
+  std::mutex burstMutex_;
+  std::unique_ptr<hal::BurstController> burst_;
 };
+
+std::vector<hal::OutputShape> declaredOutputs(const hal::Model& model) {
+  std::vector<hal::OutputShape> shapes;
+  for (uint32_t index : model.main.outputIndexes) shapes.push_back({model.main.operands.at(index).dimensions, true});
+  return shapes;
+}
 
 class HalClientDevice final : public Device {
  public:
-  HalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device)
-      : name_(std::move(name)), device_(std::move(device)) {}
+  HalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device, HalExecutionPath path)
+      : name_(std::move(name)), device_(std::move(device)), path_(path) {}
 
   std::string name() const override { return name_; }
   hal::DeviceType type() const override { return device_->getType().value; }
@@ -64,18 +130,28 @@ class HalClientDevice final : public Device {
     callback->wait();
     const hal::ErrorStatus status = launched != hal::ErrorStatus::NONE ? launched : callback->status();
     if (status != hal::ErrorStatus::NONE) return errorFrom("prepareModel_1_3", status, callback->message());
-    return std::shared_ptr<PreparedModel>(std::make_shared<HalClientPreparedModel>(callback->preparedModel()));
+    return std::shared_ptr<PreparedModel>(std::make_shared<HalClientPreparedModel>(callback->preparedModel(), path_, declaredOutputs(model)));
   }
 
  private:
   std::string name_;
   std::shared_ptr<hal::IDevice> device_;
+  HalExecutionPath path_;
 };
 
 }  // namespace
 
-std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device) {
-  return std::make_shared<HalClientDevice>(std::move(name), std::move(device));
+std::optional<HalExecutionPath> halExecutionPathFromString(std::string_view name) {
+  if (name == "sync") return HalExecutionPath::SYNC;
+  if (name == "async") return HalExecutionPath::ASYNC;
+  if (name == "fenced") return HalExecutionPath::FENCED;
+  if (name == "burst") return HalExecutionPath::BURST;
+  return std::nullopt;
+}
+
+std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device,
+                                            HalExecutionPath path) {
+  return std::make_shared<HalClientDevice>(std::move(name), std::move(device), path);
 }
 
 std::shared_ptr<hal::IDevice> npuHalDevice() {
@@ -83,6 +159,8 @@ std::shared_ptr<hal::IDevice> npuHalDevice() {
   return device;
 }
 
-std::shared_ptr<Device> makeNpuDevice() { return makeHalClientDevice("sable-npu", npuHalDevice()); }
+std::shared_ptr<Device> makeNpuDevice(HalExecutionPath path) {
+  return makeHalClientDevice("sable-npu", npuHalDevice(), path);
+}
 
 }  // namespace sable::runtime

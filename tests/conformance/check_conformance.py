@@ -33,6 +33,7 @@ def main():
     ap.add_argument("--expected", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", default="cpu-reference")
+    ap.add_argument("--execution", default="sync", help="HAL execution path for sable-npu")
     a = ap.parse_args()
 
     corpus = os.path.join(a.shared, "corpus")
@@ -40,7 +41,8 @@ def main():
         print(f"SKIP: conformance corpus not found at {corpus} (set up ../shared beside the checkout)")
         return SKIP
 
-    run = subprocess.run([a.sable, "conformance", corpus, "--device", a.device, "--json", a.out],
+    run = subprocess.run([a.sable, "conformance", corpus, "--device", a.device, "--execution", a.execution,
+                          "--json", a.out],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # Exit 1 only means "some test failed", which is fine for tests not yet on the list.
     if run.returncode not in (0, 1) or not os.path.exists(a.out):
@@ -57,7 +59,7 @@ def main():
                    if status.get(n, ("missing",))[0] != "passed"]
     newly = sorted(n for n, (s, _) in status.items() if s == "passed" and n not in set(expected))
 
-    print(f"{a.device}: {summary}")
+    print(f"{a.device} ({a.execution}): {summary}")
     print(f"expected to pass: {len(expected)}, regressions: {len(regressions)}, "
           f"passing but not listed: {len(newly)}")
     if newly:

@@ -203,5 +203,26 @@ TEST(Executor, EndlessWhileStopsAtTheLoopTimeout) {
   EXPECT_EQ(result.error().status, ErrorStatus::MISSED_DEADLINE_TRANSIENT) << result.error().message;
 }
 
+// The same loop through the partitioning runtime (`auto`): the WHILE goes to a device that runs
+// control flow (the CPU reference; sable-npu reports none), and the timeout still ends it cleanly.
+TEST(Executor, EndlessWhileStopsAtTheLoopTimeoutThroughThePartitionedRuntime) {
+  hal::Model model = countingLoop();
+  auto device = runtime::findDevice("auto");
+  ASSERT_TRUE(device.ok()) << device.error().message;
+  auto prepared = (*device)->prepareModel(model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  runtime::ExecuteOptions options;
+  options.loopTimeoutNs = 20'000'000;  // 20 ms
+  auto result = runtime::executeWithBuffers(
+      **prepared, model, {toBytes<float>({0.0f}), toBytes<float>({std::numeric_limits<float>::infinity()})}, 0,
+      options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().status, ErrorStatus::MISSED_DEADLINE_TRANSIENT) << result.error().message;
+  // A finite loop through the same prepared model still works afterwards.
+  auto finite = runtime::executeWithBuffers(**prepared, model, {toBytes<float>({0.0f}), toBytes<float>({3.0f})});
+  ASSERT_TRUE(finite.ok()) << finite.error().message;
+  EXPECT_EQ(fromBytes<float>((*finite).outputs[0].bytes), std::vector<float>{3.0f});
+}
+
 }  // namespace
 }  // namespace sable::testing

@@ -235,6 +235,57 @@ TEST(NpuHalDevice, AModelThatNeedsA13FeatureIsInvalidForThe10Methods) {
   EXPECT_EQ(device->getSupportedOperations_1_3(model).status, ErrorStatus::NONE);
 }
 
+TEST(NpuHalDevice, TooSmallAnOutputBufferReportsInsufficientSizeWithEveryOutputsShape) {
+  REQUIRE_NPU();
+  const hal::Model model = addModel();
+  auto prepared = prepare(*device, model);
+  ASSERT_TRUE(prepared);
+  TestRequest r = makeRequest(model, randomInputs(model, 4));
+  r.request.outputs[0].location.length = 100;  // 256 needed
+  const auto sync = prepared->executeSynchronously_1_3(r.request, hal::MeasureTiming::YES, {}, {});
+  EXPECT_EQ(sync.status, ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
+  ASSERT_EQ(sync.outputShapes.size(), 1u);
+  EXPECT_EQ(sync.outputShapes[0].dimensions, (std::vector<uint32_t>{1, 4, 4, 16}));
+  EXPECT_FALSE(sync.outputShapes[0].isSufficient);
+  EXPECT_EQ(sync.timing.timeOnDevice, hal::Timing::kNoTiming) << "no timing for a failed execution";
+  auto callback = std::make_shared<hal::ExecutionCallback>();
+  ASSERT_EQ(prepared->execute_1_3(r.request, hal::MeasureTiming::NO, {}, {}, callback), ErrorStatus::NONE);
+  callback->wait();
+  EXPECT_EQ(callback->status(), ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
+  ASSERT_EQ(callback->outputShapes().size(), 1u);
+  EXPECT_FALSE(callback->outputShapes()[0].isSufficient);
+}
+
+TEST(NpuHalDevice, SeveralThreadsPrepareTheSameModelAtOnce) {
+  REQUIRE_NPU();
+  const hal::Model model = makeBuiltinModel("tiny_cnn").value();
+  const auto inputs = randomInputs(model, 6);
+  const auto expected = reference(model, inputs);
+  std::vector<std::shared_ptr<hal::PreparedModelCallback>> callbacks(6);
+  std::vector<std::thread> threads;
+  for (auto& callback : callbacks) {
+    callback = std::make_shared<hal::PreparedModelCallback>();
+    threads.emplace_back([&, callback] {
+      EXPECT_EQ(device->prepareModel_1_3(model, hal::ExecutionPreference::SUSTAINED_SPEED, hal::Priority::MEDIUM, {},
+                                         {}, {}, hal::CacheToken{}, callback),
+                ErrorStatus::NONE);
+    });
+  }
+  for (auto& t : threads) t.join();
+  int ran = 0;
+  for (const auto& callback : callbacks) {
+    callback->wait();
+    ASSERT_EQ(callback->status(), ErrorStatus::NONE) << callback->message();
+    EXPECT_EQ(callback->notifications(), 1);
+    TestRequest r = makeRequest(model, inputs);
+    ASSERT_EQ(callback->preparedModel()->executeSynchronously_1_3(r.request, hal::MeasureTiming::NO, {}, {}).status,
+              ErrorStatus::NONE);
+    EXPECT_EQ(r.output(0), expected);
+    ++ran;
+  }
+  RecordProperty("executed_on_npu", ran);
+}
+
 // ---- request validation on every path ------------------------------------------------------------
 
 struct RequestMutation {

@@ -14,6 +14,7 @@
 #include "sable/runtime/conformance.h"
 #include "sable/runtime/corpus.h"
 #include "sable/runtime/device.h"
+#include "sable/runtime/npu_device.h"
 
 namespace sable::tools {
 namespace {
@@ -30,6 +31,7 @@ constexpr size_t kProgressEvery = 500;
 struct ConformanceArgs {
   std::vector<std::string> paths;
   std::string device = "cpu-reference";
+  std::string execution = "sync";
   std::string filter;
   std::string json;
   bool verbose = false;
@@ -61,6 +63,19 @@ int runConformance(const ConformanceArgs& args) {
   if (!device.ok()) {
     std::cerr << "sable conformance: " << device.error().message << "\n";
     return kExitUsage;
+  }
+  const auto executionPath = runtime::halExecutionPathFromString(args.execution);
+  if (!executionPath) {
+    std::cerr << "sable conformance: --execution must be sync, async, fenced or burst, not '" << args.execution
+              << "'\n";
+    return kExitUsage;
+  }
+  if (*executionPath != runtime::HalExecutionPath::SYNC) {
+    if (args.device != "sable-npu") {
+      std::cerr << "sable conformance: --execution chooses a HAL execution path: only sable-npu is a HAL driver\n";
+      return kExitUsage;
+    }
+    device = runtime::makeNpuDevice(*executionPath);
   }
   std::optional<std::regex> filter;
   if (!args.filter.empty()) {
@@ -130,6 +145,9 @@ CommandRunner addConformanceCommand(CLI::App& app) {
   auto* command = app.add_subcommand("conformance", "Run the NNAPI conformance corpus on a device");
   command->add_option("paths", args->paths, "Corpus files (*.jsonl) or folders searched recursively");
   command->add_option("--device", args->device, "Device to run on (see `sable info`)")->capture_default_str();
+  command->add_option("--execution", args->execution,
+                      "The HAL execution path for sable-npu: sync, async, fenced or burst")
+      ->capture_default_str();
   command->add_option("--filter", args->filter, "Run only tests whose name matches this regex (std::regex_search)");
   command->add_option("--json", args->json, "Write the per-test results and totals as JSON to this file");
   command->add_flag("--verbose", args->verbose, "Print every test, not only the failures");

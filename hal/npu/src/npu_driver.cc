@@ -157,6 +157,20 @@ class NpuPreparedModel final : public DriverPreparedModel {
     if (inputs != programInputs.size()) {
       return generalFailure("sable-npu: the program has {} inputs, the request {}", inputs, programInputs.size());
     }
+    // Every output buffer must hold its tensor; otherwise the HAL wants the shapes of all outputs,
+    // each marked sufficient or not, and no job is run.
+    std::vector<OutputShape> shapes;
+    bool sufficient = true;
+    for (size_t j = 0; j < outputs; ++j) {
+      const bool fits = request.outputs[j].location.length >= program.outputBytes[j];
+      shapes.push_back({main.operands[main.outputIndexes[j]].dimensions, fits});
+      sufficient = sufficient && fits;
+    }
+    if (!sufficient) {
+      Error error = makeError(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "sable-npu: an output buffer is too small");
+      error.outputShapes = std::move(shapes);
+      return error;
+    }
     buffers.reserve(inputs + outputs + 1);
     for (size_t i = 0; i < inputs; ++i) {
       SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device.createBuffer(std::max<uint64_t>(program.inputBytes[i], 1)));
@@ -194,13 +208,9 @@ class NpuPreparedModel final : public DriverPreparedModel {
     for (size_t j = 0; j < outputs; ++j) {
       SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[inputs + j].map());
       SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.outputs[j], "output", j, "sable-npu"));
-      if (request.outputs[j].location.length < program.outputBytes[j]) {
-        return makeError(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "sable-npu: output {} needs {} bytes", j,
-                              program.outputBytes[j]);
-      }
       std::memcpy(data, bytes.data(), program.outputBytes[j]);
-      out.outputShapes.push_back({main.operands[main.outputIndexes[j]].dimensions, true});
     }
+    out.outputShapes = std::move(shapes);
     if (options.measureTiming == MeasureTiming::YES) {
       // The time the NPU took at its nominal clock: the simulated device's wall-clock time says
       // nothing about the silicon's.

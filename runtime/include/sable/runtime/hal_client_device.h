@@ -1,16 +1,25 @@
 // A HAL driver as a framework device: runtime::Device over an NN HAL IDevice, through its 1.3
-// methods — prepareModel_1_3 with its callback, executeSynchronously_1_3 — as the Android
+// methods — prepareModel_1_3 with its callback, then one of its execution paths — as the Android
 // framework uses a driver service. Errors keep the driver's diagnostic message when it gives one.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "sable/hal/interfaces.h"
 #include "sable/runtime/device.h"
 
 namespace sable::runtime {
 
-std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device);
+// Which of the HAL's execution paths a client device uses, as VTS runs each generated test on
+// every path: executeSynchronously_1_3, execute_1_3 + callback, executeFenced + fence wait, or
+// a burst (one BurstController per prepared model).
+enum class HalExecutionPath { SYNC, ASYNC, FENCED, BURST };
+std::optional<HalExecutionPath> halExecutionPathFromString(std::string_view name);  // "sync", ...
+
+std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device,
+                                            HalExecutionPath path = HalExecutionPath::SYNC);
 
 }  // namespace sable::runtime

@@ -7,10 +7,11 @@
 
 #include "sable/hal/interfaces.h"
 #include "sable/runtime/device.h"
+#include "sable/runtime/hal_client_device.h"
 
 namespace sable::runtime {
 
-std::shared_ptr<Device> makeNpuDevice();
+std::shared_ptr<Device> makeNpuDevice(HalExecutionPath path = HalExecutionPath::SYNC);
 // The driver's IDevice itself, for tests and tools that speak the HAL (one per process).
 std::shared_ptr<hal::IDevice> npuHalDevice();
 
