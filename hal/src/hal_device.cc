@@ -4,6 +4,7 @@
 // driver-managed buffers. The behaviour follows the HAL documentation and the AOSP sample
 // driver (docs/hal.md lists each method).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 
@@ -96,6 +97,7 @@ ExecutionResult failed(const Error& error) { return failed(error.status, error.m
 struct DeviceState {
   std::shared_ptr<Driver> driver;
   std::shared_ptr<BufferTracker> buffers = std::make_shared<BufferTracker>();
+  std::atomic<bool> closing{false};  // the IDevice is going: fence waits give up
   TaskGroup tasks;
 };
 
@@ -194,14 +196,7 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
       IFencedExecutionCallback::ExecutionInfo info;
       info.status = ErrorStatus::NONE;
       for (const UniqueFd& fd : *shared) {
-        std::optional<std::chrono::nanoseconds> limit;
-        if (deadline) limit = std::chrono::nanoseconds(static_cast<int64_t>(*deadline) - static_cast<int64_t>(nowNs()));
-        auto waited = waitForFence(fd.get(), limit);
-        if (!waited.ok() || *waited == FenceState::ERROR) {
-          info.status = ErrorStatus::GENERAL_FAILURE;  // a failed dependency fails this execution
-        } else if (*waited == FenceState::ACTIVE) {
-          info.status = ErrorStatus::MISSED_DEADLINE_TRANSIENT;
-        }
+        info.status = self->waitForDependency(fd.get(), deadline);
         if (info.status != ErrorStatus::NONE) break;
       }
       if (info.status == ErrorStatus::NONE) {
@@ -228,6 +223,26 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
   }
 
  private:
+  // Waits for one fence an executeFenced depends on: NONE once it signalled, GENERAL_FAILURE when
+  // it signalled an error (a failed dependency fails this execution) or the device is closing,
+  // MISSED_DEADLINE_TRANSIENT when the deadline came first. Waits in slices, so that a fence the
+  // client never signals does not keep a closing device (or the process's exit) waiting.
+  ErrorStatus waitForDependency(int fd, const OptionalTimePoint& deadline) const {
+    constexpr std::chrono::milliseconds kSlice{50};
+    for (;;) {
+      if (device_->closing) return ErrorStatus::GENERAL_FAILURE;
+      std::chrono::nanoseconds slice = kSlice;
+      if (deadline) {
+        const auto left = std::chrono::nanoseconds(static_cast<int64_t>(*deadline) - static_cast<int64_t>(nowNs()));
+        if (left.count() <= 0) return ErrorStatus::MISSED_DEADLINE_TRANSIENT;
+        slice = std::min(slice, left);
+      }
+      auto waited = waitForFence(fd, slice);
+      if (!waited.ok() || *waited == FenceState::ERROR) return ErrorStatus::GENERAL_FAILURE;
+      if (*waited == FenceState::SIGNALED) return ErrorStatus::NONE;
+    }
+  }
+
   // The request checks every execution path makes before running.
   Result<void> check(const Request& request, MeasureTiming measure, const OptionalTimeoutDuration& loopTimeoutDuration,
                      bool allowUnspecifiedOutput) const {
@@ -322,6 +337,14 @@ class HalDevice final : public IDevice {
   explicit HalDevice(std::shared_ptr<Driver> driver) : state_(std::make_shared<DeviceState>()) {
     state_->driver = std::move(driver);
   }
+  // Preparations and executions still running (prepared models the client released included)
+  // finish before the device goes: at process exit, nothing they touch is destroyed under them.
+  ~HalDevice() override {
+    state_->closing = true;
+    state_->tasks.waitIdle();
+  }
+  HalDevice(const HalDevice&) = delete;
+  HalDevice& operator=(const HalDevice&) = delete;
 
   std::shared_ptr<Driver> driver() const { return state_->driver; }
 

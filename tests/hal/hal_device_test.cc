@@ -249,6 +249,23 @@ TEST(HalDevice, AFencedExecutionThatOutlivesItsTimeoutAfterTheFenceMissesItsDead
   EXPECT_EQ(run.callback->getExecutionInfo().status, ErrorStatus::MISSED_DEADLINE_TRANSIENT);
 }
 
+TEST(HalDevice, ADeviceReleasedWhileAFencedExecutionWaitsForAFenceNobodySignalsDoesNotHang) {
+  auto f = std::make_unique<Fixture>();
+  auto prepared = f->prepare();
+  ASSERT_TRUE(prepared);
+  auto gate = SyncFence::create();  // never signalled
+  ASSERT_TRUE(gate.ok());
+  Io io;
+  const auto run = prepared->executeFenced(io.request, {gate->fd()}, MeasureTiming::NO, {}, {}, {});
+  ASSERT_EQ(run.status, ErrorStatus::NONE);
+  UniqueFd fence(run.syncFence);
+  const auto start = std::chrono::steady_clock::now();
+  f->device.reset();  // waits for its tasks: the fenced one gives up its wait
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(fenceState(fence.get()).value(), FenceState::ERROR);
+  EXPECT_EQ(run.callback->getExecutionInfo().status, ErrorStatus::GENERAL_FAILURE);
+}
+
 TEST(HalDevice, DriverOfGivesTheDriverBehindADeviceAndCachingIsDeclinedCleanly) {
   Fixture f;
   ASSERT_TRUE(driverOf(*f.device));
