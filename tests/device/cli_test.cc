@@ -1,8 +1,6 @@
 // `sable info`, `sable bench`, `sable run --device sable-npu` and `sable bisect` as a user runs
 // them: the CLI starts its own sable-simd (the shim's embedded default), reads the NPU's
 // configuration from its registers, and stops the server when it exits.
-#include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,32 +14,18 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/cli_run.h"
 #include "sable/isa.h"
 
 namespace {
 
-struct CliRun {
-  int exitCode = -1;
-  std::string out;
-};
+using sable::testing::CliRun;
 
 // Runs the sable CLI with `arguments`, sable-simd found through $SABLE_SIMD and started with 12 MiB
-// of device memory ($SABLE_SIMD_ARGS); stderr is dropped.
-// `device` (when given) is the NPU's device name, $SABLE_DEVICE: tests that run models on the NPU
-// each start a server of their own.
+// of device memory; stderr is dropped. `device` (when given) is the NPU's device name,
+// $SABLE_DEVICE: tests that run models on the NPU each start a server of their own.
 CliRun runSable(const std::string& arguments, const std::string& device = "") {
-  const std::string command =
-      fmt::format("SABLE_SIMD='{}' SABLE_SIMD_ARGS='--memory-mib 12' {} '{}' {} 2>/dev/null", SABLE_SIMD_PATH,
-                  device.empty() ? "" : fmt::format("SABLE_DEVICE='{}'", device), SABLE_TOOL_PATH, arguments);
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return sable::testing::runSableCli(SABLE_TOOL_PATH, SABLE_SIMD_PATH, arguments, device, 12);
 }
 
 std::string uniqueName(const char* tag) { return fmt::format("cli-{}-{}", tag, getpid()); }

@@ -1,7 +1,5 @@
 // `sable bench-driver` (tools/sable/bench_driver_command.cc): the CLI as a process, with a
 // sable-simd of its own, runs every HAL execution path on sable-npu and reports sane statistics.
-#include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -12,28 +10,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/cli_run.h"
+
 namespace {
 
-struct CliRun {
-  int exitCode = -1;
-  std::string out;
-};
+using sable::testing::CliRun;
 
-// As capabilities_cli_test.cc: stderr dropped, its own sable-simd under a device name of this
-// process, with a small device memory.
+// The sable CLI (stderr dropped) with a sable-simd of its own under a device name of this process.
 CliRun runSable(const std::string& arguments) {
-  const std::string command = fmt::format(
-      "SABLE_SIMD='{}' SABLE_SIMD_ARGS='--memory-mib 32' SABLE_DEVICE='bench-driver-cli-{}' '{}' {} 2>/dev/null",
-      SABLE_SIMD_PATH, getpid(), SABLE_TOOL_PATH, arguments);
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return sable::testing::runSableCli(SABLE_TOOL_PATH, SABLE_SIMD_PATH, arguments,
+                                     fmt::format("bench-driver-cli-{}", getpid()));
 }
 
 TEST(SableBenchDriverCli, ReportsEveryExecutionPath) {

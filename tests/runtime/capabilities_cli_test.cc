@@ -1,8 +1,6 @@
 // What the driver reports and what the CLI prints of it: sable-npu's capabilities are the
 // checked-in figures; `sable capabilities` prints them (and with --measure produces a file the
 // driver accepts); `sable info` lists both devices with their type and capabilities.
-#include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cfloat>
@@ -16,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/cli_run.h"
 #include "sable/hal/npu_capabilities.h"
 #include "sable/runtime/device.h"
 
@@ -23,26 +22,12 @@ namespace {
 
 using sable::hal::OperandType;
 
-struct CliRun {
-  int exitCode = -1;
-  std::string out;
-};
+using sable::testing::CliRun;
 
-// Runs the sable CLI (stderr dropped). Runs that reach the NPU start a sable-simd of their own
-// under a device name of this process, with a small device memory.
+// The sable CLI (stderr dropped); runs that reach the NPU start a sable-simd of their own under a
+// device name of this process.
 CliRun runSable(const std::string& arguments) {
-  const std::string command =
-      fmt::format("SABLE_SIMD='{}' SABLE_SIMD_ARGS='--memory-mib 32' SABLE_DEVICE='caps-cli-{}' '{}' {} 2>/dev/null",
-                  SABLE_SIMD_PATH, getpid(), SABLE_TOOL_PATH, arguments);
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return sable::testing::runSableCli(SABLE_TOOL_PATH, SABLE_SIMD_PATH, arguments, fmt::format("caps-cli-{}", getpid()));
 }
 
 void expectSameFigures(const sable::hal::Capabilities& actual, const sable::hal::Capabilities& expected) {
