@@ -654,6 +654,24 @@ TEST(NpuHalStress, EightThreadsRunTwoHundredExecutionsEachOnThreePreparedModels)
   RecordProperty("executed_on_npu", ran.load());
 }
 
+// The driver keeps a finished job's buffer objects for the next execution of the program: what
+// one execution leaves in them (outputs, scratch) must never show in the next one's results.
+TEST(NpuHalStress, ExecutionsThatAlternateInputsEachMatchTheReference) {
+  REQUIRE_NPU();
+  const hal::Model model = makeBuiltinModel("tiny_cnn").value();
+  auto prepared = prepare(*device, model);
+  ASSERT_TRUE(prepared);
+  const std::vector<std::vector<std::vector<uint8_t>>> inputs = {randomInputs(model, 1), randomInputs(model, 2)};
+  const std::vector<std::vector<uint8_t>> expected = {reference(model, inputs[0]), reference(model, inputs[1])};
+  ASSERT_NE(expected[0], expected[1]);
+  for (int i = 0; i < 10; ++i) {
+    TestRequest r = makeRequest(model, inputs[i % 2]);
+    ASSERT_EQ(prepared->executeSynchronously_1_3(r.request, hal::MeasureTiming::NO, {}, {}).status, ErrorStatus::NONE);
+    EXPECT_EQ(r.output(0), expected[i % 2]) << "execution " << i;
+  }
+  RecordProperty("executed_on_npu", 10);
+}
+
 TEST(NpuHalStress, APreparedModelReleasedWhileExecutionsAreInFlightFinishesThem) {
   REQUIRE_NPU();
   const hal::Model model = makeBuiltinModel("tiny_cnn").value();

@@ -70,11 +70,39 @@ std::shared_ptr<Connection> connection() {
   return shared;
 }
 
-// A compiled program registered with the firmware, and its constant buffer.
+// The buffer objects of one job of a program (its inputs, outputs and scratch, in region order),
+// kept for the next execution of the same program: creating each is a round trip to the device
+// server, most of a small model's time in the driver. At most kMaxIdle sets wait (the in-flight
+// limit: enough for every concurrent execution).
+class JobBufferPool {
+ public:
+  using Set = std::vector<umd::BufferObject>;
+  static constexpr size_t kMaxIdle = 8;
+
+  std::optional<Set> take() {
+    std::lock_guard lock(mutex_);
+    if (idle_.empty()) return std::nullopt;
+    Set set = std::move(idle_.back());
+    idle_.pop_back();
+    return set;
+  }
+  void give(Set set) {
+    std::lock_guard lock(mutex_);
+    if (idle_.size() < kMaxIdle) idle_.push_back(std::move(set));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Set> idle_;
+};
+
+// A compiled program registered with the firmware, its constant buffer, and the buffer objects
+// its finished jobs left for the next ones.
 struct LoadedProgram {
   CompiledProgram program;
   std::unique_ptr<umd::BufferObject> constants;
   std::unique_ptr<umd::Program> registered;
+  std::unique_ptr<JobBufferPool> jobBuffers = std::make_unique<JobBufferPool>();
 };
 
 Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
@@ -171,22 +199,34 @@ class NpuPreparedModel final : public DriverPreparedModel {
       error.outputShapes = std::move(shapes);
       return error;
     }
-    buffers.reserve(inputs + outputs + 1);
+    if (auto reused = loaded.jobBuffers->take()) {
+      buffers = std::move(*reused);
+      // A fresh buffer object is zero-filled; a reused one is made so again where the program
+      // might read what it did not write (outputs, scratch), so that reuse can change nothing.
+      for (size_t r = inputs; r < buffers.size(); ++r) {
+        SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[r].map());
+        std::memset(bytes.data(), 0, bytes.size());
+      }
+    } else {
+      buffers.reserve(inputs + outputs + 1);
+      for (size_t i = 0; i < inputs; ++i) {
+        SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device.createBuffer(std::max<uint64_t>(program.inputBytes[i], 1)));
+        buffers.push_back(std::move(bo));
+      }
+      for (size_t j = 0; j < outputs; ++j) {
+        SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device.createBuffer(std::max<uint64_t>(program.outputBytes[j], 1)));
+        buffers.push_back(std::move(bo));
+      }
+      SABLE_ASSIGN_OR_RETURN(umd::BufferObject scratch,
+                             device.createBuffer(std::max<uint64_t>(program.scratchBytes, 64)));
+      buffers.push_back(std::move(scratch));
+    }
     for (size_t i = 0; i < inputs; ++i) {
-      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device.createBuffer(std::max<uint64_t>(program.inputBytes[i], 1)));
-      SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, bo.map());
+      SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffers[i].map());
       const size_t arg = programInputs[i];
       SABLE_ASSIGN_OR_RETURN(uint8_t * data, locateArgument(request, request.inputs[arg], "input", arg, "sable-npu"));
       std::memcpy(bytes.data(), data, program.inputBytes[i]);
-      buffers.push_back(std::move(bo));
     }
-    for (size_t j = 0; j < outputs; ++j) {
-      SABLE_ASSIGN_OR_RETURN(umd::BufferObject bo, device.createBuffer(std::max<uint64_t>(program.outputBytes[j], 1)));
-      buffers.push_back(std::move(bo));
-    }
-    SABLE_ASSIGN_OR_RETURN(umd::BufferObject scratch,
-                           device.createBuffer(std::max<uint64_t>(program.scratchBytes, 64)));
-    buffers.push_back(std::move(scratch));
     for (uint32_t r = 0; r < buffers.size(); ++r) table.push_back({.region = r, .buffer = &buffers[r]});
 
     umd::SubmitOptions submit;
@@ -211,6 +251,9 @@ class NpuPreparedModel final : public DriverPreparedModel {
       std::memcpy(data, bytes.data(), program.outputBytes[j]);
     }
     out.outputShapes = std::move(shapes);
+    // Only the buffers of a job that succeeded go back: after a failure (a lost server among
+    // them) the next execution starts from new ones.
+    loaded.jobBuffers->give(std::move(buffers));
     if (options.measureTiming == MeasureTiming::YES) {
       // The time the NPU took at its nominal clock: the simulated device's wall-clock time says
       // nothing about the silicon's.
