@@ -195,8 +195,10 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
                                                state, shared] {
       IFencedExecutionCallback::ExecutionInfo info;
       info.status = ErrorStatus::NONE;
+      // The wait for the fences counts against the deadline stretched as run() stretches it.
+      const OptionalTimePoint fenceDeadline = scaled(deadline, self->device_->driver->timeScale());
       for (const UniqueFd& fd : *shared) {
-        info.status = self->waitForDependency(fd.get(), deadline);
+        info.status = self->waitForDependency(fd.get(), fenceDeadline);
         if (info.status != ErrorStatus::NONE) break;
       }
       if (info.status == ErrorStatus::NONE) {
