@@ -56,6 +56,12 @@ bool validPriority(Priority priority) {
 
 bool validMeasure(MeasureTiming measure) { return measure == MeasureTiming::NO || measure == MeasureTiming::YES; }
 
+// The status a method or callback of `version` reports: the 1.3-only values become
+// GENERAL_FAILURE before 1.3 (conversions.h).
+ErrorStatus statusFor(HalVersion version, ErrorStatus status) {
+  return version == HalVersion::V1_3 ? status : convertToV1_0(status);
+}
+
 // What each asynchronous method's callback version receives.
 void notifyPrepared(IPreparedModelCallback& callback, HalVersion version, ErrorStatus status,
                     std::shared_ptr<IPreparedModel> preparedModel, const std::string& message = {}) {
@@ -63,10 +69,10 @@ void notifyPrepared(IPreparedModelCallback& callback, HalVersion version, ErrorS
   switch (version) {
     case HalVersion::V1_0:
     case HalVersion::V1_1:
-      callback.notify(convertToV1_0(status), std::move(preparedModel));
+      callback.notify(statusFor(version, status), std::move(preparedModel));
       break;
     case HalVersion::V1_2:
-      callback.notify_1_2(convertToV1_0(status), std::move(preparedModel));
+      callback.notify_1_2(statusFor(version, status), std::move(preparedModel));
       break;
     case HalVersion::V1_3:
       callback.notify_1_3(status, std::move(preparedModel));
@@ -79,10 +85,10 @@ void notifyExecuted(IExecutionCallback& callback, HalVersion version, const Exec
   switch (version) {
     case HalVersion::V1_0:
     case HalVersion::V1_1:
-      callback.notify(convertToV1_0(result.status));
+      callback.notify(statusFor(version, result.status));
       break;
     case HalVersion::V1_2:
-      callback.notify_1_2(convertToV1_0(result.status), result.outputShapes, result.timing);
+      callback.notify_1_2(statusFor(version, result.status), result.outputShapes, result.timing);
       break;
     case HalVersion::V1_3:
       callback.notify_1_3(result.status, result.outputShapes, result.timing);
@@ -136,7 +142,7 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
     return executeAsync(convertToV1_3(request), HalVersion::V1_2, measure, {}, {}, std::move(callback));
   }
   ExecutionResult executeSynchronously(const v1_0::Request& request, MeasureTiming measure) override {
-    ExecutionResult result = run(convertToV1_3(request), HalVersion::V1_2, measure, {}, {}, Clock::now());
+    ExecutionResult result = checkAndRun(convertToV1_3(request), HalVersion::V1_2, measure, {}, {});
     result.status = convertToV1_0(result.status);
     return result;
   }
@@ -163,7 +169,7 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
   ExecutionResult executeSynchronously_1_3(const Request& request, MeasureTiming measure,
                                            const OptionalTimePoint& deadline,
                                            const OptionalTimeoutDuration& loopTimeoutDuration) override {
-    return run(request, HalVersion::V1_3, measure, deadline, loopTimeoutDuration, Clock::now());
+    return checkAndRun(request, HalVersion::V1_3, measure, deadline, loopTimeoutDuration);
   }
 
   FencedExecutionResult executeFenced(const Request& request, const std::vector<int>& waitFor, MeasureTiming measure,
@@ -208,8 +214,7 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
           const uint64_t after = nowNs() + *timeoutDurationAfterFence;
           limit = limit ? std::min(*limit, after) : after;
         }
-        const ExecutionResult result = self->run(request, HalVersion::V1_3, measure, limit, loopTimeoutDuration, launched,
-                                                 /*allowUnspecifiedOutput=*/false);
+        const ExecutionResult result = self->run(request, measure, limit, loopTimeoutDuration, launched);
         info.status = result.status;
         info.timingLaunched = result.timing;
         if (result.timing.timeInDriver != Timing::kNoTiming) {
@@ -270,7 +275,7 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
     if (!callback) return ErrorStatus::INVALID_ARGUMENT;
     if (auto checked = check(request, measure, loopTimeoutDuration, version >= HalVersion::V1_2); !checked.ok()) {
       notifyExecuted(*callback, version, failed(checked.error()));
-      return convertFor(version, ErrorStatus::INVALID_ARGUMENT);
+      return statusFor(version, ErrorStatus::INVALID_ARGUMENT);
     }
     if (deadlinePassed(deadline)) {
       notifyExecuted(*callback, version, failed(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline had passed"));
@@ -278,30 +283,31 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
     }
     const bool started = device_->tasks.spawn(
         [self = shared_from_this(), request, version, measure, deadline, loopTimeoutDuration, callback, start] {
-          notifyExecuted(*callback, version, self->run(request, version, measure, deadline, loopTimeoutDuration, start));
+          notifyExecuted(*callback, version, self->run(request, measure, deadline, loopTimeoutDuration, start));
         });
     if (!started) {
       notifyExecuted(*callback, version,
                      failed(ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, "no thread could be started for the execution"));
-      return convertFor(version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT);
+      return statusFor(version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT);
     }
     return ErrorStatus::NONE;
   }
 
-  static ErrorStatus convertFor(HalVersion version, ErrorStatus status) {
-    return version == HalVersion::V1_3 ? status : convertToV1_0(status);
-  }
-
-  // One execution, on the calling thread: the one path every method ends in.
-  ExecutionResult run(const Request& request, HalVersion version, MeasureTiming measure,
-                      const OptionalTimePoint& clientDeadline, const OptionalTimeoutDuration& loopTimeoutDuration,
-                      Clock::time_point start, std::optional<bool> allowUnspecifiedOutput = std::nullopt) {
-    const OptionalTimePoint deadline = scaled(clientDeadline, device_->driver->timeScale());
-    if (auto checked = check(request, measure, loopTimeoutDuration,
-                             allowUnspecifiedOutput.value_or(version >= HalVersion::V1_2));
-        !checked.ok()) {
+  // The synchronous paths: the request checks, then the execution.
+  ExecutionResult checkAndRun(const Request& request, HalVersion version, MeasureTiming measure,
+                              const OptionalTimePoint& deadline, const OptionalTimeoutDuration& loopTimeoutDuration) {
+    const auto start = Clock::now();
+    if (auto checked = check(request, measure, loopTimeoutDuration, version >= HalVersion::V1_2); !checked.ok()) {
       return failed(checked.error());
     }
+    return run(request, measure, deadline, loopTimeoutDuration, start);
+  }
+
+  // One execution of a request that check() accepted, on the calling thread: the one path every
+  // method ends in (the asynchronous ones check at launch).
+  ExecutionResult run(const Request& request, MeasureTiming measure, const OptionalTimePoint& clientDeadline,
+                      const OptionalTimeoutDuration& loopTimeoutDuration, Clock::time_point start) {
+    const OptionalTimePoint deadline = scaled(clientDeadline, device_->driver->timeScale());
     if (deadlinePassed(deadline)) return failed(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline had passed");
     auto resolved = ResolvedRequest::resolve(request, this, *device_->buffers);
     if (!resolved.ok()) return failed(resolved.error());
@@ -435,14 +441,10 @@ class HalDevice final : public IDevice {
 
  private:
   Returned<std::vector<bool>> supported(const Model& model, HalVersion version) {
-    if (!validateModelForVersion(model, version).ok()) return {convertFor(version, ErrorStatus::INVALID_ARGUMENT), {}};
+    if (!validateModelForVersion(model, version).ok()) return {statusFor(version, ErrorStatus::INVALID_ARGUMENT), {}};
     auto flags = state_->driver->getSupportedOperations(model);
-    if (!flags.ok()) return {convertFor(version, flags.error().status), {}};
+    if (!flags.ok()) return {statusFor(version, flags.error().status), {}};
     return {ErrorStatus::NONE, std::move(*flags)};
-  }
-
-  static ErrorStatus convertFor(HalVersion version, ErrorStatus status) {
-    return version == HalVersion::V1_3 ? status : convertToV1_0(status);
   }
 
   // Each cache vector is empty (no caching information) or holds getNumberOfCacheFilesNeeded's
@@ -491,7 +493,7 @@ class HalDevice final : public IDevice {
     if (!started) {
       notifyPrepared(*callback, version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, nullptr,
                      "no thread could be started for the preparation");
-      return convertFor(version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT);
+      return statusFor(version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT);
     }
     return ErrorStatus::NONE;
   }
