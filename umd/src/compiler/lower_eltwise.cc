@@ -252,18 +252,8 @@ hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLaye
 
   LayerStats stats;
   const uint32_t commandsBefore = context.builder.commandCount();
-  const uint64_t paramOffset = context.constants.add(block, dim);
-  stats.constantBytes = block.size();
-  SABLE_ASSIGN_OR_RETURN(const uint32_t paramDram, field32(paramOffset, "parameter offset"));
   SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
-  SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = 0,
-                                        .dram_offset = paramDram,
-                                        .region = context.constants.region(),
-                                        .elem_bytes = dim,
-                                        .nx = paramLines,
-                                        .dram_stride_x = dim},
-                                {.wait = firstWait}));
-  stats.dramBytesRead += block.size();
+  SABLE_TRY(loadConstantLines(context, block, 0, paramLines, firstWait, stats, "ELTWISE"));
 
   const auto tiles = static_cast<uint32_t>(work.size());
   for (uint32_t i = 0; i < tiles; ++i) {

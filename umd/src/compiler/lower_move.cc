@@ -198,18 +198,8 @@ hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& lay
   const uint32_t commandsBefore = context.builder.commandCount();
   SABLE_ASSIGN_OR_RETURN(uint32_t wait, beginLayer(context));
   for (uint32_t t = 0; t < tableCount; ++t) {
-    SABLE_ASSIGN_OR_RETURN(const uint32_t dram,
-                           field32(context.constants.add(layer.tables[t], dim), "table offset"));
-    SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = t * tableLines,
-                                          .dram_offset = dram,
-                                          .region = context.constants.region(),
-                                          .elem_bytes = dim,
-                                          .nx = tableLines,
-                                          .dram_stride_x = dim},
-                                  {.wait = wait}));
+    SABLE_TRY(loadConstantLines(context, layer.tables[t], t * tableLines, tableLines, wait, stats, "MOVE"));
     wait = 0;
-    stats.dramBytesRead += SABLE_LUT_ENTRIES;
-    stats.constantBytes += SABLE_LUT_ENTRIES;
   }
   uint32_t fillDram = 0;
   if (fills) {

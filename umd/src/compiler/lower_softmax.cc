@@ -125,18 +125,8 @@ hal::Result<LayerStats> lowerSoftmax(LoweringContext& context, const SoftmaxLaye
     const auto v = static_cast<uint32_t>(layer.table[d]);  // little-endian, as the command reads it
     for (int b = 0; b < 4; ++b) tableBytes[4 * d + b] = static_cast<uint8_t>(v >> (8 * b));
   }
-  const uint64_t tableOffset = context.constants.add(tableBytes, dim);
-  stats.constantBytes = tableBytes.size();
-  SABLE_ASSIGN_OR_RETURN(const uint32_t tableDram, field32(tableOffset, "table offset"));
   SABLE_ASSIGN_OR_RETURN(const uint32_t firstWait, beginLayer(context));
-  SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = 0,
-                                        .dram_offset = tableDram,
-                                        .region = context.constants.region(),
-                                        .elem_bytes = dim,
-                                        .nx = tableLines,
-                                        .dram_stride_x = dim},
-                                {.wait = firstWait}));
-  stats.dramBytesRead += tableBytes.size();
+  SABLE_TRY(loadConstantLines(context, tableBytes, 0, tableLines, firstWait, stats, "SOFTMAX"));
 
   for (uint32_t i = 0; i < tiles; ++i) {
     const uint64_t r0 = uint64_t{i} * rowsPerTile;

@@ -1,6 +1,7 @@
 // Lowerings private to the compiler: the ones lowerConv dispatches to.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "sable/umd/compiler/layer.h"
@@ -59,5 +60,11 @@ std::vector<Box> tensorBoxes(const TensorView& v, uint32_t dim, uint32_t maxLine
 
 // `value` as a 32-bit DMA field, or an error naming the command (`op`) and the field.
 hal::Result<uint32_t> dmaField32(uint64_t value, const char* op, const char* what);
+
+// Appends `bytes` (a lookup table or parameter block) to the constant pool, aligned to a
+// scratchpad line, and loads them into `lines` lines from `spAddr` with one DMA_LOAD that waits
+// `wait`; counts them in `stats` (constants and DRAM bytes read). `op` names the command in errors.
+hal::Result<void> loadConstantLines(LoweringContext& context, std::span<const uint8_t> bytes, uint32_t spAddr,
+                                    uint32_t lines, uint32_t wait, LayerStats& stats, const char* op);
 
 }  // namespace sable::umd::compiler

@@ -75,4 +75,20 @@ hal::Result<uint32_t> dmaField32(uint64_t value, const char* op, const char* wha
   return static_cast<uint32_t>(value);
 }
 
+hal::Result<void> loadConstantLines(LoweringContext& context, std::span<const uint8_t> bytes, uint32_t spAddr,
+                                    uint32_t lines, uint32_t wait, LayerStats& stats, const char* op) {
+  const uint32_t dim = context.config.array_dim;
+  SABLE_ASSIGN_OR_RETURN(const uint32_t dram, dmaField32(context.constants.add(bytes, dim), op, "constant offset"));
+  SABLE_TRY(context.builder.add(DmaLoad{.sp_addr = spAddr,
+                                        .dram_offset = dram,
+                                        .region = context.constants.region(),
+                                        .elem_bytes = dim,
+                                        .nx = lines,
+                                        .dram_stride_x = dim},
+                                {.wait = wait}));
+  stats.constantBytes += bytes.size();
+  stats.dramBytesRead += bytes.size();
+  return {};
+}
+
 }  // namespace sable::umd::compiler
