@@ -1,0 +1,202 @@
+// The front of the command processor: at START it reads the region table and the stream header
+// over its AXI4 read port, checks them (docs/func-model.md, steps 1–2), then streams the commands
+// into a buffer the dispatcher pops, one 256-bit command per two 128-bit beats. Bursts never cross
+// a 4 KiB boundary and are issued only while the buffer has room for every beat in flight.
+// After `clear` it issues nothing more but still accepts the beats of bursts already in flight
+// (`idle` tells when none is left), so no AXI transaction is ever abandoned.
+module sable_cmd_fetch #(
+    parameter int unsigned MAX_REGIONS = sable_pkg::CFG_MAX_REGIONS,
+    parameter int unsigned BUF_COMMANDS = 16,
+    parameter int unsigned MAX_BURST = 16
+) (
+    input  logic                          clk,
+    input  logic                          rst_n,
+    input  logic                          clear,
+    input  logic                          start,
+    input  logic [63:0]                   cmd_base,
+    input  logic [31:0]                   cmd_size,
+    input  logic [63:0]                   region_table,
+    input  logic [31:0]                   region_count,
+    output logic [MAX_REGIONS-1:0][63:0]  region_base,
+    output logic [MAX_REGIONS-1:0][63:0]  region_size,
+    output logic                          ready,        // header accepted: commands follow
+    output logic [31:0]                   command_count,
+    output logic                          fail,         // one-cycle pulse with fail_cause
+    output logic [7:0]                    fail_cause,
+    output logic                          cmd_valid,
+    output logic [255:0]                  cmd,
+    input  logic                          cmd_pop,
+    output logic                          idle,
+    output logic                          arvalid,
+    input  logic                          arready,
+    output logic [63:0]                   araddr,
+    output logic [7:0]                    arlen,
+    output logic [2:0]                    arsize,
+    output logic [1:0]                    arburst,
+    input  logic                          rvalid,
+    output logic                          rready,
+    input  logic [127:0]                  rdata,
+    input  logic [1:0]                    rresp
+);
+  import sable_pkg::*;
+
+  typedef enum logic [2:0] {S_IDLE, S_TABLE, S_HEADER, S_COMMANDS, S_DONE} state_e;
+  state_e state;
+
+  // The read in progress: next beat address and beats still to request / to receive.
+  logic [63:0] next_addr;
+  logic [31:0] beats_to_request, beats_to_receive;
+  logic [15:0] outstanding;     // beats requested and not yet received, across clear
+  logic [31:0] beat_index;      // beat of the current phase being received
+  logic [127:0] low_beat;       // first half of a command / of the header
+  logic bus_error;
+
+  // Command buffer.
+  localparam int unsigned CW = $clog2(BUF_COMMANDS + 1);
+  logic [CW-1:0] buf_count;
+  logic buf_push;
+  logic [255:0] buf_data;
+  logic buf_full, buf_empty;
+
+  sable_fifo #(.WIDTH(256), .DEPTH(BUF_COMMANDS)) buffer (
+      .clk, .rst_n, .clear(clear || start), .push(buf_push), .push_data(buf_data), .pop(cmd_pop),
+      .head(cmd), .empty(buf_empty), .full(buf_full), .count(buf_count));
+  assign cmd_valid = !buf_empty;
+
+  // Bursts: at most MAX_BURST beats, never across 4 KiB, and in the command phase only as many
+  // as the buffer can take with every requested beat.
+  logic [31:0] to_boundary, burst_beats, room_beats;
+  always_comb begin
+    to_boundary = 32'd256 - 32'(next_addr[11:4]);  // addresses are 16-byte aligned
+    burst_beats = beats_to_request < MAX_BURST ? beats_to_request : MAX_BURST;
+    if (to_boundary < burst_beats) burst_beats = to_boundary;
+    room_beats = 32'(2 * BUF_COMMANDS) - 32'(2 * buf_count) - 32'(outstanding);
+    arvalid = (state == S_TABLE || state == S_HEADER || state == S_COMMANDS) && !bus_error &&
+              beats_to_request != 0 && (state != S_COMMANDS || (!buf_full && room_beats >= burst_beats));
+    araddr = next_addr;
+    arlen = 8'(burst_beats - 1);
+    arsize = 3'd4;
+    arburst = 2'b01;
+  end
+  assign rready = 1'b1;
+  assign idle = outstanding == 0;
+
+  // The header's checks, in the model's order (a newer minor version, word 1 bits 15:0, is accepted).
+  function automatic logic [7:0] header_cause(input logic [31:0] magic, input logic [15:0] major,
+                                              input logic [31:0] config_id, input logic [31:0] length,
+                                              input logic [31:0] count, input logic [95:0] reserved);
+    if (magic != STREAM_MAGIC || 32'(major) != STREAM_FORMAT_MAJOR || reserved != '0) return ERROR_BAD_HEADER;
+    if (config_id != CFG_CONFIG_ID) return ERROR_CONFIG_MISMATCH;
+    if (length != cmd_size || length[4:0] != 5'd0 || length < 32'd32 || count != (length - 32'd32) >> 5)
+      return ERROR_BAD_LENGTH;
+    return ERROR_NONE;
+  endfunction
+
+  always_ff @(posedge clk) begin
+    buf_push <= 1'b0;
+    fail <= 1'b0;
+    if (!rst_n) begin
+      state <= S_IDLE;
+      outstanding <= '0;
+      ready <= 1'b0;
+      bus_error <= 1'b0;
+      beats_to_request <= '0;
+      beats_to_receive <= '0;
+    end else begin
+      // Beats in flight are counted whatever the state, so clear never loses track of them.
+      outstanding <= outstanding + (arvalid && arready ? 16'(burst_beats) : 16'd0) - (rvalid ? 16'd1 : 16'd0);
+      if (arvalid && arready) begin
+        next_addr <= next_addr + {28'd0, burst_beats, 4'd0};
+        beats_to_request <= beats_to_request - burst_beats;
+      end
+
+      if (clear) begin
+        state <= S_IDLE;
+        ready <= 1'b0;
+        bus_error <= 1'b0;
+        beats_to_request <= '0;
+        beats_to_receive <= '0;
+      end else if (start) begin
+        ready <= 1'b0;
+        bus_error <= 1'b0;
+        beat_index <= '0;
+        if (region_count > MAX_REGIONS) begin
+          fail <= 1'b1;
+          fail_cause <= ERROR_BAD_REGION;
+          state <= S_DONE;
+        end else if (region_count != 0 && region_table[3:0] != 4'd0) begin
+          fail <= 1'b1;
+          fail_cause <= ERROR_BUS_ERROR;
+          state <= S_DONE;
+        end else if (region_count != 0) begin
+          state <= S_TABLE;
+          next_addr <= region_table;
+          beats_to_request <= region_count;
+          beats_to_receive <= region_count;
+        end else begin
+          state <= S_HEADER;
+          next_addr <= cmd_base;
+          beats_to_request <= 32'd2;
+          beats_to_receive <= 32'd2;
+        end
+        if (region_count == 0 && cmd_base[4:0] != 5'd0) begin
+          fail <= 1'b1;
+          fail_cause <= ERROR_BUS_ERROR;
+          state <= S_DONE;
+        end
+      end else if (state != S_IDLE && state != S_DONE && rvalid) begin
+        if (rresp != 2'b00) bus_error <= 1'b1;
+        beats_to_receive <= beats_to_receive - 32'd1;
+        beat_index <= beat_index + 32'd1;
+        case (state)
+          S_TABLE: begin
+            region_base[beat_index[$clog2(MAX_REGIONS)-1:0]] <= rdata[63:0];
+            region_size[beat_index[$clog2(MAX_REGIONS)-1:0]] <= rdata[127:64];
+          end
+          default: begin
+            if (beat_index[0] == 1'b0) low_beat <= rdata;
+            else if (state == S_COMMANDS && rresp == 2'b00 && !bus_error) begin
+              buf_push <= 1'b1;
+              buf_data <= {rdata, low_beat};
+            end
+          end
+        endcase
+        if (beats_to_receive == 32'd1) begin  // the phase's last beat
+          beat_index <= '0;
+          if (bus_error || rresp != 2'b00) begin
+            fail <= 1'b1;
+            fail_cause <= ERROR_BUS_ERROR;
+            state <= S_DONE;
+          end else if (state == S_TABLE) begin
+            if (cmd_base[4:0] != 5'd0) begin
+              fail <= 1'b1;
+              fail_cause <= ERROR_BUS_ERROR;
+              state <= S_DONE;
+            end else begin
+              state <= S_HEADER;
+              next_addr <= cmd_base;
+              beats_to_request <= 32'd2;
+              beats_to_receive <= 32'd2;
+            end
+          end else if (state == S_HEADER) begin
+            if (header_cause(low_beat[31:0], low_beat[63:48], low_beat[95:64], low_beat[127:96], rdata[31:0],
+                             rdata[127:32]) != ERROR_NONE) begin
+              fail <= 1'b1;
+              fail_cause <= header_cause(low_beat[31:0], low_beat[63:48], low_beat[95:64], low_beat[127:96],
+                                         rdata[31:0], rdata[127:32]);
+              state <= S_DONE;
+            end else begin
+              ready <= 1'b1;
+              command_count <= rdata[31:0];
+              state <= rdata[31:0] == 32'd0 ? S_DONE : S_COMMANDS;
+              beats_to_request <= {rdata[30:0], 1'b0};
+              beats_to_receive <= {rdata[30:0], 1'b0};
+            end
+          end else begin
+            state <= S_DONE;
+          end
+        end
+      end
+    end
+  end
+endmodule

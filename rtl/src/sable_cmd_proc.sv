@@ -1,0 +1,361 @@
+// The command processor: runs one job from START to its end (docs/func-model.md, "Execution").
+// sable_cmd_fetch reads the region table, the header and the commands; the dispatcher checks each
+// command (sable_cmd_check: encoding and fields; sable_exec_check: regions and bounds, raised when
+// the command would start) and puts it into the load, compute or store queue; the queues issue to
+// the units through their tokens (sable_dma_issue, sable_compute_seq). The job ends when END has
+// been dispatched and every queue and unit is empty, at the first error, at a deadlock (no queue
+// can ever move), or at ABORT; the units are then cleared and their bus transactions drained
+// before STATUS leaves BUSY.
+module sable_cmd_proc #(
+    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
+    parameter int unsigned SP_LINES = sable_pkg::CFG_SCRATCHPAD_KIB * 1024 / DIM,
+    parameter int unsigned ACC_ROWS = sable_pkg::CFG_ACCUMULATOR_KIB * 1024 / (4 * DIM),
+    parameter int unsigned QUEUE_DEPTH = sable_pkg::CFG_QUEUE_DEPTH,
+    parameter int unsigned MAX_REGIONS = sable_pkg::CFG_MAX_REGIONS
+) (
+    input  logic          clk,
+    input  logic          rst_n,
+    // from the CSRs
+    input  logic          start,
+    input  logic          abort_job,
+    input  logic          soft_reset,
+    input  logic [63:0]   cmd_base,
+    input  logic [31:0]   cmd_size,
+    input  logic [63:0]   region_table,
+    input  logic [31:0]   region_count,
+    output logic          busy,
+    output logic          job_end,
+    output logic [7:0]    end_cause,
+    output logic [31:0]   end_command,
+    output logic [sable_pkg::COUNTER_COUNT-1:0][63:0] counters,
+    // to every unit and memory
+    output logic          unit_clear,
+    output logic          mem_zero,
+    // command fetch's AXI read port
+    output logic          f_arvalid,
+    input  logic          f_arready,
+    output logic [63:0]   f_araddr,
+    output logic [7:0]    f_arlen,
+    output logic [2:0]    f_arsize,
+    output logic [1:0]    f_arburst,
+    input  logic          f_rvalid,
+    output logic          f_rready,
+    input  logic [127:0]  f_rdata,
+    input  logic [1:0]    f_rresp,
+    // load DMA
+    output logic          load_start,
+    output logic [255:0]  load_cmd,
+    output logic [63:0]   load_base,
+    input  logic          load_done,
+    input  logic [7:0]    load_error,
+    input  logic          load_busy,
+    // store DMA
+    output logic          store_start,
+    output logic [255:0]  store_cmd,
+    output logic [63:0]   store_base,
+    input  logic          store_done,
+    input  logic [7:0]    store_error,
+    input  logic          store_busy,
+    // compute units: the command is the compute queue's head
+    output logic [255:0]  compute_cmd,
+    output logic          mm_start,
+    input  logic          mm_ready,
+    input  logic          mm_done,
+    input  logic          mm_idle,
+    output logic          ppu_start,
+    input  logic          ppu_done,
+    input  logic [7:0]    ppu_error,
+    input  logic          ppu_busy,
+    output logic          ppu_acc_ready,
+    output logic          vec_start,
+    input  logic          vec_done,
+    input  logic [7:0]    vec_error,
+    input  logic          vec_busy
+);
+  import sable_pkg::*;
+
+  localparam logic [31:0] NO_COMMAND = 32'hFFFF_FFFF;
+  // A queue entry: the command, its index, the execution check's verdict, its region's device
+  // address and (DMA) its bytes.
+  typedef struct packed {
+    logic [63:0]  bytes;
+    logic [63:0]  base;
+    logic [7:0]   cause;
+    logic [31:0]  index;
+    logic [255:0] cmd;
+  } entry_t;
+  localparam int unsigned EW = $bits(entry_t);
+
+  typedef enum logic [1:0] {J_IDLE, J_RUN, J_DRAIN} job_e;
+  job_e state;
+  logic running;
+  assign running = state == J_RUN;
+
+  // ---- job outcome: the first error wins ----
+  logic fail;
+  logic [7:0] fail_cause;
+  logic [31:0] fail_command;
+  logic silent;          // SOFT_RESET: no completion, no interrupt
+  logic [7:0] outcome_cause;
+  logic [31:0] outcome_command;
+
+  // ---- fetch ----
+  logic fetch_ready, fetch_fail, fetch_cmd_valid, fetch_pop, fetch_idle;
+  logic [7:0] fetch_fail_cause;
+  logic [31:0] command_count;
+  logic [255:0] fetch_cmd;
+  logic [MAX_REGIONS-1:0][63:0] region_base, region_size;
+
+  sable_cmd_fetch #(.MAX_REGIONS(MAX_REGIONS)) fetch (
+      .clk, .rst_n, .clear(unit_clear), .start, .cmd_base, .cmd_size, .region_table, .region_count,
+      .region_base, .region_size, .ready(fetch_ready), .command_count, .fail(fetch_fail),
+      .fail_cause(fetch_fail_cause), .cmd_valid(fetch_cmd_valid), .cmd(fetch_cmd), .cmd_pop(fetch_pop),
+      .idle(fetch_idle), .arvalid(f_arvalid), .arready(f_arready), .araddr(f_araddr), .arlen(f_arlen),
+      .arsize(f_arsize), .arburst(f_arburst), .rvalid(f_rvalid), .rready(f_rready), .rdata(f_rdata),
+      .rresp(f_rresp));
+
+  // ---- dispatch ----
+  logic [7:0] decode_cause, exec_cause;
+  logic [63:0] exec_base;
+  logic [31:0] next_index;       // index of the next command to dispatch
+  logic end_dispatched;
+  logic [7:0] d_opcode;
+  logic [1:0] d_queue;
+  logic [63:0] d_bytes;
+  logic [2:0] q_push, q_pop, q_empty, q_full;
+  entry_t [2:0] q_head;
+  logic dispatch_error;
+  logic [7:0] dispatch_cause;
+  logic [31:0] dispatch_command;
+  logic dispatch_end;
+
+  sable_cmd_check #(.DIM(DIM)) decode_check (.cmd(fetch_cmd), .cause(decode_cause));
+  sable_exec_check #(.DIM(DIM), .SP_LINES(SP_LINES), .ACC_ROWS(ACC_ROWS), .MAX_REGIONS(MAX_REGIONS)) execute_check (
+      .cmd(fetch_cmd), .region_count(region_count > 32'(MAX_REGIONS) ? 8'hFF : region_count[7:0]),
+      .region_base, .region_size, .cause(exec_cause), .base(exec_base));
+
+  always_comb begin
+    d_opcode = fetch_cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH];
+    d_queue = opcode_queue(d_opcode);
+    // DMA bytes as the model counts them: elements × elem_bytes (same field positions in both).
+    d_bytes = 64'(fetch_cmd[CMD_DMA_LOAD_NX_LSB+:16]) * 64'(fetch_cmd[CMD_DMA_LOAD_NY_LSB+:16]) *
+              64'(fetch_cmd[CMD_DMA_LOAD_NZ_LSB+:16]) * 64'(fetch_cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB+:8]);
+    q_push = '0;
+    fetch_pop = 1'b0;
+    dispatch_error = 1'b0;
+    dispatch_cause = ERROR_NONE;
+    dispatch_command = next_index;
+    dispatch_end = 1'b0;
+    if (running && fetch_ready && !end_dispatched) begin
+      if (fetch_cmd_valid) begin
+        if (decode_cause != ERROR_NONE) begin
+          dispatch_error = 1'b1;
+          dispatch_cause = decode_cause;
+        end else if (d_opcode == OP_END) begin
+          if (next_index + 32'd1 != command_count) begin
+            dispatch_error = 1'b1;
+            dispatch_cause = ERROR_BAD_LENGTH;
+            dispatch_command = next_index + 32'd1;
+          end else begin
+            dispatch_end = 1'b1;
+            fetch_pop = 1'b1;
+          end
+        end else if (!q_full[d_queue]) begin
+          q_push[d_queue] = 1'b1;
+          fetch_pop = 1'b1;
+        end
+      end else if (next_index == command_count) begin
+        dispatch_error = 1'b1;
+        dispatch_cause = ERROR_MISSING_END;
+      end
+    end
+  end
+
+  for (genvar q = 0; q < 3; q++) begin : g_queue
+    logic unused_count;
+    logic [$clog2(QUEUE_DEPTH+1)-1:0] count;
+    sable_fifo #(.WIDTH(EW), .DEPTH(QUEUE_DEPTH)) queue (
+        .clk, .rst_n, .clear(unit_clear || start), .push(q_push[q]),
+        .push_data({d_bytes, exec_base, exec_cause, next_index, fetch_cmd}), .pop(q_pop[q]), .head(q_head[q]),
+        .empty(q_empty[q]), .full(q_full[q]), .count);
+    assign unused_count = ^count;
+  end
+
+  // ---- tokens ----
+  logic [3:0] give_load, give_compute, give_store, take_load, take_compute, take_store;
+  logic [3:0][7:0] token_count;
+  logic [3:0] tokens_available, tokens_full;
+  sable_tokens tokens (
+      .clk, .rst_n, .clear(unit_clear || start), .give(give_load | give_compute | give_store),
+      .take(take_load | take_compute | take_store), .count(token_count));
+  always_comb begin
+    for (int ch = 0; ch < 4; ch++) begin
+      tokens_available[ch] = token_count[ch] != 8'd0;
+      tokens_full[ch] = token_count[ch] == 8'(TOKEN_COUNTER_MAX);
+    end
+  end
+
+  // ---- the three queues' issue stages ----
+  logic load_err, store_err, compute_err;
+  logic [7:0] load_err_cause, store_err_cause, compute_err_cause;
+  logic [31:0] load_err_index, store_err_index, compute_err_index;
+  logic load_completed, store_completed, compute_retired;
+  logic [63:0] load_bytes, store_bytes, compute_macs;
+  logic load_stall, store_stall, compute_stall;
+  logic load_inflight, store_inflight, compute_idle;
+  logic [31:0] load_inflight_index, store_inflight_index, compute_oldest;
+  logic array_busy;
+  logic [1:0] vector_busy;
+
+  logic [255:0] load_head, store_head;
+  assign load_head = q_head[QUEUE_LOAD].cmd;
+  assign store_head = q_head[QUEUE_STORE].cmd;
+
+  sable_dma_issue load_issue (
+      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[QUEUE_LOAD]),
+      .head_wait(load_head[CMD_WAIT_LSB+:4]), .head_signal(load_head[CMD_SIGNAL_LSB+:4]), .head_index(q_head[QUEUE_LOAD].index),
+      .head_cause(q_head[QUEUE_LOAD].cause), .head_bytes(q_head[QUEUE_LOAD].bytes),
+      .pop(q_pop[QUEUE_LOAD]), .tokens_available, .tokens_full, .take(take_load), .give(give_load),
+      .error(load_err), .error_cause(load_err_cause), .error_index(load_err_index), .completed(load_completed),
+      .completed_bytes(load_bytes), .stall(load_stall), .busy(load_inflight), .inflight_index(load_inflight_index),
+      .dma_start(load_start), .dma_done(load_done), .dma_error(load_error));
+  assign load_cmd = load_head;
+  assign load_base = q_head[QUEUE_LOAD].base;
+
+  sable_dma_issue store_issue (
+      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[QUEUE_STORE]),
+      .head_wait(store_head[CMD_WAIT_LSB+:4]), .head_signal(store_head[CMD_SIGNAL_LSB+:4]), .head_index(q_head[QUEUE_STORE].index),
+      .head_cause(q_head[QUEUE_STORE].cause), .head_bytes(q_head[QUEUE_STORE].bytes),
+      .pop(q_pop[QUEUE_STORE]), .tokens_available, .tokens_full, .take(take_store), .give(give_store),
+      .error(store_err), .error_cause(store_err_cause), .error_index(store_err_index), .completed(store_completed),
+      .completed_bytes(store_bytes), .stall(store_stall), .busy(store_inflight),
+      .inflight_index(store_inflight_index), .dma_start(store_start), .dma_done(store_done),
+      .dma_error(store_error));
+  assign store_cmd = store_head;
+  assign store_base = q_head[QUEUE_STORE].base;
+
+  sable_compute_seq #(.DIM(DIM)) compute (
+      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[QUEUE_COMPUTE]),
+      .head_cmd(q_head[QUEUE_COMPUTE].cmd), .head_index(q_head[QUEUE_COMPUTE].index),
+      .head_cause(q_head[QUEUE_COMPUTE].cause), .pop(q_pop[QUEUE_COMPUTE]), .tokens_available,
+      .tokens_full, .take(take_compute), .give(give_compute), .error(compute_err), .error_cause(compute_err_cause),
+      .error_index(compute_err_index), .retired(compute_retired), .retired_macs(compute_macs),
+      .stall(compute_stall), .array_busy, .vector_busy, .idle(compute_idle), .oldest_index(compute_oldest),
+      .mm_start, .mm_ready, .mm_done, .ppu_start, .ppu_done, .ppu_error, .ppu_acc_ready, .vec_start, .vec_done,
+      .vec_error);
+  assign compute_cmd = q_head[QUEUE_COMPUTE].cmd;
+
+  // ---- deadlock: no queue can ever move again ----
+  // A queue is stuck when it is empty, or its head waits for a token and nothing of the queue is
+  // in flight (an engine or unit still working may yet give tokens); the dispatcher is stuck when
+  // END went out or its next command's queue is full.
+  logic deadlock;
+  logic [31:0] earliest;       // the oldest unfinished command
+  always_comb begin
+    logic load_stuck, store_stuck, compute_stuck, dispatch_stuck;
+    load_stuck = q_empty[QUEUE_LOAD] ? !load_inflight : (!load_inflight && load_stall);
+    store_stuck = q_empty[QUEUE_STORE] ? !store_inflight : (!store_inflight && store_stall);
+    compute_stuck = q_empty[QUEUE_COMPUTE] ? compute_idle : (compute_idle && compute_stall);
+    dispatch_stuck = end_dispatched ||
+                     (fetch_cmd_valid && decode_cause == ERROR_NONE && d_opcode != OP_END && q_full[d_queue]);
+    deadlock = running && fetch_ready && dispatch_stuck && load_stuck && store_stuck && compute_stuck &&
+               !(q_empty[QUEUE_LOAD] && q_empty[QUEUE_STORE] && q_empty[QUEUE_COMPUTE]);
+
+    earliest = end_dispatched ? command_count - 32'd1 : next_index;
+    if (load_inflight && load_inflight_index < earliest) earliest = load_inflight_index;
+    if (store_inflight && store_inflight_index < earliest) earliest = store_inflight_index;
+    if (!compute_idle && compute_oldest < earliest) earliest = compute_oldest;
+    for (int q = 0; q < 3; q++) begin
+      if (!q_empty[q] && q_head[q].index < earliest) earliest = q_head[q].index;
+    end
+  end
+
+  // ---- the job's end ----
+  logic finished;
+  assign finished = running && end_dispatched && q_empty == 3'b111 && !load_inflight && !store_inflight && compute_idle;
+
+  // This cycle's first error, in a fixed order (the model raises one at a time).
+  always_comb begin
+    fail = 1'b1;
+    fail_command = NO_COMMAND;
+    fail_cause = ERROR_NONE;
+    if (fetch_fail) fail_cause = fetch_fail_cause;
+    else if (abort_job) begin
+      fail_cause = ERROR_ABORTED;
+      fail_command = earliest;
+    end else if (load_err) begin
+      fail_cause = load_err_cause;
+      fail_command = load_err_index;
+    end else if (compute_err) begin
+      fail_cause = compute_err_cause;
+      fail_command = compute_err_index;
+    end else if (store_err) begin
+      fail_cause = store_err_cause;
+      fail_command = store_err_index;
+    end else if (dispatch_error) begin
+      fail_cause = dispatch_cause;
+      fail_command = dispatch_command;
+    end else if (deadlock) begin
+      fail_cause = ERROR_DEADLOCK;
+      fail_command = earliest;
+    end else fail = 1'b0;
+  end
+
+  always_ff @(posedge clk) begin
+    job_end <= 1'b0;
+    if (!rst_n) begin
+      state <= J_IDLE;
+      silent <= 1'b0;
+      next_index <= '0;
+      end_dispatched <= 1'b0;
+    end else if (soft_reset) begin
+      if (state != J_IDLE) state <= J_DRAIN;
+      silent <= 1'b1;
+    end else begin
+      case (state)
+        J_IDLE: begin
+          if (start) begin
+            state <= J_RUN;
+            silent <= 1'b0;
+            next_index <= '0;
+            end_dispatched <= 1'b0;
+          end
+        end
+        J_RUN: begin
+          if (fetch_pop) next_index <= next_index + 32'd1;
+          if (dispatch_end) end_dispatched <= 1'b1;
+          if (fail) begin
+            state <= J_DRAIN;
+            outcome_cause <= fail_cause;
+            outcome_command <= fail_command;
+          end else if (finished) begin
+            state <= J_DRAIN;
+            outcome_cause <= ERROR_NONE;
+            outcome_command <= 32'd0;
+          end
+        end
+        default: begin  // J_DRAIN: units cleared; wait for their bus transactions
+          if (fetch_idle && !load_busy && !store_busy && mm_idle && !ppu_busy && !vec_busy) begin
+            state <= J_IDLE;
+            if (!silent) begin
+              job_end <= 1'b1;
+              end_cause <= outcome_cause;
+              end_command <= outcome_command;
+            end
+          end
+        end
+      endcase
+    end
+  end
+
+  assign busy = state != J_IDLE;
+  assign unit_clear = state == J_DRAIN;
+  assign mem_zero = start;
+
+  sable_perf_counters perf (
+      .clk, .rst_n, .clear(start || soft_reset), .running, .load_busy(load_inflight), .array_busy, .vector_busy,
+      .store_busy(store_inflight), .load_stall, .compute_stall, .store_stall, .macs(compute_macs),
+      .read_bytes(load_bytes), .write_bytes(store_bytes),
+      .commands(3'(load_completed) + 3'(store_completed) + 3'(compute_retired) + 3'(finished && !fail)),
+      .counters);
+endmodule

@@ -1,0 +1,250 @@
+// The compute queue's issue stage (docs/isa.md, "Rules"; docs/func-model.md, "Cycle model").
+// The head command goes to its unit once its tokens are there and its unit may take it:
+//   MATMUL     the array accepts it (double-buffered weights: it may queue behind the one
+//              streaming) and it does not conflict with the POSTPROC in flight;
+//   DEPTHWISE  the array has drained, the vector unit is free, no conflict with the POSTPROC;
+//   POSTPROC   the post-processing unit and the vector unit are free; the unit itself waits
+//              (acc_ready) until the MATMULs issued before it have drained;
+//   any other  the array has drained and the post-processing and vector units are free.
+// A conflict is the model's: the MATMUL/DEPTHWISE writes accumulator rows the POSTPROC reads or
+// reads scratchpad lines it writes. Commands finish out of order (a POSTPROC runs beside the next
+// MATMULs) but give their tokens in issue order, through a small completion buffer.
+module sable_compute_seq #(
+    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
+    parameter int unsigned SLOTS = 8
+) (
+    input  logic          clk,
+    input  logic          rst_n,
+    input  logic          clear,
+    input  logic          running,
+    // the compute queue's head
+    input  logic          head_valid,
+    input  logic [255:0]  head_cmd,
+    input  logic [31:0]   head_index,
+    input  logic [7:0]    head_cause,
+    output logic          pop,
+    // tokens
+    input  logic [3:0]    tokens_available,
+    input  logic [3:0]    tokens_full,
+    output logic [3:0]    take,
+    output logic [3:0]    give,
+    // results
+    output logic          error,
+    output logic [7:0]    error_cause,
+    output logic [31:0]   error_index,
+    output logic          retired,          // a command completed (tokens given)
+    output logic [63:0]   retired_macs,
+    output logic          stall,
+    output logic          array_busy,
+    output logic [1:0]    vector_busy,
+    output logic          idle,             // nothing issued and unfinished
+    output logic [31:0]   oldest_index,     // the oldest unfinished command, when !idle
+    // the array
+    output logic          mm_start,
+    input  logic          mm_ready,
+    input  logic          mm_done,
+    // the post-processing unit
+    output logic          ppu_start,
+    input  logic          ppu_done,
+    input  logic [7:0]    ppu_error,
+    output logic          ppu_acc_ready,
+    // the vector unit
+    output logic          vec_start,
+    input  logic          vec_done,
+    input  logic [7:0]    vec_error
+);
+  import sable_pkg::*;
+
+  localparam int unsigned SW = $clog2(SLOTS);
+  // MATMULs in flight at once (streaming, queued behind it, draining): bounds the slot tracking.
+  localparam int unsigned MM_MAX = 4;
+
+  // ---- completion buffer: one slot per issued command, retired in issue order ----
+  logic [SLOTS-1:0] slot_done;
+  logic [SLOTS-1:0][3:0] slot_signal;
+  logic [SLOTS-1:0][31:0] slot_index;
+  logic [SLOTS-1:0][63:0] slot_macs;
+  logic [SW-1:0] slot_head, slot_tail;
+  logic [SW:0] slot_count;
+
+  // Slots of the commands in the units: MATMULs finish in order, one POSTPROC, one vector command.
+  logic [3:0][SW-1:0] mm_slots;
+  logic [1:0] mm_rd, mm_wr;
+  logic [2:0] mm_inflight;
+  logic [SW-1:0] ppu_slot, vec_slot;
+  logic ppu_inflight, vec_inflight;
+  logic [2:0] ppu_wait;            // MATMULs issued before the POSTPROC in flight, not yet done
+
+  // What the POSTPROC in flight reads and writes: [first, last] accumulator rows and lines.
+  logic [63:0] ppu_rows_first, ppu_rows_last, ppu_lines_first, ppu_lines_last;
+
+  function automatic logic [63:0] f(input int unsigned lsb, input int unsigned width);
+    return 64'((head_cmd >> lsb) & ((256'd1 << width) - 256'd1));
+  endfunction
+  function automatic logic overlaps(input logic [63:0] a_first, input logic [63:0] a_last, input logic [63:0] b_first,
+                                   input logic [63:0] b_last);
+    return a_first <= b_last && b_first <= a_last;
+  endfunction
+
+  logic [7:0] opcode;
+  logic tokens_ok, overflow, slot_free, conflict, unit_ok;
+  logic [63:0] rows_first, rows_last, in_first, in_last, w_first, w_last, macs;
+
+  always_comb begin
+    opcode = head_cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH];
+    tokens_ok = (head_cmd[CMD_WAIT_LSB+:4] & ~tokens_available) == 4'd0;
+    overflow = (head_cmd[CMD_SIGNAL_LSB+:4] & tokens_full) != 4'd0;
+    slot_free = 32'(slot_count) < SLOTS;
+
+    // The head's accumulator rows, input lines and weight lines (MATMUL, DEPTHWISE) and MACs.
+    rows_first = 64'd0; rows_last = 64'd0; in_first = 64'd0; in_last = 64'd0; w_first = 64'd0; w_last = 64'd0;
+    macs = 64'd0;
+    if (opcode == OP_MATMUL) begin
+      logic [63:0] nx, ny;
+      nx = f(CMD_MATMUL_NX_LSB, 16);
+      ny = f(CMD_MATMUL_NY_LSB, 16);
+      rows_first = f(CMD_MATMUL_ACC_ADDR_LSB, 16);
+      rows_last = rows_first + nx * ny - 1;
+      in_first = f(CMD_MATMUL_INPUT_ADDR_LSB, 16);
+      in_last = in_first + (ny - 1) * f(CMD_MATMUL_INPUT_STRIDE_Y_LSB, 16) + (nx - 1) * f(CMD_MATMUL_INPUT_STRIDE_X_LSB, 16);
+      w_first = f(CMD_MATMUL_WEIGHT_ADDR_LSB, 16);
+      w_last = w_first + 64'(DIM) - 1;
+      macs = nx * ny * 64'(DIM * DIM);
+    end else if (opcode == OP_DEPTHWISE) begin
+      logic [63:0] nx, ny, kw, kh;
+      nx = f(CMD_DEPTHWISE_NX_LSB, 16);
+      ny = f(CMD_DEPTHWISE_NY_LSB, 16);
+      kw = f(CMD_DEPTHWISE_KERNEL_W_LSB, 8);
+      kh = f(CMD_DEPTHWISE_KERNEL_H_LSB, 8);
+      rows_first = f(CMD_DEPTHWISE_ACC_ADDR_LSB, 16);
+      rows_last = rows_first + nx * ny - 1;
+      in_first = f(CMD_DEPTHWISE_INPUT_ADDR_LSB, 16);
+      in_last = in_first +
+                ((ny - 1) * f(CMD_DEPTHWISE_STRIDE_Y_LSB, 4) + (kh - 1) * f(CMD_DEPTHWISE_DILATION_Y_LSB, 4)) *
+                    f(CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB, 16) +
+                ((nx - 1) * f(CMD_DEPTHWISE_STRIDE_X_LSB, 4) + (kw - 1) * f(CMD_DEPTHWISE_DILATION_X_LSB, 4)) *
+                    f(CMD_DEPTHWISE_INPUT_STRIDE_X_LSB, 16);
+      w_first = f(CMD_DEPTHWISE_WEIGHT_ADDR_LSB, 16);
+      w_last = w_first + kh * kw - 1;
+      macs = nx * ny * kh * kw * 64'(DIM);
+    end
+    conflict = ppu_inflight && (overlaps(rows_first, rows_last, ppu_rows_first, ppu_rows_last) ||
+                                overlaps(in_first, in_last, ppu_lines_first, ppu_lines_last) ||
+                                overlaps(w_first, w_last, ppu_lines_first, ppu_lines_last));
+
+    case (opcode)
+      OP_MATMUL: unit_ok = mm_ready && mm_inflight < 3'(MM_MAX) && !vec_inflight && !conflict;
+      OP_DEPTHWISE: unit_ok = mm_inflight == 0 && !vec_inflight && !conflict;
+      OP_POSTPROC: unit_ok = !ppu_inflight && !vec_inflight;
+      default: unit_ok = mm_inflight == 0 && !ppu_inflight && !vec_inflight;
+    endcase
+  end
+
+  // Issue: a command with an execution error (or a signal that would overflow a token counter)
+  // fails when it would start, as in the model.
+  logic issue, issue_fail;
+  always_comb begin
+    issue_fail = running && head_valid && tokens_ok && (head_cause != ERROR_NONE || overflow);
+    issue = running && head_valid && tokens_ok && !issue_fail && unit_ok && slot_free;
+    pop = issue;
+    take = issue ? head_cmd[CMD_WAIT_LSB+:4] : 4'd0;
+    mm_start = issue && opcode == OP_MATMUL;
+    ppu_start = issue && opcode == OP_POSTPROC;
+    vec_start = issue && opcode != OP_MATMUL && opcode != OP_POSTPROC && opcode != OP_SYNC;
+    stall = running && head_valid && !tokens_ok;
+    ppu_acc_ready = ppu_wait == 3'd0;
+    array_busy = mm_inflight != 0;
+    vector_busy = {vec_inflight, ppu_inflight && ppu_acc_ready};
+    idle = slot_count == 0;
+    oldest_index = slot_index[slot_head];
+  end
+
+  // Errors: the issue-time ones, then the units' (parameter blocks).
+  always_comb begin
+    error = 1'b0;
+    error_cause = ERROR_NONE;
+    error_index = head_index;
+    if (issue_fail) begin
+      error = 1'b1;
+      error_cause = head_cause != ERROR_NONE ? head_cause : ERROR_DEADLOCK;
+    end else if (ppu_done && ppu_error != ERROR_NONE) begin
+      error = 1'b1;
+      error_cause = ppu_error;
+      error_index = slot_index[ppu_slot];
+    end else if (vec_done && vec_error != ERROR_NONE) begin
+      error = 1'b1;
+      error_cause = vec_error;
+      error_index = slot_index[vec_slot];
+    end
+  end
+
+  // Retire: the oldest slot, once done, gives its tokens.
+  logic retire;
+  assign retire = slot_count != 0 && slot_done[slot_head];
+  assign retired = retire;
+  assign give = retire ? slot_signal[slot_head] : 4'd0;
+  assign retired_macs = retire ? slot_macs[slot_head] : 64'd0;
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      slot_head <= '0;
+      slot_tail <= '0;
+      slot_count <= '0;
+      slot_done <= '0;
+      mm_rd <= '0;
+      mm_wr <= '0;
+      mm_inflight <= '0;
+      ppu_inflight <= 1'b0;
+      vec_inflight <= 1'b0;
+      ppu_wait <= '0;
+    end else begin
+      if (issue) begin
+        slot_signal[slot_tail] <= head_cmd[CMD_SIGNAL_LSB+:4];
+        slot_index[slot_tail] <= head_index;
+        slot_macs[slot_tail] <= macs;
+        slot_done[slot_tail] <= opcode == OP_SYNC;
+        slot_tail <= SW'(32'(slot_tail) == SLOTS - 1 ? 0 : 32'(slot_tail) + 1);
+      end
+      if (retire) slot_head <= SW'(32'(slot_head) == SLOTS - 1 ? 0 : 32'(slot_head) + 1);
+      slot_count <= slot_count + (SW + 1)'(issue) - (SW + 1)'(retire);
+
+      if (mm_start) begin
+        mm_slots[mm_wr] <= slot_tail;
+        mm_wr <= mm_wr + 2'd1;
+      end
+      if (mm_done) begin
+        slot_done[mm_slots[mm_rd]] <= 1'b1;
+        mm_rd <= mm_rd + 2'd1;
+      end
+      mm_inflight <= mm_inflight + 3'(mm_start) - 3'(mm_done);
+
+      if (ppu_start) begin
+        ppu_slot <= slot_tail;
+        ppu_inflight <= 1'b1;
+        // The MATMULs in flight now are the ones the POSTPROC waits for.
+        ppu_wait <= mm_inflight - 3'(mm_done);
+        ppu_rows_first <= f(CMD_POSTPROC_ACC_ADDR_LSB, 16);
+        ppu_rows_last <= f(CMD_POSTPROC_ACC_ADDR_LSB, 16) + f(CMD_POSTPROC_NX_LSB, 16) * f(CMD_POSTPROC_NY_LSB, 16) - 1;
+        ppu_lines_first <= f(CMD_POSTPROC_OUTPUT_ADDR_LSB, 16);
+        ppu_lines_last <= f(CMD_POSTPROC_OUTPUT_ADDR_LSB, 16) +
+                          (f(CMD_POSTPROC_NY_LSB, 16) - 1) * f(CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB, 16) +
+                          (f(CMD_POSTPROC_NX_LSB, 16) - 1) * f(CMD_POSTPROC_OUTPUT_STRIDE_X_LSB, 16);
+      end else if (mm_done && ppu_wait != 3'd0) begin
+        ppu_wait <= ppu_wait - 3'd1;
+      end
+      if (ppu_done) begin
+        slot_done[ppu_slot] <= 1'b1;
+        ppu_inflight <= 1'b0;
+      end
+
+      if (vec_start) begin
+        vec_slot <= slot_tail;
+        vec_inflight <= 1'b1;
+      end
+      if (vec_done) begin
+        slot_done[vec_slot] <= 1'b1;
+        vec_inflight <= 1'b0;
+      end
+    end
+  end
+endmodule

@@ -1,0 +1,136 @@
+// The vector unit: DIM channel lanes running one command at a time on one of its engines —
+// DEPTHWISE (several taps per lane per cycle), POOL, ELTWISE, LUT and SOFTMAX. This module only
+// starts the engine of the command and gives it the unit's memory ports; the engines drive
+// nothing while idle.
+module sable_vector_unit #(
+    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
+    parameter int unsigned DW_MACS = sable_pkg::CFG_DW_MACS_PER_CYCLE
+) (
+    input  logic                    clk,
+    input  logic                    rst_n,
+    input  logic                    clear,
+    input  logic                    start,
+    input  logic [255:0]            cmd,
+    output logic                    busy,
+    output logic                    done,
+    output logic [7:0]              error,
+    output logic [3:0]              sp_re,
+    output logic [3:0][15:0]        sp_raddr,
+    input  logic [3:0][8*DIM-1:0]   sp_rdata,
+    output logic                    sp_we,
+    output logic [15:0]             sp_waddr,
+    output logic [8*DIM-1:0]        sp_wdata,
+    output logic [DIM-1:0]          sp_wstrb,
+    output logic                    acc_re,
+    output logic [15:0]             acc_raddr,
+    input  logic [32*DIM-1:0]       acc_rdata,
+    output logic                    acc_we,
+    output logic [15:0]             acc_waddr,
+    output logic [32*DIM-1:0]       acc_wdata
+);
+  import sable_pkg::*;
+
+  typedef enum logic [2:0] {E_DEPTHWISE, E_POOL, E_ELTWISE, E_LUT, E_SOFTMAX} engine_e;
+  localparam int unsigned ENGINES = 5;
+
+  engine_e active, selected;
+  logic [7:0] opcode;
+  assign opcode = cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH];
+
+  always_comb begin
+    case (opcode)
+      OP_DEPTHWISE: selected = E_DEPTHWISE;
+      OP_POOL: selected = E_POOL;
+      OP_ELTWISE: selected = E_ELTWISE;
+      OP_LUT: selected = E_LUT;
+      default: selected = E_SOFTMAX;
+    endcase
+  end
+  always_ff @(posedge clk) begin
+    if (!rst_n) active <= E_DEPTHWISE;
+    else if (start) active <= selected;
+  end
+
+  logic [ENGINES-1:0] e_start, e_busy, e_done;
+  logic [ENGINES-1:0][7:0] e_error;
+  logic [ENGINES-1:0] e_we;
+  logic [ENGINES-1:0][15:0] e_waddr;
+  logic [ENGINES-1:0][8*DIM-1:0] e_wdata;
+  logic [ENGINES-1:0][DIM-1:0] e_wstrb;
+  logic [3:0] dw_re;
+  logic [3:0][15:0] dw_raddr;
+  logic [1:0] ew_re;
+  logic [1:0][15:0] ew_raddr;
+  logic [ENGINES-1:0] one_re;           // single-port engines (pool, lut, softmax)
+  logic [ENGINES-1:0][15:0] one_raddr;
+
+  always_comb begin
+    for (int e = 0; e < int'(ENGINES); e++) e_start[e] = start && selected == engine_e'(e);
+  end
+
+  sable_depthwise #(.DIM(DIM), .DW_MACS(DW_MACS)) depthwise (
+      .clk, .rst_n, .clear, .start(e_start[E_DEPTHWISE]), .cmd, .busy(e_busy[E_DEPTHWISE]),
+      .done(e_done[E_DEPTHWISE]), .error(e_error[E_DEPTHWISE]), .sp_re(dw_re), .sp_raddr(dw_raddr), .sp_rdata,
+      .acc_re, .acc_raddr, .acc_rdata, .acc_we, .acc_waddr, .acc_wdata);
+  assign e_we[E_DEPTHWISE] = 1'b0;
+  assign e_waddr[E_DEPTHWISE] = '0;
+  assign e_wdata[E_DEPTHWISE] = '0;
+  assign e_wstrb[E_DEPTHWISE] = '0;
+  assign one_re[E_DEPTHWISE] = 1'b0;
+  assign one_raddr[E_DEPTHWISE] = '0;
+
+  sable_pool #(.DIM(DIM)) pool (
+      .clk, .rst_n, .clear, .start(e_start[E_POOL]), .cmd, .busy(e_busy[E_POOL]), .done(e_done[E_POOL]),
+      .error(e_error[E_POOL]), .sp_re(one_re[E_POOL]), .sp_raddr(one_raddr[E_POOL]), .sp_rdata(sp_rdata[0]),
+      .sp_we(e_we[E_POOL]), .sp_waddr(e_waddr[E_POOL]), .sp_wdata(e_wdata[E_POOL]), .sp_wstrb(e_wstrb[E_POOL]));
+
+  sable_eltwise #(.DIM(DIM)) eltwise (
+      .clk, .rst_n, .clear, .start(e_start[E_ELTWISE]), .cmd, .busy(e_busy[E_ELTWISE]), .done(e_done[E_ELTWISE]),
+      .error(e_error[E_ELTWISE]), .sp_re(ew_re), .sp_raddr(ew_raddr), .sp_rdata(sp_rdata[1:0]),
+      .sp_we(e_we[E_ELTWISE]), .sp_waddr(e_waddr[E_ELTWISE]), .sp_wdata(e_wdata[E_ELTWISE]), .sp_wstrb(e_wstrb[E_ELTWISE]));
+  assign one_re[E_ELTWISE] = 1'b0;
+  assign one_raddr[E_ELTWISE] = '0;
+
+  sable_lut #(.DIM(DIM)) lut (
+      .clk, .rst_n, .clear, .start(e_start[E_LUT]), .cmd, .busy(e_busy[E_LUT]), .done(e_done[E_LUT]),
+      .error(e_error[E_LUT]), .sp_re(one_re[E_LUT]), .sp_raddr(one_raddr[E_LUT]), .sp_rdata(sp_rdata[0]),
+      .sp_we(e_we[E_LUT]), .sp_waddr(e_waddr[E_LUT]), .sp_wdata(e_wdata[E_LUT]), .sp_wstrb(e_wstrb[E_LUT]));
+
+  sable_softmax #(.DIM(DIM)) softmax (
+      .clk, .rst_n, .clear, .start(e_start[E_SOFTMAX]), .cmd, .busy(e_busy[E_SOFTMAX]), .done(e_done[E_SOFTMAX]),
+      .error(e_error[E_SOFTMAX]), .sp_re(one_re[E_SOFTMAX]), .sp_raddr(one_raddr[E_SOFTMAX]),
+      .sp_rdata(sp_rdata[0]), .sp_we(e_we[E_SOFTMAX]), .sp_waddr(e_waddr[E_SOFTMAX]),
+      .sp_wdata(e_wdata[E_SOFTMAX]), .sp_wstrb(e_wstrb[E_SOFTMAX]));
+
+  // The active engine's ports (in its start cycle: the selected one).
+  engine_e current;
+  assign current = start ? selected : active;
+  always_comb begin
+    busy = |e_busy;
+    done = |e_done;
+    error = ERROR_NONE;
+    for (int e = 0; e < int'(ENGINES); e++) begin
+      if (e_done[e]) error = e_error[e];
+    end
+    sp_re = '0;
+    sp_raddr = '0;
+    case (current)
+      E_DEPTHWISE: begin
+        sp_re = dw_re;
+        sp_raddr = dw_raddr;
+      end
+      E_ELTWISE: begin
+        sp_re[1:0] = ew_re;
+        sp_raddr[1:0] = ew_raddr;
+      end
+      default: begin
+        sp_re[0] = one_re[current];
+        sp_raddr[0] = one_raddr[current];
+      end
+    endcase
+    sp_we = e_we[current];
+    sp_waddr = e_waddr[current];
+    sp_wdata = e_wdata[current];
+    sp_wstrb = e_wstrb[current];
+  end
+endmodule
