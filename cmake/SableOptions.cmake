@@ -17,10 +17,10 @@ function(sable_target target)
   endif()
 endfunction()
 
-# sable_test(<name> SOURCES ... LIBS ... [LABELS ...]) builds one GoogleTest binary and registers
-# its tests with ctest.
+# sable_test(<name> SOURCES ... LIBS ... [LABELS ...] [PREFIX p]) builds one GoogleTest binary and
+# registers its tests with ctest (names prefixed by p when one source serves several binaries).
 function(sable_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PREFIX" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   sable_target(${name})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
@@ -29,5 +29,5 @@ function(sable_test name)
   if(ARG_LABELS)
     list(APPEND properties LABELS "${ARG_LABELS}")
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${properties})
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}" PROPERTIES ${properties})
 endfunction()

@@ -70,7 +70,10 @@ module sable_cmd_fetch #(
     to_boundary = 32'd256 - 32'(next_addr[11:4]);  // addresses are 16-byte aligned
     burst_beats = beats_to_request < MAX_BURST ? beats_to_request : MAX_BURST;
     if (to_boundary < burst_beats) burst_beats = to_boundary;
-    room_beats = 32'(2 * BUF_COMMANDS) - 32'(2 * buf_count) - 32'(outstanding);
+    // Buffer room in beats: every command stored or about to be (the registered push), the low
+    // beat of a command whose high beat is still to come, and every beat requested.
+    room_beats = 32'(2 * BUF_COMMANDS) - 32'(2 * buf_count) - (buf_push ? 32'd2 : 32'd0) -
+                 (state == S_COMMANDS && beat_index[0] ? 32'd1 : 32'd0) - 32'(outstanding);
     arvalid = (state == S_TABLE || state == S_HEADER || state == S_COMMANDS) && !bus_error &&
               beats_to_request != 0 && (state != S_COMMANDS || (!buf_full && room_beats >= burst_beats));
     araddr = next_addr;

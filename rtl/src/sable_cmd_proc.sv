@@ -28,6 +28,10 @@ module sable_cmd_proc #(
     output logic [7:0]    end_cause,
     output logic [31:0]   end_command,
     output logic [sable_pkg::COUNTER_COUNT-1:0][63:0] counters,
+    // completion trace: which command completed this cycle (load, compute, store, END), for
+    // profiling tools and waveforms; no function in the device
+    output logic [3:0]          retire_valid,
+    output logic [3:0][31:0]    retire_index,
     // to every unit and memory
     output logic          unit_clear,
     output logic          mem_zero,
@@ -203,7 +207,7 @@ module sable_cmd_proc #(
   logic [63:0] load_bytes, store_bytes, compute_macs;
   logic load_stall, store_stall, compute_stall;
   logic load_inflight, store_inflight, compute_idle;
-  logic [31:0] load_inflight_index, store_inflight_index, compute_oldest;
+  logic [31:0] load_inflight_index, store_inflight_index, compute_oldest, compute_retired_index;
   logic array_busy;
   logic [1:0] vector_busy;
 
@@ -239,7 +243,8 @@ module sable_cmd_proc #(
       .head_cmd(q_head[QUEUE_COMPUTE].cmd), .head_index(q_head[QUEUE_COMPUTE].index),
       .head_cause(q_head[QUEUE_COMPUTE].cause), .pop(q_pop[QUEUE_COMPUTE]), .tokens_available,
       .tokens_full, .take(take_compute), .give(give_compute), .error(compute_err), .error_cause(compute_err_cause),
-      .error_index(compute_err_index), .retired(compute_retired), .retired_macs(compute_macs),
+      .error_index(compute_err_index), .retired(compute_retired), .retired_index(compute_retired_index),
+      .retired_macs(compute_macs),
       .stall(compute_stall), .array_busy, .vector_busy, .idle(compute_idle), .oldest_index(compute_oldest),
       .mm_start, .mm_ready, .mm_done, .ppu_start, .ppu_done, .ppu_error, .ppu_acc_ready, .vec_start, .vec_done,
       .vec_error);
@@ -347,6 +352,9 @@ module sable_cmd_proc #(
       endcase
     end
   end
+
+  assign retire_valid = {finished && !fail, store_completed, compute_retired, load_completed};
+  assign retire_index = {command_count - 32'd1, store_inflight_index, compute_retired_index, load_inflight_index};
 
   assign busy = state != J_IDLE;
   assign unit_clear = state == J_DRAIN;

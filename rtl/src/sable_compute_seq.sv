@@ -33,6 +33,7 @@ module sable_compute_seq #(
     output logic [7:0]    error_cause,
     output logic [31:0]   error_index,
     output logic          retired,          // a command completed (tokens given)
+    output logic [31:0]   retired_index,
     output logic [63:0]   retired_macs,
     output logic          stall,
     output logic          array_busy,
@@ -182,6 +183,7 @@ module sable_compute_seq #(
   logic retire;
   assign retire = slot_count != 0 && slot_done[slot_head];
   assign retired = retire;
+  assign retired_index = slot_index[slot_head];
   assign give = retire ? slot_signal[slot_head] : 4'd0;
   assign retired_macs = retire ? slot_macs[slot_head] : 64'd0;
 

@@ -60,7 +60,11 @@ module sable_npu #(
     output logic         m_bready,
     input  logic [1:0]   m_bresp,
     input  logic [3:0]   m_bid,
-    output logic         irq
+    output logic         irq,
+    // Completion trace (load, compute, store, END): the index of each command as it completes.
+    // For profiling and waveforms; leave unconnected on a board.
+    output logic [3:0]        retire_valid,
+    output logic [3:0][31:0]  retire_index
 );
   localparam int unsigned SP_LINES = SCRATCHPAD_KIB * 1024 / DIM;
   localparam int unsigned ACC_ROWS = ACCUMULATOR_KIB * 1024 / (4 * DIM);
@@ -96,7 +100,7 @@ module sable_npu #(
   sable_cmd_proc #(.DIM(DIM), .SP_LINES(SP_LINES), .ACC_ROWS(ACC_ROWS), .QUEUE_DEPTH(QUEUE_DEPTH),
                    .MAX_REGIONS(MAX_REGIONS)) cmd_proc (
       .clk, .rst_n, .start, .abort_job, .soft_reset, .cmd_base, .cmd_size, .region_table, .region_count, .busy,
-      .job_end, .end_cause, .end_command, .counters, .unit_clear, .mem_zero, .f_arvalid, .f_arready, .f_araddr,
+      .job_end, .end_cause, .end_command, .counters, .retire_valid, .retire_index, .unit_clear, .mem_zero, .f_arvalid, .f_arready, .f_araddr,
       .f_arlen, .f_arsize, .f_arburst, .f_rvalid, .f_rready, .f_rdata(m_rdata), .f_rresp(m_rresp), .load_start,
       .load_cmd, .load_base, .load_done, .load_error, .load_busy, .store_start, .store_cmd, .store_base, .store_done,
       .store_error, .store_busy, .compute_cmd, .mm_start, .mm_ready, .mm_done, .mm_idle, .ppu_start, .ppu_done,

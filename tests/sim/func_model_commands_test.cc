@@ -626,6 +626,9 @@ TEST(FuncModelCommands, TiledConvolutionWithAllTokenChannelsMatchesReference) {
 }
 
 TEST(FuncModelCommands, S8ConfigurationUsesEightLanes) {
+#ifdef SABLE_COSIM_RTL
+  GTEST_SKIP() << "the verilated RTL is built for s16 only (docs/rtl.md)";
+#endif
   Harness h(SABLE_HW_CONFIG_S8);
   ASSERT_EQ(h.dim, 8u);
   for (uint32_t i = 0; i < 256; ++i) *h.region(0, i) = static_cast<uint8_t>(i ^ 0x5A);

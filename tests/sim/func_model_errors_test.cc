@@ -63,8 +63,8 @@ TEST(FuncModelErrors, StreamLengthNotMultipleOf32OrTooShort) {
   h.writeJob();
   uint32_t* header = reinterpret_cast<uint32_t*>(&h.memory[kStreamAddress]);
   sable_stream_header_set_length(header, 60);
-  expectError(h.model->runJob(kStreamAddress, 60, kTableAddress, 3), SABLE_ERROR_BAD_LENGTH, kNoCommand);
-  expectError(h.model->runJob(kStreamAddress, 16, kTableAddress, 3), SABLE_ERROR_BAD_LENGTH, kNoCommand);
+  expectError(h.runJob(kStreamAddress, 60, kTableAddress, 3), SABLE_ERROR_BAD_LENGTH, kNoCommand);
+  expectError(h.runJob(kStreamAddress, 16, kTableAddress, 3), SABLE_ERROR_BAD_LENGTH, kNoCommand);
 }
 
 TEST(FuncModelErrors, CommandsAfterEndAreBadLength) {
@@ -256,7 +256,7 @@ TEST(FuncModelErrors, RegionCountAboveMaxRegions) {
   Harness h;
   h.end();
   h.writeJob();
-  expectError(h.model->runJob(kStreamAddress, 64, kTableAddress, h.config.max_regions + 1), SABLE_ERROR_BAD_REGION, kNoCommand);
+  expectError(h.runJob(kStreamAddress, 64, kTableAddress, h.config.max_regions + 1), SABLE_ERROR_BAD_REGION, kNoCommand);
 }
 
 TEST(FuncModelErrors, DmaOutsideItsRegionWritesNothing) {
@@ -365,12 +365,12 @@ TEST(FuncModelErrors, StreamAndTablesOutsideMemoryAreBusErrors) {
   const uint32_t size = h.writeJob();
   // A valid header in the last 32 bytes of memory, its END beyond them.
   std::memcpy(&h.memory[kMemoryBytes - 32], &h.memory[kStreamAddress], 32);
-  expectError(h.model->runJob(kMemoryBytes - 32, size, kTableAddress, 3), SABLE_ERROR_BUS_ERROR, kNoCommand);
-  expectError(h.model->runJob(kStreamAddress + 16, size, kTableAddress, 3), SABLE_ERROR_BUS_ERROR, kNoCommand);  // misaligned
-  expectError(h.model->runJob(~uint64_t{0} - 31, size, kTableAddress, 3), SABLE_ERROR_BUS_ERROR, kNoCommand);
-  expectError(h.model->runJob(kStreamAddress, size, kMemoryBytes - 16, 2), SABLE_ERROR_BUS_ERROR, kNoCommand);
-  expectError(h.model->runJob(kStreamAddress, size, 8, 1), SABLE_ERROR_BUS_ERROR, kNoCommand);  // misaligned table
-  expectError(h.model->runJob(kStreamAddress, size, kTableAddress, 3), SABLE_ERROR_NONE, 0);
+  expectError(h.runJob(kMemoryBytes - 32, size, kTableAddress, 3), SABLE_ERROR_BUS_ERROR, kNoCommand);
+  expectError(h.runJob(kStreamAddress + 16, size, kTableAddress, 3), SABLE_ERROR_BUS_ERROR, kNoCommand);  // misaligned
+  expectError(h.runJob(~uint64_t{0} - 31, size, kTableAddress, 3), SABLE_ERROR_BUS_ERROR, kNoCommand);
+  expectError(h.runJob(kStreamAddress, size, kMemoryBytes - 16, 2), SABLE_ERROR_BUS_ERROR, kNoCommand);
+  expectError(h.runJob(kStreamAddress, size, 8, 1), SABLE_ERROR_BUS_ERROR, kNoCommand);  // misaligned table
+  expectError(h.runJob(kStreamAddress, size, kTableAddress, 3), SABLE_ERROR_NONE, 0);
 }
 
 TEST(FuncModelErrors, RegionBeyondDeviceMemoryIsBusErrorAndWritesNothing) {

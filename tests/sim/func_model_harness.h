@@ -15,6 +15,9 @@
 
 #include "sable/isa.h"
 #include "sable/sim/func_model.h"
+#ifdef SABLE_COSIM_RTL
+#include "sable/sim/cosim.h"
+#endif
 
 namespace sable::sim::test {
 
@@ -99,7 +102,21 @@ class Harness {
 
   JobResult run() {
     const uint32_t size = writeJob();
-    return model->runJob(kStreamAddress, size, kTableAddress, static_cast<uint32_t>(regions.size()));
+    return runJob(kStreamAddress, size, kTableAddress, static_cast<uint32_t>(regions.size()));
+  }
+
+  // One job on the model. Built with SABLE_COSIM_RTL (tests/rtl), the same job also runs on the
+  // verilated RTL and the two must agree (sable/sim/cosim.h); the test then checks the model's
+  // outcome as usual.
+  JobResult runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount) {
+#ifdef SABLE_COSIM_RTL
+    const CosimReport report = cosimulate(config, memory, {cmdBase, cmdSize, regionTable, regionCount});
+    EXPECT_TRUE(report.match) << "RTL and functional model differ: " << report.mismatch;
+    memory = report.modelMemory;
+    return report.model;
+#else
+    return model->runJob(cmdBase, cmdSize, regionTable, regionCount);
+#endif
   }
 
   // Programs the job registers for CONTROL.START.

@@ -24,6 +24,12 @@
 #include "tool_support.h"
 #include "sable/isa.h"
 #include "sable/shim/shim.h"
+#include "sable/umd/compiler/program_image.h"
+#ifdef SABLE_HAVE_RTL
+#include <random>
+
+#include "sable/sim/cosim.h"
+#endif
 #include "uapi/sable_uapi.h"
 
 namespace sable::tools {
@@ -33,6 +39,8 @@ namespace {
 struct BenchOptions {
   std::string model;
   std::string config = "s16";
+  std::string backend = "func";
+  uint32_t seed = 1;
   std::string json;
   bool uapi = false;
   uint32_t jobs = 10000;
@@ -151,6 +159,11 @@ struct LeftOut {
   std::string reason;
 };
 
+#ifdef SABLE_HAVE_RTL
+int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgram& program, const sable_hw_config& c,
+                const std::vector<uint32_t>& operationOf);
+#endif
+
 int runModelBench(const BenchOptions& options) {
   auto model = loadModel(options.model);
   if (!model.ok()) {
@@ -194,6 +207,18 @@ int runModelBench(const BenchOptions& options) {
   if (!program.ok()) {
     std::cerr << "sable bench: compilation failed: " << program.error().message << "\n";
     return 1;
+  }
+  if (options.backend == "rtl") {
+#ifdef SABLE_HAVE_RTL
+    if (config->config_id != sable_hw_configs[SABLE_HW_CONFIG_S16].config_id) {
+      std::cerr << "sable bench: the RTL is built for s16 only\n";
+      return 2;
+    }
+    return runRtlBench(options, *program, *config, operationOf);
+#else
+    std::cerr << "sable bench: this build has no RTL (Verilator was not found)\n";
+    return 2;
+#endif
   }
   auto profile = profileProgram(*program, *config);
   if (!profile.ok()) {
@@ -267,6 +292,65 @@ int runModelBench(const BenchOptions& options) {
   return 0;
 }
 
+
+#ifdef SABLE_HAVE_RTL
+// `sable bench MODEL --backend rtl`: the program on the verilated RTL and on the functional model
+// side by side (sim/rtl cosimulate()), with seeded random inputs: per layer the RTL's cycles,
+// the model's estimate and their difference, the RTL's MAC utilization; the outputs must agree
+// bit for bit; and the simulator's speed.
+int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgram& program,
+                const sable_hw_config& c, const std::vector<uint32_t>& operationOf) {
+  std::mt19937 rng(options.seed);
+  std::vector<std::vector<uint8_t>> inputs;
+  for (uint64_t bytes : program.inputBytes) {
+    std::vector<uint8_t> data(bytes);
+    for (uint8_t& b : data) b = static_cast<uint8_t>(rng());
+    inputs.push_back(std::move(data));
+  }
+  const umd::compiler::ProgramImage image = umd::compiler::buildProgramImage(program, inputs);
+  std::cerr << "simulating the RTL (and the functional model beside it)...\n";
+  const sim::CosimReport report = sim::cosimulate(
+      c, image.memory, {image.streamAddress, image.streamBytes, image.regionTable, image.regionCount});
+  if (report.model.errorCause != SABLE_ERROR_NONE) {
+    std::cerr << fmt::format("sable bench: the functional model stopped the program: {} at command {}\n",
+                             sable_error_cause_name(report.model.errorCause), report.model.errorCommand);
+    return 1;
+  }
+  const ProgramProfile rtl = profileFromFinish(program, c, report.rtl.counters, report.rtlFinish);
+  const ProgramProfile model = profileFromFinish(program, c, report.model.counters, report.modelFinish);
+  fmt::print("{} on the RTL ({}: {}x{} array, {} MHz) beside the functional model's estimate; inputs: seed {}\n",
+             options.model, c.name, c.array_dim, c.array_dim, c.clock_mhz, options.seed);
+  fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>7} {:>6}\n", "op", "type", "MACs", "RTL cyc", "model cyc",
+             "model/RTL", "util");
+  double worst = 0;
+  for (size_t l = 0; l < rtl.layers.size(); ++l) {
+    const LayerProfile& r = rtl.layers[l];
+    const LayerProfile& m = model.layers[l];
+    const double ratio = r.estimatedCycles == 0 ? 1.0 : static_cast<double>(m.estimatedCycles) / r.estimatedCycles;
+    worst = std::max(worst, std::abs(ratio - 1.0));
+    fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>6.1f}% {:>5.1f}%\n", operationOf[r.report.operation],
+               hal::toString(r.report.type), r.report.stats.macs, r.estimatedCycles, m.estimatedCycles,
+               100.0 * (ratio - 1.0), 100.0 * r.utilization);
+  }
+  const uint64_t cycles = report.rtl.counters[SABLE_COUNTER_CYCLES];
+  fmt::print("total: RTL {} cycles ({:.3f} ms at {} MHz), utilization {:.1f}%; functional model {} cycles ({:+.1f}%); "
+             "worst layer estimate off by {:.1f}%\n",
+             cycles, static_cast<double>(cycles) / (c.clock_mhz * 1000.0), c.clock_mhz, 100.0 * rtl.utilization,
+             report.model.counters[SABLE_COUNTER_CYCLES],
+             100.0 * (static_cast<double>(report.model.counters[SABLE_COUNTER_CYCLES]) / std::max<uint64_t>(cycles, 1) - 1.0),
+             100.0 * worst);
+  fmt::print("simulation: {} cycles in {:.2f} s = {:.0f} simulated cycles per second (verilated RTL, no tracing)\n",
+             report.rtl.simulatedCycles, report.rtlSeconds,
+             report.rtlSeconds > 0 ? report.rtl.simulatedCycles / report.rtlSeconds : 0.0);
+  if (!report.match) {
+    fmt::print("MISMATCH between the RTL and the functional model: {}\n", report.mismatch);
+    return 1;
+  }
+  fmt::print("outputs, counters and outcome: bit-exact with the functional model\n");
+  return 0;
+}
+#endif
+
 }  // namespace
 
 CommandRunner addBenchCommand(CLI::App& app) {
@@ -281,6 +365,12 @@ CommandRunner addBenchCommand(CLI::App& app) {
   bench->add_option("--config", options->config, "Hardware configuration of a model benchmark (s16, s8)")
       ->capture_default_str();
   bench->add_option("--json", options->json, "Also write the model benchmark as JSON to this file");
+  bench->add_option("--backend", options->backend,
+                    "func: the functional model's cycle model; rtl: the verilated RTL beside the model, per layer, "
+                    "checked bit for bit")
+      ->check(CLI::IsMember({"func", "rtl"}))
+      ->capture_default_str();
+  bench->add_option("--seed", options->seed, "Seed of the random inputs of --backend rtl")->capture_default_str();
   bench->add_flag("--uapi", options->uapi,
                   "Round trip of an empty job through the UAPI, the shim and sable-simd");
   bench->add_option("--jobs", options->jobs, "Jobs to time (--uapi)")->capture_default_str();

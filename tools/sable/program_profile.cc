@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "sable/sim/func_model.h"
+#include "sable/umd/compiler/program_image.h"
 #include "tool_support.h"
 
 namespace sable::tools {
@@ -12,27 +13,14 @@ using umd::compiler::CompiledProgram;
 
 namespace {
 
-constexpr uint64_t kAlignment = 64;
-
-uint64_t alignUp(uint64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
-
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
-
-// The regions of the program in region order: inputs, outputs, scratch, constants.
-std::vector<uint64_t> regionSizes(const CompiledProgram& program) {
-  std::vector<uint64_t> sizes(program.regionCount, 0);
-  for (size_t i = 0; i < program.inputBytes.size(); ++i) sizes[i] = program.inputBytes[i];
-  for (size_t j = 0; j < program.outputBytes.size(); ++j) sizes[program.inputBytes.size() + j] = program.outputBytes[j];
-  sizes[program.scratchRegion] = program.scratchBytes;
-  sizes[program.constantRegion] = program.constants.size();
-  return sizes;
-}
 
 }  // namespace
 
 uint64_t peakDeviceMemory(const CompiledProgram& program) {
-  uint64_t total = 0;
-  for (uint64_t size : regionSizes(program)) total += size;
+  uint64_t total = program.scratchBytes + program.constants.size();
+  for (uint64_t bytes : program.inputBytes) total += bytes;
+  for (uint64_t bytes : program.outputBytes) total += bytes;
   return total;
 }
 
@@ -40,50 +28,33 @@ hal::Result<ProgramProfile> profileProgram(const CompiledProgram& program, const
   if (program.stream.size() < SABLE_STREAM_HEADER_BYTES + SABLE_COMMAND_BYTES) {
     return hal::invalidArgument("the program has no command stream");
   }
-  // Device memory: the region table, the stream, then each region (zero: inputs are zero, which
-  // the cycle model does not look at).
-  const std::vector<uint64_t> sizes = regionSizes(program);
-  const uint64_t streamAddress = alignUp(16 * sizes.size());
-  std::vector<uint64_t> bases;
-  uint64_t end = alignUp(streamAddress + program.stream.size());
-  for (uint64_t size : sizes) {
-    bases.push_back(end);
-    end = alignUp(end + std::max<uint64_t>(size, 1));
-  }
-  std::vector<uint8_t> memory(end, 0);
-  for (size_t r = 0; r < sizes.size(); ++r) {
-    std::memcpy(&memory[16 * r], &bases[r], 8);
-    std::memcpy(&memory[16 * r + 8], &sizes[r], 8);
-  }
-  std::memcpy(&memory[streamAddress], program.stream.data(), program.stream.size());
-  if (!program.constants.empty()) {
-    std::memcpy(&memory[bases[program.constantRegion]], program.constants.data(), program.constants.size());
-  }
-
-  sim::FuncModel model(config, sim::DeviceMemory{memory.data(), memory.size()});
+  // Zero inputs: the cycle model does not look at data.
+  umd::compiler::ProgramImage image = umd::compiler::buildProgramImage(program);
+  sim::FuncModel model(config, sim::DeviceMemory{image.memory.data(), image.memory.size()});
   std::vector<uint64_t> finish;
   const sim::JobResult result =
-      model.runJob(streamAddress, static_cast<uint32_t>(program.stream.size()), 0,
-                   static_cast<uint32_t>(sizes.size()), finish);
+      model.runJob(image.streamAddress, image.streamBytes, image.regionTable, image.regionCount, finish);
   if (result.errorCause != SABLE_ERROR_NONE) {
     return hal::generalFailure("the functional model stopped the program: {} at command {}",
                                sable_error_cause_name(result.errorCause), result.errorCommand);
   }
+  return profileFromFinish(program, config, result.counters, finish);
+}
 
+ProgramProfile profileFromFinish(const CompiledProgram& program, const sable_hw_config& config,
+                                 const std::array<uint64_t, SABLE_COUNTER_COUNT>& counters,
+                                 std::span<const uint64_t> finish) {
   ProgramProfile profile;
-  profile.counters = result.counters;
+  profile.counters = counters;
   const uint32_t commandCount = static_cast<uint32_t>(finish.size());  // END is the last
-  uint64_t previousFinish = 0;
+  const std::vector<uint64_t> perLayer = umd::compiler::layerCycles(program, finish);
   for (size_t l = 0; l < program.layers.size(); ++l) {
     LayerProfile layer;
     layer.report = program.layers[l];
     const uint32_t first = layer.report.firstCommand;
     const uint32_t last = l + 1 < program.layers.size() ? program.layers[l + 1].firstCommand : commandCount - 1;
     layer.commands = last - first;
-    uint64_t layerFinish = previousFinish;
-    for (uint32_t c = first; c < last; ++c) layerFinish = std::max(layerFinish, finish[c]);
-    layer.estimatedCycles = layerFinish - previousFinish;
-    previousFinish = layerFinish;
+    layer.estimatedCycles = perLayer[l];
 
     const auto& stats = layer.report.stats;
     layer.onVectorUnit = layer.report.type == hal::OperationType::DEPTHWISE_CONV_2D;

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,12 @@ struct ProgramProfile {
 // Runs `program` (compiled for `config`) through the functional model with zero inputs.
 hal::Result<ProgramProfile> profileProgram(const umd::compiler::CompiledProgram& program,
                                            const sable_hw_config& config);
+
+// The profile of `program` from the finish cycle of each of its commands (END last) and the
+// job's counters, whichever model of the NPU measured them (functional model, RTL).
+ProgramProfile profileFromFinish(const umd::compiler::CompiledProgram& program, const sable_hw_config& config,
+                                 const std::array<uint64_t, SABLE_COUNTER_COUNT>& counters,
+                                 std::span<const uint64_t> finish);
 
 // Device memory the program needs: scratch + constants + inputs + outputs.
 uint64_t peakDeviceMemory(const umd::compiler::CompiledProgram& program);

@@ -1,0 +1,367 @@
+// DEPTHWISE engine of the vector unit (docs/isa.md DEPTHWISE): one channel per lane,
+// acc[acc_addr + y*nx + x][c] = (accumulate ? old : 0)
+//     + sum_{ky,kx} (I[y*sy + ky*dy][x*sx + kx*dx][c] - izp) * (W[ky*kw + kx][c] - wzp),
+// int32 wrap-around (the golden model is sim/func/src/executor.cc depthwise()).
+//
+// Throughput: P = min(4, DW_MACS / DIM) kernel taps per cycle, one per scratchpad read port.
+// The taps of all output pixels form one stream (pixel-major, kernel row-major) that is cut into
+// slices of P consecutive taps, so a 3x3 kernel (9 taps = 2.25 cycles) keeps every port busy:
+// a cycle may finish one pixel (group A of its slots) and start the next (group B). At most one
+// pixel finishes per cycle, because the accumulator has one read and one write port; kernels of
+// fewer than P taps therefore run at one pixel per cycle.
+//
+// Weights: kernels of up to WREGS taps (3x3, 4x4) are read into registers first
+// (ceil(taps/4) cycles, all four ports). Larger kernels run at min(2, P) taps per cycle: ports
+// 0-1 read input taps and ports 2-3 the matching weight lines.
+//
+// Pipeline: S0 issues the reads (and, with accumulate, the accumulator read of the pixel that
+// finishes in this cycle); S1 multiplies and sums each group; S2 adds the group sums into the
+// running pixel sum and registers the accumulator write, which is performed in S3 together with
+// done. Duration: ceil(taps/4) + ceil(ny*nx*taps/P) + 3 cycles from start to done (register mode).
+module sable_depthwise #(
+    parameter int unsigned DIM     = sable_pkg::CFG_ARRAY_DIM,
+    parameter int unsigned DW_MACS = sable_pkg::CFG_DW_MACS_PER_CYCLE
+) (
+    input  logic                   clk,
+    input  logic                   rst_n,
+    input  logic                   clear,
+    input  logic                   start,
+    input  logic [255:0]           cmd,
+    output logic                   busy,
+    output logic                   done,
+    output logic [7:0]             error,
+    output logic [3:0]             sp_re,
+    output logic [3:0][15:0]       sp_raddr,
+    input  logic [3:0][8*DIM-1:0]  sp_rdata,
+    output logic                   acc_re,
+    output logic [15:0]            acc_raddr,
+    input  logic [32*DIM-1:0]      acc_rdata,
+    output logic                   acc_we,
+    output logic [15:0]            acc_waddr,
+    output logic [32*DIM-1:0]      acc_wdata
+);
+  localparam int unsigned PRAW  = DW_MACS / DIM;
+  localparam int unsigned PMAX  = PRAW > 4 ? 4 : (PRAW < 1 ? 1 : PRAW);  // taps per cycle
+  localparam int unsigned PBIG  = PMAX >= 2 ? 2 : 1;  // taps per cycle with weights read per tap
+  // Kernel taps held in registers: 16 runs 3x3 and 4x4 at full rate; 32 would add 5x5 for
+  // another 16 weight lines of flops.
+  localparam int unsigned WREGS = 16;
+  localparam int unsigned TW    = $clog2(WREGS);  // register index width
+
+  // ---------------------------------------------------------------- command fields
+  logic [15:0] f_weight, f_input, f_acc, f_nx_m1, f_ny_m1;
+  logic [15:0] f_sxs, f_sys, f_dxs, f_dys;  // strides in lines (mod 2^16, like the addresses)
+  logic [17:0] f_izp, f_wzp;                // zero points, sign-extended
+  logic [7:0]  f_kw_m1, f_kh_m1;
+  logic [15:0] f_taps;
+  logic        f_accum, f_in_signed, f_w_signed, f_big;
+
+  // Decode of the incoming command (registered at start).
+  logic [15:0] c_isx, c_isy, c_nx, c_ny, c_taps;
+  logic [7:0]  c_kw, c_kh;
+  logic [3:0]  c_sx, c_sy, c_dx, c_dy;
+  always_comb begin
+    c_isx  = cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16];
+    c_isy  = cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16];
+    c_nx   = cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16];
+    c_ny   = cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16];
+    c_kw   = cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8];
+    c_kh   = cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8];
+    c_sx   = cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4];
+    c_sy   = cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4];
+    c_dx   = cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4];
+    c_dy   = cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4];
+    c_taps = 16'(c_kw * c_kh);
+  end
+
+  // Bits of cmd the engine does not need (opcode, wait/signal, reserved).
+  logic unused_cmd;
+  assign unused_cmd = ^{cmd[15:0], cmd[31:19], cmd[95:80]};
+
+  // ---------------------------------------------------------------- tap-stream walker
+  typedef struct packed {
+    logic        fin;     // every tap issued
+    logic [15:0] x, y;    // output pixel
+    logic [15:0] p;       // y*nx + x
+    logic [7:0]  kx, ky;  // kernel tap
+    logic [15:0] t;       // ky*kw + kx
+    logic [15:0] pix;     // input line of tap (0,0) of the pixel
+    logic [15:0] rowpix;  // input line of tap (0,0) of pixel (y, 0)
+    logic [15:0] rowoff;  // ky*dy*isy
+    logic [15:0] toff;    // ky*dy*isy + kx*dx*isx
+  } walker_t;
+
+  // One tap further along the stream.
+  function automatic walker_t step(input walker_t w, input logic [7:0] kw_m1, input logic [7:0] kh_m1,
+                                   input logic [15:0] nx_m1, input logic [15:0] ny_m1,
+                                   input logic [15:0] dxs, input logic [15:0] dys,
+                                   input logic [15:0] sxs, input logic [15:0] sys);
+    walker_t n;
+    n   = w;
+    n.t = w.t + 16'd1;
+    if (w.kx != kw_m1) begin
+      n.kx   = w.kx + 8'd1;
+      n.toff = w.toff + dxs;
+    end else begin
+      n.kx = '0;
+      if (w.ky != kh_m1) begin
+        n.ky     = w.ky + 8'd1;
+        n.rowoff = w.rowoff + dys;
+        n.toff   = w.rowoff + dys;
+      end else begin
+        n.ky     = '0;
+        n.rowoff = '0;
+        n.toff   = '0;
+        n.t      = '0;
+        n.p      = w.p + 16'd1;
+        if (w.x != nx_m1) begin
+          n.x   = w.x + 16'd1;
+          n.pix = w.pix + sxs;
+        end else begin
+          n.x = '0;
+          if (w.y != ny_m1) begin
+            n.y      = w.y + 16'd1;
+            n.rowpix = w.rowpix + sys;
+            n.pix    = w.rowpix + sys;
+          end else begin
+            n.fin = 1'b1;
+          end
+        end
+      end
+    end
+    return n;
+  endfunction
+
+  typedef enum logic [1:0] {IDLE, LOADW, STREAM, DRAIN} state_e;
+  state_e  state;
+  walker_t wk, wk_next;
+  logic [15:0] wl_base;  // first weight tap read in this LOADW cycle
+
+  // Slot decisions of this cycle (S0).
+  logic [PMAX-1:0]      s_valid, s_b;
+  logic [PMAX-1:0][15:0] s_addr, s_tap;
+  logic                 s_end, s_last;
+  logic [15:0]          s_end_p;
+  logic [2:0]           peff;
+
+  always_comb begin
+    walker_t cur;
+    logic    is_end, stop;
+    cur     = wk;
+    wk_next = wk;
+    is_end  = 1'b0;
+    stop    = 1'b0;
+    s_end   = 1'b0;
+    s_last  = 1'b0;
+    s_end_p = '0;
+    s_valid = '0;
+    s_b     = '0;
+    s_addr  = '0;
+    s_tap   = '0;
+    peff    = f_big ? 3'(PBIG) : 3'(PMAX);
+    for (int unsigned s = 0; s < PMAX; s++) begin
+      if (state == STREAM && !stop && !cur.fin && 3'(s) < peff) begin
+        is_end = cur.kx == f_kw_m1 && cur.ky == f_kh_m1;
+        if (s_end && is_end) begin
+          stop = 1'b1;  // a second pixel would finish: leave it to the next cycle
+        end else begin
+          s_valid[s] = 1'b1;
+          s_b[s]     = s_end;
+          s_addr[s]  = cur.pix + cur.toff;
+          s_tap[s]   = cur.t;
+          if (is_end) begin
+            s_end   = 1'b1;
+            s_end_p = cur.p;
+            s_last  = cur.x == f_nx_m1 && cur.y == f_ny_m1;
+          end
+          cur = step(cur, f_kw_m1, f_kh_m1, f_nx_m1, f_ny_m1, f_dxs, f_dys, f_sxs, f_sys);
+        end
+      end
+    end
+    wk_next = cur;
+  end
+
+  // Read ports: weights during LOADW; input taps (and big-kernel weights on ports 2-3) in STREAM.
+  always_comb begin
+    sp_re    = '0;
+    sp_raddr = '0;
+    if (state == LOADW) begin
+      for (int unsigned s = 0; s < 4; s++) begin
+        sp_re[s]    = wl_base + 16'(s) < f_taps;
+        sp_raddr[s] = f_weight + wl_base + 16'(s);
+      end
+    end else begin
+      for (int unsigned s = 0; s < PMAX; s++) begin
+        sp_re[s]    = s_valid[s];
+        sp_raddr[s] = s_addr[s];
+      end
+      if (f_big) begin
+        for (int unsigned s = 0; s < PBIG; s++) begin
+          sp_re[2+s]    = s_valid[s];
+          sp_raddr[2+s] = f_weight + s_tap[s];
+        end
+      end
+    end
+  end
+
+  assign acc_re    = s_end && f_accum;
+  assign acc_raddr = f_acc + s_end_p;
+
+  // ---------------------------------------------------------------- control
+  logic done_q;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      state   <= IDLE;
+      wl_base <= '0;
+      wk      <= '0;
+    end else begin
+      case (state)
+        IDLE: if (start) begin
+          state   <= c_taps > 16'(WREGS) ? STREAM : LOADW;
+          wl_base <= '0;
+          wk      <= '0;
+          wk.pix  <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
+          wk.rowpix <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
+        end
+        LOADW: begin
+          wl_base <= wl_base + 16'd4;
+          if (wl_base + 16'd4 >= f_taps) state <= STREAM;
+        end
+        STREAM: begin
+          wk <= wk_next;
+          if (wk_next.fin) state <= DRAIN;
+        end
+        DRAIN: if (done_q) state <= IDLE;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (state == IDLE && start) begin
+      f_weight    <= cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16];
+      f_input     <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
+      f_acc       <= cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16];
+      f_nx_m1     <= c_nx - 16'd1;
+      f_ny_m1     <= c_ny - 16'd1;
+      f_kw_m1     <= c_kw - 8'd1;
+      f_kh_m1     <= c_kh - 8'd1;
+      f_taps      <= c_taps;
+      f_big       <= c_taps > 16'(WREGS);
+      f_sxs       <= 16'(c_sx * c_isx);
+      f_sys       <= 16'(c_sy * c_isy);
+      f_dxs       <= 16'(c_dx * c_isx);
+      f_dys       <= 16'(c_dy * c_isy);
+      f_izp       <= 18'(signed'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ZERO_POINT_LSB +: 16]));
+      f_wzp       <= 18'(signed'(cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ZERO_POINT_LSB +: 16]));
+      f_accum     <= cmd[sable_pkg::CMD_DEPTHWISE_ACCUMULATE_LSB];
+      f_in_signed <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_SIGNED_LSB];
+      f_w_signed  <= cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_SIGNED_LSB];
+    end
+  end
+
+  // f_input is kept for readability of waveforms; the walker carries the addresses.
+  logic unused_f;
+  assign unused_f = ^f_input;
+
+  // ---------------------------------------------------------------- weight registers
+  logic [WREGS-1:0][8*DIM-1:0] wreg;
+  logic [3:0]  wl_v1;
+  logic [15:0] wl_base1;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      wl_v1 <= '0;
+    end else begin
+      wl_v1 <= state == LOADW ? sp_re : 4'b0;
+    end
+    wl_base1 <= wl_base;
+  end
+  always_ff @(posedge clk) begin
+    for (int unsigned s = 0; s < 4; s++) begin
+      if (wl_v1[s] && wl_base1 + 16'(s) < 16'(WREGS)) wreg[TW'(wl_base1 + 16'(s))] <= sp_rdata[s];
+    end
+  end
+
+  // ---------------------------------------------------------------- S1: products, group sums
+  logic [PMAX-1:0]      v1, b1;
+  logic [PMAX-1:0][TW-1:0] tap1;
+  logic                 any1, end1, last1;
+  logic [15:0]          row1;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      v1   <= '0;
+      any1 <= 1'b0;
+    end else begin
+      v1   <= s_valid;
+      any1 <= |s_valid;
+    end
+    b1    <= s_b;
+    end1  <= s_end;
+    last1 <= s_last;
+    row1  <= f_acc + s_end_p;
+    for (int unsigned s = 0; s < PMAX; s++) tap1[s] <= TW'(s_tap[s]);
+  end
+
+  logic [DIM-1:0][31:0] sum_a, sum_b;
+  always_comb begin
+    logic signed [17:0] a, w;
+    logic [31:0]        m;  // int32 wrap-around: the low word of the product
+    logic [7:0]         wbyte, ibyte;
+    sum_a = '0;
+    sum_b = '0;
+    for (int unsigned c = 0; c < DIM; c++) begin
+      for (int unsigned s = 0; s < PMAX; s++) begin
+        ibyte = sp_rdata[s][8*c +: 8];
+        if (f_big && s < PBIG) wbyte = sp_rdata[2+s][8*c +: 8];
+        else wbyte = wreg[tap1[s]][8*c +: 8];
+        a = 18'(signed'({f_in_signed & ibyte[7], ibyte})) - f_izp;
+        w = 18'(signed'({f_w_signed & wbyte[7], wbyte})) - f_wzp;
+        m = 32'(a) * 32'(w);
+        if (v1[s] && !b1[s]) sum_a[c] = sum_a[c] + m;
+        if (v1[s] && b1[s]) sum_b[c] = sum_b[c] + m;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- S2: running sum, write
+  logic                 v2, end2, last2;
+  logic [15:0]          row2;
+  logic [DIM-1:0][31:0] sum_a2, sum_b2, old2, run;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) v2 <= 1'b0;
+    else v2 <= any1;
+    end2   <= end1;
+    last2  <= last1;
+    row2   <= row1;
+    sum_a2 <= sum_a;
+    sum_b2 <= sum_b;
+    old2   <= f_accum ? acc_rdata : '0;
+  end
+
+  logic                 we_q;
+  logic [15:0]          waddr_q;
+  logic [DIM-1:0][31:0] wdata_q;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      we_q   <= 1'b0;
+      done_q <= 1'b0;
+      run    <= '0;
+    end else begin
+      we_q   <= v2 && end2;
+      done_q <= v2 && end2 && last2;
+      if (v2) begin
+        for (int unsigned c = 0; c < DIM; c++) begin
+          run[c] <= end2 ? sum_b2[c] : run[c] + sum_a2[c];
+        end
+      end
+    end
+    waddr_q <= row2;
+    for (int unsigned c = 0; c < DIM; c++) wdata_q[c] <= run[c] + sum_a2[c] + old2[c];
+  end
+
+  assign acc_we    = we_q && !clear;
+  assign acc_waddr = waddr_q;
+  assign acc_wdata = wdata_q;
+  assign done      = done_q && !clear;
+  assign busy      = state != IDLE;
+  assign error     = sable_pkg::ERROR_NONE;
+endmodule

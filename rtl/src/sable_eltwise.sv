@@ -1,0 +1,189 @@
+// ELTWISE engine of the vector unit (docs/isa.md ELTWISE; golden model: executor.cc eltwise()).
+// It reads the 48-byte parameter block (two lines per cycle on both read ports), checks it
+// (BAD_FIELD before anything is written), then streams one A line (port 0) and one B line
+// (port 1) per cycle through DIM sable_eltwise_lane pipelines and writes one output line per
+// cycle, LAT_W cycles after its reads.
+//
+// Outputs are defined as if produced one line at a time (line i written before line i+1 is
+// read). A read that hits a line still in the pipeline's write path waits until that write is
+// done: in-place and broadcast commands whose output feeds a later input stay exact. Streams
+// that do not alias never stall: count + PARAM_ROUNDS + LAT_W + 1 cycles from start to done.
+module sable_eltwise #(
+    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
+) (
+    input  logic                     clk,
+    input  logic                     rst_n,
+    input  logic                     clear,
+    input  logic                     start,
+    input  logic [255:0]             cmd,
+    output logic                     busy,
+    output logic                     done,
+    output logic [7:0]               error,
+    output logic [1:0]               sp_re,      // [0] A and the parameter block, [1] B
+    output logic [1:0][15:0]         sp_raddr,
+    input  logic [1:0][8*DIM-1:0]    sp_rdata,
+    output logic                     sp_we,
+    output logic [15:0]              sp_waddr,
+    output logic [8*DIM-1:0]         sp_wdata,
+    output logic [DIM-1:0]           sp_wstrb
+);
+  localparam int unsigned PARAM_WORDS = 12;
+  localparam int unsigned PARAM_LINES = (4 * PARAM_WORDS + DIM - 1) / DIM;
+  localparam int unsigned PARAM_ROUNDS = (PARAM_LINES + 1) / 2;  // two lines per cycle
+  // Stages from a read to its write: data arrival, then the lane's four registers.
+  localparam int unsigned LAT_W = 5;
+
+  typedef enum logic [2:0] {IDLE, PARAM, PWAIT, RUN, DRAIN} state_e;
+  state_e state;
+
+  // The command's fields, latched at start.
+  logic [1:0]  op;
+  logic        is_signed;
+  logic [15:0] a_addr, b_addr, o_addr, a_stride, b_stride, o_stride, remaining;
+  logic [15:0] p_addr;
+  logic [$clog2(PARAM_ROUNDS+1)-1:0] round;
+
+  // The parameter block.
+  logic [PARAM_WORDS-1:0][31:0] pw;
+  logic                         p_valid;   // a parameter read's data arrives this cycle
+  logic [$clog2(PARAM_ROUNDS+1)-1:0] p_round;
+
+  // Write-path tags: stage s holds the output line of the reads issued s+1 cycles ago.
+  logic [LAT_W-1:0]       t_valid;
+  logic [LAT_W-1:0][15:0] t_addr;
+
+  // The lanes' parameters, shifts narrowed to their checked ranges.
+  logic signed [31:0] a_offset, b_offset, output_offset, a_mul, b_mul, o_mul, clamp_min, clamp_max;
+  logic signed [31:0] a_shift_w, b_shift_w, o_shift_w, left_shift_w;
+  assign a_offset = pw[sable_pkg::ELTWISE_PARAM_A_OFFSET];
+  assign b_offset = pw[sable_pkg::ELTWISE_PARAM_B_OFFSET];
+  assign output_offset = pw[sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET];
+  assign a_mul = pw[sable_pkg::ELTWISE_PARAM_A_MULTIPLIER];
+  assign b_mul = pw[sable_pkg::ELTWISE_PARAM_B_MULTIPLIER];
+  assign o_mul = pw[sable_pkg::ELTWISE_PARAM_OUTPUT_MULTIPLIER];
+  assign a_shift_w = pw[sable_pkg::ELTWISE_PARAM_A_SHIFT];
+  assign b_shift_w = pw[sable_pkg::ELTWISE_PARAM_B_SHIFT];
+  assign o_shift_w = pw[sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT];
+  assign left_shift_w = pw[sable_pkg::ELTWISE_PARAM_LEFT_SHIFT];
+  assign clamp_min = pw[sable_pkg::ELTWISE_PARAM_CLAMP_MIN];
+  assign clamp_max = pw[sable_pkg::ELTWISE_PARAM_CLAMP_MAX];
+
+  function automatic logic shift_ok(input logic signed [31:0] s);
+    return s >= -32'sd31 && s <= 32'sd31;
+  endfunction
+
+  // BAD_FIELD (docs/isa.md, ELTWISE parameter block); MUL ignores the input rescale fields.
+  logic bad_params;
+  assign bad_params = !shift_ok(o_shift_w) ||
+                      (op != 2'(sable_pkg::ELTWISE_OP_MUL) &&
+                       (!shift_ok(a_shift_w) || !shift_ok(b_shift_w) || left_shift_w < 32'sd0 || left_shift_w > 32'sd30)) ||
+                      clamp_min > clamp_max;
+
+  // Word 0's opcode and tokens (the command processor's) and words 5..7 carry nothing for the unit.
+  logic unused_cmd_bits;
+  assign unused_cmd_bits = ^{cmd[255:160], cmd[31:19], cmd[15:0]};
+
+  // A read waits while either of its lines is still to be written by an earlier line.
+  logic hazard;
+  always_comb begin
+    hazard = 1'b0;
+    for (int s = 0; s < int'(LAT_W); s++) begin
+      if (t_valid[s] && (t_addr[s] == a_addr || t_addr[s] == b_addr)) hazard = 1'b1;
+    end
+  end
+
+  logic issue;     // reads of line i this cycle
+  logic finish;
+  assign issue = state == RUN && !bad_params && !hazard;
+  assign finish = (state == RUN && bad_params) || (state == DRAIN && t_valid[LAT_W-2:0] == '0);
+
+  always_comb begin
+    sp_re = '0;
+    sp_raddr[0] = a_addr;
+    sp_raddr[1] = b_addr;
+    if (state == PARAM) begin
+      sp_re[0] = 1'b1;
+      sp_raddr[0] = p_addr + 16'(2 * round);
+      sp_re[1] = 2 * int'(round) + 1 < int'(PARAM_LINES);
+      sp_raddr[1] = p_addr + 16'(2 * round + 1);
+    end else if (issue) begin
+      sp_re = 2'b11;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      state <= IDLE;
+      t_valid <= '0;
+      p_valid <= 1'b0;
+    end else begin
+      t_valid <= {t_valid[LAT_W-2:0], issue};
+      p_valid <= state == PARAM;
+      case (state)
+        IDLE: if (start) state <= PARAM;
+        PARAM: if (int'(round) == int'(PARAM_ROUNDS) - 1) state <= PWAIT;
+        PWAIT: state <= RUN;  // the last parameter line arrives
+        RUN: begin
+          if (bad_params) state <= IDLE;
+          else if (issue && remaining == 16'd1) state <= DRAIN;
+        end
+        DRAIN: if (t_valid[LAT_W-2:0] == '0) state <= IDLE;  // the last write is this cycle
+        default: state <= IDLE;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    t_addr <= {t_addr[LAT_W-2:0], o_addr};
+    p_round <= round;
+    if (state == IDLE && start) begin
+      op <= cmd[sable_pkg::CMD_ELTWISE_OP_LSB+:sable_pkg::CMD_ELTWISE_OP_WIDTH];
+      is_signed <= cmd[sable_pkg::CMD_ELTWISE_SIGNED_LSB];
+      a_addr <= cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB+:16];
+      b_addr <= cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB+:16];
+      o_addr <= cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB+:16];
+      remaining <= cmd[sable_pkg::CMD_ELTWISE_COUNT_LSB+:16];
+      a_stride <= cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB+:16];
+      b_stride <= cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB+:16];
+      o_stride <= cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB+:16];
+      p_addr <= cmd[sable_pkg::CMD_ELTWISE_PARAM_ADDR_LSB+:16];
+      round <= '0;
+    end
+    if (state == PARAM) round <= round + 1'b1;
+    if (issue) begin
+      a_addr <= a_addr + a_stride;
+      b_addr <= b_addr + b_stride;
+      o_addr <= o_addr + o_stride;
+      remaining <= remaining - 16'd1;
+    end
+    // Parameter words land where their bytes are: word w is bytes 4w..4w+3 of the block.
+    if (p_valid) begin
+      for (int w = 0; w < int'(PARAM_WORDS); w++) begin
+        if ((4 * w) / int'(DIM) == 2 * int'(p_round)) pw[w] <= sp_rdata[0][((4 * w) % DIM) * 8+:32];
+        if ((4 * w) / int'(DIM) == 2 * int'(p_round) + 1) pw[w] <= sp_rdata[1][((4 * w) % DIM) * 8+:32];
+      end
+    end
+  end
+
+  // The lanes see the read data in the cycle it arrives; t_valid/t_addr follow it.
+  logic [DIM-1:0][7:0] y;
+  for (genvar c = 0; c < DIM; c++) begin : g_lane
+    sable_eltwise_lane u_lane (
+        .clk, .op, .is_signed,
+        .a(sp_rdata[0][8*c+:8]), .b(sp_rdata[1][8*c+:8]),
+        .a_offset, .b_offset, .output_offset,
+        .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),
+        .a_shift(a_shift_w[5:0]), .b_shift(b_shift_w[5:0]), .output_shift(o_shift_w[5:0]),
+        .left_shift(left_shift_w[4:0]),
+        .clamp_min, .clamp_max,
+        .y(y[c]));
+  end
+
+  assign sp_we = t_valid[LAT_W-1] && !clear;
+  assign sp_waddr = t_addr[LAT_W-1];
+  assign sp_wdata = y;
+  assign sp_wstrb = '1;
+  assign busy = state != IDLE;
+  assign done = finish && !clear;
+  assign error = (state == RUN && bad_params) ? sable_pkg::ERROR_BAD_FIELD : sable_pkg::ERROR_NONE;
+endmodule

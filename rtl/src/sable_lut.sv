@@ -1,0 +1,111 @@
+// LUT engine of the vector unit (docs/isa.md LUT; golden model: executor.cc lut()). It first
+// loads the 256-byte table (TABLE_LINES lines, one per cycle) into registers, so outputs that
+// overwrite the table do not change it, then maps one input line per cycle: every lane indexes
+// the table with its byte read as unsigned (int8 v indexes T[v & 0xFF]). A read's line is
+// written two cycles later (data arrival + lookup register). A read that hits a line still to
+// be written waits for that write, so outputs are exactly those of one line at a time in
+// ascending i. Without aliasing: TABLE_LINES + count + 2 cycles from start to done.
+module sable_lut #(
+    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
+) (
+    input  logic               clk,
+    input  logic               rst_n,
+    input  logic               clear,
+    input  logic               start,
+    input  logic [255:0]       cmd,
+    output logic               busy,
+    output logic               done,
+    output logic [7:0]         error,
+    output logic               sp_re,
+    output logic [15:0]        sp_raddr,
+    input  logic [8*DIM-1:0]   sp_rdata,
+    output logic               sp_we,
+    output logic [15:0]        sp_waddr,
+    output logic [8*DIM-1:0]   sp_wdata,
+    output logic [DIM-1:0]     sp_wstrb
+);
+  localparam int unsigned ENTRIES = 256;
+  localparam int unsigned TABLE_LINES = (ENTRIES + DIM - 1) / DIM;
+  localparam int unsigned LAT_W = 2;  // read to write: data arrival, lookup register
+
+  typedef enum logic [1:0] {IDLE, TABLE, RUN, DRAIN} state_e;
+  state_e state;
+
+  logic [15:0] in_addr, out_addr, in_stride, out_stride, remaining, t_addr_rd;
+  logic [$clog2(TABLE_LINES)-1:0] t_line;       // next table line read
+  logic [TABLE_LINES*DIM-1:0][7:0] table_q;     // entry e = byte e (bytes past 256 unused when DIM ∤ 256)
+  logic                            tv;          // a table line arrives this cycle
+  logic [$clog2(TABLE_LINES)-1:0]  tv_line;
+
+  logic [LAT_W-1:0]       w_valid;   // output tags: stage s = reads issued s+1 cycles ago
+  logic [LAT_W-1:0][15:0] w_addr;
+  logic [DIM-1:0][7:0]    y_q;
+
+  // Words 0 (opcode, tokens: the command processor's) and 4..7 (none) carry nothing for the unit.
+  logic unused_cmd_bits;
+  assign unused_cmd_bits = ^{cmd[255:128], cmd[31:0]};
+
+  logic hazard, issue;
+  always_comb begin
+    hazard = 1'b0;
+    for (int s = 0; s < int'(LAT_W); s++) begin
+      if (w_valid[s] && w_addr[s] == in_addr) hazard = 1'b1;
+    end
+  end
+  assign issue = state == RUN && !hazard;
+
+  assign sp_re = state == TABLE || issue;
+  assign sp_raddr = state == TABLE ? t_addr_rd : in_addr;
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      state <= IDLE;
+      w_valid <= '0;
+      tv <= 1'b0;
+    end else begin
+      w_valid <= {w_valid[LAT_W-2:0], issue};
+      tv <= state == TABLE;
+      case (state)
+        IDLE: if (start) state <= TABLE;
+        TABLE: if (int'(t_line) == int'(TABLE_LINES) - 1) state <= RUN;
+        RUN: if (issue && remaining == 16'd1) state <= DRAIN;
+        DRAIN: if (!w_valid[0]) state <= IDLE;  // the last write is this cycle
+        default: state <= IDLE;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    w_addr <= {w_addr[LAT_W-2:0], out_addr};
+    tv_line <= t_line;
+    if (state == IDLE && start) begin
+      in_addr <= cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB+:16];
+      out_addr <= cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB+:16];
+      remaining <= cmd[sable_pkg::CMD_LUT_COUNT_LSB+:16];
+      t_addr_rd <= cmd[sable_pkg::CMD_LUT_TABLE_ADDR_LSB+:16];
+      in_stride <= cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB+:16];
+      out_stride <= cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB+:16];
+      t_line <= '0;
+    end
+    if (state == TABLE) begin
+      t_line <= t_line + 1'b1;
+      t_addr_rd <= t_addr_rd + 16'd1;
+    end
+    if (tv) table_q[tv_line*DIM+:DIM] <= sp_rdata;
+    if (issue) begin
+      in_addr <= in_addr + in_stride;
+      out_addr <= out_addr + out_stride;
+      remaining <= remaining - 16'd1;
+    end
+    // The lookup, in the cycle the input line arrives (the table is complete by then).
+    for (int c = 0; c < int'(DIM); c++) y_q[c] <= table_q[sp_rdata[8*c+:8]];
+  end
+
+  assign sp_we = w_valid[LAT_W-1] && !clear;
+  assign sp_waddr = w_addr[LAT_W-1];
+  assign sp_wdata = y_q;
+  assign sp_wstrb = '1;
+  assign busy = state != IDLE;
+  assign done = state == DRAIN && !w_valid[0] && !clear;
+  assign error = sable_pkg::ERROR_NONE;
+endmodule

@@ -1,0 +1,324 @@
+// POOL engine of the vector unit (docs/isa.md POOL): max or average pooling, one channel per
+// lane; the golden model is sim/func/src/executor.cc pool().
+//
+// One window tap per cycle, skipped taps (outside the input) included, so a command takes
+// ny*nx*kh*kw cycles plus a 4-cycle pipeline tail:
+//   S0  walker: issues the scratchpad read of the tap (none for a skipped tap);
+//   S1  the line arrives and is folded into the per-lane max/sum and tap count; at the
+//       window's last tap the result enters the divider;
+//   S2  average: |sum| + count/2 divided by count, quotient bits 7..4 (restoring division);
+//   S3  quotient bits 3..0, sign, clamp to [clamp_min, clamp_max] and the type's range;
+//   S4  the registered line write (and done with the last pixel).
+// The quotient has 8 bits because an average of bytes is at most 255 in magnitude.
+//
+// An output line may be an input line of a later window; the model writes each output before
+// reading the next window, so the walker stalls a tap whose line has a write still in S1..S4.
+module sable_pool #(
+    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
+) (
+    input  logic               clk,
+    input  logic               rst_n,
+    input  logic               clear,
+    input  logic               start,
+    input  logic [255:0]       cmd,
+    output logic               busy,
+    output logic               done,
+    output logic [7:0]         error,
+    output logic               sp_re,
+    output logic [15:0]        sp_raddr,
+    input  logic [8*DIM-1:0]   sp_rdata,
+    output logic               sp_we,
+    output logic [15:0]        sp_waddr,
+    output logic [8*DIM-1:0]   sp_wdata,
+    output logic [DIM-1:0]     sp_wstrb
+);
+  // Window coordinates may be negative (padding) and reach (2^16-1)*15 + 255: 22-bit signed.
+  localparam int unsigned CW = 22;
+
+  // ---------------------------------------------------------------- command fields
+  logic              f_avg, f_signed;
+  logic [15:0]       f_nx_m1, f_ny_m1, f_isx, f_isy, f_osx, f_osy, f_sxs, f_sys;
+  logic [7:0]        f_kw_m1, f_kh_m1;
+  logic [CW-1:0]     f_iw, f_ih, f_sx, f_sy, f_pl;
+  logic signed [16:0] f_lo, f_hi;
+
+  logic [3:0]  c_sx, c_sy, c_pl, c_pt;
+  logic [15:0] c_isx, c_isy, c_in;
+  always_comb begin
+    c_sx  = cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4];
+    c_sy  = cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4];
+    c_pl  = cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4];
+    c_pt  = cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4];
+    c_isx = cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16];
+    c_isy = cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16];
+    c_in  = cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16];
+  end
+
+  // Bits of cmd the engine does not need (opcode, wait/signal, reserved).
+  logic unused_cmd;
+  assign unused_cmd = ^{cmd[15:0], cmd[31:18]};
+
+  // ---------------------------------------------------------------- window walker (S0)
+  typedef enum logic [1:0] {IDLE, WALK, DRAIN} state_e;
+  state_e state;
+
+  logic [15:0]          x, y;      // output pixel
+  logic [7:0]           kx, ky;    // window tap
+  logic signed [CW-1:0] ix0, iy0;  // input coordinates of tap (0, 0): x*sx - pad_left, y*sy - pad_top
+  logic signed [CW-1:0] ix, iy;    // input coordinates of the tap
+  logic [15:0]          a_row;     // input line of tap (0,0) of pixel (y, 0), wrapping mod 2^16
+  logic [15:0]          a_pix;     // input line of tap (0,0) of the pixel
+  logic [15:0]          a_krow;    // input line of tap (ky, 0)
+  logic [15:0]          a_tap;     // input line of the tap
+  logic [15:0]          o_row, o_pix;  // output lines of pixels (y, 0) and (y, x)
+
+  logic t_first, t_last, t_final, t_inside, hazard, issue;
+  always_comb begin
+    t_first  = kx == 8'd0 && ky == 8'd0;
+    t_last   = kx == f_kw_m1 && ky == f_kh_m1;
+    t_final  = t_last && x == f_nx_m1 && y == f_ny_m1;
+    t_inside = ix >= 0 && ix < signed'(f_iw) && iy >= 0 && iy < signed'(f_ih);
+  end
+
+  // Writes not yet performed (S1..S4): a tap reading one of their lines waits.
+  logic        p1, p2, p3, p4;
+  logic [15:0] o1, o2, o3, o4;
+  assign hazard = t_inside && ((p1 && o1 == a_tap) || (p2 && o2 == a_tap) || (p3 && o3 == a_tap) ||
+                               (p4 && o4 == a_tap));
+  assign issue    = state == WALK && !hazard;
+  assign sp_re    = issue && t_inside;
+  assign sp_raddr = a_tap;
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      state <= IDLE;
+    end else begin
+      case (state)
+        IDLE: if (start) state <= WALK;
+        WALK: if (issue && t_final) state <= DRAIN;
+        DRAIN: if (done) state <= IDLE;
+        default: state <= IDLE;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (state == IDLE && start) begin
+      f_avg    <= cmd[sable_pkg::CMD_POOL_MODE_LSB] == 1'(sable_pkg::POOL_MODE_AVERAGE);
+      f_signed <= cmd[sable_pkg::CMD_POOL_SIGNED_LSB];
+      f_nx_m1  <= cmd[sable_pkg::CMD_POOL_NX_LSB +: 16] - 16'd1;
+      f_ny_m1  <= cmd[sable_pkg::CMD_POOL_NY_LSB +: 16] - 16'd1;
+      f_iw     <= CW'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]);
+      f_ih     <= CW'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]);
+      f_isx    <= c_isx;
+      f_isy    <= c_isy;
+      f_osx    <= cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16];
+      f_osy    <= cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16];
+      f_sxs    <= 16'(c_sx * c_isx);
+      f_sys    <= 16'(c_sy * c_isy);
+      f_kw_m1  <= cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8] - 8'd1;
+      f_kh_m1  <= cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8] - 8'd1;
+      f_sx     <= CW'(c_sx);
+      f_sy     <= CW'(c_sy);
+      f_pl     <= CW'(c_pl);
+      f_lo     <= 17'(signed'(cmd[sable_pkg::CMD_POOL_CLAMP_MIN_LSB +: 16]));
+      f_hi     <= 17'(signed'(cmd[sable_pkg::CMD_POOL_CLAMP_MAX_LSB +: 16]));
+    end
+  end
+
+  // Walk taps (kx fastest), then pixels (x fastest); addresses follow incrementally.
+  logic [15:0] start_line;  // input line of the first window's tap (0, 0)
+  assign start_line = c_in - 16'(c_pt * c_isy) - 16'(c_pl * c_isx);
+  always_ff @(posedge clk) begin
+    if (state == IDLE && start) begin
+      x      <= '0;
+      y      <= '0;
+      kx     <= '0;
+      ky     <= '0;
+      ix0    <= -CW'(c_pl);
+      iy0    <= -CW'(c_pt);
+      ix     <= -CW'(c_pl);
+      iy     <= -CW'(c_pt);
+      a_row  <= start_line;
+      a_pix  <= start_line;
+      a_krow <= start_line;
+      a_tap  <= start_line;
+      o_row  <= cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16];
+      o_pix  <= cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16];
+    end else if (issue) begin
+      if (kx != f_kw_m1) begin
+        kx    <= kx + 8'd1;
+        ix    <= ix + CW'(1);
+        a_tap <= a_tap + f_isx;
+      end else if (ky != f_kh_m1) begin
+        kx     <= '0;
+        ky     <= ky + 8'd1;
+        ix     <= ix0;
+        iy     <= iy + CW'(1);
+        a_krow <= a_krow + f_isy;
+        a_tap  <= a_krow + f_isy;
+      end else begin
+        kx <= '0;
+        ky <= '0;
+        if (x != f_nx_m1) begin
+          x      <= x + 16'd1;
+          ix0    <= ix0 + f_sx;
+          ix     <= ix0 + f_sx;
+          iy     <= iy0;
+          a_pix  <= a_pix + f_sxs;
+          a_krow <= a_pix + f_sxs;
+          a_tap  <= a_pix + f_sxs;
+          o_pix  <= o_pix + f_osx;
+        end else begin
+          x      <= '0;
+          y      <= y + 16'd1;
+          ix0    <= -f_pl;
+          ix     <= -f_pl;
+          iy0    <= iy0 + f_sy;
+          iy     <= iy0 + f_sy;
+          a_row  <= a_row + f_sys;
+          a_pix  <= a_row + f_sys;
+          a_krow <= a_row + f_sys;
+          a_tap  <= a_row + f_sys;
+          o_row  <= o_row + f_osy;
+          o_pix  <= o_row + f_osy;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- S1: fold the taps
+  // acc holds the running max or sum (|sum| <= 255 * 255 * 255 < 2^24) and cnt the taps inside.
+  logic                 v1, in1, first1, last1, final1;
+  logic [DIM-1:0][25:0] acc, acc_new;
+  logic [16:0]          cnt, cnt_new;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) v1 <= 1'b0;
+    else v1 <= issue;
+    in1    <= t_inside;
+    first1 <= t_first;
+    last1  <= t_last;
+    final1 <= t_final;
+    o1     <= o_pix;
+  end
+  assign p1 = v1 && last1;
+
+  always_comb begin
+    logic signed [25:0] base, v;
+    cnt_new = (first1 ? 17'd0 : cnt) + 17'(in1);
+    for (int unsigned c = 0; c < DIM; c++) begin
+      // Max starts from the type's minimum (like the model); an average from zero.
+      if (first1) base = f_avg ? 26'sd0 : (f_signed ? -26'sd128 : 26'sd0);
+      else base = signed'(acc[c]);
+      v = 26'(signed'({f_signed & sp_rdata[8*c+7], sp_rdata[8*c +: 8]}));
+      if (!in1) acc_new[c] = base;
+      else if (f_avg) acc_new[c] = base + v;
+      else acc_new[c] = v > base ? v : base;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (v1) begin
+      acc <= acc_new;
+      cnt <= cnt_new;
+    end
+  end
+
+  // ---------------------------------------------------------------- S2, S3: divide, clamp
+  // Signed result from sign and magnitude, clamped to [clamp_min, max(clamp_min, clamp_max)]
+  // and then to the type's range.
+  function automatic logic [7:0] saturate(input logic neg, input logic [7:0] mag);
+    logic signed [16:0] v;
+    v = neg ? -17'(mag) : 17'(mag);
+    if (v > f_hi) v = f_hi;
+    if (v < f_lo) v = f_lo;
+    if (f_signed) v = v > 17'sd127 ? 17'sd127 : (v < -17'sd128 ? -17'sd128 : v);
+    else v = v > 17'sd255 ? 17'sd255 : (v < 17'sd0 ? 17'sd0 : v);
+    return v[7:0];
+  endfunction
+
+  // Restoring division of n = |sum| + cnt/2 by cnt; n < 256 * cnt, so 8 quotient bits.
+  function automatic logic [29:0] div_bits(input logic [25:0] r, input logic [16:0] d, input int unsigned hi);
+    // Returns {remainder[25:0], quotient bits hi..hi-3}.
+    logic [25:0] rem;
+    logic [3:0]  q;
+    rem = r;
+    q   = '0;
+    for (int unsigned i = 0; i < 4; i++) begin
+      if (rem >= 26'(d) << (hi - i)) begin
+        rem      = rem - (26'(d) << (hi - i));
+        q[3 - i] = 1'b1;
+      end
+    end
+    return {rem, q};
+  endfunction
+
+  logic                 v2, final2, v3, final3;
+  logic [DIM-1:0][25:0] rem2, rem3;
+  logic [DIM-1:0]       neg2, neg3;
+  logic [DIM-1:0][3:0]  qhi3;
+  logic [16:0]          cnt2, cnt3;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      v2 <= 1'b0;
+      v3 <= 1'b0;
+    end else begin
+      v2 <= v1 && last1;
+      v3 <= v2;
+    end
+    final2 <= final1;
+    o2     <= o1;
+    cnt2   <= cnt_new;
+    for (int unsigned c = 0; c < DIM; c++) begin
+      // Max: the value itself, through the same pipeline (count forced to 1 below).
+      neg2[c] <= acc_new[c][25];
+      rem2[c] <= (acc_new[c][25] ? -acc_new[c] : acc_new[c]) + (f_avg ? 26'(cnt_new[16:1]) : 26'd0);
+    end
+    final3 <= final2;
+    o3     <= o2;
+    cnt3   <= cnt2;
+    for (int unsigned c = 0; c < DIM; c++) begin
+      logic [29:0] r;
+      r = div_bits(rem2[c], f_avg ? cnt2 : 17'd1, 7);
+      rem3[c] <= r[29:4];
+      qhi3[c] <= r[3:0];
+      neg3[c] <= neg2[c];
+    end
+  end
+  assign p2 = v2;
+  assign p3 = v3;
+
+  // Quotient bits 3..0 (the remainder after them is not needed).
+  logic [DIM-1:0][29:0] div3;
+  logic                 unused_div;
+  always_comb begin
+    unused_div = 1'b0;
+    for (int unsigned c = 0; c < DIM; c++) begin
+      div3[c]    = div_bits(rem3[c], f_avg ? cnt3 : 17'd1, 3);
+      unused_div = unused_div ^ (^div3[c][29:4]);
+    end
+  end
+
+  logic                v4, final4;
+  logic [DIM-1:0][7:0] data4;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      v4     <= 1'b0;
+      final4 <= 1'b0;
+    end else begin
+      v4     <= v3;
+      final4 <= v3 && final3;
+    end
+    o4 <= o3;
+    for (int unsigned c = 0; c < DIM; c++) data4[c] <= saturate(neg3[c], {qhi3[c], div3[c][3:0]});
+  end
+  assign p4 = v4;
+
+  assign sp_we    = v4 && !clear;
+  assign sp_waddr = o4;
+  assign sp_wdata = data4;
+  assign sp_wstrb = '1;
+  assign done     = final4 && !clear;
+  assign busy     = state != IDLE;
+  assign error    = sable_pkg::ERROR_NONE;
+endmodule

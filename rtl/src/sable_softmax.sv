@@ -1,0 +1,242 @@
+// SOFTMAX engine of the vector unit (docs/isa.md SOFTMAX; golden model: executor.cc softmax()).
+// The 1 KiB table is first read into registers (TABLE_LINES lines, one per cycle), so outputs
+// that overwrite it do not change it. Then per row, one line per cycle in three passes:
+//   pass 1: the row's maximum m;  pass 2: sum = sum of rdbpot(T[m - x], 12) (int32 wrap);
+//   the reciprocal (sable_softmax_recip, 8 cycles);  pass 3: the outputs, written LAT_W
+//   cycles after their reads, only the row's `length` bytes (byte strobes on the last line).
+// The read pipeline: R (read issued) -> A (data: max, or table look-up T[m - x]) -> B (pass 2:
+// accumulate; pass 3: srdhm(scale, T)) -> C (pass 3: rounding shift, zero point, saturation)
+// -> W (write). A row's pass-1 and pass-2 reads wait while a line they read is still to be
+// written by the previous row, so rows behave as if processed one at a time. Pass 3 re-reads
+// the row's lines, each before its own output is written (in place is exact); an output line
+// that is a *later* input line of the same row (other than its own block) is not supported.
+// Cycles from start to done: TABLE_LINES + rows * (3 * blocks + 10) + 4.
+module sable_softmax #(
+    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
+) (
+    input  logic               clk,
+    input  logic               rst_n,
+    input  logic               clear,
+    input  logic               start,
+    input  logic [255:0]       cmd,
+    output logic               busy,
+    output logic               done,
+    output logic [7:0]         error,
+    output logic               sp_re,
+    output logic [15:0]        sp_raddr,
+    input  logic [8*DIM-1:0]   sp_rdata,
+    output logic               sp_we,
+    output logic [15:0]        sp_waddr,
+    output logic [8*DIM-1:0]   sp_wdata,
+    output logic [DIM-1:0]     sp_wstrb
+);
+  import sable_arith_pkg::*;
+
+  localparam int unsigned TABLE_BYTES = sable_pkg::SOFTMAX_TABLE_ENTRIES * sable_pkg::SOFTMAX_TABLE_ENTRY_BYTES;
+  localparam int unsigned TABLE_LINES = (TABLE_BYTES + DIM - 1) / DIM;
+  localparam int unsigned TLW = $clog2(TABLE_LINES);
+
+  typedef enum logic [2:0] {IDLE, TABLE, MAX, SUM, RECIP, OUT, DRAIN} state_e;
+  typedef enum logic [1:0] {K_TABLE, K_MAX, K_SUM, K_OUT} kind_e;
+  state_e state;
+
+  // The command's fields, latched at start.
+  logic        is_signed;
+  logic [15:0] length, rows_left, in_stride, out_stride, in_bstride, out_bstride;
+  logic [15:0] in_row, out_row;       // first lines of the current row
+  logic [15:0] in_blk, out_blk;       // the current pass's next block
+  logic [16:0] bytes_left;            // of the current pass, from its next block on
+  logic [15:0] table_addr;
+  logic [TLW-1:0] table_line;
+
+  // Word 0's opcode and tokens (the command processor's) and words 6..7 carry nothing for the unit.
+  logic unused_cmd_bits;
+  assign unused_cmd_bits = ^{cmd[255:176], cmd[31:17], cmd[15:0]};
+
+  // ---- issue -------------------------------------------------------------------------------
+  // Pipeline tokens: stage A (data arrives), B, C, W (write).
+  logic             a_valid, b_valid, c_valid, w_valid;
+  kind_e            a_kind, b_kind;
+  logic             a_first, b_first;     // first block of its pass
+  logic [DIM-1:0]   a_mask, b_mask, c_mask, w_mask;
+  logic [15:0]      a_addr, b_addr, c_addr, w_addr;   // pass 3: the output line
+  logic [TLW-1:0]   a_tline;
+
+  logic        row_pass;      // a row pass (MAX, SUM, OUT) issues this cycle
+  logic        hazard;        // MAX/SUM read of a line the previous row still has to write
+  logic        issue;
+  logic        pass_end;      // the pass's last block issues this cycle
+  logic [DIM-1:0] mask;
+  logic [15:0] rd_addr;
+
+  always_comb begin
+    hazard = 1'b0;
+    if ((a_valid && a_kind == K_OUT && a_addr == in_blk) || (b_valid && b_kind == K_OUT && b_addr == in_blk) ||
+        (c_valid && c_addr == in_blk) || (w_valid && w_addr == in_blk)) hazard = 1'b1;
+    row_pass = state == MAX || state == SUM || state == OUT;
+    issue = (state == MAX || state == SUM) ? !hazard : row_pass;
+    pass_end = bytes_left <= 17'(DIM);
+    for (int c = 0; c < int'(DIM); c++) mask[c] = 17'(c) < bytes_left;
+    rd_addr = state == TABLE ? table_addr : in_blk;
+  end
+
+  assign sp_re = state == TABLE || (row_pass && issue);
+  assign sp_raddr = rd_addr;
+
+  // ---- the reciprocal ------------------------------------------------------------------------
+  logic [31:0]        sum_q;
+  logic               recip_start, recip_last, recip_busy;
+  logic signed [31:0] scale;
+  logic [5:0]         out_shift;
+  // The sum is complete once no pass-2 token is left in stages A and B.
+  assign recip_start = state == RECIP && !recip_busy && !(a_valid && a_kind == K_SUM) && !(b_valid && b_kind == K_SUM);
+
+  sable_softmax_recip u_recip (
+      .clk, .rst_n, .clear, .start(recip_start), .sum(sum_q), .last(recip_last), .scale, .out_shift);
+
+  // ---- control -------------------------------------------------------------------------------
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      state <= IDLE;
+      a_valid <= 1'b0;
+      recip_busy <= 1'b0;
+    end else begin
+      a_valid <= state == TABLE || (row_pass && issue);
+      if (recip_start) recip_busy <= 1'b1;
+      else if (recip_last) recip_busy <= 1'b0;
+      case (state)
+        IDLE: if (start) state <= TABLE;
+        TABLE: if (int'(table_line) == int'(TABLE_LINES) - 1) state <= MAX;
+        MAX: if (issue && pass_end) state <= SUM;
+        SUM: if (issue && pass_end) state <= RECIP;
+        RECIP: if (recip_last) state <= OUT;
+        OUT: if (pass_end) state <= rows_left == 16'd1 ? DRAIN : MAX;
+        DRAIN: if (!(a_valid || b_valid || c_valid)) state <= IDLE;  // the last write is this cycle
+        default: state <= IDLE;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (state == IDLE && start) begin
+      is_signed <= cmd[sable_pkg::CMD_SOFTMAX_SIGNED_LSB];
+      in_row <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB+:16];
+      out_row <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB+:16];
+      in_blk <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB+:16];
+      out_blk <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB+:16];
+      rows_left <= cmd[sable_pkg::CMD_SOFTMAX_ROWS_LSB+:16];
+      length <= cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB+:16];
+      bytes_left <= 17'(cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB+:16]);
+      in_stride <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB+:16];
+      out_stride <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB+:16];
+      in_bstride <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB+:16];
+      out_bstride <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB+:16];
+      table_addr <= cmd[sable_pkg::CMD_SOFTMAX_TABLE_ADDR_LSB+:16];
+      table_line <= '0;
+    end
+    if (state == TABLE) begin
+      table_addr <= table_addr + 16'd1;
+      table_line <= table_line + 1'b1;
+    end
+    if (row_pass && issue) begin
+      if (pass_end) begin
+        // The next pass starts at the row's first block again; after pass 3, at the next row's.
+        bytes_left <= 17'(length);
+        in_blk <= state == OUT ? in_row + in_stride : in_row;
+        if (state == OUT) begin
+          in_row <= in_row + in_stride;
+          out_row <= out_row + out_stride;
+          out_blk <= out_row + out_stride;
+          rows_left <= rows_left - 16'd1;
+        end
+      end else begin
+        bytes_left <= bytes_left - 17'(DIM);
+        in_blk <= in_blk + in_bstride;
+        if (state == OUT) out_blk <= out_blk + out_bstride;
+      end
+    end
+    // Tokens of stage A (its valid bit is in the control block above).
+    a_kind <= state == TABLE ? K_TABLE : state == MAX ? K_MAX : state == SUM ? K_SUM : K_OUT;
+    a_first <= bytes_left == 17'(length);
+    a_mask <= mask;
+    a_addr <= out_blk;
+    a_tline <= table_line;
+  end
+
+  // ---- datapath --------------------------------------------------------------------------------
+  logic [8*TABLE_LINES*DIM-1:0] table_q;   // entry e: bits [32e+31:32e] (little-endian words)
+  logic signed [8:0]            row_max;   // pass 1's running maximum, as int9
+  logic [DIM-1:0][31:0]         term_q;    // stage B: T[m - x] of the valid lanes, else 0
+  logic [DIM-1:0][31:0]         prod_q;    // stage C: srdhm(scale, T)
+  logic [DIM-1:0][7:0]          y_q;       // stage W: the output bytes
+
+  // The byte as int8 or uint8, in int9.
+  function automatic logic signed [8:0] extend(input logic [7:0] v, input logic s);
+    return s ? 9'(signed'(v)) : 9'({1'b0, v});
+  endfunction
+
+  logic signed [8:0] type_min, line_max;
+  logic signed [31:0] line_sum;
+  always_comb begin
+    type_min = is_signed ? -9'sd128 : 9'sd0;
+    line_max = a_first ? type_min : row_max;
+    for (int c = 0; c < int'(DIM); c++) begin
+      if (a_mask[c] && extend(sp_rdata[8*c+:8], is_signed) > line_max) line_max = extend(sp_rdata[8*c+:8], is_signed);
+    end
+    line_sum = b_first ? 32'sd0 : signed'(sum_q);
+    for (int c = 0; c < int'(DIM); c++) line_sum = line_sum + rdbpot(term_q[c], 5'd12);
+  end
+
+  always_ff @(posedge clk) begin
+    // Stage A.
+    if (a_valid && a_kind == K_TABLE) table_q[a_tline*8*DIM+:8*DIM] <= sp_rdata;
+    if (a_valid && a_kind == K_MAX) row_max <= line_max;
+    for (int c = 0; c < int'(DIM); c++) begin
+      term_q[c] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rdata[8*c+:8], is_signed))+:32] : 32'd0;
+    end
+    b_kind <= a_kind;
+    b_first <= a_first;
+    b_mask <= a_mask;
+    b_addr <= a_addr;
+    // Stage B.
+    if (b_valid && b_kind == K_SUM) sum_q <= line_sum;
+    for (int c = 0; c < int'(DIM); c++) prod_q[c] <= srdhm(scale, term_q[c]);
+    c_mask <= b_mask;
+    c_addr <= b_addr;
+    // Stage C: output = rdbpot(prod, shift) (0 beyond 31) + zero point, saturated to the type.
+    for (int c = 0; c < int'(DIM); c++) begin
+      y_q[c] <= saturate(out_shift > 6'd31 ? 32'sd0 : rdbpot(prod_q[c], out_shift[4:0]), is_signed);
+    end
+    w_mask <= c_mask;
+    w_addr <= c_addr;
+  end
+
+  // v + zero point (0 for uint8, -128 for int8) saturated to the type, as its byte.
+  function automatic logic [7:0] saturate(input logic signed [31:0] v, input logic s);
+    logic signed [32:0] z;
+    z = 33'(v) + (s ? -33'sd128 : 33'sd0);
+    if (s) z = z < -33'sd128 ? -33'sd128 : (z > 33'sd127 ? 33'sd127 : z);
+    else z = z < 33'sd0 ? 33'sd0 : (z > 33'sd255 ? 33'sd255 : z);
+    return z[7:0];
+  endfunction
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) begin
+      b_valid <= 1'b0;
+      c_valid <= 1'b0;
+      w_valid <= 1'b0;
+    end else begin
+      b_valid <= a_valid && a_kind != K_TABLE && a_kind != K_MAX;
+      c_valid <= b_valid && b_kind == K_OUT;
+      w_valid <= c_valid;
+    end
+  end
+
+  assign sp_we = w_valid && !clear;
+  assign sp_waddr = w_addr;
+  assign sp_wdata = y_q;
+  assign sp_wstrb = w_mask;
+  assign busy = state != IDLE;
+  assign done = state == DRAIN && !(a_valid || b_valid || c_valid) && !clear;
+  assign error = sable_pkg::ERROR_NONE;
+endmodule

@@ -1,0 +1,68 @@
+// The verilated NPU (rtl/, top sable_npu) driven cycle by cycle from C++: its AXI4 master on an
+// AxiMemory over a device-memory image, its AXI4-Lite registers through blocking transactions,
+// its interrupt line sampled every cycle. This is the bare harness of docs/rtl.md: no SystemC,
+// one thread, the fastest way to run the RTL. Not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sable/isa.h"
+#include "sable/sim/axi_memory.h"
+#include "sable/sim/npu_backend.h"
+
+namespace sable::sim {
+
+struct RtlNpuOptions {
+  AxiMemoryConfig memory{};         // latency and backpressure of the modelled DDR
+  std::string traceFile;            // FST waveform ("" = none; needs a build with SABLE_RTL_TRACE)
+  uint64_t traceFrom = 0;           // cycles: the window that is dumped
+  uint64_t traceTo = UINT64_MAX;
+};
+
+struct RtlJobResult {
+  uint32_t errorCause = SABLE_ERROR_NONE;
+  uint32_t errorCommand = 0;
+  std::array<uint64_t, SABLE_COUNTER_COUNT> counters{};
+  bool timedOut = false;            // the job did not end within the cycle budget
+  uint64_t simulatedCycles = 0;     // clock cycles simulated for the job, register accesses included
+};
+
+class RtlNpu {
+ public:
+  RtlNpu(DeviceMemory memory, RtlNpuOptions options = {});
+  ~RtlNpu();
+  RtlNpu(const RtlNpu&) = delete;
+  RtlNpu& operator=(const RtlNpu&) = delete;
+
+  // Whether this build can write waveforms (the model was verilated with --trace-fst).
+  static bool traceSupported();
+
+  uint32_t readRegister(uint32_t offset);
+  void writeRegister(uint32_t offset, uint32_t value);
+  bool interruptLine() const;
+  // Runs the clock for `cycles` cycles with the CSR port idle.
+  void run(uint64_t cycles);
+
+  // Programs the job registers, STARTs, runs until the interrupt (IRQ_MASK is set to DONE|ERROR
+  // and IRQ_STATUS cleared afterwards) or until `maxCycles`, then reads the outcome.
+  RtlJobResult runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
+                      uint64_t maxCycles = 2'000'000'000);
+  // The same, recording the cycle (counted from START) at which each command completed, from
+  // the NPU's completion trace port: finishCycles is resized to the stream's command count
+  // (END included); commands that never completed stay 0. As FuncModel::runJob's overload.
+  RtlJobResult runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
+                      std::vector<uint64_t>& finishCycles, uint64_t maxCycles = 2'000'000'000);
+
+  uint64_t cycle() const;
+  AxiMemory& memory();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sable::sim
