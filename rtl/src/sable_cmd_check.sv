@@ -15,30 +15,23 @@ module sable_cmd_check #(
   logic fields_ok;
   logic reserved_ok;
 
-  function automatic logic [31:0] field(input int unsigned lsb, input int unsigned width);
-    return 32'((cmd >> lsb) & ((256'd1 << width) - 256'd1));
-  endfunction
-  function automatic logic signed [31:0] sfield(input int unsigned lsb, input int unsigned width);
-    logic [31:0] raw = field(lsb, width);
-    return $signed(raw << (32 - width)) >>> (32 - width);
-  endfunction
 
   // POOL: every window holds an input pixel — the first window reaches column/row 0 and the
   // last one starts inside the input (windows move monotonically), in signed arithmetic.
   function automatic logic pool_windows_ok();
     logic signed [39:0] nx, ny, iw, ih, kw, kh, sx, sy, pl, pt;
-    nx = 40'(field(CMD_POOL_NX_LSB, CMD_POOL_NX_WIDTH));
-    ny = 40'(field(CMD_POOL_NY_LSB, CMD_POOL_NY_WIDTH));
-    iw = 40'(field(CMD_POOL_INPUT_WIDTH_LSB, CMD_POOL_INPUT_WIDTH_WIDTH));
-    ih = 40'(field(CMD_POOL_INPUT_HEIGHT_LSB, CMD_POOL_INPUT_HEIGHT_WIDTH));
-    kw = 40'(field(CMD_POOL_KERNEL_W_LSB, CMD_POOL_KERNEL_W_WIDTH));
-    kh = 40'(field(CMD_POOL_KERNEL_H_LSB, CMD_POOL_KERNEL_H_WIDTH));
-    sx = 40'(field(CMD_POOL_STRIDE_X_LSB, CMD_POOL_STRIDE_X_WIDTH));
-    sy = 40'(field(CMD_POOL_STRIDE_Y_LSB, CMD_POOL_STRIDE_Y_WIDTH));
-    pl = 40'(field(CMD_POOL_PAD_LEFT_LSB, CMD_POOL_PAD_LEFT_WIDTH));
-    pt = 40'(field(CMD_POOL_PAD_TOP_LSB, CMD_POOL_PAD_TOP_WIDTH));
+    nx = 40'(32'(cmd[CMD_POOL_NX_LSB +: CMD_POOL_NX_WIDTH]));
+    ny = 40'(32'(cmd[CMD_POOL_NY_LSB +: CMD_POOL_NY_WIDTH]));
+    iw = 40'(32'(cmd[CMD_POOL_INPUT_WIDTH_LSB +: CMD_POOL_INPUT_WIDTH_WIDTH]));
+    ih = 40'(32'(cmd[CMD_POOL_INPUT_HEIGHT_LSB +: CMD_POOL_INPUT_HEIGHT_WIDTH]));
+    kw = 40'(32'(cmd[CMD_POOL_KERNEL_W_LSB +: CMD_POOL_KERNEL_W_WIDTH]));
+    kh = 40'(32'(cmd[CMD_POOL_KERNEL_H_LSB +: CMD_POOL_KERNEL_H_WIDTH]));
+    sx = 40'(32'(cmd[CMD_POOL_STRIDE_X_LSB +: CMD_POOL_STRIDE_X_WIDTH]));
+    sy = 40'(32'(cmd[CMD_POOL_STRIDE_Y_LSB +: CMD_POOL_STRIDE_Y_WIDTH]));
+    pl = 40'(32'(cmd[CMD_POOL_PAD_LEFT_LSB +: CMD_POOL_PAD_LEFT_WIDTH]));
+    pt = 40'(32'(cmd[CMD_POOL_PAD_TOP_LSB +: CMD_POOL_PAD_TOP_WIDTH]));
     if (nx < 1 || ny < 1 || iw < 1 || ih < 1 || kw < 1 || kh < 1 || sx < 1 || sy < 1) return 1'b0;
-    if (sfield(CMD_POOL_CLAMP_MIN_LSB, CMD_POOL_CLAMP_MIN_WIDTH) > sfield(CMD_POOL_CLAMP_MAX_LSB, CMD_POOL_CLAMP_MAX_WIDTH))
+    if ($signed(cmd[CMD_POOL_CLAMP_MIN_LSB +: CMD_POOL_CLAMP_MIN_WIDTH]) > $signed(cmd[CMD_POOL_CLAMP_MAX_LSB +: CMD_POOL_CLAMP_MAX_WIDTH]))
       return 1'b0;
     return kw - 1 - pl >= 0 && kh - 1 - pt >= 0 && (nx - 1) * sx - pl <= iw - 1 && (ny - 1) * sy - pt <= ih - 1;
   endfunction
@@ -57,44 +50,44 @@ module sable_cmd_check #(
     case (opcode)
       OP_DMA_LOAD: begin
         logic [31:0] eb, rep;
-        eb = field(CMD_DMA_LOAD_ELEM_BYTES_LSB, CMD_DMA_LOAD_ELEM_BYTES_WIDTH);
-        rep = field(CMD_DMA_LOAD_REPEAT_LSB, CMD_DMA_LOAD_REPEAT_WIDTH);
+        eb = 32'(cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB +: CMD_DMA_LOAD_ELEM_BYTES_WIDTH]);
+        rep = 32'(cmd[CMD_DMA_LOAD_REPEAT_LSB +: CMD_DMA_LOAD_REPEAT_WIDTH]);
         fields_ok = eb >= 1 && eb <= DIM && rep >= 1 && rep <= DIM && eb * rep <= DIM &&
-                    field(CMD_DMA_LOAD_NX_LSB, CMD_DMA_LOAD_NX_WIDTH) >= 1 &&
-                    field(CMD_DMA_LOAD_NY_LSB, CMD_DMA_LOAD_NY_WIDTH) >= 1 &&
-                    field(CMD_DMA_LOAD_NZ_LSB, CMD_DMA_LOAD_NZ_WIDTH) >= 1;
+                    32'(cmd[CMD_DMA_LOAD_NX_LSB +: CMD_DMA_LOAD_NX_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DMA_LOAD_NY_LSB +: CMD_DMA_LOAD_NY_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DMA_LOAD_NZ_LSB +: CMD_DMA_LOAD_NZ_WIDTH]) >= 1;
       end
       OP_DMA_STORE: begin
         logic [31:0] eb;
-        eb = field(CMD_DMA_STORE_ELEM_BYTES_LSB, CMD_DMA_STORE_ELEM_BYTES_WIDTH);
-        fields_ok = eb >= 1 && eb <= DIM && field(CMD_DMA_STORE_NX_LSB, CMD_DMA_STORE_NX_WIDTH) >= 1 &&
-                    field(CMD_DMA_STORE_NY_LSB, CMD_DMA_STORE_NY_WIDTH) >= 1 &&
-                    field(CMD_DMA_STORE_NZ_LSB, CMD_DMA_STORE_NZ_WIDTH) >= 1;
+        eb = 32'(cmd[CMD_DMA_STORE_ELEM_BYTES_LSB +: CMD_DMA_STORE_ELEM_BYTES_WIDTH]);
+        fields_ok = eb >= 1 && eb <= DIM && 32'(cmd[CMD_DMA_STORE_NX_LSB +: CMD_DMA_STORE_NX_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DMA_STORE_NY_LSB +: CMD_DMA_STORE_NY_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DMA_STORE_NZ_LSB +: CMD_DMA_STORE_NZ_WIDTH]) >= 1;
       end
       OP_MATMUL:
-        fields_ok = field(CMD_MATMUL_NX_LSB, CMD_MATMUL_NX_WIDTH) >= 1 && field(CMD_MATMUL_NY_LSB, CMD_MATMUL_NY_WIDTH) >= 1;
+        fields_ok = 32'(cmd[CMD_MATMUL_NX_LSB +: CMD_MATMUL_NX_WIDTH]) >= 1 && 32'(cmd[CMD_MATMUL_NY_LSB +: CMD_MATMUL_NY_WIDTH]) >= 1;
       OP_DEPTHWISE:
-        fields_ok = field(CMD_DEPTHWISE_NX_LSB, CMD_DEPTHWISE_NX_WIDTH) >= 1 &&
-                    field(CMD_DEPTHWISE_NY_LSB, CMD_DEPTHWISE_NY_WIDTH) >= 1 &&
-                    field(CMD_DEPTHWISE_KERNEL_W_LSB, CMD_DEPTHWISE_KERNEL_W_WIDTH) >= 1 &&
-                    field(CMD_DEPTHWISE_KERNEL_H_LSB, CMD_DEPTHWISE_KERNEL_H_WIDTH) >= 1 &&
-                    field(CMD_DEPTHWISE_STRIDE_X_LSB, CMD_DEPTHWISE_STRIDE_X_WIDTH) >= 1 &&
-                    field(CMD_DEPTHWISE_STRIDE_Y_LSB, CMD_DEPTHWISE_STRIDE_Y_WIDTH) >= 1 &&
-                    field(CMD_DEPTHWISE_DILATION_X_LSB, CMD_DEPTHWISE_DILATION_X_WIDTH) >= 1 &&
-                    field(CMD_DEPTHWISE_DILATION_Y_LSB, CMD_DEPTHWISE_DILATION_Y_WIDTH) >= 1;
+        fields_ok = 32'(cmd[CMD_DEPTHWISE_NX_LSB +: CMD_DEPTHWISE_NX_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DEPTHWISE_NY_LSB +: CMD_DEPTHWISE_NY_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DEPTHWISE_KERNEL_W_LSB +: CMD_DEPTHWISE_KERNEL_W_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DEPTHWISE_KERNEL_H_LSB +: CMD_DEPTHWISE_KERNEL_H_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DEPTHWISE_STRIDE_X_LSB +: CMD_DEPTHWISE_STRIDE_X_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DEPTHWISE_STRIDE_Y_LSB +: CMD_DEPTHWISE_STRIDE_Y_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DEPTHWISE_DILATION_X_LSB +: CMD_DEPTHWISE_DILATION_X_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_DEPTHWISE_DILATION_Y_LSB +: CMD_DEPTHWISE_DILATION_Y_WIDTH]) >= 1;
       OP_POSTPROC:
-        fields_ok = field(CMD_POSTPROC_NX_LSB, CMD_POSTPROC_NX_WIDTH) >= 1 &&
-                    field(CMD_POSTPROC_NY_LSB, CMD_POSTPROC_NY_WIDTH) >= 1 &&
-                    sfield(CMD_POSTPROC_CLAMP_MIN_LSB, CMD_POSTPROC_CLAMP_MIN_WIDTH) <=
-                        sfield(CMD_POSTPROC_CLAMP_MAX_LSB, CMD_POSTPROC_CLAMP_MAX_WIDTH);
+        fields_ok = 32'(cmd[CMD_POSTPROC_NX_LSB +: CMD_POSTPROC_NX_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_POSTPROC_NY_LSB +: CMD_POSTPROC_NY_WIDTH]) >= 1 &&
+                    $signed(cmd[CMD_POSTPROC_CLAMP_MIN_LSB +: CMD_POSTPROC_CLAMP_MIN_WIDTH]) <=
+                        $signed(cmd[CMD_POSTPROC_CLAMP_MAX_LSB +: CMD_POSTPROC_CLAMP_MAX_WIDTH]);
       OP_POOL: fields_ok = pool_windows_ok();
       OP_ELTWISE:
-        fields_ok = field(CMD_ELTWISE_OP_LSB, CMD_ELTWISE_OP_WIDTH) <= ELTWISE_OP_MUL &&
-                    field(CMD_ELTWISE_COUNT_LSB, CMD_ELTWISE_COUNT_WIDTH) >= 1;
-      OP_LUT: fields_ok = field(CMD_LUT_COUNT_LSB, CMD_LUT_COUNT_WIDTH) >= 1;
+        fields_ok = 32'(cmd[CMD_ELTWISE_OP_LSB +: CMD_ELTWISE_OP_WIDTH]) <= ELTWISE_OP_MUL &&
+                    32'(cmd[CMD_ELTWISE_COUNT_LSB +: CMD_ELTWISE_COUNT_WIDTH]) >= 1;
+      OP_LUT: fields_ok = 32'(cmd[CMD_LUT_COUNT_LSB +: CMD_LUT_COUNT_WIDTH]) >= 1;
       OP_SOFTMAX:
-        fields_ok = field(CMD_SOFTMAX_ROWS_LSB, CMD_SOFTMAX_ROWS_WIDTH) >= 1 &&
-                    field(CMD_SOFTMAX_LENGTH_LSB, CMD_SOFTMAX_LENGTH_WIDTH) >= 1;
+        fields_ok = 32'(cmd[CMD_SOFTMAX_ROWS_LSB +: CMD_SOFTMAX_ROWS_WIDTH]) >= 1 &&
+                    32'(cmd[CMD_SOFTMAX_LENGTH_LSB +: CMD_SOFTMAX_LENGTH_WIDTH]) >= 1;
       default: fields_ok = 1'b1;
     endcase
 

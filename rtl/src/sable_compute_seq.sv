@@ -11,7 +11,7 @@
 // MATMULs) but give their tokens in issue order, through a small completion buffer.
 module sable_compute_seq #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
-    parameter int unsigned SLOTS = 8
+    parameter int unsigned SLOTS = 16
 ) (
     input  logic          clk,
     input  logic          rst_n,
@@ -58,7 +58,7 @@ module sable_compute_seq #(
 
   localparam int unsigned SW = $clog2(SLOTS);
   // MATMULs in flight at once (streaming, queued behind it, draining): bounds the slot tracking.
-  localparam int unsigned MM_MAX = 4;
+  localparam int unsigned MM_MAX = 7;
 
   // ---- completion buffer: one slot per issued command, retired in issue order ----
   logic [SLOTS-1:0] slot_done;
@@ -69,19 +69,16 @@ module sable_compute_seq #(
   logic [SW:0] slot_count;
 
   // Slots of the commands in the units: MATMULs finish in order, one POSTPROC, one vector command.
-  logic [3:0][SW-1:0] mm_slots;
-  logic [1:0] mm_rd, mm_wr;
-  logic [2:0] mm_inflight;
+  logic [7:0][SW-1:0] mm_slots;
+  logic [2:0] mm_rd, mm_wr;
+  logic [3:0] mm_inflight;
   logic [SW-1:0] ppu_slot, vec_slot;
   logic ppu_inflight, vec_inflight;
-  logic [2:0] ppu_wait;            // MATMULs issued before the POSTPROC in flight, not yet done
+  logic [3:0] ppu_wait;            // MATMULs issued before the POSTPROC in flight, not yet done
 
   // What the POSTPROC in flight reads and writes: [first, last] accumulator rows and lines.
   logic [63:0] ppu_rows_first, ppu_rows_last, ppu_lines_first, ppu_lines_last;
 
-  function automatic logic [63:0] f(input int unsigned lsb, input int unsigned width);
-    return 64'((head_cmd >> lsb) & ((256'd1 << width) - 256'd1));
-  endfunction
   function automatic logic overlaps(input logic [63:0] a_first, input logic [63:0] a_last, input logic [63:0] b_first,
                                    input logic [63:0] b_last);
     return a_first <= b_last && b_first <= a_last;
@@ -102,30 +99,30 @@ module sable_compute_seq #(
     macs = 64'd0;
     if (opcode == OP_MATMUL) begin
       logic [63:0] nx, ny;
-      nx = f(CMD_MATMUL_NX_LSB, 16);
-      ny = f(CMD_MATMUL_NY_LSB, 16);
-      rows_first = f(CMD_MATMUL_ACC_ADDR_LSB, 16);
+      nx = 64'(head_cmd[CMD_MATMUL_NX_LSB +: 16]);
+      ny = 64'(head_cmd[CMD_MATMUL_NY_LSB +: 16]);
+      rows_first = 64'(head_cmd[CMD_MATMUL_ACC_ADDR_LSB +: 16]);
       rows_last = rows_first + nx * ny - 1;
-      in_first = f(CMD_MATMUL_INPUT_ADDR_LSB, 16);
-      in_last = in_first + (ny - 1) * f(CMD_MATMUL_INPUT_STRIDE_Y_LSB, 16) + (nx - 1) * f(CMD_MATMUL_INPUT_STRIDE_X_LSB, 16);
-      w_first = f(CMD_MATMUL_WEIGHT_ADDR_LSB, 16);
+      in_first = 64'(head_cmd[CMD_MATMUL_INPUT_ADDR_LSB +: 16]);
+      in_last = in_first + (ny - 1) * 64'(head_cmd[CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) + (nx - 1) * 64'(head_cmd[CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]);
+      w_first = 64'(head_cmd[CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]);
       w_last = w_first + 64'(DIM) - 1;
       macs = nx * ny * 64'(DIM * DIM);
     end else if (opcode == OP_DEPTHWISE) begin
       logic [63:0] nx, ny, kw, kh;
-      nx = f(CMD_DEPTHWISE_NX_LSB, 16);
-      ny = f(CMD_DEPTHWISE_NY_LSB, 16);
-      kw = f(CMD_DEPTHWISE_KERNEL_W_LSB, 8);
-      kh = f(CMD_DEPTHWISE_KERNEL_H_LSB, 8);
-      rows_first = f(CMD_DEPTHWISE_ACC_ADDR_LSB, 16);
+      nx = 64'(head_cmd[CMD_DEPTHWISE_NX_LSB +: 16]);
+      ny = 64'(head_cmd[CMD_DEPTHWISE_NY_LSB +: 16]);
+      kw = 64'(head_cmd[CMD_DEPTHWISE_KERNEL_W_LSB +: 8]);
+      kh = 64'(head_cmd[CMD_DEPTHWISE_KERNEL_H_LSB +: 8]);
+      rows_first = 64'(head_cmd[CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]);
       rows_last = rows_first + nx * ny - 1;
-      in_first = f(CMD_DEPTHWISE_INPUT_ADDR_LSB, 16);
+      in_first = 64'(head_cmd[CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]);
       in_last = in_first +
-                ((ny - 1) * f(CMD_DEPTHWISE_STRIDE_Y_LSB, 4) + (kh - 1) * f(CMD_DEPTHWISE_DILATION_Y_LSB, 4)) *
-                    f(CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB, 16) +
-                ((nx - 1) * f(CMD_DEPTHWISE_STRIDE_X_LSB, 4) + (kw - 1) * f(CMD_DEPTHWISE_DILATION_X_LSB, 4)) *
-                    f(CMD_DEPTHWISE_INPUT_STRIDE_X_LSB, 16);
-      w_first = f(CMD_DEPTHWISE_WEIGHT_ADDR_LSB, 16);
+                ((ny - 1) * 64'(head_cmd[CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(head_cmd[CMD_DEPTHWISE_DILATION_Y_LSB +: 4])) *
+                    64'(head_cmd[CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
+                ((nx - 1) * 64'(head_cmd[CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(head_cmd[CMD_DEPTHWISE_DILATION_X_LSB +: 4])) *
+                    64'(head_cmd[CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]);
+      w_first = 64'(head_cmd[CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]);
       w_last = w_first + kh * kw - 1;
       macs = nx * ny * kh * kw * 64'(DIM);
     end
@@ -134,12 +131,16 @@ module sable_compute_seq #(
                                 overlaps(w_first, w_last, ppu_lines_first, ppu_lines_last));
 
     case (opcode)
-      OP_MATMUL: unit_ok = mm_ready && mm_inflight < 3'(MM_MAX) && !vec_inflight && !conflict;
+      OP_MATMUL: unit_ok = mm_ready && mm_inflight < 4'(MM_MAX) && !vec_inflight && !conflict;
       OP_DEPTHWISE: unit_ok = mm_inflight == 0 && !vec_inflight && !conflict;
       OP_POSTPROC: unit_ok = !ppu_inflight && !vec_inflight;
       default: unit_ok = mm_inflight == 0 && !ppu_inflight && !vec_inflight;
     endcase
   end
+
+  // Fields the issue stage does not look at (the units do).
+  logic unused_fields;
+  assign unused_fields = ^{head_cmd[255:224], head_cmd[191:160], head_cmd[31:16]};
 
   // Issue: a command with an execution error (or a signal that would overflow a token counter)
   // fails when it would start, as in the model.
@@ -153,7 +154,7 @@ module sable_compute_seq #(
     ppu_start = issue && opcode == OP_POSTPROC;
     vec_start = issue && opcode != OP_MATMUL && opcode != OP_POSTPROC && opcode != OP_SYNC;
     stall = running && head_valid && !tokens_ok;
-    ppu_acc_ready = ppu_wait == 3'd0;
+    ppu_acc_ready = ppu_wait == 4'd0;
     array_busy = mm_inflight != 0;
     vector_busy = {vec_inflight, ppu_inflight && ppu_acc_ready};
     idle = slot_count == 0;
@@ -212,27 +213,27 @@ module sable_compute_seq #(
 
       if (mm_start) begin
         mm_slots[mm_wr] <= slot_tail;
-        mm_wr <= mm_wr + 2'd1;
+        mm_wr <= mm_wr + 3'd1;
       end
       if (mm_done) begin
         slot_done[mm_slots[mm_rd]] <= 1'b1;
-        mm_rd <= mm_rd + 2'd1;
+        mm_rd <= mm_rd + 3'd1;
       end
-      mm_inflight <= mm_inflight + 3'(mm_start) - 3'(mm_done);
+      mm_inflight <= mm_inflight + 4'(mm_start) - 4'(mm_done);
 
       if (ppu_start) begin
         ppu_slot <= slot_tail;
         ppu_inflight <= 1'b1;
         // The MATMULs in flight now are the ones the POSTPROC waits for.
-        ppu_wait <= mm_inflight - 3'(mm_done);
-        ppu_rows_first <= f(CMD_POSTPROC_ACC_ADDR_LSB, 16);
-        ppu_rows_last <= f(CMD_POSTPROC_ACC_ADDR_LSB, 16) + f(CMD_POSTPROC_NX_LSB, 16) * f(CMD_POSTPROC_NY_LSB, 16) - 1;
-        ppu_lines_first <= f(CMD_POSTPROC_OUTPUT_ADDR_LSB, 16);
-        ppu_lines_last <= f(CMD_POSTPROC_OUTPUT_ADDR_LSB, 16) +
-                          (f(CMD_POSTPROC_NY_LSB, 16) - 1) * f(CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB, 16) +
-                          (f(CMD_POSTPROC_NX_LSB, 16) - 1) * f(CMD_POSTPROC_OUTPUT_STRIDE_X_LSB, 16);
-      end else if (mm_done && ppu_wait != 3'd0) begin
-        ppu_wait <= ppu_wait - 3'd1;
+        ppu_wait <= mm_inflight - 4'(mm_done);
+        ppu_rows_first <= 64'(head_cmd[CMD_POSTPROC_ACC_ADDR_LSB +: 16]);
+        ppu_rows_last <= 64'(head_cmd[CMD_POSTPROC_ACC_ADDR_LSB +: 16]) + 64'(head_cmd[CMD_POSTPROC_NX_LSB +: 16]) * 64'(head_cmd[CMD_POSTPROC_NY_LSB +: 16]) - 1;
+        ppu_lines_first <= 64'(head_cmd[CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]);
+        ppu_lines_last <= 64'(head_cmd[CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) +
+                          (64'(head_cmd[CMD_POSTPROC_NY_LSB +: 16]) - 1) * 64'(head_cmd[CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                          (64'(head_cmd[CMD_POSTPROC_NX_LSB +: 16]) - 1) * 64'(head_cmd[CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]);
+      end else if (mm_done && ppu_wait != 4'd0) begin
+        ppu_wait <= ppu_wait - 4'd1;
       end
       if (ppu_done) begin
         slot_done[ppu_slot] <= 1'b1;

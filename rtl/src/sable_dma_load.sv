@@ -48,6 +48,10 @@ module sable_dma_load #(
 
   localparam int unsigned MAX_OUTSTANDING = 32;  // bursts: covers a ~32-cycle round trip of 1-beat bursts
   localparam int unsigned OW = $clog2(MAX_OUTSTANDING + 1);
+  // Beats requested and not yet back. The read channel is shared with the command fetch and a
+  // memory answers in order, so every beat in flight delays a fetch burst queued behind it: 64
+  // beats keep a 16 B/cycle stream busy over a ~40-cycle round trip and bound that delay.
+  localparam int unsigned MAX_OUTSTANDING_BEATS = 64;
 
   if (DIM > 16 || DIM < 1) begin : g_dim_check
     $error("sable_dma_load: DIM must be 1..16 (an element is at most one 16-byte beat)");
@@ -86,12 +90,14 @@ module sable_dma_load #(
 
   // ---- address side ----
   logic [OW-1:0] outstanding;  // bursts accepted by the slave whose last beat is not yet back
+  logic [15:0] beats_out;      // beats of those bursts not yet back
   logic gen_idle;
   logic unused_load;  // bursts are counted when accepted, not when generated
   logic [7:0] unused_len;
   logic gen_enable;
 
-  assign gen_enable = 32'(outstanding) + 32'(arvalid) < MAX_OUTSTANDING;
+  assign gen_enable = 32'(outstanding) + 32'(arvalid) < MAX_OUTSTANDING &&
+                      32'(beats_out) + (arvalid ? 32'(arlen) + 1 : 0) + MAX_BURST <= MAX_OUTSTANDING_BEATS;
 
   sable_dma_burst_gen #(.MAX_BURST(MAX_BURST)) u_gen (
       .clk, .rst_n,
@@ -193,12 +199,14 @@ module sable_dma_load #(
     if (!rst_n) begin
       state <= S_IDLE;
       outstanding <= '0;
+      beats_out <= '0;
       sp_we_q <= 1'b0;
       silent <= 1'b0;
       bus_err <= 1'b0;
       wv <= 1'b0;
     end else begin
       outstanding <= outstanding + OW'(arvalid && arready) - OW'(pop && rlast);
+      beats_out <= beats_out + (arvalid && arready ? 16'(arlen) + 16'd1 : 16'd0) - 16'(pop);
       sp_we_q <= advance;
       if (advance) begin
         sp_waddr <= line;

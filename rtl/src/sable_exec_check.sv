@@ -28,9 +28,6 @@ module sable_exec_check #(
   localparam logic [63:0] SOFTMAX_TABLE_LINES = 64'(SOFTMAX_LINES);
   localparam logic [63:0] LUT_TABLE_LINES = 64'(LUT_LINES);
 
-  function automatic logic [63:0] f(input int unsigned lsb, input int unsigned width);
-    return 64'((cmd >> lsb) & ((256'd1 << width) - 256'd1));
-  endfunction
   // Lines [first, first + count) inside the scratchpad; rows inside the accumulator.
   function automatic logic lines_fit(input logic [63:0] first, input logic [63:0] count);
     return first + count <= 64'(SP_LINES);
@@ -63,110 +60,114 @@ module sable_exec_check #(
     nx = 64'd0; ny = 64'd0; nz = 64'd0; sx = 64'd0; sy = 64'd0; sz = 64'd0; eb = 64'd0;
     case (cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH])
       OP_DMA_LOAD: begin
-        nx = f(CMD_DMA_LOAD_NX_LSB, CMD_DMA_LOAD_NX_WIDTH);
-        ny = f(CMD_DMA_LOAD_NY_LSB, CMD_DMA_LOAD_NY_WIDTH);
-        nz = f(CMD_DMA_LOAD_NZ_LSB, CMD_DMA_LOAD_NZ_WIDTH);
-        sx = f(CMD_DMA_LOAD_DRAM_STRIDE_X_LSB, 32);
-        sy = f(CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB, 32);
-        sz = f(CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB, 32);
-        eb = f(CMD_DMA_LOAD_ELEM_BYTES_LSB, CMD_DMA_LOAD_ELEM_BYTES_WIDTH);
+        nx = 64'(cmd[CMD_DMA_LOAD_NX_LSB +: CMD_DMA_LOAD_NX_WIDTH]);
+        ny = 64'(cmd[CMD_DMA_LOAD_NY_LSB +: CMD_DMA_LOAD_NY_WIDTH]);
+        nz = 64'(cmd[CMD_DMA_LOAD_NZ_LSB +: CMD_DMA_LOAD_NZ_WIDTH]);
+        sx = 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]);
+        sy = 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]);
+        sz = 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]);
+        eb = 64'(cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB +: CMD_DMA_LOAD_ELEM_BYTES_WIDTH]);
         extent = (nz - 1) * sz + (ny - 1) * sy + (nx - 1) * sx + eb;
-        if (!lines_fit(f(CMD_DMA_LOAD_SP_ADDR_LSB, 16),
-                       nz * (f(CMD_DMA_LOAD_PAD_TOP_LSB, 4) + ny + f(CMD_DMA_LOAD_PAD_BOTTOM_LSB, 4)) *
-                           (f(CMD_DMA_LOAD_PAD_LEFT_LSB, 4) + nx + f(CMD_DMA_LOAD_PAD_RIGHT_LSB, 4))))
+        if (!lines_fit(64'(cmd[CMD_DMA_LOAD_SP_ADDR_LSB +: 16]),
+                       nz * (64'(cmd[CMD_DMA_LOAD_PAD_TOP_LSB +: 4]) + ny + 64'(cmd[CMD_DMA_LOAD_PAD_BOTTOM_LSB +: 4])) *
+                           (64'(cmd[CMD_DMA_LOAD_PAD_LEFT_LSB +: 4]) + nx + 64'(cmd[CMD_DMA_LOAD_PAD_RIGHT_LSB +: 4]))))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else cause = region_cause();
       end
       OP_DMA_STORE: begin
-        nx = f(CMD_DMA_STORE_NX_LSB, CMD_DMA_STORE_NX_WIDTH);
-        ny = f(CMD_DMA_STORE_NY_LSB, CMD_DMA_STORE_NY_WIDTH);
-        nz = f(CMD_DMA_STORE_NZ_LSB, CMD_DMA_STORE_NZ_WIDTH);
-        sx = f(CMD_DMA_STORE_DRAM_STRIDE_X_LSB, 32);
-        sy = f(CMD_DMA_STORE_DRAM_STRIDE_Y_LSB, 32);
-        sz = f(CMD_DMA_STORE_DRAM_STRIDE_Z_LSB, 32);
-        eb = f(CMD_DMA_STORE_ELEM_BYTES_LSB, CMD_DMA_STORE_ELEM_BYTES_WIDTH);
+        nx = 64'(cmd[CMD_DMA_STORE_NX_LSB +: CMD_DMA_STORE_NX_WIDTH]);
+        ny = 64'(cmd[CMD_DMA_STORE_NY_LSB +: CMD_DMA_STORE_NY_WIDTH]);
+        nz = 64'(cmd[CMD_DMA_STORE_NZ_LSB +: CMD_DMA_STORE_NZ_WIDTH]);
+        sx = 64'(cmd[CMD_DMA_STORE_DRAM_STRIDE_X_LSB +: 32]);
+        sy = 64'(cmd[CMD_DMA_STORE_DRAM_STRIDE_Y_LSB +: 32]);
+        sz = 64'(cmd[CMD_DMA_STORE_DRAM_STRIDE_Z_LSB +: 32]);
+        eb = 64'(cmd[CMD_DMA_STORE_ELEM_BYTES_LSB +: CMD_DMA_STORE_ELEM_BYTES_WIDTH]);
         extent = (nz - 1) * sz + (ny - 1) * sy + (nx - 1) * sx + eb;
-        if (!lines_fit(f(CMD_DMA_STORE_SP_ADDR_LSB, 16), nz * ny * nx)) cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        if (!lines_fit(64'(cmd[CMD_DMA_STORE_SP_ADDR_LSB +: 16]), nz * ny * nx)) cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else cause = region_cause();
       end
       OP_MATMUL: begin
-        nx = f(CMD_MATMUL_NX_LSB, 16);
-        ny = f(CMD_MATMUL_NY_LSB, 16);
-        if (!lines_fit(f(CMD_MATMUL_WEIGHT_ADDR_LSB, 16), 64'(DIM)) ||
-            !lines_fit(f(CMD_MATMUL_INPUT_ADDR_LSB, 16) + (ny - 1) * f(CMD_MATMUL_INPUT_STRIDE_Y_LSB, 16) +
-                           (nx - 1) * f(CMD_MATMUL_INPUT_STRIDE_X_LSB, 16), 64'd1))
+        nx = 64'(cmd[CMD_MATMUL_NX_LSB +: 16]);
+        ny = 64'(cmd[CMD_MATMUL_NY_LSB +: 16]);
+        if (!lines_fit(64'(cmd[CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]), 64'(DIM)) ||
+            !lines_fit(64'(cmd[CMD_MATMUL_INPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) +
+                           (nx - 1) * 64'(cmd[CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
-        else if (!rows_fit(f(CMD_MATMUL_ACC_ADDR_LSB, 16), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
+        else if (!rows_fit(64'(cmd[CMD_MATMUL_ACC_ADDR_LSB +: 16]), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
       OP_DEPTHWISE: begin
         logic [63:0] kw, kh, last_y, last_x;
-        nx = f(CMD_DEPTHWISE_NX_LSB, 16);
-        ny = f(CMD_DEPTHWISE_NY_LSB, 16);
-        kw = f(CMD_DEPTHWISE_KERNEL_W_LSB, CMD_DEPTHWISE_KERNEL_W_WIDTH);
-        kh = f(CMD_DEPTHWISE_KERNEL_H_LSB, CMD_DEPTHWISE_KERNEL_H_WIDTH);
-        last_y = (ny - 1) * f(CMD_DEPTHWISE_STRIDE_Y_LSB, 4) + (kh - 1) * f(CMD_DEPTHWISE_DILATION_Y_LSB, 4);
-        last_x = (nx - 1) * f(CMD_DEPTHWISE_STRIDE_X_LSB, 4) + (kw - 1) * f(CMD_DEPTHWISE_DILATION_X_LSB, 4);
-        if (!lines_fit(f(CMD_DEPTHWISE_WEIGHT_ADDR_LSB, 16), kh * kw) ||
-            !lines_fit(f(CMD_DEPTHWISE_INPUT_ADDR_LSB, 16) + last_y * f(CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB, 16) +
-                           last_x * f(CMD_DEPTHWISE_INPUT_STRIDE_X_LSB, 16), 64'd1))
+        nx = 64'(cmd[CMD_DEPTHWISE_NX_LSB +: 16]);
+        ny = 64'(cmd[CMD_DEPTHWISE_NY_LSB +: 16]);
+        kw = 64'(cmd[CMD_DEPTHWISE_KERNEL_W_LSB +: CMD_DEPTHWISE_KERNEL_W_WIDTH]);
+        kh = 64'(cmd[CMD_DEPTHWISE_KERNEL_H_LSB +: CMD_DEPTHWISE_KERNEL_H_WIDTH]);
+        last_y = (ny - 1) * 64'(cmd[CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(cmd[CMD_DEPTHWISE_DILATION_Y_LSB +: 4]);
+        last_x = (nx - 1) * 64'(cmd[CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(cmd[CMD_DEPTHWISE_DILATION_X_LSB +: 4]);
+        if (!lines_fit(64'(cmd[CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]), kh * kw) ||
+            !lines_fit(64'(cmd[CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]) + last_y * 64'(cmd[CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
+                           last_x * 64'(cmd[CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
-        else if (!rows_fit(f(CMD_DEPTHWISE_ACC_ADDR_LSB, 16), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
+        else if (!rows_fit(64'(cmd[CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
       OP_POSTPROC: begin
-        nx = f(CMD_POSTPROC_NX_LSB, 16);
-        ny = f(CMD_POSTPROC_NY_LSB, 16);
-        if (!lines_fit(f(CMD_POSTPROC_PARAM_ADDR_LSB, 16), POSTPROC_PARAM_LINES) ||
-            !lines_fit(f(CMD_POSTPROC_OUTPUT_ADDR_LSB, 16) + (ny - 1) * f(CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB, 16) +
-                           (nx - 1) * f(CMD_POSTPROC_OUTPUT_STRIDE_X_LSB, 16), 64'd1))
+        nx = 64'(cmd[CMD_POSTPROC_NX_LSB +: 16]);
+        ny = 64'(cmd[CMD_POSTPROC_NY_LSB +: 16]);
+        if (!lines_fit(64'(cmd[CMD_POSTPROC_PARAM_ADDR_LSB +: 16]), POSTPROC_PARAM_LINES) ||
+            !lines_fit(64'(cmd[CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                           (nx - 1) * 64'(cmd[CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
-        else if (!rows_fit(f(CMD_POSTPROC_ACC_ADDR_LSB, 16), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
+        else if (!rows_fit(64'(cmd[CMD_POSTPROC_ACC_ADDR_LSB +: 16]), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
       OP_POOL: begin
         // The last input pixel a window touches, clipped to the input (windows hold ≥ 1 pixel).
         logic [63:0] last_iy, last_ix, reach_y, reach_x;
-        nx = f(CMD_POOL_NX_LSB, 16);
-        ny = f(CMD_POOL_NY_LSB, 16);
-        reach_y = (ny - 1) * f(CMD_POOL_STRIDE_Y_LSB, 4) + f(CMD_POOL_KERNEL_H_LSB, 8) - 1 - f(CMD_POOL_PAD_TOP_LSB, 4);
-        reach_x = (nx - 1) * f(CMD_POOL_STRIDE_X_LSB, 4) + f(CMD_POOL_KERNEL_W_LSB, 8) - 1 - f(CMD_POOL_PAD_LEFT_LSB, 4);
-        last_iy = reach_y < f(CMD_POOL_INPUT_HEIGHT_LSB, 16) - 1 ? reach_y : f(CMD_POOL_INPUT_HEIGHT_LSB, 16) - 1;
-        last_ix = reach_x < f(CMD_POOL_INPUT_WIDTH_LSB, 16) - 1 ? reach_x : f(CMD_POOL_INPUT_WIDTH_LSB, 16) - 1;
-        if (!lines_fit(f(CMD_POOL_INPUT_ADDR_LSB, 16) + last_iy * f(CMD_POOL_INPUT_STRIDE_Y_LSB, 16) +
-                           last_ix * f(CMD_POOL_INPUT_STRIDE_X_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_POOL_OUTPUT_ADDR_LSB, 16) + (ny - 1) * f(CMD_POOL_OUTPUT_STRIDE_Y_LSB, 16) +
-                           (nx - 1) * f(CMD_POOL_OUTPUT_STRIDE_X_LSB, 16), 64'd1))
+        nx = 64'(cmd[CMD_POOL_NX_LSB +: 16]);
+        ny = 64'(cmd[CMD_POOL_NY_LSB +: 16]);
+        reach_y = (ny - 1) * 64'(cmd[CMD_POOL_STRIDE_Y_LSB +: 4]) + 64'(cmd[CMD_POOL_KERNEL_H_LSB +: 8]) - 1 - 64'(cmd[CMD_POOL_PAD_TOP_LSB +: 4]);
+        reach_x = (nx - 1) * 64'(cmd[CMD_POOL_STRIDE_X_LSB +: 4]) + 64'(cmd[CMD_POOL_KERNEL_W_LSB +: 8]) - 1 - 64'(cmd[CMD_POOL_PAD_LEFT_LSB +: 4]);
+        last_iy = reach_y < 64'(cmd[CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1 ? reach_y : 64'(cmd[CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1;
+        last_ix = reach_x < 64'(cmd[CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1 ? reach_x : 64'(cmd[CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1;
+        if (!lines_fit(64'(cmd[CMD_POOL_INPUT_ADDR_LSB +: 16]) + last_iy * 64'(cmd[CMD_POOL_INPUT_STRIDE_Y_LSB +: 16]) +
+                           last_ix * 64'(cmd[CMD_POOL_INPUT_STRIDE_X_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_POOL_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                           (nx - 1) * 64'(cmd[CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       OP_ELTWISE: begin
         logic [63:0] count;
-        count = f(CMD_ELTWISE_COUNT_LSB, 16);
-        if (!lines_fit(f(CMD_ELTWISE_INPUT_A_ADDR_LSB, 16) + (count - 1) * f(CMD_ELTWISE_INPUT_A_STRIDE_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_ELTWISE_INPUT_B_ADDR_LSB, 16) + (count - 1) * f(CMD_ELTWISE_INPUT_B_STRIDE_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_ELTWISE_OUTPUT_ADDR_LSB, 16) + (count - 1) * f(CMD_ELTWISE_OUTPUT_STRIDE_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_ELTWISE_PARAM_ADDR_LSB, 16), ELTWISE_PARAM_LINES))
+        count = 64'(cmd[CMD_ELTWISE_COUNT_LSB +: 16]);
+        if (!lines_fit(64'(cmd[CMD_ELTWISE_INPUT_A_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_ELTWISE_INPUT_A_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_ELTWISE_INPUT_B_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_ELTWISE_INPUT_B_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_ELTWISE_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_ELTWISE_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_ELTWISE_PARAM_ADDR_LSB +: 16]), ELTWISE_PARAM_LINES))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       OP_LUT: begin
         logic [63:0] count;
-        count = f(CMD_LUT_COUNT_LSB, 16);
-        if (!lines_fit(f(CMD_LUT_INPUT_ADDR_LSB, 16) + (count - 1) * f(CMD_LUT_INPUT_STRIDE_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_LUT_OUTPUT_ADDR_LSB, 16) + (count - 1) * f(CMD_LUT_OUTPUT_STRIDE_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_LUT_TABLE_ADDR_LSB, 16), LUT_TABLE_LINES))
+        count = 64'(cmd[CMD_LUT_COUNT_LSB +: 16]);
+        if (!lines_fit(64'(cmd[CMD_LUT_INPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_LUT_INPUT_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_LUT_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_LUT_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_LUT_TABLE_ADDR_LSB +: 16]), LUT_TABLE_LINES))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       OP_SOFTMAX: begin
         logic [63:0] rows, blocks;
-        rows = f(CMD_SOFTMAX_ROWS_LSB, 16);
-        blocks = (f(CMD_SOFTMAX_LENGTH_LSB, 16) + 64'(DIM) - 1) / 64'(DIM);
-        if (!lines_fit(f(CMD_SOFTMAX_INPUT_ADDR_LSB, 16) + (rows - 1) * f(CMD_SOFTMAX_INPUT_STRIDE_LSB, 16) +
-                           (blocks - 1) * f(CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_SOFTMAX_OUTPUT_ADDR_LSB, 16) + (rows - 1) * f(CMD_SOFTMAX_OUTPUT_STRIDE_LSB, 16) +
-                           (blocks - 1) * f(CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB, 16), 64'd1) ||
-            !lines_fit(f(CMD_SOFTMAX_TABLE_ADDR_LSB, 16), SOFTMAX_TABLE_LINES))
+        rows = 64'(cmd[CMD_SOFTMAX_ROWS_LSB +: 16]);
+        blocks = (64'(cmd[CMD_SOFTMAX_LENGTH_LSB +: 16]) + 64'(DIM) - 1) / 64'(DIM);
+        if (!lines_fit(64'(cmd[CMD_SOFTMAX_INPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[CMD_SOFTMAX_INPUT_STRIDE_LSB +: 16]) +
+                           (blocks - 1) * 64'(cmd[CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_SOFTMAX_OUTPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[CMD_SOFTMAX_OUTPUT_STRIDE_LSB +: 16]) +
+                           (blocks - 1) * 64'(cmd[CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[CMD_SOFTMAX_TABLE_ADDR_LSB +: 16]), SOFTMAX_TABLE_LINES))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       default: cause = ERROR_NONE;
     endcase
   end
+
+  // The dependency bits were checked at fetch (sable_cmd_check).
+  logic unused_deps;
+  assign unused_deps = ^cmd[CMD_WAIT_LSB+:8];
 
   assign size = region_size[region[$clog2(MAX_REGIONS)-1:0]];
   assign base = region_base[region[$clog2(MAX_REGIONS)-1:0]];
