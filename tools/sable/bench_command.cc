@@ -41,6 +41,9 @@ struct BenchOptions {
   std::string config = "s16";
   std::string backend = "func";
   uint32_t seed = 1;
+  std::string trace;            // --backend rtl: FST waveform of a window of the job
+  uint64_t traceFrom = 0, traceTo = UINT64_MAX;
+  std::string mismatchTrace;    // --backend rtl: FST waveform around the first mismatch
   std::string json;
   bool uapi = false;
   uint32_t jobs = 10000;
@@ -309,8 +312,18 @@ int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgra
   }
   const umd::compiler::ProgramImage image = umd::compiler::buildProgramImage(program, inputs);
   std::cerr << "simulating the RTL (and the functional model beside it)...\n";
-  const sim::CosimReport report = sim::cosimulate(
-      c, image.memory, {image.streamAddress, image.streamBytes, image.regionTable, image.regionCount});
+  sim::RtlNpuOptions rtlOptions;
+  if (!options.trace.empty()) {
+    if (!sim::RtlNpu::traceSupported()) {
+      std::cerr << "sable bench: this build has no waveform tracing (configure with -DSABLE_RTL_TRACE=ON)\n";
+      return 2;
+    }
+    rtlOptions.traceFile = options.trace;
+    rtlOptions.traceFrom = options.traceFrom;
+    rtlOptions.traceTo = options.traceTo;
+  }
+  const sim::CosimJob job{image.streamAddress, image.streamBytes, image.regionTable, image.regionCount};
+  const sim::CosimReport report = sim::cosimulate(c, image.memory, job, rtlOptions);
   if (report.model.errorCause != SABLE_ERROR_NONE) {
     std::cerr << fmt::format("sable bench: the functional model stopped the program: {} at command {}\n",
                              sable_error_cause_name(report.model.errorCause), report.model.errorCommand);
@@ -344,6 +357,15 @@ int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgra
              report.rtlSeconds > 0 ? report.rtl.simulatedCycles / report.rtlSeconds : 0.0);
   if (!report.match) {
     fmt::print("MISMATCH between the RTL and the functional model: {}\n", report.mismatch);
+    if (!options.mismatchTrace.empty()) {
+      const std::string why = sim::writeMismatchWaveform(image.memory, job, report, options.mismatchTrace);
+      if (why.empty()) {
+        fmt::print("waveform of job cycles around {} (command {}) written to {}\n", report.mismatchCycle,
+                   report.mismatchCommand, options.mismatchTrace);
+      } else {
+        fmt::print("no waveform: {}\n", why);
+      }
+    }
     return 1;
   }
   fmt::print("outputs, counters and outcome: bit-exact with the functional model\n");
@@ -371,6 +393,12 @@ CommandRunner addBenchCommand(CLI::App& app) {
       ->check(CLI::IsMember({"func", "rtl"}))
       ->capture_default_str();
   bench->add_option("--seed", options->seed, "Seed of the random inputs of --backend rtl")->capture_default_str();
+  bench->add_option("--trace", options->trace,
+                    "--backend rtl: write an FST waveform of the job (a build with -DSABLE_RTL_TRACE=ON)");
+  bench->add_option("--trace-from", options->traceFrom, "First job cycle of --trace");
+  bench->add_option("--trace-to", options->traceTo, "Last job cycle of --trace");
+  bench->add_option("--trace-on-mismatch", options->mismatchTrace,
+                    "--backend rtl: on a mismatch, write an FST waveform of the cycles around it");
   bench->add_flag("--uapi", options->uapi,
                   "Round trip of an empty job through the UAPI, the shim and sable-simd");
   bench->add_option("--jobs", options->jobs, "Jobs to time (--uapi)")->capture_default_str();

@@ -1,6 +1,7 @@
 // cosimulate(): one job on the functional model and on the RTL, compared (see the header).
 #include "sable/sim/cosim.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -15,9 +16,9 @@ const char* errorName(uint32_t cause) {
 
 // The DMA_STOREs of the stream whose bytes may include device address `address`: where a
 // memory difference came from.
-std::string storesCovering(std::span<const uint8_t> image, const CosimJob& job, uint64_t address) {
-  std::ostringstream out;
-  if (job.cmdBase + SABLE_STREAM_HEADER_BYTES > image.size() || job.cmdSize < SABLE_STREAM_HEADER_BYTES) return "";
+std::vector<uint32_t> storesCovering(std::span<const uint8_t> image, const CosimJob& job, uint64_t address) {
+  std::vector<uint32_t> out;
+  if (job.cmdBase + SABLE_STREAM_HEADER_BYTES > image.size() || job.cmdSize < SABLE_STREAM_HEADER_BYTES) return out;
   const uint64_t count = (job.cmdSize - SABLE_STREAM_HEADER_BYTES) / SABLE_COMMAND_BYTES;
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t at = job.cmdBase + SABLE_STREAM_HEADER_BYTES + i * SABLE_COMMAND_BYTES;
@@ -34,9 +35,9 @@ std::string storesCovering(std::span<const uint8_t> image, const CosimJob& job, 
                             uint64_t{sable_cmd_dma_store_get_ny(w) - 1} * sable_cmd_dma_store_get_dram_stride_y(w) +
                             uint64_t{sable_cmd_dma_store_get_nx(w) - 1} * sable_cmd_dma_store_get_dram_stride_x(w) +
                             sable_cmd_dma_store_get_elem_bytes(w);
-    if (address >= first && address < first + extent) out << " command " << i << " (DMA_STORE)";
+    if (address >= first && address < first + extent) out.push_back(static_cast<uint32_t>(i));
   }
-  return out.str();
+  return out;
 }
 
 }  // namespace
@@ -67,10 +68,13 @@ CosimReport cosimulate(const sable_hw_config& config, std::span<const uint8_t> i
   } else if (m.errorCause != r.errorCause || m.errorCommand != r.errorCommand) {
     why << "outcome: model " << errorName(m.errorCause) << " at command " << m.errorCommand << ", RTL "
         << errorName(r.errorCause) << " at command " << r.errorCommand;
+    report.mismatchCommand = std::min(m.errorCommand, r.errorCommand);
+    report.mismatchCycle = r.counters[SABLE_COUNTER_CYCLES];
   } else if (m.errorCause == SABLE_ERROR_NONE) {
     for (uint32_t c : kExactCounters) {
       if (m.counters[c] != r.counters[c]) {
         why << "counter " << sable_counter_name(c) << ": model " << m.counters[c] << ", RTL " << r.counters[c];
+        report.mismatchCycle = r.counters[SABLE_COUNTER_CYCLES];
         break;
       }
     }
@@ -79,9 +83,17 @@ CosimReport cosimulate(const sable_hw_config& config, std::span<const uint8_t> i
         if (report.modelMemory[a] == report.rtlMemory[a]) continue;
         size_t differing = 0;
         for (size_t b = a; b < image.size(); ++b) differing += report.modelMemory[b] != report.rtlMemory[b];
+        const std::vector<uint32_t> stores = storesCovering(image, job, a);
         why << "device memory at 0x" << std::hex << a << std::dec << ": model " << int{report.modelMemory[a]}
             << ", RTL " << int{report.rtlMemory[a]} << ", was " << int{image[a]} << " (" << differing
-            << " bytes differ; written by" << storesCovering(image, job, a) << ")";
+            << " bytes differ; written by";
+        for (uint32_t s : stores) why << " command " << s << " (DMA_STORE)";
+        why << ")";
+        report.mismatchCycle = r.counters[SABLE_COUNTER_CYCLES];
+        if (!stores.empty()) {
+          report.mismatchCommand = stores.front();
+          if (stores.front() < report.rtlFinish.size()) report.mismatchCycle = report.rtlFinish[stores.front()];
+        }
         break;
       }
     }
@@ -89,6 +101,20 @@ CosimReport cosimulate(const sable_hw_config& config, std::span<const uint8_t> i
   report.mismatch = why.str();
   report.match = report.mismatch.empty();
   return report;
+}
+
+std::string writeMismatchWaveform(std::span<const uint8_t> image, const CosimJob& job, const CosimReport& report,
+                                  const std::string& file, uint64_t before, uint64_t after, const RtlNpuOptions& options) {
+  if (!RtlNpu::traceSupported()) return "this build has no waveform tracing (configure with -DSABLE_RTL_TRACE=ON)";
+  std::vector<uint8_t> memory(image.begin(), image.end());
+  RtlNpuOptions traced = options;
+  traced.traceFile = file;
+  traced.traceFrom = report.mismatchCycle > before ? report.mismatchCycle - before : 0;
+  traced.traceTo = report.mismatchCycle + after;
+  RtlNpu windowed(DeviceMemory{memory.data(), memory.size()}, traced);
+  windowed.runJob(job.cmdBase, job.cmdSize, job.regionTable, job.regionCount,
+                  100'000 + 20 * report.model.counters[SABLE_COUNTER_CYCLES]);
+  return "";
 }
 
 }  // namespace sable::sim

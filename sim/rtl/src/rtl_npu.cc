@@ -103,7 +103,8 @@ struct RtlNpu::Impl {
   void dump() {
 #if VM_TRACE_FST
     if (!trace) return;
-    const bool inWindow = cycles >= options.traceFrom && cycles <= options.traceTo;
+    // The window counts cycles of the job (from START); register accesses before it are not traced.
+    const bool inWindow = jobStarted && cycles - jobStart >= options.traceFrom && cycles - jobStart <= options.traceTo;
     if (inWindow && !traceOpen) {
       trace->open(options.traceFile.c_str());
       traceOpen = true;
@@ -123,6 +124,7 @@ struct RtlNpu::Impl {
   uint64_t cycles = 0;
   std::vector<uint64_t>* finish = nullptr;  // runJob's per-command record, while it runs
   uint64_t jobStart = 0;
+  bool jobStarted = false;
 };
 
 RtlNpu::RtlNpu(DeviceMemory memory, RtlNpuOptions options) : impl_(std::make_unique<Impl>(memory, std::move(options))) {}
@@ -207,6 +209,7 @@ RtlJobResult RtlNpu::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionT
   writeRegister(SABLE_REG_REGION_COUNT, regionCount);
   writeRegister(SABLE_REG_CONTROL, SABLE_REG_CONTROL_START_MASK);
   m.jobStart = m.cycles;
+  m.jobStarted = true;
   RtlJobResult result;
   while (!m.top->irq) {
     if (m.cycles - begin >= maxCycles) {

@@ -31,6 +31,10 @@ struct CosimReport {
   std::vector<uint64_t> modelFinish;    // the model's finish cycle of each command
   std::vector<uint64_t> rtlFinish;      // the RTL's (completion trace port)
   double rtlSeconds = 0;                // wall-clock time of the RTL's run
+  // Where the first difference shows: the command it is attributed to (a DMA_STORE that wrote
+  // the differing byte, the failing command) and the RTL's cycle at which that command completed.
+  uint32_t mismatchCommand = 0;
+  uint64_t mismatchCycle = 0;
   std::vector<uint8_t> rtlMemory;       // device memory after the RTL's run
   std::vector<uint8_t> modelMemory;     // after the model's
 };
@@ -39,6 +43,13 @@ struct CosimReport {
 // memory model and waveform window.
 CosimReport cosimulate(const sable_hw_config& config, std::span<const uint8_t> image, const CosimJob& job,
                        const RtlNpuOptions& options = {});
+
+// Runs the job on the RTL again with an FST waveform of the cycles around report.mismatchCycle
+// (`before` cycles before it, `after` after) written to `file`; needs a build with
+// SABLE_RTL_TRACE. Returns an empty string or why it could not.
+std::string writeMismatchWaveform(std::span<const uint8_t> image, const CosimJob& job, const CosimReport& report,
+                                  const std::string& file, uint64_t before = 2000, uint64_t after = 500,
+                                  const RtlNpuOptions& options = {});
 
 // The counters that must agree exactly on a successful job.
 inline constexpr uint32_t kExactCounters[] = {SABLE_COUNTER_MACS, SABLE_COUNTER_DMA_READ_BYTES,

@@ -19,7 +19,7 @@ namespace sable::sim {
 struct RtlNpuOptions {
   AxiMemoryConfig memory{};         // latency and backpressure of the modelled DDR
   std::string traceFile;            // FST waveform ("" = none; needs a build with SABLE_RTL_TRACE)
-  uint64_t traceFrom = 0;           // cycles: the window that is dumped
+  uint64_t traceFrom = 0;           // cycles of the job (from its START): the window that is dumped
   uint64_t traceTo = UINT64_MAX;
 };
 
