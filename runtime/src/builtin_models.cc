@@ -221,10 +221,25 @@ hal::Result<hal::Model> tinyCnn() {
   return net.finish();
 }
 
+// The layer shapes the NPU's performance targets name (docs/rtl.md): 3×3 and 1×1 convolutions
+// with at least 64 input and output channels, and 3×3 depthwise, at 28×28 and 14×14.
+hal::Result<hal::Model> convBench() {
+  NetworkBuilder net;
+  Activation x = net.conv(net.input(28), 64, 3, 1, true);  // 28x28x64 (3 input channels)
+  x = net.conv(x, 64, 3, 1, true);                         // 3x3, 64 -> 64
+  x = net.conv(x, 64, 1, 1, true);                         // 1x1, 64 -> 64
+  x = net.depthwise(x, 1);                                 // 3x3 depthwise, stride 1
+  x = net.conv(x, 128, 3, 2, true);                        // 14x14x128
+  x = net.conv(x, 128, 3, 1, true);                        // 3x3, 128 -> 128
+  x = net.conv(x, 128, 1, 1, true);                        // 1x1, 128 -> 128
+  net.classifier(net.globalAveragePool(x), 10, false);
+  return net.finish();
+}
+
 }  // namespace
 
 const std::vector<std::string>& builtinModelNames() {
-  static const std::vector<std::string> names = {"mobilenet_v1", "mobilenet_v2", "tiny_cnn"};
+  static const std::vector<std::string> names = {"mobilenet_v1", "mobilenet_v2", "tiny_cnn", "conv_bench"};
   return names;
 }
 
@@ -232,8 +247,11 @@ hal::Result<hal::Model> makeBuiltinModel(std::string_view name) {
   if (name == "mobilenet_v1") return mobileNetV1();
   if (name == "mobilenet_v2") return mobileNetV2();
   if (name == "tiny_cnn") return tinyCnn();
+  if (name == "conv_bench") return convBench();
   return hal::invalidArgument(
-      "unknown built-in model '{}' (available: builtin:mobilenet_v1, builtin:mobilenet_v2, builtin:tiny_cnn)", name);
+      "unknown built-in model '{}' (available: builtin:mobilenet_v1, builtin:mobilenet_v2, builtin:tiny_cnn, "
+      "builtin:conv_bench)",
+      name);
 }
 
 std::vector<uint8_t> makeSyntheticInput(const hal::Model& model, uint64_t seed) {

@@ -16,7 +16,8 @@ namespace sable::runtime {
 
 // Names accepted by makeBuiltinModel ("mobilenet_v1", "mobilenet_v2", "tiny_cnn": a 32x32 network
 // of conv, depthwise, add, max and average pool, 1x1 conv and reshape to 10 logits, without
-// SOFTMAX, so that the NPU runs it whole).
+// SOFTMAX, so that the NPU runs it whole; "conv_bench": the layer shapes of the NPU's
+// performance targets, 3x3 and 1x1 convolutions with 64 and 128 channels and a 3x3 depthwise).
 const std::vector<std::string>& builtinModelNames();
 
 // The model; the same name always gives the same model (weights come from a fixed seed).
