@@ -352,9 +352,10 @@ int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgra
              report.model.counters[SABLE_COUNTER_CYCLES],
              100.0 * (static_cast<double>(report.model.counters[SABLE_COUNTER_CYCLES]) / std::max<uint64_t>(cycles, 1) - 1.0),
              100.0 * worst);
-  fmt::print("simulation: {} cycles in {:.2f} s = {:.0f} simulated cycles per second (verilated RTL, no tracing)\n",
+  fmt::print("simulation: {} cycles in {:.2f} s = {:.0f} simulated cycles per second (verilated RTL, {})\n",
              report.rtl.simulatedCycles, report.rtlSeconds,
-             report.rtlSeconds > 0 ? report.rtl.simulatedCycles / report.rtlSeconds : 0.0);
+             report.rtlSeconds > 0 ? report.rtl.simulatedCycles / report.rtlSeconds : 0.0,
+             options.trace.empty() ? "no tracing" : "tracing to " + options.trace);
   if (!report.match) {
     fmt::print("MISMATCH between the RTL and the functional model: {}\n", report.mismatch);
     if (!options.mismatchTrace.empty()) {
