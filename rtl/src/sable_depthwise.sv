@@ -301,11 +301,15 @@ module sable_depthwise #(
     for (int unsigned s = 0; s < PMAX; s++) tap1[s] <= TW'(s_tap[s]);
   end
 
-  logic [DIM-1:0][31:0] sum_a, sum_b;
-  always_comb begin
+  // S2's sums of the S1 products, computed only in cycles with a valid tap (an idle unit costs
+  // nothing, in silicon and in the verilated model).
+  logic [DIM-1:0][31:0] sum_a2, sum_b2;
+  always_ff @(posedge clk) begin
     logic signed [17:0] a, w;
     logic [31:0]        m;  // int32 wrap-around: the low word of the product
     logic [7:0]         wbyte, ibyte;
+    logic [DIM-1:0][31:0] sum_a, sum_b;
+    if (any1) begin
     sum_a = '0;
     sum_b = '0;
     for (int unsigned c = 0; c < DIM; c++) begin
@@ -320,20 +324,21 @@ module sable_depthwise #(
         if (v1[s] && b1[s]) sum_b[c] = sum_b[c] + m;
       end
     end
+    sum_a2 <= sum_a;
+    sum_b2 <= sum_b;
+    end
   end
 
   // ---------------------------------------------------------------- S2: running sum, write
   logic                 v2, end2, last2;
   logic [15:0]          row2;
-  logic [DIM-1:0][31:0] sum_a2, sum_b2, old2, run;
+  logic [DIM-1:0][31:0] old2, run;
   always_ff @(posedge clk) begin
     if (!rst_n || clear) v2 <= 1'b0;
     else v2 <= any1;
     end2   <= end1;
     last2  <= last1;
     row2   <= row1;
-    sum_a2 <= sum_a;
-    sum_b2 <= sum_b;
     old2   <= f_accum ? acc_rdata : '0;
   end
 

@@ -169,7 +169,7 @@ module sable_eltwise #(
   logic [DIM-1:0][7:0] y;
   for (genvar c = 0; c < DIM; c++) begin : g_lane
     sable_eltwise_lane u_lane (
-        .clk, .op, .is_signed,
+        .clk, .en(state != IDLE), .op, .is_signed,
         .a(sp_rdata[0][8*c+:8]), .b(sp_rdata[1][8*c+:8]),
         .a_offset, .b_offset, .output_offset,
         .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),

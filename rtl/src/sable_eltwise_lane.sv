@@ -5,6 +5,7 @@
 // valid data, so the lane needs neither valid bits nor enables.
 module sable_eltwise_lane (
     input  logic              clk,
+    input  logic              en,             // the unit is busy: the pipeline advances
     input  logic [1:0]        op,             // sable_pkg::ELTWISE_OP_*
     input  logic              is_signed,
     input  logic [7:0]        a,              // byte of A, in the cycle the read data arrives
@@ -38,31 +39,28 @@ module sable_eltwise_lane (
     return c[7:0];
   endfunction
 
-  logic signed [31:0] sa, sb, raw;
-  always_comb begin
-    // ADD/SUB: both inputs rescaled to the common scale; MUL: the plain product (int32 wrap).
-    sa = mbqm(va_q << left_shift, a_multiplier,
-              a_shift);
-    sb = mbqm(vb_q << left_shift, b_multiplier,
-              b_shift);
-    case (op)
-      2'(sable_pkg::ELTWISE_OP_ADD): raw = sa + sb;
-      2'(sable_pkg::ELTWISE_OP_SUB): raw = sa - sb;
-      default: raw = 32'(va_q * vb_q);
-    endcase
-  end
-
+  // Registers move only while the unit is busy: an idle lane costs nothing (in silicon and in
+  // the verilated model, which evaluates every datapath every cycle).
   always_ff @(posedge clk) begin
-    // Stage 1: the offsets (int32 wrap-around, as the reference computes).
-    va_q <= extend(a, is_signed) + a_offset;
-    vb_q <= extend(b, is_signed) + b_offset;
-    // Stage 2: the input rescale (or the product).
-    raw_q <= raw;
-    // Stage 3: the output rescale.
-    scaled_q <= mbqm(raw_q, output_multiplier, output_shift);
-    // Stage 4: the output offset and the clamps.
-    y_q <= saturate(33'(scaled_q) + 33'(output_offset),
-                    clamp_min, clamp_max, is_signed);
+    if (en) begin
+      logic signed [31:0] sa, sb;
+      // Stage 1: the offsets (int32 wrap-around, as the reference computes).
+      va_q <= extend(a, is_signed) + a_offset;
+      vb_q <= extend(b, is_signed) + b_offset;
+      // Stage 2: ADD/SUB: both inputs rescaled to the common scale; MUL: the plain product
+      // (int32 wrap).
+      sa = mbqm(va_q << left_shift, a_multiplier, a_shift);
+      sb = mbqm(vb_q << left_shift, b_multiplier, b_shift);
+      case (op)
+        2'(sable_pkg::ELTWISE_OP_ADD): raw_q <= sa + sb;
+        2'(sable_pkg::ELTWISE_OP_SUB): raw_q <= sa - sb;
+        default: raw_q <= 32'(va_q * vb_q);
+      endcase
+      // Stage 3: the output rescale.
+      scaled_q <= mbqm(raw_q, output_multiplier, output_shift);
+      // Stage 4: the output offset and the clamps.
+      y_q <= saturate(33'(scaled_q) + 33'(output_offset), clamp_min, clamp_max, is_signed);
+    end
   end
 
   assign y = y_q;

@@ -249,6 +249,7 @@ module sable_ppu #(
   for (genvar c = 0; c < DIM; c++) begin : g_lane
     sable_requant_lane u_lane (
       .clk       (clk),
+      .en        (busy),
       .acc       (acc_rdata[32*c +: 32]),
       .bias      (bias_q[c]),
       .left      (left_q[c]),

@@ -17,6 +17,7 @@ module sable_requant_lane (
   input  logic        [4:0]  left,        // max(shift, 0): used in stage 1
   input  logic signed [31:0] multiplier,  // Q31 multiplier: used in stage 2
   input  logic        [4:0]  right,       // max(-shift, 0): used in stage 4
+  input  logic               en,          // the unit is busy: the pipeline advances
   input  logic signed [15:0] zero_point,  // output zero point: used in stage 4
   input  logic signed [9:0]  lo,          // clamp bounds already intersected with the output
   input  logic signed [9:0]  hi,          //   type's range (lo <= hi): used in stage 4
@@ -27,16 +28,14 @@ module sable_requant_lane (
   logic               sat_q;    // stage 2: both operands INT32_MIN (the one overflowing product)
   logic signed [31:0] high_q;   // stage 3
 
-  // Stage 4, combinational: the rounding right shift (sable_arith_pkg) and the zero point in 33
+  // Stage 4 (computed in the register stage below): the rounding right shift (sable_arith_pkg) and the zero point in 33
   // bits (an int32 plus an int16 cannot wrap there, as the reference adds them in int64).
-  logic signed [31:0] divided;
-  logic signed [32:0] with_zp;
-  always_comb begin
-    divided = sable_arith_pkg::rdbpot(high_q, right);
-    with_zp = 33'(divided) + 33'(zero_point);
-  end
-
+  // Registers move only while the unit is busy: an idle lane costs nothing (in silicon and in
+  // the verilated model, which evaluates every datapath every cycle).
   always_ff @(posedge clk) begin
+    if (en) begin
+    logic signed [32:0] with_zp;
+    with_zp = 33'(sable_arith_pkg::rdbpot(high_q, right)) + 33'(zero_point);
     // The left shift happens in int32 with wrap-around, like the reference's unsigned shift.
     x_q <= (acc + bias) <<< left;
 
@@ -54,5 +53,6 @@ module sable_requant_lane (
     if (with_zp < 33'(lo)) out <= lo[7:0];
     else if (with_zp > 33'(hi)) out <= hi[7:0];
     else out <= with_zp[7:0];
+    end
   end
 endmodule

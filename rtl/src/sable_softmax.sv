@@ -191,8 +191,10 @@ module sable_softmax #(
     // Stage A.
     if (a_valid && a_kind == K_TABLE) table_q[a_tline*8*DIM+:8*DIM] <= sp_rdata;
     if (a_valid && a_kind == K_MAX) row_max <= line_max;
-    for (int c = 0; c < int'(DIM); c++) begin
-      term_q[c] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rdata[8*c+:8], is_signed))+:32] : 32'd0;
+    if (a_valid) begin
+      for (int c = 0; c < int'(DIM); c++) begin
+        term_q[c] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rdata[8*c+:8], is_signed))+:32] : 32'd0;
+      end
     end
     b_kind <= a_kind;
     b_first <= a_first;
@@ -200,12 +202,16 @@ module sable_softmax #(
     b_addr <= a_addr;
     // Stage B.
     if (b_valid && b_kind == K_SUM) sum_q <= line_sum;
-    for (int c = 0; c < int'(DIM); c++) prod_q[c] <= srdhm(scale, term_q[c]);
+    if (b_valid) begin
+      for (int c = 0; c < int'(DIM); c++) prod_q[c] <= srdhm(scale, term_q[c]);
+    end
     c_mask <= b_mask;
     c_addr <= b_addr;
     // Stage C: output = rdbpot(prod, shift) (0 beyond 31) + zero point, saturated to the type.
-    for (int c = 0; c < int'(DIM); c++) begin
-      y_q[c] <= saturate(out_shift > 6'd31 ? 32'sd0 : rdbpot(prod_q[c], out_shift[4:0]), is_signed);
+    if (c_valid) begin
+      for (int c = 0; c < int'(DIM); c++) begin
+        y_q[c] <= saturate(out_shift > 6'd31 ? 32'sd0 : rdbpot(prod_q[c], out_shift[4:0]), is_signed);
+      end
     end
     w_mask <= c_mask;
     w_addr <= c_addr;
