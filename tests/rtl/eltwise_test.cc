@@ -12,6 +12,7 @@
 
 #include "Vsable_eltwise.h"
 #include "sable/isa_arith.h"
+#include "unit_bench.h"
 #include "verilated.h"
 
 namespace {
@@ -23,22 +24,9 @@ constexpr int PARAM_LINES = (48 + DIM - 1) / DIM;
 constexpr int LAT = 5;                              // read to write (sable_eltwise LAT_W)
 constexpr int PARAM_ROUNDS = (PARAM_LINES + 1) / 2;
 
-template <class T>
-uint8_t getByte(const T& v, int i) {
-  if constexpr (std::is_integral_v<T>) return static_cast<uint8_t>(v >> (8 * i));
-  else return static_cast<uint8_t>(v[i / 4] >> (8 * (i % 4)));
-}
-template <class T>
-void setByte(T& v, int i, uint8_t b) {
-  if constexpr (std::is_integral_v<T>) {
-    v = static_cast<T>((v & ~(T(0xFF) << (8 * i))) | (T(b) << (8 * i)));
-  } else {
-    v[i / 4] = (v[i / 4] & ~(0xFFu << (8 * (i % 4)))) | (uint32_t(b) << (8 * (i % 4)));
-  }
-}
 
-using Line = std::array<uint8_t, DIM>;
-using Mem = std::vector<Line>;
+using Line = sable::rtl_test::Line<DIM>;
+using Mem = sable::rtl_test::Memory<DIM>;
 
 struct Cmd {
   uint32_t w[8] = {};
@@ -102,80 +90,11 @@ int refEltwise(Mem& m, const Cmd& c) {
 }
 
 // The unit with its scratchpad ports served from `mem`.
-struct Bench {
-  std::unique_ptr<Top> top = std::make_unique<Top>();
-  Mem mem = Mem(LINES);
-  std::mt19937 junk{7};
-  uint64_t writes = 0;
+using Bench = sable::rtl_test::UnitBench<Top, 2>;
+using sable::rtl_test::getByte;
+using sable::rtl_test::setByte;
 
-  Bench() {
-    top->rst_n = 0;
-    top->clear = 0;
-    top->start = 0;
-    for (int i = 0; i < 3; ++i) step();
-    top->rst_n = 1;
-  }
-  void step() {
-    top->clk = 0;
-    top->eval();
-    std::array<Line, 2> next{};
-    for (int p = 0; p < 2; ++p) {
-      if ((top->sp_re >> p) & 1) {
-        next[p] = mem[(top->sp_raddr >> (16 * p)) & 0xFFFF];
-      } else {
-        for (auto& x : next[p]) x = uint8_t(junk());  // rdata is undefined without a read
-      }
-    }
-    if (top->sp_we) {
-      ++writes;
-      for (int c = 0; c < DIM; ++c) {
-        if ((top->sp_wstrb >> c) & 1) mem[top->sp_waddr][c] = getByte(top->sp_wdata, c);
-      }
-    }
-    top->clk = 1;
-    top->eval();
-    for (int p = 0; p < 2; ++p)
-      for (int c = 0; c < DIM; ++c) setByte(top->sp_rdata, p * DIM + c, next[p][c]);
-  }
-  // Runs one command; returns {error, cycles from start to done}.
-  std::pair<int, int> run(const Cmd& c, int clearAt = -1) {
-    for (int i = 0; i < 8; ++i)
-      for (int k = 0; k < 4; ++k) setByte(top->cmd, 4 * i + k, uint8_t(c.w[i] >> (8 * k)));
-    top->start = 1;
-    top->clk = 0;
-    top->eval();
-    EXPECT_FALSE(top->busy);
-    step();
-    top->start = 0;
-    for (int cyc = 1; cyc < 2000000; ++cyc) {
-      top->clk = 0;
-      top->eval();
-      if (cyc == clearAt) {
-        top->clear = 1;
-        step();
-        top->clear = 0;
-        return {-1, cyc};
-      }
-      EXPECT_TRUE(top->busy) << "cycle " << cyc;
-      if (top->done) {
-        const int e = top->error;
-        step();
-        top->clk = 0;
-        top->eval();
-        EXPECT_FALSE(top->busy);
-        return {e, cyc};
-      }
-      step();
-    }
-    ADD_FAILURE() << "no done";
-    return {-1, 0};
-  }
-};
-
-void randomFill(Mem& m, std::mt19937& r) {
-  for (auto& l : m)
-    for (auto& b : l) b = uint8_t(r());
-}
+void randomFill(Mem& m, std::mt19937& r) { sable::rtl_test::randomFill<DIM>(m, r); }
 
 Params realisticParams(std::mt19937& r, uint32_t op, bool isSigned) {
   Params p{};
@@ -231,7 +150,7 @@ void runAndCompare(Bench& bench, const Cmd& c, int expectError = 0, int* cycles 
   const int refErr = refEltwise(expect, c);
   ASSERT_EQ(refErr, expectError);
   const uint64_t writesBefore = bench.writes;
-  const auto [err, cyc] = bench.run(c);
+  const auto [err, cyc] = bench.run(c.w);
   EXPECT_EQ(err, expectError);
   if (expectError != 0) { EXPECT_EQ(bench.writes, writesBefore) << "a failing command wrote"; }
   for (int l = 0; l < LINES; ++l) {
@@ -377,7 +296,7 @@ TEST(Eltwise, ClearStopsWrites) {
   randomFill(bench.mem, r);
   writeParams(bench.mem, 5000, realisticParams(r, 2, false));
   const Mem before = bench.mem;
-  const auto [err, cyc] = bench.run(eltwiseCmd(2, false, 0, 2000, 3000, 100, 1, 1, 1, 5000), 30);
+  const auto [err, cyc] = bench.run(eltwiseCmd(2, false, 0, 2000, 3000, 100, 1, 1, 1, 5000).w, 30);
   (void)err;
   (void)cyc;
   const uint64_t writes = bench.writes;

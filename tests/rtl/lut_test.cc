@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "Vsable_lut.h"
+#include "unit_bench.h"
 #include "verilated.h"
 
 namespace {
@@ -19,22 +20,9 @@ constexpr int DIM = 8 * sizeof(Top::sp_wstrb);  // the verilated DIM (8 or 16)
 constexpr int LINES = 65536;
 constexpr int TABLE_LINES = (256 + DIM - 1) / DIM;
 
-template <class T>
-uint8_t getByte(const T& v, int i) {
-  if constexpr (std::is_integral_v<T>) return static_cast<uint8_t>(v >> (8 * i));
-  else return static_cast<uint8_t>(v[i / 4] >> (8 * (i % 4)));
-}
-template <class T>
-void setByte(T& v, int i, uint8_t b) {
-  if constexpr (std::is_integral_v<T>) {
-    v = static_cast<T>((v & ~(T(0xFF) << (8 * i))) | (T(b) << (8 * i)));
-  } else {
-    v[i / 4] = (v[i / 4] & ~(0xFFu << (8 * (i % 4)))) | (uint32_t(b) << (8 * (i % 4)));
-  }
-}
 
-using Line = std::array<uint8_t, DIM>;
-using Mem = std::vector<Line>;
+using Line = sable::rtl_test::Line<DIM>;
+using Mem = sable::rtl_test::Memory<DIM>;
 
 struct Cmd {
   uint32_t w[8] = {};
@@ -62,78 +50,16 @@ void refLut(Mem& m, const Cmd& c) {
   }
 }
 
-struct Bench {
-  std::unique_ptr<Top> top = std::make_unique<Top>();
-  Mem mem = Mem(LINES);
-  std::mt19937 junk{7};
-  uint64_t writes = 0;
+using Bench = sable::rtl_test::UnitBench<Top, 1>;
+using sable::rtl_test::getByte;
+using sable::rtl_test::setByte;
 
-  Bench() {
-    top->rst_n = 0;
-    top->clear = 0;
-    top->start = 0;
-    for (int i = 0; i < 3; ++i) step();
-    top->rst_n = 1;
-  }
-  void step() {
-    top->clk = 0;
-    top->eval();
-    Line next{};
-    if (top->sp_re) next = mem[top->sp_raddr];
-    else
-      for (auto& x : next) x = uint8_t(junk());  // rdata is undefined without a read
-    if (top->sp_we) {
-      ++writes;
-      for (int c = 0; c < DIM; ++c)
-        if ((top->sp_wstrb >> c) & 1) mem[top->sp_waddr][c] = getByte(top->sp_wdata, c);
-    }
-    top->clk = 1;
-    top->eval();
-    for (int c = 0; c < DIM; ++c) setByte(top->sp_rdata, c, next[c]);
-  }
-  std::pair<int, int> run(const Cmd& c, int clearAt = -1) {
-    for (int i = 0; i < 8; ++i)
-      for (int k = 0; k < 4; ++k) setByte(top->cmd, 4 * i + k, uint8_t(c.w[i] >> (8 * k)));
-    top->start = 1;
-    top->clk = 0;
-    top->eval();
-    EXPECT_FALSE(top->busy);
-    step();
-    top->start = 0;
-    for (int cyc = 1; cyc < 2000000; ++cyc) {
-      top->clk = 0;
-      top->eval();
-      if (cyc == clearAt) {
-        top->clear = 1;
-        step();
-        top->clear = 0;
-        return {-1, cyc};
-      }
-      EXPECT_TRUE(top->busy) << "cycle " << cyc;
-      if (top->done) {
-        const int e = top->error;
-        step();
-        top->clk = 0;
-        top->eval();
-        EXPECT_FALSE(top->busy);
-        return {e, cyc};
-      }
-      step();
-    }
-    ADD_FAILURE() << "no done";
-    return {-1, 0};
-  }
-};
-
-void randomFill(Mem& m, std::mt19937& r) {
-  for (auto& l : m)
-    for (auto& b : l) b = uint8_t(r());
-}
+void randomFill(Mem& m, std::mt19937& r) { sable::rtl_test::randomFill<DIM>(m, r); }
 
 void runAndCompare(Bench& bench, const Cmd& c, int* cycles = nullptr) {
   Mem expect = bench.mem;
   refLut(expect, c);
-  const auto [err, cyc] = bench.run(c);
+  const auto [err, cyc] = bench.run(c.w);
   EXPECT_EQ(err, 0);
   for (int l = 0; l < LINES; ++l) {
     ASSERT_EQ(bench.mem[l], expect[l]) << "line " << l << " cmd " << std::hex << c.w[1] << " " << c.w[2] << " " << c.w[3];
@@ -200,7 +126,7 @@ TEST(Lut, ClearStopsWrites) {
   std::mt19937 r(14);
   Bench bench;
   randomFill(bench.mem, r);
-  bench.run(lutCmd(1000, 5000, 100, 100, 1, 1), 40);
+  bench.run(lutCmd(1000, 5000, 100, 100, 1, 1).w, 40);
   const uint64_t writes = bench.writes;
   for (int i = 0; i < 20; ++i) bench.step();
   EXPECT_EQ(bench.writes, writes);

@@ -13,6 +13,7 @@
 
 #include "Vsable_softmax.h"
 #include "sable/isa_arith.h"
+#include "unit_bench.h"
 #include "verilated.h"
 
 namespace {
@@ -23,22 +24,9 @@ constexpr int LINES = 65536;
 constexpr int TABLE_LINES = (1024 + DIM - 1) / DIM;
 constexpr int LAT = 4;  // a pass-3 read to its write
 
-template <class T>
-uint8_t getByte(const T& v, int i) {
-  if constexpr (std::is_integral_v<T>) return static_cast<uint8_t>(v >> (8 * i));
-  else return static_cast<uint8_t>(v[i / 4] >> (8 * (i % 4)));
-}
-template <class T>
-void setByte(T& v, int i, uint8_t b) {
-  if constexpr (std::is_integral_v<T>) {
-    v = static_cast<T>((v & ~(T(0xFF) << (8 * i))) | (T(b) << (8 * i)));
-  } else {
-    v[i / 4] = (v[i / 4] & ~(0xFFu << (8 * (i % 4)))) | (uint32_t(b) << (8 * (i % 4)));
-  }
-}
 
-using Line = std::array<uint8_t, DIM>;
-using Mem = std::vector<Line>;
+using Line = sable::rtl_test::Line<DIM>;
+using Mem = sable::rtl_test::Memory<DIM>;
 using Table = std::array<int32_t, 256>;
 
 struct Cmd {
@@ -114,73 +102,11 @@ void refSoftmax(Mem& m, const Cmd& c) {
   }
 }
 
-struct Bench {
-  std::unique_ptr<Top> top = std::make_unique<Top>();
-  Mem mem = Mem(LINES);
-  std::mt19937 junk{7};
-  uint64_t writes = 0;
+using Bench = sable::rtl_test::UnitBench<Top, 1>;
+using sable::rtl_test::getByte;
+using sable::rtl_test::setByte;
 
-  Bench() {
-    top->rst_n = 0;
-    top->clear = 0;
-    top->start = 0;
-    for (int i = 0; i < 3; ++i) step();
-    top->rst_n = 1;
-  }
-  void step() {
-    top->clk = 0;
-    top->eval();
-    Line next{};
-    if (top->sp_re) next = mem[top->sp_raddr];
-    else
-      for (auto& x : next) x = uint8_t(junk());  // rdata is undefined without a read
-    if (top->sp_we) {
-      ++writes;
-      for (int c = 0; c < DIM; ++c)
-        if ((top->sp_wstrb >> c) & 1) mem[top->sp_waddr][c] = getByte(top->sp_wdata, c);
-    }
-    top->clk = 1;
-    top->eval();
-    for (int c = 0; c < DIM; ++c) setByte(top->sp_rdata, c, next[c]);
-  }
-  std::pair<int, int> run(const Cmd& c, int clearAt = -1) {
-    for (int i = 0; i < 8; ++i)
-      for (int k = 0; k < 4; ++k) setByte(top->cmd, 4 * i + k, uint8_t(c.w[i] >> (8 * k)));
-    top->start = 1;
-    top->clk = 0;
-    top->eval();
-    EXPECT_FALSE(top->busy);
-    step();
-    top->start = 0;
-    for (int cyc = 1; cyc < 4000000; ++cyc) {
-      top->clk = 0;
-      top->eval();
-      if (cyc == clearAt) {
-        top->clear = 1;
-        step();
-        top->clear = 0;
-        return {-1, cyc};
-      }
-      EXPECT_TRUE(top->busy) << "cycle " << cyc;
-      if (top->done) {
-        const int e = top->error;
-        step();
-        top->clk = 0;
-        top->eval();
-        EXPECT_FALSE(top->busy);
-        return {e, cyc};
-      }
-      step();
-    }
-    ADD_FAILURE() << "no done";
-    return {-1, 0};
-  }
-};
-
-void randomFill(Mem& m, std::mt19937& r) {
-  for (auto& l : m)
-    for (auto& b : l) b = uint8_t(r());
-}
+void randomFill(Mem& m, std::mt19937& r) { sable::rtl_test::randomFill<DIM>(m, r); }
 
 // exp(-d * beta * scale) in Q0.31, clipped to INT32_MAX, optionally 0 beyond `cut`.
 Table expTable(double step, int cut = 256) {
@@ -202,7 +128,7 @@ void runAndCompare(Bench& bench, const Cmd& c, int* cycles = nullptr) {
   ASSERT_FALSE(unsupportedAlias(c));
   Mem expect = bench.mem;
   refSoftmax(expect, c);
-  const auto [err, cyc] = bench.run(c);
+  const auto [err, cyc] = bench.run(c.w);
   EXPECT_EQ(err, 0);
   for (int l = 0; l < LINES; ++l) {
     ASSERT_EQ(bench.mem[l], expect[l]) << "line " << l << " cmd " << std::hex << c.w[0] << " " << c.w[1] << " " << c.w[2]
@@ -317,7 +243,7 @@ TEST(Softmax, ClearStopsWrites) {
   Bench bench;
   randomFill(bench.mem, r);
   writeTable(bench.mem, 4000, expTable(0.05));
-  bench.run(softmaxCmd(false, 0, 10000, 8, 50, 4, 4, 1, 1, 4000), TABLE_LINES + 30);
+  bench.run(softmaxCmd(false, 0, 10000, 8, 50, 4, 4, 1, 1, 4000).w, TABLE_LINES + 30);
   const uint64_t writes = bench.writes;
   for (int i = 0; i < 40; ++i) bench.step();
   EXPECT_EQ(bench.writes, writes);
