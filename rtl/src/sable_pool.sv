@@ -190,8 +190,8 @@ module sable_pool #(
   // ---------------------------------------------------------------- S1: fold the taps
   // acc holds the running max or sum (|sum| <= 255 * 255 * 255 < 2^24) and cnt the taps inside.
   logic                 v1, in1, first1, last1, final1;
-  logic [DIM-1:0][25:0] acc, acc_new;
-  logic [16:0]          cnt, cnt_new;
+  logic [DIM-1:0][25:0] acc;
+  logic [16:0]          cnt;
   always_ff @(posedge clk) begin
     if (!rst_n || clear) v1 <= 1'b0;
     else v1 <= issue;
@@ -202,27 +202,6 @@ module sable_pool #(
     o1     <= o_pix;
   end
   assign p1 = v1 && last1;
-
-  always_comb begin
-    logic signed [25:0] base, v;
-    cnt_new = (first1 ? 17'd0 : cnt) + 17'(in1);
-    for (int unsigned c = 0; c < DIM; c++) begin
-      // Max starts from the type's minimum (like the model); an average from zero.
-      if (first1) base = f_avg ? 26'sd0 : (f_signed ? -26'sd128 : 26'sd0);
-      else base = signed'(acc[c]);
-      v = 26'(signed'({f_signed & sp_rdata[8*c+7], sp_rdata[8*c +: 8]}));
-      if (!in1) acc_new[c] = base;
-      else if (f_avg) acc_new[c] = base + v;
-      else acc_new[c] = v > base ? v : base;
-    end
-  end
-
-  always_ff @(posedge clk) begin
-    if (v1) begin
-      acc <= acc_new;
-      cnt <= cnt_new;
-    end
-  end
 
   // ---------------------------------------------------------------- S2, S3: divide, clamp
   // Signed result from sign and magnitude, clamped to [clamp_min, max(clamp_min, clamp_max)]
@@ -258,7 +237,12 @@ module sable_pool #(
   logic [DIM-1:0]       neg2, neg3;
   logic [DIM-1:0][3:0]  qhi3;
   logic [16:0]          cnt2, cnt3;
+  // The data registers of every stage load only with a valid tap or pixel: an idle unit costs
+  // nothing (in silicon and in the verilated model, which evaluates every datapath each cycle).
   always_ff @(posedge clk) begin
+    logic signed [25:0] base, v;
+    logic [DIM-1:0][25:0] acc_new;
+    logic [16:0] cnt_new;
     if (!rst_n || clear) begin
       v2 <= 1'b0;
       v3 <= 1'b0;
@@ -266,38 +250,48 @@ module sable_pool #(
       v2 <= v1 && last1;
       v3 <= v2;
     end
-    final2 <= final1;
-    o2     <= o1;
-    cnt2   <= cnt_new;
-    for (int unsigned c = 0; c < DIM; c++) begin
-      // Max: the value itself, through the same pipeline (count forced to 1 below).
-      neg2[c] <= acc_new[c][25];
-      rem2[c] <= (acc_new[c][25] ? -acc_new[c] : acc_new[c]) + (f_avg ? 26'(cnt_new[16:1]) : 26'd0);
+    // S1: the window's running maximum or sum.
+    if (v1) begin
+      cnt_new = (first1 ? 17'd0 : cnt) + 17'(in1);
+      for (int unsigned c = 0; c < DIM; c++) begin
+        // Max starts from the type's minimum (like the model); an average from zero.
+        if (first1) base = f_avg ? 26'sd0 : (f_signed ? -26'sd128 : 26'sd0);
+        else base = signed'(acc[c]);
+        v = 26'(signed'({f_signed & sp_rdata[8*c+7], sp_rdata[8*c +: 8]}));
+        if (!in1) acc_new[c] = base;
+        else if (f_avg) acc_new[c] = base + v;
+        else acc_new[c] = v > base ? v : base;
+      end
+      acc <= acc_new;
+      cnt <= cnt_new;
+      // S2: sign and magnitude (+ half the count: rounding), at the window's last tap.
+      if (last1) begin
+        final2 <= final1;
+        o2     <= o1;
+        cnt2   <= cnt_new;
+        for (int unsigned c = 0; c < DIM; c++) begin
+          // Max: the value itself, through the same pipeline (count forced to 1 below).
+          neg2[c] <= acc_new[c][25];
+          rem2[c] <= (acc_new[c][25] ? -acc_new[c] : acc_new[c]) + (f_avg ? 26'(cnt_new[16:1]) : 26'd0);
+        end
+      end
     end
-    final3 <= final2;
-    o3     <= o2;
-    cnt3   <= cnt2;
-    for (int unsigned c = 0; c < DIM; c++) begin
-      logic [29:0] r;
-      r = div_bits(rem2[c], f_avg ? cnt2 : 17'd1, 7);
-      rem3[c] <= r[29:4];
-      qhi3[c] <= r[3:0];
-      neg3[c] <= neg2[c];
+    // S3: the quotient's high bits.
+    if (v2) begin
+      final3 <= final2;
+      o3     <= o2;
+      cnt3   <= cnt2;
+      for (int unsigned c = 0; c < DIM; c++) begin
+        logic [29:0] r;
+        r = div_bits(rem2[c], f_avg ? cnt2 : 17'd1, 7);
+        rem3[c] <= r[29:4];
+        qhi3[c] <= r[3:0];
+        neg3[c] <= neg2[c];
+      end
     end
   end
   assign p2 = v2;
   assign p3 = v3;
-
-  // Quotient bits 3..0 (the remainder after them is not needed).
-  logic [DIM-1:0][29:0] div3;
-  logic                 unused_div;
-  always_comb begin
-    unused_div = 1'b0;
-    for (int unsigned c = 0; c < DIM; c++) begin
-      div3[c]    = div_bits(rem3[c], f_avg ? cnt3 : 17'd1, 3);
-      unused_div = unused_div ^ (^div3[c][29:4]);
-    end
-  end
 
   logic                v4, final4;
   logic [DIM-1:0][7:0] data4;
@@ -309,8 +303,13 @@ module sable_pool #(
       v4     <= v3;
       final4 <= v3 && final3;
     end
-    o4 <= o3;
-    for (int unsigned c = 0; c < DIM; c++) data4[c] <= saturate(neg3[c], {qhi3[c], div3[c][3:0]});
+    // S4: the quotient's low bits (the remainder after them is not needed), then the clamps.
+    if (v3) begin
+      o4 <= o3;
+      for (int unsigned c = 0; c < DIM; c++) begin
+        data4[c] <= saturate(neg3[c], {qhi3[c], 4'(div_bits(rem3[c], f_avg ? cnt3 : 17'd1, 3))});
+      end
+    end
   end
   assign p4 = v4;
 
