@@ -32,12 +32,6 @@ module sable_pe (
   output logic        wt_buf_out
 );
   logic [1:0][16:0] weight;
-  logic [16:0]      w_cur;
-  logic [31:0]      product;
-
-  assign w_cur   = weight[in_buf];
-  // Sign-extend both operands to 32 bits: the low 32 bits of the product are then exact mod 2^32.
-  assign product = {{15{in_a[16]}}, in_a} * {{15{w_cur[16]}}, w_cur};
 
   // Control bits are reset and cleared: an aborted pixel or weight load must vanish.
   always_ff @(posedge clk) begin
@@ -53,9 +47,13 @@ module sable_pe (
   // Data registers only move with a valid pixel or token (nothing toggles in bubbles).
   always_ff @(posedge clk) begin
     if (in_valid) begin
+      logic [16:0] w_cur;
+      w_cur = weight[in_buf];
       out_buf  <= in_buf;
       out_a    <= in_a;
-      psum_out <= psum_in + product;
+      // Sign-extend both operands to 32 bits: the low 32 bits of the product are then exact
+      // mod 2^32. Computed only for a valid pixel (as the registers move only then).
+      psum_out <= psum_in + {{15{in_a[16]}}, in_a} * {{15{w_cur[16]}}, w_cur};
     end
     if (wt_en_in) begin
       wt_buf_out        <= wt_buf_in;

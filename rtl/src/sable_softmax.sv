@@ -175,22 +175,18 @@ module sable_softmax #(
     return s ? 9'(signed'(v)) : 9'({1'b0, v});
   endfunction
 
-  logic signed [8:0] type_min, line_max;
-  logic signed [31:0] line_sum;
-  always_comb begin
-    type_min = is_signed ? -9'sd128 : 9'sd0;
-    line_max = a_first ? type_min : row_max;
-    for (int c = 0; c < int'(DIM); c++) begin
-      if (a_mask[c] && extend(sp_rdata[8*c+:8], is_signed) > line_max) line_max = extend(sp_rdata[8*c+:8], is_signed);
-    end
-    line_sum = b_first ? 32'sd0 : signed'(sum_q);
-    for (int c = 0; c < int'(DIM); c++) line_sum = line_sum + rdbpot(term_q[c], 5'd12);
-  end
-
   always_ff @(posedge clk) begin
     // Stage A.
     if (a_valid && a_kind == K_TABLE) table_q[a_tline*8*DIM+:8*DIM] <= sp_rdata;
-    if (a_valid && a_kind == K_MAX) row_max <= line_max;
+    if (a_valid && a_kind == K_MAX) begin
+      // The row's maximum so far, with this line's bytes (type minimum first).
+      logic signed [8:0] line_max;
+      line_max = a_first ? (is_signed ? -9'sd128 : 9'sd0) : row_max;
+      for (int c = 0; c < int'(DIM); c++) begin
+        if (a_mask[c] && extend(sp_rdata[8*c+:8], is_signed) > line_max) line_max = extend(sp_rdata[8*c+:8], is_signed);
+      end
+      row_max <= line_max;
+    end
     if (a_valid) begin
       for (int c = 0; c < int'(DIM); c++) begin
         term_q[c] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rdata[8*c+:8], is_signed))+:32] : 32'd0;
@@ -201,7 +197,13 @@ module sable_softmax #(
     b_mask <= a_mask;
     b_addr <= a_addr;
     // Stage B.
-    if (b_valid && b_kind == K_SUM) sum_q <= line_sum;
+    if (b_valid && b_kind == K_SUM) begin
+      // The row's sum so far in Q12.19, with this line's terms.
+      logic signed [31:0] line_sum;
+      line_sum = b_first ? 32'sd0 : signed'(sum_q);
+      for (int c = 0; c < int'(DIM); c++) line_sum = line_sum + rdbpot(term_q[c], 5'd12);
+      sum_q <= line_sum;
+    end
     if (b_valid) begin
       for (int c = 0; c < int'(DIM); c++) prod_q[c] <= srdhm(scale, term_q[c]);
     end
