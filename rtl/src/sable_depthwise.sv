@@ -339,7 +339,7 @@ module sable_depthwise #(
     end2   <= end1;
     last2  <= last1;
     row2   <= row1;
-    old2   <= f_accum ? acc_rdata : '0;
+    if (any1) old2 <= f_accum ? acc_rdata : '0;
   end
 
   logic                 we_q;
@@ -359,8 +359,10 @@ module sable_depthwise #(
         end
       end
     end
-    waddr_q <= row2;
-    for (int unsigned c = 0; c < DIM; c++) wdata_q[c] <= run[c] + sum_a2[c] + old2[c];
+    if (v2 && end2) begin
+      waddr_q <= row2;
+      for (int unsigned c = 0; c < DIM; c++) wdata_q[c] <= run[c] + sum_a2[c] + old2[c];
+    end
   end
 
   assign acc_we    = we_q && !clear;
