@@ -36,14 +36,19 @@ module sable_exec_check #(
     return first + count <= 64'(ACC_ROWS);
   endfunction
 
-  // DMA_LOAD and DMA_STORE keep region and dram_offset at the same bits.
+  // DMA_LOAD and DMA_STORE keep region, dram_offset and their element grid at the same bits.
   logic [7:0] region;
   logic [63:0] offset, extent, size;
   assign region = cmd[CMD_DMA_LOAD_REGION_LSB+:8];
   assign offset = 64'(cmd[CMD_DMA_LOAD_DRAM_OFFSET_LSB+:32]);
   if (CMD_DMA_LOAD_REGION_LSB != CMD_DMA_STORE_REGION_LSB ||
-      CMD_DMA_LOAD_DRAM_OFFSET_LSB != CMD_DMA_STORE_DRAM_OFFSET_LSB) begin : g_layout
-    $error("DMA_LOAD and DMA_STORE no longer share region and dram_offset");
+      CMD_DMA_LOAD_DRAM_OFFSET_LSB != CMD_DMA_STORE_DRAM_OFFSET_LSB || CMD_DMA_LOAD_NX_LSB != CMD_DMA_STORE_NX_LSB ||
+      CMD_DMA_LOAD_NY_LSB != CMD_DMA_STORE_NY_LSB || CMD_DMA_LOAD_NZ_LSB != CMD_DMA_STORE_NZ_LSB ||
+      CMD_DMA_LOAD_ELEM_BYTES_LSB != CMD_DMA_STORE_ELEM_BYTES_LSB ||
+      CMD_DMA_LOAD_DRAM_STRIDE_X_LSB != CMD_DMA_STORE_DRAM_STRIDE_X_LSB ||
+      CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB != CMD_DMA_STORE_DRAM_STRIDE_Y_LSB ||
+      CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB != CMD_DMA_STORE_DRAM_STRIDE_Z_LSB) begin : g_layout
+    $error("DMA_LOAD and DMA_STORE no longer share the fields of their element grid");
   end
 
   // Bytes [offset, offset + extent) of the region: BAD_REGION or REGION_OUT_OF_BOUNDS.
@@ -53,37 +58,30 @@ module sable_exec_check #(
     return ERROR_NONE;
   endfunction
 
+  // A DMA's element grid and the bytes it spans in its region (same bits in both DMA commands).
+  logic [63:0] dma_nx, dma_ny, dma_nz;
   always_comb begin
-    logic [63:0] nx, ny, nz, sx, sy, sz, eb;
+    dma_nx = 64'(cmd[CMD_DMA_LOAD_NX_LSB +: 16]);
+    dma_ny = 64'(cmd[CMD_DMA_LOAD_NY_LSB +: 16]);
+    dma_nz = 64'(cmd[CMD_DMA_LOAD_NZ_LSB +: 16]);
+    extent = (dma_nz - 1) * 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]) +
+             (dma_ny - 1) * 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]) +
+             (dma_nx - 1) * 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]) + 64'(cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]);
+  end
+
+  always_comb begin
+    logic [63:0] nx, ny;
     cause = ERROR_NONE;
-    extent = 64'd0;
-    nx = 64'd0; ny = 64'd0; nz = 64'd0; sx = 64'd0; sy = 64'd0; sz = 64'd0; eb = 64'd0;
     case (cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH])
       OP_DMA_LOAD: begin
-        nx = 64'(cmd[CMD_DMA_LOAD_NX_LSB +: CMD_DMA_LOAD_NX_WIDTH]);
-        ny = 64'(cmd[CMD_DMA_LOAD_NY_LSB +: CMD_DMA_LOAD_NY_WIDTH]);
-        nz = 64'(cmd[CMD_DMA_LOAD_NZ_LSB +: CMD_DMA_LOAD_NZ_WIDTH]);
-        sx = 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]);
-        sy = 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]);
-        sz = 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]);
-        eb = 64'(cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB +: CMD_DMA_LOAD_ELEM_BYTES_WIDTH]);
-        extent = (nz - 1) * sz + (ny - 1) * sy + (nx - 1) * sx + eb;
         if (!lines_fit(64'(cmd[CMD_DMA_LOAD_SP_ADDR_LSB +: 16]),
-                       nz * (64'(cmd[CMD_DMA_LOAD_PAD_TOP_LSB +: 4]) + ny + 64'(cmd[CMD_DMA_LOAD_PAD_BOTTOM_LSB +: 4])) *
-                           (64'(cmd[CMD_DMA_LOAD_PAD_LEFT_LSB +: 4]) + nx + 64'(cmd[CMD_DMA_LOAD_PAD_RIGHT_LSB +: 4]))))
+                       dma_nz * (64'(cmd[CMD_DMA_LOAD_PAD_TOP_LSB +: 4]) + dma_ny + 64'(cmd[CMD_DMA_LOAD_PAD_BOTTOM_LSB +: 4])) *
+                           (64'(cmd[CMD_DMA_LOAD_PAD_LEFT_LSB +: 4]) + dma_nx + 64'(cmd[CMD_DMA_LOAD_PAD_RIGHT_LSB +: 4]))))
           cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else cause = region_cause();
       end
       OP_DMA_STORE: begin
-        nx = 64'(cmd[CMD_DMA_STORE_NX_LSB +: CMD_DMA_STORE_NX_WIDTH]);
-        ny = 64'(cmd[CMD_DMA_STORE_NY_LSB +: CMD_DMA_STORE_NY_WIDTH]);
-        nz = 64'(cmd[CMD_DMA_STORE_NZ_LSB +: CMD_DMA_STORE_NZ_WIDTH]);
-        sx = 64'(cmd[CMD_DMA_STORE_DRAM_STRIDE_X_LSB +: 32]);
-        sy = 64'(cmd[CMD_DMA_STORE_DRAM_STRIDE_Y_LSB +: 32]);
-        sz = 64'(cmd[CMD_DMA_STORE_DRAM_STRIDE_Z_LSB +: 32]);
-        eb = 64'(cmd[CMD_DMA_STORE_ELEM_BYTES_LSB +: CMD_DMA_STORE_ELEM_BYTES_WIDTH]);
-        extent = (nz - 1) * sz + (ny - 1) * sy + (nx - 1) * sx + eb;
-        if (!lines_fit(64'(cmd[CMD_DMA_STORE_SP_ADDR_LSB +: 16]), nz * ny * nx)) cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        if (!lines_fit(64'(cmd[CMD_DMA_STORE_SP_ADDR_LSB +: 16]), dma_nz * dma_ny * dma_nx)) cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else cause = region_cause();
       end
       OP_MATMUL: begin
