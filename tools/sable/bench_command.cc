@@ -26,6 +26,8 @@
 #include "sable/shim/shim.h"
 #include "sable/umd/compiler/program_image.h"
 #ifdef SABLE_HAVE_RTL
+#include <unistd.h>
+
 #include <random>
 
 #include "sable/sim/cosim.h"
@@ -322,8 +324,12 @@ int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgra
     rtlOptions.traceFrom = options.traceFrom;
     rtlOptions.traceTo = options.traceTo;
   }
+  if (isatty(STDERR_FILENO)) {
+    rtlOptions.progress = [](uint64_t cycles) { std::cerr << fmt::format("\r  RTL: {:.1f} M cycles", cycles / 1e6); };
+  }
   const sim::CosimJob job{image.streamAddress, image.streamBytes, image.regionTable, image.regionCount};
   const sim::CosimReport report = sim::cosimulate(c, image.memory, job, rtlOptions);
+  if (rtlOptions.progress) std::cerr << "\n";
   if (report.model.errorCause != SABLE_ERROR_NONE) {
     std::cerr << fmt::format("sable bench: the functional model stopped the program: {} at command {}\n",
                              sable_error_cause_name(report.model.errorCause), report.model.errorCommand);

@@ -211,7 +211,12 @@ RtlJobResult RtlNpu::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionT
   m.jobStart = m.cycles;
   m.jobStarted = true;
   RtlJobResult result;
+  uint64_t nextProgress = m.options.progressInterval;
   while (!m.top->irq) {
+    if (m.options.progress && m.cycles - m.jobStart >= nextProgress) {
+      m.options.progress(m.cycles - m.jobStart);
+      nextProgress += m.options.progressInterval;
+    }
     if (m.cycles - begin >= maxCycles) {
       result.timedOut = true;
       writeRegister(SABLE_REG_CONTROL, SABLE_REG_CONTROL_ABORT_MASK);

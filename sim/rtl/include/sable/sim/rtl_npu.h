@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct RtlNpuOptions {
   std::string traceFile;            // FST waveform ("" = none; needs a build with SABLE_RTL_TRACE)
   uint64_t traceFrom = 0;           // cycles of the job (from its START): the window that is dumped
   uint64_t traceTo = UINT64_MAX;
+  // Called from runJob every progressInterval cycles with the job's cycles so far (long runs).
+  std::function<void(uint64_t)> progress;
+  uint64_t progressInterval = 1 << 20;
 };
 
 struct RtlJobResult {
