@@ -123,6 +123,54 @@ TEST_F(LowerConv, RandomSmallCases) {
   }
 }
 
+// Few input channels (kernel_w · C ≤ 16): the kernel's columns are packed into the array's rows,
+// one MATMUL per kernel row and run of columns. Every border case: windows leaving the image on
+// either side by up to kernel_w − 1 columns (their own shifted weights), strides, an image exactly
+// as wide as the kernel, dilated rows, signed and per-channel weights.
+TEST_F(LowerConv, PacksKernelColumnsForFewInputChannels) {
+  Generator gen(20261126);
+  size_t packedCases = 0;
+  for (int i = 0; i < 28; ++i) {
+    ConvCase c;
+    c.kernelW = gen.uniform(2, 5);
+    c.kernelH = gen.uniform(1, 4);
+    c.inChannels = gen.uniform(1, 16 / c.kernelW);
+    c.outChannels = gen.uniform(1, 40);
+    c.width = i % 7 == 0 ? c.kernelW : gen.uniform(c.kernelW, 20);
+    c.height = gen.uniform(1, 14) + c.kernelH;
+    c.strideX = gen.uniform(1, 3);
+    c.strideY = gen.uniform(1, 3);
+    c.dilationY = gen.uniform(1, 2);
+    c.padLeft = gen.uniform(0, c.kernelW - 1);
+    c.padRight = gen.uniform(0, c.kernelW - 1);
+    c.padTop = gen.uniform(0, (c.kernelH - 1) * c.dilationY);
+    c.padBottom = gen.uniform(0, (c.kernelH - 1) * c.dilationY);
+    gen.fill(c, gen.coin(), gen.coin());
+    c.activation = static_cast<int32_t>(gen.uniform(0, 3));
+    const Lowered l = check(c, 1, describe(c, 1));
+    if (l.commands.empty()) continue;  // reported by check()
+    const auto matmuls = static_cast<uint64_t>(std::count_if(l.commands.begin(), l.commands.end(), [](const auto& s) {
+      return std::holds_alternative<Matmul>(s.command);
+    }));
+    // These images are one spatial tile, so a step is one block of 16 output channels. Packed, a
+    // step has kernel_h MATMULs per run of columns: each column whose window leaves the image is
+    // a run of its own, the columns inside it one run (unpacked, it would be kernel_h × kernel_w).
+    uint64_t runs = 0;
+    bool interior = false;
+    for (uint32_t x = 0; x < c.outWidth(); ++x) {
+      const int64_t start = int64_t{x} * c.strideX - c.padLeft;
+      const bool inside = start >= 0 && start + c.kernelW <= c.width;
+      runs += inside ? 0 : 1;
+      interior = interior || inside;
+    }
+    runs += interior ? 1 : 0;
+    ASSERT_EQ(l.stats.tiles, (c.outChannels + 15) / 16) << describe(c, 1) << ": more than one spatial tile";
+    EXPECT_EQ(matmuls, uint64_t{l.stats.tiles} * c.kernelH * runs) << describe(c, 1);
+    packedCases += matmuls == uint64_t{l.stats.tiles} * c.kernelH * runs ? 1 : 0;
+  }
+  EXPECT_EQ(packedCases, 28u);
+}
+
 // Random windows on images of more than 1024 output pixels: bands (and for the wide ones column
 // spans) whose halos cross strides, dilations and the border padding.
 TEST_F(LowerConv, RandomTiledCases) {

@@ -182,24 +182,32 @@ struct Plan {
   uint32_t inBase = 0, constBase = 0, outBase = 0;
 };
 
+// Input rows a tile of `rows` output rows reads (the most a tile of that size can need).
+uint64_t inputTileRows(const ConvGeometry& g, uint32_t rows) {
+  return uint64_t{rows - 1} * g.strideY + uint64_t{g.kernelH - 1} * g.dilationY + 1;
+}
+
+// Input columns of a tile of `cols` output columns: with packed columns, one line per output column.
+uint64_t inputTileCols(const ConvGeometry& g, uint32_t cols, bool packed) {
+  return packed ? cols : uint64_t{cols - 1} * g.strideX + uint64_t{g.kernelW - 1} * g.dilationX + 1;
+}
+
 // Input lines of a tile of `rows` × `cols` outputs (the largest a tile of that size can need).
-uint64_t inputTileLines(const ConvLayer& l, uint32_t rows, uint32_t cols, uint32_t blocks) {
-  const ConvGeometry& g = l.geometry;
-  const uint64_t r = uint64_t{rows - 1} * g.strideY + uint64_t{g.kernelH - 1} * g.dilationY + 1;
-  const uint64_t c = uint64_t{cols - 1} * g.strideX + uint64_t{g.kernelW - 1} * g.dilationX + 1;
-  return r * c * blocks;
+uint64_t inputTileLines(const ConvLayer& l, uint32_t rows, uint32_t cols, uint32_t blocks, bool packed) {
+  return inputTileRows(l.geometry, rows) * inputTileCols(l.geometry, cols, packed) * blocks;
 }
 
 // The largest tile (full width first) whose buffers fit `lines` scratchpad lines.
 std::optional<std::pair<uint32_t, uint32_t>> chooseTile(const ConvLayer& l, uint32_t oh, uint32_t ow,
                                                         uint32_t blocks, uint64_t lines, uint32_t inRing,
-                                                        uint32_t outRing, uint32_t accRows) {
+                                                        uint32_t outRing, uint32_t accRows, bool packed) {
   const ConvGeometry& g = l.geometry;
   auto fits = [&](uint32_t rows, uint32_t cols) {
     if (uint64_t{rows} * cols > accRows) return false;
-    const uint64_t c = uint64_t{cols - 1} * g.strideX + uint64_t{g.kernelW - 1} * g.dilationX + 1;
-    if (c * g.strideY > kField16) return false;  // MATMUL input_stride_y
-    return inputTileLines(l, rows, cols, blocks) * inRing + uint64_t{rows} * cols * outRing <= lines;
+    // MATMUL input_stride_y: a row of input lines times the stride, or (packed) a column of them.
+    const uint64_t strideY = packed ? inputTileRows(g, rows) : inputTileCols(g, cols, false) * g.strideY;
+    if (strideY > kField16) return false;
+    return inputTileLines(l, rows, cols, blocks, packed) * inRing + uint64_t{rows} * cols * outRing <= lines;
   };
   // Full width first (long MATMULs), then halved widths when even one row does not fit.
   for (uint32_t cols = ow;; cols = (cols + 1) / 2) {
@@ -261,6 +269,67 @@ struct Tile {
   Span rows, cols;
 };
 
+// Column packing, for layers with few input channels (the first layer of a CNN has 3, and would
+// use 3 of the array's rows per tap): when the kernel row of one output pixel, kernel_w · C bytes
+// of kernel_w adjacent NHWC pixels, fits one line, the DMA loads it as one element and one MATMUL
+// per kernel row does the work of kernel_w. An element must stay inside its image row, so an
+// output column whose window leaves the image loads the nearest window inside it and uses weights
+// shifted by the difference; the taps that fall on padding get the weight zero point and
+// contribute nothing, as padding would. A tile's input plane is column-major (line = column ·
+// rows + row), so that a run of columns with the same shift is one DMA_LOAD and one MATMUL per
+// kernel row writing one range of accumulator rows; POSTPROC transposes back to row-major.
+class ColumnPacking {
+ public:
+  ColumnPacking(const ConvLayer& l, uint32_t dim, bool folded) : g_(l.geometry), width_(l.input.w) {
+    const uint64_t lanes = uint64_t{g_.kernelW} * l.input.c;
+    on_ = !folded && l.groups == 1 && g_.kernelW > 1 && g_.dilationX == 1 && l.input.pitch() == l.input.c &&
+          lanes <= dim && l.input.w >= g_.kernelW;
+    if (!on_) return;
+    lanes_ = static_cast<uint32_t>(lanes);
+    for (uint32_t x = 0; x < l.output.w; ++x) {
+      if (std::find(shifts_.begin(), shifts_.end(), shift(x)) == shifts_.end()) shifts_.push_back(shift(x));
+    }
+  }
+  bool on() const { return on_; }
+  uint32_t lanes() const { return lanes_; }
+  uint32_t weightSets() const { return static_cast<uint32_t>(shifts_.size()); }
+  int64_t shiftOfSet(uint32_t set) const { return shifts_[set]; }
+  uint32_t setOf(uint32_t x) const {
+    return static_cast<uint32_t>(std::find(shifts_.begin(), shifts_.end(), shift(x)) - shifts_.begin());
+  }
+  // First input column of output column x's element, and its window's offset from it.
+  uint32_t elementStart(uint32_t x) const {
+    return static_cast<uint32_t>(std::clamp<int64_t>(windowStart(x), 0, width_ - g_.kernelW));
+  }
+  int64_t shift(uint32_t x) const { return windowStart(x) - elementStart(x); }
+
+  // Runs of output columns [first, first + count) of a tile that share one weight set (a shifted
+  // column is alone: its neighbours' windows are a stride away from the same clamped element).
+  struct Run {
+    uint32_t first, count, set;
+  };
+  std::vector<Run> runs(const Span& cols) const {
+    std::vector<Run> out;
+    for (uint32_t x = cols.out0; x < cols.out0 + cols.outCount; ++x) {
+      const uint32_t set = setOf(x);
+      if (!out.empty() && out.back().set == set && shift(x) == 0) {
+        ++out.back().count;
+      } else {
+        out.push_back({x, 1, set});
+      }
+    }
+    return out;
+  }
+
+ private:
+  int64_t windowStart(uint32_t x) const { return int64_t{x} * g_.strideX - g_.padLeft; }
+  ConvGeometry g_;
+  int64_t width_;
+  bool on_ = false;
+  uint32_t lanes_ = 0;
+  std::vector<int64_t> shifts_;
+};
+
 }  // namespace
 
 hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& original) {
@@ -296,6 +365,8 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   const TensorView& out = l.output;
   const sable_hw_config& config = context.config;
   const uint32_t dim = config.array_dim;
+  const ColumnPacking packing(l, dim, lp == &folded);
+  const bool packed = packing.on();
   const uint32_t spLines = sable_hw_config_scratchpad_lines(&config);
   // Steps alternate between the two halves of the accumulator, so that the MATMULs of a step
   // fill one half while the post-processing unit drains the other (docs/func-model.md).
@@ -322,8 +393,10 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   }
 
   // ---- Constants: per output block, its weight lines (input block, tap, channel k of the block;
-  // byte n = output channel n of the block) then its POSTPROC parameter block.
-  const uint64_t weightLinesPerBlock = uint64_t{inBlocks} * taps * dim;
+  // byte n = output channel n of the block; packed: weight set, kernel row, lane k = kx·C + c) then
+  // its POSTPROC parameter block.
+  const uint64_t weightLinesPerBlock =
+      packed ? uint64_t{packing.weightSets()} * g.kernelH * dim : uint64_t{inBlocks} * taps * dim;
   const uint64_t unitLines = weightLinesPerBlock + paramLines;
   std::vector<uint8_t> constants;
   constants.reserve(unitLines * dim * outBlocks);
@@ -332,7 +405,23 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint32_t group = ob / outBlocksG;
     const uint32_t oc0 = group * coutG + (ob % outBlocksG) * dim;
     const uint32_t lanes = std::min(dim, group * coutG + coutG - oc0);
-    for (uint32_t ib = 0; ib < inBlocks; ++ib) {
+    for (uint32_t set = 0; packed && set < packing.weightSets(); ++set) {
+      for (uint32_t ky = 0; ky < g.kernelH; ++ky) {
+        for (uint32_t k = 0; k < dim; ++k) {
+          // Lane k holds column k / C of the element, which tap kx reads when kx + shift = k / C.
+          const int64_t kx = int64_t{k / cinG} - packing.shiftOfSet(set);
+          const bool used = k < packing.lanes() && kx >= 0 && kx < g.kernelW;
+          for (uint32_t n = 0; n < dim; ++n) {
+            uint8_t w = static_cast<uint8_t>(weightZero);
+            if (used && n < lanes) {
+              w = l.filter[(uint64_t{oc0 + n} * taps + ky * g.kernelW + static_cast<uint32_t>(kx)) * cinG + k % cinG];
+            }
+            constants.push_back(w);
+          }
+        }
+      }
+    }
+    for (uint32_t ib = 0; !packed && ib < inBlocks; ++ib) {
       for (uint32_t tap = 0; tap < taps; ++tap) {
         for (uint32_t k = 0; k < dim; ++k) {
           const uint32_t ic = ib * dim + k;
@@ -359,8 +448,8 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
       }
       params.push_back({.bias = l.bias[oc], .multiplier = multiplier, .shift = shift});
     }
-    SABLE_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, packPostprocParams(dim, params));
-    constants.insert(constants.end(), packed.begin(), packed.end());
+    SABLE_ASSIGN_OR_RETURN(std::vector<uint8_t> paramBlock, packPostprocParams(dim, params));
+    constants.insert(constants.end(), paramBlock.begin(), paramBlock.end());
   }
 
   // ---- Plan: constants resident when they take at most half the scratchpad, else streamed per
@@ -371,7 +460,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint64_t constLines = resident ? totalConstLines : unitLines * constRing;
     if (constLines >= spLines) return false;
     const uint32_t blocks = tileOuter ? inBlocks * groups : inBlocks;
-    auto t = chooseTile(l, oh, ow, blocks, spLines - constLines, inRing, 2, accHalfRows);
+    auto t = chooseTile(l, oh, ow, blocks, spLines - constLines, inRing, 2, accHalfRows, packed);
     if (!t) return false;
     plan.tileOuter = tileOuter;
     plan.resident = resident;
@@ -421,7 +510,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   // Scratchpad layout: constants, input ring, output ring.
   plan.constBase = 0;
   plan.inUnitLines =
-      static_cast<uint32_t>(inputTileLines(l, plan.tileRows, plan.tileCols, plan.inBlocksLoaded));
+      static_cast<uint32_t>(inputTileLines(l, plan.tileRows, plan.tileCols, plan.inBlocksLoaded, packed));
   plan.outUnitLines = plan.tileRows * plan.tileCols;
   plan.inBase = plan.constBase + plan.constUnitLines * plan.constRing;
   plan.outBase = plan.inBase + plan.inUnitLines * plan.inRing;
@@ -513,6 +602,31 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint32_t planeLines = t.rows.lines() * t.cols.lines();
     const uint64_t pixel = in.offset + uint64_t{t.image} * in.imageBytes() + uint64_t{t.rows.in0} * in.rowBytes() +
                            uint64_t{t.cols.in0} * in.pitch();
+    if (packed) {
+      // One DMA_LOAD per run of columns: x walks the tile's input rows, y its output columns.
+      for (const ColumnPacking::Run& run : packing.runs(t.cols)) {
+        DmaLoad d{.sp_addr = base + (run.first - t.cols.out0) * t.rows.lines(),
+                  .dram_offset = static_cast<uint32_t>(in.offset + uint64_t{t.image} * in.imageBytes() +
+                                                       uint64_t{t.rows.in0} * in.rowBytes() +
+                                                       uint64_t{packing.elementStart(run.first)} * in.pitch()),
+                  .region = in.region,
+                  .elem_bytes = packing.lanes(),
+                  .repeat = 1,
+                  .pad_value = static_cast<uint32_t>(in.quant.zeroPoint) & 0xFFu,
+                  .nx = t.rows.inCount,
+                  .ny = run.count,
+                  .nz = 1,
+                  .pad_left = t.rows.padBefore,
+                  .pad_right = t.rows.padAfter,
+                  .dram_stride_x = static_cast<uint32_t>(in.rowBytes()),
+                  .dram_stride_y = g.strideX * in.pitch(),
+                  .dram_stride_z = 0};
+        const size_t i = addLoad(d);
+        if (!unit.lastLoad && u >= plan.inRing) sched.depend(i, inUnits[u - plan.inRing].lastReader, kComputeToLoad);
+        unit.lastLoad = i;
+      }
+      return;
+    }
     const uint32_t firstGroup = plan.tileOuter ? 0 : s.block / outBlocksG;
     const uint32_t groupCount = plan.tileOuter ? groups : 1;
     bool waited = false;
@@ -655,7 +769,28 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     bool first = true;
     size_t lastMatmul = 0;
     const uint32_t accBase = (si % 2) * accHalfRows;
-    for (uint32_t ib = 0; ib < inBlocks; ++ib) {
+    for (const ColumnPacking::Run& run : packed ? packing.runs(t.cols) : std::vector<ColumnPacking::Run>{}) {
+      // Column-major: MATMUL x walks the tile's output rows, y the run's columns.
+      const uint32_t column = run.first - t.cols.out0;
+      for (uint32_t ky = 0; ky < g.kernelH; ++ky) {
+        Matmul mm{.accumulate = ky != 0,
+                  .input_signed = inputSigned,
+                  .weight_signed = weightSigned,
+                  .weight_addr = weightBase + (run.set * g.kernelH + ky) * dim,
+                  .input_addr = inSlotBase + column * t.rows.lines() + ky * g.dilationY,
+                  .acc_addr = accBase + column * t.rows.outCount,
+                  .nx = t.rows.outCount,
+                  .ny = run.count,
+                  .input_stride_x = g.strideY,
+                  .input_stride_y = t.rows.lines(),
+                  .input_zero_point = in.quant.zeroPoint,
+                  .weight_zero_point = weightZero};
+        lastMatmul = sched.add(mm);
+        if (first) sched.depend(lastMatmul, needLoad, kLoadToCompute);
+        first = false;
+      }
+    }
+    for (uint32_t ib = 0; !packed && ib < inBlocks; ++ib) {
       for (uint32_t ky = 0; ky < g.kernelH; ++ky) {
         for (uint32_t kx = 0; kx < g.kernelW; ++kx) {
           const uint32_t tap = ky * g.kernelW + kx;
@@ -690,10 +825,10 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const size_t post = sched.add(Postproc{.output_signed = inputSigned,
                                            .acc_addr = accBase,
                                            .output_addr = outAddr,
-                                           .nx = t.cols.outCount,
-                                           .ny = t.rows.outCount,
-                                           .output_stride_x = 1,
-                                           .output_stride_y = t.cols.outCount,
+                                           .nx = packed ? t.rows.outCount : t.cols.outCount,
+                                           .ny = packed ? t.cols.outCount : t.rows.outCount,
+                                           .output_stride_x = packed ? t.cols.outCount : 1,
+                                           .output_stride_y = packed ? 1 : t.cols.outCount,
                                            .param_addr = paramAddr,
                                            .output_zero_point = out.quant.zeroPoint,
                                            .clamp_min = clampMin,
