@@ -171,6 +171,30 @@ TEST_F(LowerConv, PacksKernelColumnsForFewInputChannels) {
   EXPECT_EQ(packedCases, 28u);
 }
 
+// A small layer (1×1 64→64 at 28×28, one tile would do): cut into 4 bands of rows, so that the
+// first load and the last step's post-processing and store are short; its resident constants are
+// loaded one output block at a time, the first MATMUL waiting only for block 0's.
+TEST_F(LowerConv, SmallLayerInBandsWithConstantsByBlock) {
+  Generator gen(5);
+  ConvCase c = shape(28, 28, 64, 64, 1, 1, 0);
+  gen.fill(c, false, false);
+  const Lowered l = check(c, 1, describe(c, 1));
+  ASSERT_FALSE(l.commands.empty());
+  EXPECT_EQ(l.stats.tiles, 4u * 4u) << "4 bands × 4 output blocks";
+  const uint32_t blockLines = 4 * 16 + sable_postproc_param_lines(16);  // 4 input blocks of weights
+  std::vector<const DmaLoad*> constLoads;
+  for (const StreamCommand& sc : l.commands) {
+    if (const auto* d = std::get_if<DmaLoad>(&sc.command); d && d->elem_bytes == 16 && d->ny == 1 && d->nz == 1 &&
+                                                             d->nx == blockLines) {
+      constLoads.push_back(d);
+    }
+  }
+  ASSERT_EQ(constLoads.size(), 4u) << "one DMA_LOAD per output block's weights and parameters";
+  for (size_t i = 0; i < constLoads.size(); ++i) EXPECT_EQ(constLoads[i]->sp_addr, i * blockLines);
+  ASSERT_TRUE(std::holds_alternative<DmaLoad>(l.commands[0].command));
+  EXPECT_EQ(std::get<DmaLoad>(l.commands[0].command).nx, blockLines) << "block 0's constants load first";
+}
+
 // Random windows on images of more than 1024 output pixels: bands (and for the wide ones column
 // spans) whose halos cross strides, dilations and the border padding.
 TEST_F(LowerConv, RandomTiledCases) {

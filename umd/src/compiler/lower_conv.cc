@@ -227,6 +227,20 @@ std::optional<std::pair<uint32_t, uint32_t>> chooseTile(const ConvLayer& l, uint
   return std::nullopt;
 }
 
+// A layer that fits in few tiles is cut into at least kMinTiles bands of rows (of at least
+// kMinTilePixels outputs, so that its MATMULs stay long): the first input load and the last
+// step's post-processing and store overlap no MATMUL, and with one tile they cost ~15 % of a small
+// layer (1×1 64→64 at 28×28). Only with resident constants, which smaller tiles do not reload.
+std::pair<uint32_t, uint32_t> splitSmallLayer(uint32_t oh, uint32_t ow, std::pair<uint32_t, uint32_t> tile) {
+  constexpr uint64_t kMinTiles = 4, kMinTilePixels = 128;
+  const auto [rows, cols] = tile;
+  const uint64_t colParts = ceilDiv(ow, cols);
+  if (ceilDiv(oh, rows) * colParts >= kMinTiles) return tile;
+  const uint64_t rowParts = std::min(ceilDiv(kMinTiles, colParts), oh / ceilDiv(kMinTilePixels, cols));
+  if (rowParts <= ceilDiv(oh, rows)) return tile;
+  return {static_cast<uint32_t>(ceilDiv(oh, rowParts)), cols};
+}
+
 // Commands collected before they go to the builder, so that a token signal can be added to a
 // command once a later command is found to depend on it.
 class Schedule {
@@ -462,6 +476,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     const uint32_t blocks = tileOuter ? inBlocks * groups : inBlocks;
     auto t = chooseTile(l, oh, ow, blocks, spLines - constLines, inRing, 2, accHalfRows, packed);
     if (!t) return false;
+    if (resident) t = splitSmallLayer(oh, ow, *t);
     plan.tileOuter = tileOuter;
     plan.resident = resident;
     plan.constRing = resident ? 1 : constRing;
@@ -689,8 +704,32 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
       unit.lastLoad = unit.blockLoads.back();
     }
   };
+  // Resident constants of several output blocks: loaded block by block, the first block before
+  // the first input unit and the others after it, so that the first MATMUL waits only for the
+  // weights it uses (the whole constant unit can take longer to load than a step to compute).
+  std::vector<DmaLoad> pendingConstBlocks;
+  const bool constByBlock = plan.resident && outBlocks > 1 && unitLines <= kField16;
+  auto flushConstBlocks = [&] {
+    for (const DmaLoad& d : pendingConstBlocks) constUnits[0].blockLoads.push_back(addLoad(d));
+    if (!pendingConstBlocks.empty()) constUnits[0].lastLoad = constUnits[0].blockLoads.back();
+    pendingConstBlocks.clear();
+  };
   auto emitConstLoad = [&](uint32_t u) {
     Unit& unit = constUnits[u];
+    if (constByBlock) {
+      for (uint32_t ob = 0; ob < outBlocks; ++ob) {
+        pendingConstBlocks.push_back({.sp_addr = static_cast<uint32_t>(plan.constBase + ob * unitLines),
+                                      .dram_offset = static_cast<uint32_t>(constOffset + ob * unitLines * dim),
+                                      .region = context.constants.region(),
+                                      .elem_bytes = dim,
+                                      .nx = static_cast<uint32_t>(unitLines),
+                                      .dram_stride_x = dim});
+      }
+      unit.blockLoads.push_back(addLoad(pendingConstBlocks.front()));
+      pendingConstBlocks.erase(pendingConstBlocks.begin());
+      unit.lastLoad = unit.blockLoads.back();
+      return;
+    }
     const uint32_t slot = u % plan.constRing;
     const uint64_t first = plan.resident ? 0 : unitLines * steps[unit.firstStep].block;
     const uint64_t lines = plan.constUnitLines;
@@ -719,7 +758,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
   uint32_t nextIn = 0, nextConst = 0;
   auto emitReadyLoads = [&](int64_t afterStep) {
     for (;;) {
-      if (!pendingBlocks.empty()) return;  // the first unit's blocks go first
+      if (!pendingBlocks.empty() || !pendingConstBlocks.empty()) return;  // the first units' blocks go first
       const bool inReady = nextIn < inUnits.size() &&
                            (nextIn < plan.inRing || int64_t{inUnits[nextIn - plan.inRing].lastStep} <= afterStep);
       const bool constReady =
@@ -763,9 +802,9 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     // A block-by-block input unit: each input block's first MATMUL waits for its own DMA.
     constexpr uint32_t kBlocksAhead = 2;
     if (!pendingBlocks.empty()) flushBlocks(firstBlock + kBlocksAhead);
-    const std::optional<size_t> needLoad =
-        iu.blockLoads.empty() ? std::max(iu.lastLoad.value_or(0), cu.lastLoad.value_or(0))
-                              : std::max(iu.blockLoads[firstBlock], cu.lastLoad.value_or(0));
+    const size_t constLoad = cu.blockLoads.empty() ? cu.lastLoad.value_or(0) : cu.blockLoads.at(s.block);
+    const std::optional<size_t> needLoad = iu.blockLoads.empty() ? std::max(iu.lastLoad.value_or(0), constLoad)
+                                                                 : std::max(iu.blockLoads[firstBlock], constLoad);
     bool first = true;
     size_t lastMatmul = 0;
     const uint32_t accBase = (si % 2) * accHalfRows;
@@ -811,7 +850,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
           lastMatmul = sched.add(mm);
           if (first) sched.depend(lastMatmul, needLoad, kLoadToCompute);
           if (ky == 0 && kx == 0 && !iu.blockLoads.empty()) {
-            sched.depend(lastMatmul, std::max(cu.lastLoad.value_or(0), iu.blockLoads[firstBlock + ib]),
+            sched.depend(lastMatmul, std::max(constLoad, iu.blockLoads[firstBlock + ib]),
                          kLoadToCompute);
           }
           first = false;
@@ -820,6 +859,7 @@ hal::Result<LayerStats> lowerConv(LoweringContext& context, const ConvLayer& ori
     }
     iu.lastReader = lastMatmul;
     flushBlocks(std::numeric_limits<uint64_t>::max());
+    flushConstBlocks();
     const uint32_t outSlot = si % plan.outRing;
     const uint32_t outAddr = plan.outBase + outSlot * plan.outUnitLines;
     const size_t post = sched.add(Postproc{.output_signed = inputSigned,
