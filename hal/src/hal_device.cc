@@ -3,6 +3,9 @@
 // with exactly-once callbacks, deadlines, loop timeouts, timing, fenced execution, bursts and
 // driver-managed buffers. The behaviour follows the HAL documentation and the AOSP sample
 // driver (docs/hal.md lists each method).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,9 +15,11 @@
 
 #include "managed_buffer.h"
 #include "sable/hal/burst.h"
+#include "sable/hal/cache_files.h"
 #include "sable/hal/conversions.h"
 #include "sable/hal/driver.h"
 #include "sable/hal/sync_fence.h"
+#include "sable/hal/unique_fd.h"
 #include "sable/hal/validation.h"
 #include "task_group.h"
 
@@ -107,6 +112,14 @@ struct DeviceState {
   TaskGroup tasks;
 };
 
+// Writes a prepared model's cache into the two files (docs/cache.md).
+Result<void> saveCache(const Driver& driver, const DriverPreparedModel& prepared, const CacheToken& token, int modelFd,
+                       int dataFd) {
+  SABLE_ASSIGN_OR_RETURN(CacheBlobs blobs, driver.cacheBlobs(prepared, token));
+  SABLE_TRY(writeCacheFile(dataFd, blobs.data));
+  return writeCacheFile(modelFd, blobs.model);
+}
+
 class FencedExecutionCallback final : public IFencedExecutionCallback {
  public:
   ExecutionInfo getExecutionInfo() override {
@@ -158,6 +171,21 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
                              if (!self) return failed(ErrorStatus::DEVICE_UNAVAILABLE, "the prepared model is gone");
                              return self->executeSynchronously(request, measure);
                            });
+  }
+
+  ErrorStatus saveToCache(const std::vector<NativeHandle>& modelCache, const std::vector<NativeHandle>& dataCache,
+                          const CacheToken& token) override {
+    if (!device_->driver->cachingSupported()) return ErrorStatus::GENERAL_FAILURE;
+    if (!cacheHandlesHold(modelCache, 1) || !cacheHandlesHold(dataCache, 1)) return ErrorStatus::INVALID_ARGUMENT;
+    for (const auto* handles : {&modelCache, &dataCache}) {
+      const int fd = (*handles)[0].fds[0];
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0 || ::lseek(fd, 0, SEEK_CUR) != 0) {
+        return ErrorStatus::INVALID_ARGUMENT;  // each must be an empty file at offset 0
+      }
+    }
+    auto saved = saveCache(*device_->driver, *prepared_, token, modelCache[0].fds[0], dataCache[0].fds[0]);
+    return saved.ok() ? ErrorStatus::NONE : ErrorStatus::GENERAL_FAILURE;
   }
 
   // ---- 1.3 ----
@@ -370,7 +398,11 @@ class HalDevice final : public IDevice {
   Returned<std::string> getVersionString() override { return {ErrorStatus::NONE, state_->driver->versionString()}; }
   Returned<DeviceType> getType() override { return {ErrorStatus::NONE, state_->driver->type()}; }
   Returned<std::vector<Extension>> getSupportedExtensions() override { return {ErrorStatus::NONE, {}}; }
-  Returned<CacheFilesNeeded> getNumberOfCacheFilesNeeded() override { return {ErrorStatus::NONE, {1, 1}}; }
+  // One model cache (the signed command stream and metadata) and one data cache (the weights).
+  Returned<CacheFilesNeeded> getNumberOfCacheFilesNeeded() override {
+    return {ErrorStatus::NONE, cacheFilesNeeded()};
+  }
+  Returned<bool> isCachingSupported() override { return {ErrorStatus::NONE, state_->driver->cachingSupported()}; }
   DeviceStatus getStatus() override { return state_->driver->status(); }
 
   // ---- supported operations ----
@@ -390,37 +422,35 @@ class HalDevice final : public IDevice {
   // ---- preparation ----
   ErrorStatus prepareModel(const v1_0::Model& model, std::shared_ptr<IPreparedModelCallback> callback) override {
     return prepare(convertToV1_3(model), HalVersion::V1_0, ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM,
-                   {}, {}, {}, std::move(callback));
+                   {}, {}, {}, {}, std::move(callback));
   }
   ErrorStatus prepareModel_1_1(const v1_1::Model& model, ExecutionPreference preference,
                                std::shared_ptr<IPreparedModelCallback> callback) override {
-    return prepare(convertToV1_3(model), HalVersion::V1_1, preference, Priority::MEDIUM, {}, {}, {},
+    return prepare(convertToV1_3(model), HalVersion::V1_1, preference, Priority::MEDIUM, {}, {}, {}, {},
                    std::move(callback));
   }
   ErrorStatus prepareModel_1_2(const v1_2::Model& model, ExecutionPreference preference,
                                const std::vector<NativeHandle>& modelCache, const std::vector<NativeHandle>& dataCache,
-                               const CacheToken& /*token*/, std::shared_ptr<IPreparedModelCallback> callback) override {
+                               const CacheToken& token, std::shared_ptr<IPreparedModelCallback> callback) override {
     return prepare(convertToV1_3(model), HalVersion::V1_2, preference, Priority::MEDIUM, {}, modelCache, dataCache,
-                   std::move(callback));
+                   token, std::move(callback));
   }
   ErrorStatus prepareModel_1_3(const Model& model, ExecutionPreference preference, Priority priority,
                                const OptionalTimePoint& deadline, const std::vector<NativeHandle>& modelCache,
-                               const std::vector<NativeHandle>& dataCache, const CacheToken& /*token*/,
+                               const std::vector<NativeHandle>& dataCache, const CacheToken& token,
                                std::shared_ptr<IPreparedModelCallback> callback) override {
-    return prepare(model, HalVersion::V1_3, preference, priority, deadline, modelCache, dataCache,
+    return prepare(model, HalVersion::V1_3, preference, priority, deadline, modelCache, dataCache, token,
                    std::move(callback));
   }
-  // Compilation caching (saving and loading blobs) is not implemented yet: the HAL's answer for
-  // a driver that cannot prepare from cache is GENERAL_FAILURE, through the callback too.
   ErrorStatus prepareModelFromCache(const std::vector<NativeHandle>& modelCache,
-                                    const std::vector<NativeHandle>& dataCache, const CacheToken& /*token*/,
+                                    const std::vector<NativeHandle>& dataCache, const CacheToken& token,
                                     std::shared_ptr<IPreparedModelCallback> callback) override {
-    return fromCache(HalVersion::V1_2, {}, modelCache, dataCache, std::move(callback));
+    return fromCache(HalVersion::V1_2, {}, modelCache, dataCache, token, std::move(callback));
   }
   ErrorStatus prepareModelFromCache_1_3(const OptionalTimePoint& deadline, const std::vector<NativeHandle>& modelCache,
-                                        const std::vector<NativeHandle>& dataCache, const CacheToken& /*token*/,
+                                        const std::vector<NativeHandle>& dataCache, const CacheToken& token,
                                         std::shared_ptr<IPreparedModelCallback> callback) override {
-    return fromCache(HalVersion::V1_3, deadline, modelCache, dataCache, std::move(callback));
+    return fromCache(HalVersion::V1_3, deadline, modelCache, dataCache, token, std::move(callback));
   }
 
   AllocateResult allocate(const BufferDesc& desc, const std::vector<std::shared_ptr<IPreparedModel>>& preparedModels,
@@ -447,18 +477,19 @@ class HalDevice final : public IDevice {
     return {ErrorStatus::NONE, std::move(*flags)};
   }
 
-  // Each cache vector is empty (no caching information) or holds getNumberOfCacheFilesNeeded's
-  // count of handles, each with exactly one file descriptor.
-  static bool validCacheHandles(const std::vector<NativeHandle>& handles) {
-    if (handles.empty()) return true;
-    if (handles.size() != 1) return false;
-    return std::all_of(handles.begin(), handles.end(),
-                       [](const NativeHandle& h) { return h.fds.size() == 1 && h.fds[0] >= 0; });
+  CacheFilesNeeded cacheFilesNeeded() const {
+    return state_->driver->cachingSupported() ? CacheFilesNeeded{1, 1} : CacheFilesNeeded{0, 0};
+  }
+  // At preparation each cache vector is empty (no caching information) or holds
+  // getNumberOfCacheFilesNeeded's count of handles, each with exactly one open descriptor.
+  static bool validCacheHandles(const std::vector<NativeHandle>& handles, uint32_t needed) {
+    return handles.empty() || cacheHandlesHold(handles, needed);
   }
 
   ErrorStatus prepare(const Model& model, HalVersion version, ExecutionPreference preference, Priority priority,
                       const OptionalTimePoint& deadline, const std::vector<NativeHandle>& modelCache,
-                      const std::vector<NativeHandle>& dataCache, std::shared_ptr<IPreparedModelCallback> callback) {
+                      const std::vector<NativeHandle>& dataCache, const CacheToken& token,
+                      std::shared_ptr<IPreparedModelCallback> callback) {
     if (!callback) return ErrorStatus::INVALID_ARGUMENT;
     auto invalid = [&](const std::string& message) {
       notifyPrepared(*callback, version, ErrorStatus::INVALID_ARGUMENT, nullptr, message);
@@ -467,16 +498,35 @@ class HalDevice final : public IDevice {
     if (auto valid = validateModelForVersion(model, version); !valid.ok()) return invalid(valid.error().message);
     if (!validPreference(preference)) return invalid("ExecutionPreference is not a valid value");
     if (!validPriority(priority)) return invalid("Priority is not a valid value");
-    if (!validCacheHandles(modelCache) || !validCacheHandles(dataCache)) {
-      return invalid("cache handles: each vector must be empty or hold one handle with one file descriptor");
+    const CacheFilesNeeded needed = cacheFilesNeeded();
+    if (!validCacheHandles(modelCache, needed.numModelCache) || !validCacheHandles(dataCache, needed.numDataCache)) {
+      return invalid(fmt::format("cache handles: each vector must be empty or hold {} (model) / {} (data) handles of "
+                                 "one open file descriptor",
+                                 needed.numModelCache, needed.numDataCache));
     }
     if (deadlinePassed(deadline)) {
       notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_PERSISTENT, nullptr, "the deadline had passed");
       return ErrorStatus::NONE;
     }
+    // The cache files are written after the preparation, once this call has returned: the
+    // descriptors are only lent for the call, so they are duplicated.
+    std::shared_ptr<std::pair<UniqueFd, UniqueFd>> cacheFiles;
+    if (!modelCache.empty() && !dataCache.empty()) {
+      auto modelFd = UniqueFd::duplicate(modelCache[0].fds[0]);
+      auto dataFd = UniqueFd::duplicate(dataCache[0].fds[0]);
+      if (modelFd.ok() && dataFd.ok()) {
+        cacheFiles = std::make_shared<std::pair<UniqueFd, UniqueFd>>(std::move(*modelFd), std::move(*dataFd));
+      }
+    }
     const bool started = state_->tasks.spawn([state = state_, model, version, preference, priority,
-                                              deadline = scaled(deadline, state_->driver->timeScale()), callback] {
+                                              deadline = scaled(deadline, state_->driver->timeScale()), callback,
+                                              cacheFiles, token] {
       auto prepared = state->driver->prepareModel(model, {preference, priority, deadline});
+      if (prepared.ok() && cacheFiles) {
+        // A cache that cannot be saved never fails the preparation (the HAL's rule).
+        auto saved = saveCache(*state->driver, **prepared, token, cacheFiles->first.get(), cacheFiles->second.get());
+        if (!saved.ok()) callback->diagnostic("the compilation cache was not saved: " + saved.error().message);
+      }
       if (!prepared.ok()) {
         notifyPrepared(*callback, version, prepared.error().status, nullptr, prepared.error().message);
         return;
@@ -498,22 +548,58 @@ class HalDevice final : public IDevice {
     return ErrorStatus::NONE;
   }
 
+  // Each descriptor is read once, in full, into memory before this call returns; the driver
+  // verifies and parses only that copy, in the preparation task.
   ErrorStatus fromCache(HalVersion version, const OptionalTimePoint& deadline,
                         const std::vector<NativeHandle>& modelCache, const std::vector<NativeHandle>& dataCache,
-                        std::shared_ptr<IPreparedModelCallback> callback) {
+                        const CacheToken& token, std::shared_ptr<IPreparedModelCallback> callback) {
     if (!callback) return ErrorStatus::INVALID_ARGUMENT;
-    if (!validCacheHandles(modelCache) || !validCacheHandles(dataCache)) {
-      notifyPrepared(*callback, version, ErrorStatus::INVALID_ARGUMENT, nullptr,
-                     "cache handles: each vector must be empty or hold one handle with one file descriptor");
-      return ErrorStatus::INVALID_ARGUMENT;
+    auto fail = [&](ErrorStatus status, const std::string& message) {
+      notifyPrepared(*callback, version, status, nullptr, message);
+      return status;
+    };
+    if (!state_->driver->cachingSupported()) {
+      return fail(ErrorStatus::GENERAL_FAILURE, "this driver does not prepare models from cache");
+    }
+    const CacheFilesNeeded needed = cacheFilesNeeded();
+    if (!cacheHandlesHold(modelCache, needed.numModelCache) || !cacheHandlesHold(dataCache, needed.numDataCache)) {
+      return fail(ErrorStatus::INVALID_ARGUMENT,
+                  fmt::format("cache handles: {} model and {} data cache handles of one open file descriptor each",
+                              needed.numModelCache, needed.numDataCache));
     }
     if (deadlinePassed(deadline)) {
       notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_PERSISTENT, nullptr, "the deadline had passed");
       return ErrorStatus::NONE;
     }
-    notifyPrepared(*callback, version, ErrorStatus::GENERAL_FAILURE, nullptr,
-                   "this driver does not prepare models from cache yet");
-    return ErrorStatus::GENERAL_FAILURE;
+    auto modelBytes = readCacheFile(modelCache[0].fds[0]);
+    if (!modelBytes.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "model " + modelBytes.error().message);
+    auto dataBytes = readCacheFile(dataCache[0].fds[0]);
+    if (!dataBytes.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "data " + dataBytes.error().message);
+    const bool started = state_->tasks.spawn([state = state_, version, deadline = scaled(deadline, state_->driver->timeScale()),
+                                              callback, token, modelBytes = std::move(*modelBytes),
+                                              dataBytes = std::move(*dataBytes)] {
+      auto prepared = state->driver->prepareModelFromCache(modelBytes, dataBytes, token,
+                                                           {ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM,
+                                                            deadline});
+      if (!prepared.ok()) {
+        notifyPrepared(*callback, version, prepared.error().status, nullptr, prepared.error().message);
+        return;
+      }
+      if (deadlinePassed(deadline)) {
+        notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_TRANSIENT, nullptr,
+                       "the preparation finished after the deadline");
+        return;
+      }
+      notifyPrepared(*callback, version, ErrorStatus::NONE,
+                     std::make_shared<HalPreparedModel>(state, std::move(prepared->interface),
+                                                        std::move(prepared->prepared)));
+    });
+    if (!started) {
+      notifyPrepared(*callback, version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, nullptr,
+                     "no thread could be started for the preparation");
+      return statusFor(version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT);
+    }
+    return ErrorStatus::NONE;
   }
 
   std::shared_ptr<DeviceState> state_;
@@ -523,6 +609,17 @@ class HalDevice final : public IDevice {
 
 Result<std::vector<std::string>> Driver::unsupportedReasons(const Model& model) const {
   return std::vector<std::string>(model.main.operations.size());
+}
+
+Result<CacheBlobs> Driver::cacheBlobs(const DriverPreparedModel& /*prepared*/, const CacheToken& /*token*/) const {
+  return generalFailure("{} does not support compilation caching", name());
+}
+
+Result<PreparedFromCache> Driver::prepareModelFromCache(std::span<const uint8_t> /*modelCache*/,
+                                                        std::span<const uint8_t> /*dataCache*/,
+                                                        const CacheToken& /*token*/,
+                                                        const PrepareOptions& /*options*/) {
+  return generalFailure("{} does not support compilation caching", name());
 }
 
 std::shared_ptr<IDevice> makeHalDevice(std::shared_ptr<Driver> driver) {

@@ -193,6 +193,10 @@ class FakePreparedModel : public IPreparedModel {
     context = std::make_shared<DetachableContext>(std::move(server.context));
     return {ErrorStatus::NONE, context};
   }
+  ErrorStatus saveToCache(const std::vector<NativeHandle>&, const std::vector<NativeHandle>&,
+                          const CacheToken&) override {
+    return ErrorStatus::GENERAL_FAILURE;  // this fake does not cache
+  }
   ExecutionResult executeSynchronously(const v1_0::Request& request, MeasureTiming measure) override {
     ++synchronousExecutions;
     return driver_.execute(request, measure);

@@ -275,9 +275,14 @@ TEST(HalDevice, DriverOfGivesTheDriverBehindADeviceAndCachingIsDeclinedCleanly) 
             ErrorStatus::GENERAL_FAILURE);
   EXPECT_EQ(callback->notifications(), 1);
   EXPECT_EQ(callback->status(), ErrorStatus::GENERAL_FAILURE);
-  auto invalid = std::make_shared<PreparedModelCallback>();
-  EXPECT_EQ(f.device->prepareModelFromCache({{{0}}, {{0}}}, {}, CacheToken{}, invalid), ErrorStatus::INVALID_ARGUMENT);
-  EXPECT_EQ(invalid->status(), ErrorStatus::INVALID_ARGUMENT);
+  // A driver that does not cache declines before looking at the arguments (as AOSP's sample
+  // driver), asks for no cache files, and refuses cache handles at preparation.
+  auto declined = std::make_shared<PreparedModelCallback>();
+  EXPECT_EQ(f.device->prepareModelFromCache({{{0}}, {{0}}}, {}, CacheToken{}, declined), ErrorStatus::GENERAL_FAILURE);
+  EXPECT_EQ(declined->status(), ErrorStatus::GENERAL_FAILURE);
+  EXPECT_FALSE(f.device->isCachingSupported().value);
+  EXPECT_EQ(f.device->getNumberOfCacheFilesNeeded().value.numModelCache, 0u);
+  EXPECT_EQ(f.device->getNumberOfCacheFilesNeeded().value.numDataCache, 0u);
 }
 
 TEST(SyncFence, SignalsOnceAndReportsErrorsWithoutConsumingTheSignal) {

@@ -12,12 +12,14 @@
 
 #include "sable/hal/build_info.h"
 #include "sable/hal/request_memory.h"
+#include "sable/hal/npu_cache.h"
 #include "sable/hal/npu_capabilities.h"
 #include "sable/hal/validation.h"
 #include "sable/umd/compiler/bound_inputs.h"
 #include "sable/umd/compiler/compiler.h"
 #include "sable/umd/compiler/legalize.h"
 #include "sable/umd/device.h"
+#include "sable/umd/signing.h"
 
 namespace sable::hal {
 namespace {
@@ -136,6 +138,11 @@ class NpuPreparedModel final : public DriverPreparedModel {
         weightInputs_(umd::compiler::weightInputs(model_)),
         loaded_(std::move(loaded)),
         connection_(std::move(connection)) {}
+
+  const Model& model() const { return model_; }
+  const sable_hw_config& config() const { return config_; }
+  // The program compiled at preparation; null when it is compiled at each execution.
+  const CompiledProgram* program() const { return loaded_ ? &loaded_->program : nullptr; }
 
   Result<ExecutionOutput> execute(const Request& request, const ExecuteOptions& options) override {
     const auto start = std::chrono::steady_clock::now();
@@ -326,7 +333,38 @@ class NpuDriver final : public Driver {
         std::make_shared<NpuPreparedModel>(model, config, options.priority, std::move(loaded), shared));
   }
 
+  // Compilation caching (docs/cache.md): blobs signed with this process's driver key.
+  bool cachingSupported() const override { return true; }
+  Result<CacheBlobs> cacheBlobs(const DriverPreparedModel& prepared, const CacheToken& token) const override {
+    const auto* npu = dynamic_cast<const NpuPreparedModel*>(&prepared);
+    if (npu == nullptr) return generalFailure("sable-npu: not a prepared model of this driver");
+    if (npu->program() == nullptr) {
+      return generalFailure("sable-npu: a model whose weights are inputs is compiled at each execution; there is no "
+                            "program to cache");
+    }
+    SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
+    return writeCacheBlobs(*npu->program(), modelInterface(npu->model()), token, identity(npu->config()), *key);
+  }
+  Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, std::span<const uint8_t> dataCache,
+                                                  const CacheToken& token, const PrepareOptions& options) override {
+    SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
+    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
+                           readCacheBlobs(modelCache, dataCache, token, identity(config), key->publicKey()));
+    auto shared = connection();
+    SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
+    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(cached.program)));
+    Model interface = cached.interface;
+    return PreparedFromCache{
+        .interface = std::move(cached.interface),
+        .prepared = std::make_shared<NpuPreparedModel>(std::move(interface), config, options.priority,
+                                                       std::move(loaded), shared)};
+  }
+
  private:
+  CacheIdentity identity(const sable_hw_config& config) const {
+    return {.driverVersion = versionString(), .hardwareConfig = hardwareConfigIdentity(config)};
+  }
   // One path for the flags and the reasons: the compiler's dry run on the device's configuration.
   static Result<std::vector<umd::compiler::OperationSupport>> operationSupport(const Model& model) {
     SABLE_TRY(validateModel(model));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,18 @@ class DriverPreparedModel {
   virtual Result<ExecutionOutput> execute(const Request& request, const ExecuteOptions& options) = 0;
 };
 
+// A prepared model's compilation-cache blobs (docs/cache.md): the security-sensitive model cache
+// and the data cache, one file each.
+struct CacheBlobs {
+  std::vector<uint8_t> model;
+  std::vector<uint8_t> data;
+};
+
+struct PreparedFromCache {
+  Model interface;  // the model's inputs and outputs: what requests are validated against
+  std::shared_ptr<DriverPreparedModel> prepared;
+};
+
 class Driver {
  public:
   virtual ~Driver() = default;
@@ -70,6 +83,20 @@ class Driver {
   // after, and reports MISSED_DEADLINE_* itself.
   virtual Result<std::shared_ptr<DriverPreparedModel>> prepareModel(const Model& model,
                                                                     const PrepareOptions& options) = 0;
+
+  // Compilation caching. The HAL layer validates the handles and does all file I/O (each cache
+  // file is read once, in full, into memory); the driver only turns blobs into a prepared model
+  // and back. A driver without caching keeps these defaults (GENERAL_FAILURE, as the HAL
+  // specifies for a driver that does not cache).
+  virtual bool cachingSupported() const { return false; }
+  // The blobs of `prepared` (made by this driver) for `token`, or an error when it cannot be
+  // cached (then nothing is saved; the preparation itself stands).
+  virtual Result<CacheBlobs> cacheBlobs(const DriverPreparedModel& prepared, const CacheToken& token) const;
+  // Verifies blobs this driver saved (for `token`, this driver version and this hardware) and
+  // prepares from them; GENERAL_FAILURE for anything else, and nothing of a rejected blob runs.
+  virtual Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache,
+                                                          std::span<const uint8_t> dataCache,
+                                                          const CacheToken& token, const PrepareOptions& options);
 };
 
 // The NN HAL device that serves every version's methods over `driver`. The returned object keeps

@@ -175,6 +175,12 @@ class IPreparedModel {
   virtual BurstResult configureExecutionBurst(std::shared_ptr<IBurstCallback> callback,
                                               const FmqDescriptor& requestChannel,
                                               const FmqDescriptor& resultChannel) = 0;
+  // The 1.2-era caching call (before caching moved into prepareModel_1_2): writes this prepared
+  // model's cache into one model-cache and one data-cache file, each empty and at offset 0. A
+  // driver that does not cache returns GENERAL_FAILURE before looking at its arguments; otherwise
+  // wrong arguments are INVALID_ARGUMENT.
+  virtual ErrorStatus saveToCache(const std::vector<NativeHandle>& modelCache,
+                                  const std::vector<NativeHandle>& dataCache, const CacheToken& token) = 0;
   // 1.3
   virtual ErrorStatus execute_1_3(const Request& request, MeasureTiming measure, const OptionalTimePoint& deadline,
                                   const OptionalTimeoutDuration& loopTimeoutDuration,
@@ -230,6 +236,8 @@ class IDevice {
   virtual Returned<std::vector<Extension>> getSupportedExtensions() = 0;
   virtual Returned<std::vector<bool>> getSupportedOperations_1_2(const v1_2::Model& model) = 0;
   virtual Returned<CacheFilesNeeded> getNumberOfCacheFilesNeeded() = 0;
+  // The 1.2-era query that went with IPreparedModel::saveToCache.
+  virtual Returned<bool> isCachingSupported() = 0;
   virtual ErrorStatus prepareModel_1_2(const v1_2::Model& model, ExecutionPreference preference,
                                        const std::vector<NativeHandle>& modelCache,
                                        const std::vector<NativeHandle>& dataCache, const CacheToken& token,

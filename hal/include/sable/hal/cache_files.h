@@ -1,0 +1,29 @@
+// The file side of compilation caching (docs/cache.md): the HAL layer validates the cache
+// handles a client passes and reads or writes the files; drivers see only bytes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sable/hal/interfaces.h"
+#include "sable/hal/result.h"
+
+namespace sable::hal {
+
+// Cache files larger than this are refused rather than read into memory.
+constexpr uint64_t kMaxCacheFileBytes = uint64_t{1} << 30;
+
+// Reads the whole file behind `fd` from offset 0 (pread: the descriptor's offset is neither used
+// nor moved), once; GENERAL_FAILURE when it cannot be read (a write-only descriptor, a directory,
+// more than kMaxCacheFileBytes).
+Result<std::vector<uint8_t>> readCacheFile(int fd);
+
+// Replaces the contents of the file behind `fd`: truncated to zero, then `bytes` written from
+// offset 0 (the file may have had any size and the descriptor any offset).
+Result<void> writeCacheFile(int fd, std::span<const uint8_t> bytes);
+
+// True when `handles` holds `count` handles of one open descriptor each.
+bool cacheHandlesHold(const std::vector<NativeHandle>& handles, uint32_t count);
+
+}  // namespace sable::hal

@@ -1,0 +1,279 @@
+#include "sable/hal/npu_cache.h"
+
+#include <sodium.h>
+
+#include <array>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace sable::hal {
+namespace {
+
+constexpr std::array<uint8_t, 8> kModelMagic = {'S', 'A', 'B', 'L', 'E', 'M', 'C', 0};
+constexpr std::array<uint8_t, 8> kDataMagic = {'S', 'A', 'B', 'L', 'E', 'D', 'C', 0};
+constexpr size_t kHashBytes = 32;
+using Hash = std::array<uint8_t, kHashBytes>;
+// Limits that keep a hostile blob from asking for absurd allocations before it fails.
+constexpr uint32_t kMaxStringBytes = 4096;
+constexpr uint32_t kMaxTensors = 1 << 16;
+constexpr uint32_t kMaxRank = 16;
+
+Hash blake2b(std::span<const uint8_t> bytes, std::string_view domain) {
+  Hash out{};
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, nullptr, 0, out.size());
+  crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(domain.data()), domain.size());
+  crypto_generichash_update(&state, bytes.data(), bytes.size());
+  crypto_generichash_final(&state, out.data(), out.size());
+  return out;
+}
+
+Hash tokenHash(const CacheToken& token) { return blake2b(token, "sable cache token v1"); }
+
+class Writer {
+ public:
+  void bytes(std::span<const uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void string(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    bytes(std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size()));
+  }
+  std::vector<uint8_t>& out() { return out_; }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+// Reads little-endian fields; any read past the end fails the whole parse (`ok` false).
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> in) : in_(in) {}
+  bool ok() const { return ok_; }
+  bool atEnd() const { return pos_ == in_.size(); }
+  size_t position() const { return pos_; }
+  std::span<const uint8_t> bytes(uint64_t n) {
+    if (!ok_ || n > in_.size() - pos_) {
+      ok_ = false;
+      return {};
+    }
+    auto out = in_.subspan(pos_, n);
+    pos_ += n;
+    return out;
+  }
+  uint32_t u32() {
+    auto b = bytes(4);
+    uint32_t v = 0;
+    for (size_t i = 0; i < b.size(); ++i) v |= uint32_t{b[i]} << (8 * i);
+    return v;
+  }
+  uint64_t u64() {
+    auto b = bytes(8);
+    uint64_t v = 0;
+    for (size_t i = 0; i < b.size(); ++i) v |= uint64_t{b[i]} << (8 * i);
+    return v;
+  }
+  std::string string() {
+    const uint32_t n = u32();
+    if (n > kMaxStringBytes) ok_ = false;
+    auto b = bytes(ok_ ? n : 0);
+    return std::string(b.begin(), b.end());
+  }
+  Hash hash() {
+    Hash h{};
+    auto b = bytes(h.size());
+    if (ok_) std::memcpy(h.data(), b.data(), h.size());
+    return h;
+  }
+
+ private:
+  std::span<const uint8_t> in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+Error corrupt(std::string_view what) { return generalFailure("model cache rejected: {}", what); }
+
+}  // namespace
+
+Model modelInterface(const Model& model) {
+  Model out;
+  for (bool outputs : {false, true}) {
+    const auto& indexes = outputs ? model.main.outputIndexes : model.main.inputIndexes;
+    for (uint32_t index : indexes) {
+      const Operand& source = model.main.operands.at(index);
+      Operand o;
+      o.type = source.type;
+      o.dimensions = source.dimensions;
+      o.scale = source.scale;
+      o.zeroPoint = source.zeroPoint;
+      o.lifetime = outputs ? OperandLifeTime::SUBGRAPH_OUTPUT : OperandLifeTime::SUBGRAPH_INPUT;
+      (outputs ? out.main.outputIndexes : out.main.inputIndexes).push_back(static_cast<uint32_t>(out.main.operands.size()));
+      out.main.operands.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
+std::string hardwareConfigIdentity(const sable_hw_config& c) {
+  return fmt::format("{} id {:08x}: array {}, scratchpad {} KiB, accumulator {} KiB, lanes {}, depthwise {}, dma {}, "
+                     "queues {}, regions {}",
+                     c.name != nullptr ? c.name : "?", c.config_id, c.array_dim, c.scratchpad_kib, c.accumulator_kib,
+                     c.vector_lanes, c.dw_macs_per_cycle, c.dma_bytes_per_cycle, c.queue_depth, c.max_regions);
+}
+
+CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
+                           const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key) {
+  CacheBlobs blobs;
+  Writer data;
+  data.bytes(kDataMagic);
+  data.u32(kDataCacheFormatVersion);
+  data.u32(0);
+  data.u64(program.constants.size());
+  data.bytes(program.constants);
+  blobs.data = std::move(data.out());
+
+  Writer payload;
+  payload.u32(program.regionCount);
+  payload.u32(program.scratchRegion);
+  payload.u32(program.constantRegion);
+  payload.u64(program.scratchBytes);
+  for (const auto* sizes : {&program.inputBytes, &program.outputBytes}) {
+    payload.u32(static_cast<uint32_t>(sizes->size()));
+    for (uint64_t b : *sizes) payload.u64(b);
+  }
+  for (const auto* indexes : {&interface.main.inputIndexes, &interface.main.outputIndexes}) {
+    payload.u32(static_cast<uint32_t>(indexes->size()));
+    for (uint32_t index : *indexes) {
+      const Operand& o = interface.main.operands.at(index);
+      payload.u32(static_cast<uint32_t>(o.type));
+      payload.u32(static_cast<uint32_t>(o.dimensions.size()));
+      for (uint32_t d : o.dimensions) payload.u32(d);
+      uint32_t scaleBits = 0;
+      std::memcpy(&scaleBits, &o.scale, sizeof scaleBits);
+      payload.u32(scaleBits);
+      payload.u32(static_cast<uint32_t>(o.zeroPoint));
+    }
+  }
+  payload.u64(program.stream.size());
+  payload.bytes(program.stream);
+
+  Writer model;
+  model.bytes(kModelMagic);
+  model.u32(kModelCacheFormatVersion);
+  model.u32(0);
+  model.bytes(tokenHash(token));
+  model.bytes(blake2b(blobs.data, "sable data cache v1"));
+  model.string(identity.driverVersion);
+  model.string(identity.hardwareConfig);
+  model.u64(payload.out().size());
+  model.bytes(payload.out());
+  const umd::Signature signature = key.sign(model.out());
+  model.bytes(signature);
+  blobs.model = std::move(model.out());
+  return blobs;
+}
+
+Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::span<const uint8_t> dataBlob,
+                                     const CacheToken& token, const CacheIdentity& identity,
+                                     const umd::PublicKey& key) {
+  if (sodium_init() < 0) return generalFailure("libsodium could not be initialised");
+  // 1. The signature, over everything before it: nothing else is read from an unsigned blob.
+  if (modelBlob.size() < kModelMagic.size() + umd::kSignatureBytes) return corrupt("shorter than its header");
+  const auto signedPart = modelBlob.first(modelBlob.size() - umd::kSignatureBytes);
+  umd::Signature signature{};
+  std::memcpy(signature.data(), modelBlob.data() + signedPart.size(), signature.size());
+  if (!umd::verifySignature(key, signedPart, signature)) {
+    return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
+  }
+  // 2. Header: format, token, who wrote it, for which hardware, and the data cache it goes with.
+  Reader r(signedPart);
+  auto magic = r.bytes(kModelMagic.size());
+  if (!r.ok() || !std::equal(magic.begin(), magic.end(), kModelMagic.begin())) return corrupt("wrong magic");
+  const uint32_t version = r.u32();
+  const uint32_t reserved = r.u32();
+  if (!r.ok() || version != kModelCacheFormatVersion || reserved != 0) {
+    return corrupt(fmt::format("format version {} (this driver reads {})", version, kModelCacheFormatVersion));
+  }
+  const Hash storedToken = r.hash();
+  const Hash dataHash = r.hash();
+  const std::string driverVersion = r.string();
+  const std::string hardware = r.string();
+  if (!r.ok()) return corrupt("truncated header");
+  if (storedToken != tokenHash(token)) return corrupt("it was saved under another caching token");
+  if (driverVersion != identity.driverVersion) {
+    return corrupt(fmt::format("written by driver {}, this is {}", driverVersion, identity.driverVersion));
+  }
+  if (hardware != identity.hardwareConfig) {
+    return corrupt(fmt::format("compiled for hardware '{}', the device is '{}'", hardware, identity.hardwareConfig));
+  }
+  if (blake2b(dataBlob, "sable data cache v1") != dataHash) {
+    return corrupt("the data cache is not the one saved with this model cache");
+  }
+  // 3. The payload.
+  const uint64_t payloadBytes = r.u64();
+  auto payload = r.bytes(payloadBytes);
+  if (!r.ok() || !r.atEnd()) return corrupt("payload size disagrees with the blob");
+  Reader p(payload);
+  CachedProgram out;
+  umd::compiler::CompiledProgram& program = out.program;
+  program.regionCount = p.u32();
+  program.scratchRegion = p.u32();
+  program.constantRegion = p.u32();
+  program.scratchBytes = p.u64();
+  for (auto* sizes : {&program.inputBytes, &program.outputBytes}) {
+    const uint32_t n = p.u32();
+    if (n > kMaxTensors) return corrupt("tensor count out of range");
+    for (uint32_t i = 0; i < n && p.ok(); ++i) sizes->push_back(p.u64());
+  }
+  for (bool outputs : {false, true}) {
+    const uint32_t n = p.u32();
+    if (n > kMaxTensors) return corrupt("operand count out of range");
+    for (uint32_t i = 0; i < n && p.ok(); ++i) {
+      Operand o;
+      o.type = static_cast<OperandType>(p.u32());
+      const uint32_t rank = p.u32();
+      if (rank > kMaxRank) return corrupt("operand rank out of range");
+      for (uint32_t d = 0; d < rank; ++d) o.dimensions.push_back(p.u32());
+      const uint32_t scaleBits = p.u32();
+      std::memcpy(&o.scale, &scaleBits, sizeof o.scale);
+      o.zeroPoint = static_cast<int32_t>(p.u32());
+      o.lifetime = outputs ? OperandLifeTime::SUBGRAPH_OUTPUT : OperandLifeTime::SUBGRAPH_INPUT;
+      auto& indexes = outputs ? out.interface.main.outputIndexes : out.interface.main.inputIndexes;
+      indexes.push_back(static_cast<uint32_t>(out.interface.main.operands.size()));
+      out.interface.main.operands.push_back(std::move(o));
+    }
+  }
+  const uint64_t streamBytes = p.u64();
+  auto stream = p.bytes(streamBytes);
+  if (!p.ok() || !p.atEnd()) return corrupt("malformed payload");
+  program.stream.assign(stream.begin(), stream.end());
+  if (program.inputBytes.size() != out.interface.main.inputIndexes.size() ||
+      program.outputBytes.size() != out.interface.main.outputIndexes.size() ||
+      program.regionCount != program.inputBytes.size() + program.outputBytes.size() + 2 ||
+      program.scratchRegion != program.regionCount - 2 || program.constantRegion != program.regionCount - 1) {
+    return corrupt("inconsistent program metadata");
+  }
+  // 4. The data cache (its hash matched above, so only a driver bug can make this fail).
+  Reader d(dataBlob);
+  auto dataMagic = d.bytes(kDataMagic.size());
+  const uint32_t dataVersion = d.u32();
+  const uint32_t dataReserved = d.u32();
+  const uint64_t constantBytes = d.u64();
+  auto constants = d.bytes(constantBytes);
+  if (!d.ok() || !d.atEnd() || !std::equal(dataMagic.begin(), dataMagic.end(), kDataMagic.begin()) ||
+      dataVersion != kDataCacheFormatVersion || dataReserved != 0) {
+    return corrupt("malformed data cache");
+  }
+  program.constants.assign(constants.begin(), constants.end());
+  return out;
+}
+
+}  // namespace sable::hal

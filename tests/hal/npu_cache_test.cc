@@ -1,0 +1,225 @@
+// The sable-npu driver's cache blobs (docs/cache.md) without a device: a round trip keeps every
+// byte of the program, and every kind of damage or mismatch is rejected before anything is used —
+// each single-byte flip of a small model cache (all offsets) and of a large one (sampled over its
+// header, stream and signature), truncation at every length, appended bytes, a foreign or
+// damaged data cache, swapped blobs, another token, driver version, hardware or key.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "sable/hal/npu_cache.h"
+#include "sable/runtime/builtin_models.h"
+#include "sable/umd/compiler/compiler.h"
+
+namespace sable::hal {
+namespace {
+
+namespace fs = std::filesystem;
+
+const sable_hw_config& s16() { return sable_hw_configs[SABLE_HW_CONFIG_S16]; }
+
+umd::compiler::CompiledProgram compile(std::string_view name) {
+  auto model = runtime::makeBuiltinModel(name);
+  EXPECT_TRUE(model.ok());
+  auto program = umd::compiler::compileModel(*model, s16());
+  EXPECT_TRUE(program.ok()) << (program.ok() ? "" : program.error().message);
+  return std::move(*program);
+}
+
+class NpuCache : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / fmt::format("sable-cache-test-{}", ::getpid());
+    fs::remove_all(dir_);
+    key_ = std::make_unique<umd::SigningKey>(*umd::SigningKey::loadOrCreate(dir_ / "a"));
+    other_ = std::make_unique<umd::SigningKey>(*umd::SigningKey::loadOrCreate(dir_ / "b"));
+    tiny_ = compile("tiny_cnn");
+    tinyModel_ = *runtime::makeBuiltinModel("tiny_cnn");
+  }
+  static void TearDownTestSuite() {
+    key_.reset();
+    other_.reset();
+    fs::remove_all(dir_);
+  }
+
+  static CacheToken token(uint8_t seed) {
+    CacheToken t{};
+    for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<uint8_t>(seed + 7 * i);
+    return t;
+  }
+  static CacheIdentity identity() { return {"sable-npu-test-1", hardwareConfigIdentity(s16())}; }
+  static CacheBlobs tinyBlobs() {
+    return writeCacheBlobs(tiny_, modelInterface(tinyModel_), token(1), identity(), *key_);
+  }
+  static Result<CachedProgram> read(const CacheBlobs& b, const CacheToken& t = token(1),
+                                    const CacheIdentity& id = identity()) {
+    return readCacheBlobs(b.model, b.data, t, id, key_->publicKey());
+  }
+
+  static inline fs::path dir_;
+  static inline std::unique_ptr<umd::SigningKey> key_, other_;
+  static inline umd::compiler::CompiledProgram tiny_;
+  static inline Model tinyModel_;
+};
+
+TEST_F(NpuCache, RoundTripKeepsTheProgramAndTheModelsInterface) {
+  const CacheBlobs blobs = tinyBlobs();
+  auto cached = read(blobs);
+  ASSERT_TRUE(cached.ok()) << cached.error().message;
+  const auto& p = cached->program;
+  EXPECT_EQ(p.stream, tiny_.stream);
+  EXPECT_EQ(p.constants, tiny_.constants);
+  EXPECT_EQ(p.inputBytes, tiny_.inputBytes);
+  EXPECT_EQ(p.outputBytes, tiny_.outputBytes);
+  EXPECT_EQ(p.scratchBytes, tiny_.scratchBytes);
+  EXPECT_EQ(p.scratchRegion, tiny_.scratchRegion);
+  EXPECT_EQ(p.constantRegion, tiny_.constantRegion);
+  EXPECT_EQ(p.regionCount, tiny_.regionCount);
+  const Model& m = cached->interface;
+  ASSERT_EQ(m.main.inputIndexes.size(), tinyModel_.main.inputIndexes.size());
+  ASSERT_EQ(m.main.outputIndexes.size(), tinyModel_.main.outputIndexes.size());
+  for (size_t i = 0; i < m.main.inputIndexes.size(); ++i) {
+    const Operand& a = m.main.operands[m.main.inputIndexes[i]];
+    const Operand& b = tinyModel_.main.operands[tinyModel_.main.inputIndexes[i]];
+    EXPECT_EQ(a.type, b.type);
+    EXPECT_EQ(a.dimensions, b.dimensions);
+    EXPECT_EQ(a.scale, b.scale);
+    EXPECT_EQ(a.zeroPoint, b.zeroPoint);
+  }
+  EXPECT_TRUE(m.main.operations.empty());
+  // The weights are in the data cache only; the model cache holds the stream once.
+  EXPECT_GE(blobs.data.size(), tiny_.constants.size());
+  EXPECT_LT(blobs.model.size(), tiny_.stream.size() + 1024);
+}
+
+TEST_F(NpuCache, EverySingleByteFlipOfASmallModelCacheIsRejected) {
+  const CacheBlobs blobs = tinyBlobs();
+  for (size_t i = 0; i < blobs.model.size(); ++i) {
+    CacheBlobs bad = blobs;
+    bad.model[i] ^= static_cast<uint8_t>(1u << (i % 8));
+    auto r = read(bad);
+    ASSERT_FALSE(r.ok()) << "byte " << i << " of " << blobs.model.size() << " flipped and accepted";
+    EXPECT_EQ(r.error().status, ErrorStatus::GENERAL_FAILURE);
+  }
+}
+
+TEST_F(NpuCache, TruncationAtEveryLengthAndAppendedBytesAreRejected) {
+  const CacheBlobs blobs = tinyBlobs();
+  for (size_t n = 0; n < blobs.model.size(); ++n) {
+    CacheBlobs bad = blobs;
+    bad.model.resize(n);
+    ASSERT_FALSE(read(bad).ok()) << "model cache truncated to " << n << " bytes and accepted";
+  }
+  for (size_t extra : {1u, 7u, 64u, 4096u}) {
+    CacheBlobs bad = blobs;
+    bad.model.insert(bad.model.end(), extra, 0);
+    EXPECT_FALSE(read(bad).ok()) << extra << " bytes appended to the model cache";
+    bad = blobs;
+    bad.data.insert(bad.data.end(), extra, 0);
+    EXPECT_FALSE(read(bad).ok()) << extra << " bytes appended to the data cache";
+  }
+  for (size_t n = 0; n < blobs.data.size(); n += std::max<size_t>(1, blobs.data.size() / 97)) {
+    CacheBlobs bad = blobs;
+    bad.data.resize(n);
+    ASSERT_FALSE(read(bad).ok()) << "data cache truncated to " << n << " bytes and accepted";
+  }
+}
+
+TEST_F(NpuCache, ADamagedForeignOrSwappedDataCacheIsRejected) {
+  const CacheBlobs blobs = tinyBlobs();
+  for (size_t i = 0; i < blobs.data.size(); i += std::max<size_t>(1, blobs.data.size() / 211)) {
+    CacheBlobs bad = blobs;
+    bad.data[i] ^= 0x40;
+    ASSERT_FALSE(read(bad).ok()) << "data cache byte " << i << " flipped and accepted";
+  }
+  const auto other = compile("conv_bench");
+  const CacheBlobs foreign = writeCacheBlobs(other, modelInterface(*runtime::makeBuiltinModel("conv_bench")),
+                                             token(1), identity(), *key_);
+  ASSERT_TRUE(read(foreign).ok());
+  EXPECT_FALSE(read({blobs.model, foreign.data}).ok()) << "another model's data cache";
+  EXPECT_FALSE(read({blobs.data, blobs.model}).ok()) << "model and data cache swapped";
+  EXPECT_FALSE(read({blobs.model, blobs.model}).ok()) << "the model cache as both";
+}
+
+TEST_F(NpuCache, AnotherTokenDriverVersionHardwareOrKeyIsRejected) {
+  const CacheBlobs blobs = tinyBlobs();
+  auto wrongToken = read(blobs, token(2));
+  ASSERT_FALSE(wrongToken.ok());
+  EXPECT_NE(wrongToken.error().message.find("token"), std::string::npos) << wrongToken.error().message;
+  auto version = read(blobs, token(1), {"sable-npu-test-2", identity().hardwareConfig});
+  ASSERT_FALSE(version.ok());
+  EXPECT_NE(version.error().message.find("driver"), std::string::npos) << version.error().message;
+  auto hardware = read(blobs, token(1), {identity().driverVersion, hardwareConfigIdentity(sable_hw_configs[SABLE_HW_CONFIG_S8])});
+  ASSERT_FALSE(hardware.ok());
+  EXPECT_NE(hardware.error().message.find("hardware"), std::string::npos) << hardware.error().message;
+  EXPECT_FALSE(readCacheBlobs(blobs.model, blobs.data, token(1), identity(), other_->publicKey()).ok())
+      << "verified with another driver's key";
+  const CacheBlobs signedByOther = writeCacheBlobs(tiny_, modelInterface(tinyModel_), token(1), identity(), *other_);
+  EXPECT_FALSE(read(signedByOther).ok()) << "signed by another key";
+}
+
+TEST_F(NpuCache, FlipsAcrossALargeModelCacheAreRejected) {
+  const auto program = compile("mobilenet_v1");
+  const CacheBlobs blobs =
+      writeCacheBlobs(program, modelInterface(*runtime::makeBuiltinModel("mobilenet_v1")), token(9), identity(), *key_);
+  ASSERT_TRUE(read(blobs, token(9)).ok());
+  const size_t n = blobs.model.size();
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < 256 && i < n; ++i) offsets.push_back(i);                   // header
+  for (size_t i = 256; i + 64 < n; i += (n - 320) / 509 + 1) offsets.push_back(i);  // stream
+  for (size_t i = n - 64; i < n; ++i) offsets.push_back(i);                         // signature
+  for (size_t i : offsets) {
+    CacheBlobs bad = blobs;
+    bad.model[i] ^= 0x01;
+    ASSERT_FALSE(read(bad, token(9)).ok()) << "byte " << i << " of " << n;
+  }
+  EXPECT_GT(offsets.size(), 800u);
+}
+
+TEST(SigningKey, IsCreatedOwnerOnlyOnceAndRefusedWhenOthersCanReadIt) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("sable-key-test-{}", ::getpid());
+  fs::remove_all(dir);
+  auto first = umd::SigningKey::loadOrCreate(dir);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(fs::status(dir / "driver.key").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
+  auto again = umd::SigningKey::loadOrCreate(dir);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->publicKey(), first->publicKey()) << "a second load creates no new key";
+  auto published = umd::readPublicKey(dir / "driver.pub");
+  ASSERT_TRUE(published.ok());
+  EXPECT_EQ(*published, first->publicKey());
+  const std::vector<uint8_t> message = {1, 2, 3};
+  EXPECT_TRUE(umd::verifySignature(first->publicKey(), message, first->sign(message)));
+  fs::permissions(dir / "driver.key", fs::perms::group_read, fs::perm_options::add);
+  auto exposed = umd::SigningKey::loadOrCreate(dir);
+  ASSERT_FALSE(exposed.ok());
+  EXPECT_NE(exposed.error().message.find("0600"), std::string::npos) << exposed.error().message;
+  fs::remove_all(dir);
+}
+
+TEST(SigningKey, ConcurrentFirstUsesEndWithOneKey) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("sable-key-race-{}", ::getpid());
+  fs::remove_all(dir);
+  std::vector<std::thread> threads;
+  std::vector<umd::PublicKey> keys(8);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto key = umd::SigningKey::loadOrCreate(dir);
+      if (key.ok()) keys[i] = key->publicKey();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& k : keys) EXPECT_EQ(k, keys[0]);
+  EXPECT_NE(keys[0], umd::PublicKey{});
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sable::hal

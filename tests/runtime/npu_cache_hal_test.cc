@@ -1,0 +1,329 @@
+// Compilation caching of the sable-npu driver through its NN HAL interfaces, in the style of the
+// NN HAL's compilation-caching tests (docs/cache.md): save then load gives bit-identical outputs;
+// wrong handles, tokens, damaged or foreign files are rejected with the HAL's statuses; the
+// 1.2-era calls; concurrent saves and loads of one token, and a client rewriting the files while
+// the driver loads them.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "npu_hal_support.h"
+#include "sable/hal/unique_fd.h"
+
+namespace sable::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A cache file in the suite's temporary directory, open for reading and writing.
+class CacheFile {
+ public:
+  CacheFile(const fs::path& path, int flags = O_RDWR) : path_(path) {
+    fd_.reset(::open(path.c_str(), O_CREAT | O_CLOEXEC | flags, 0600));
+  }
+  int fd() const { return fd_.get(); }
+  hal::NativeHandle handle() const { return {{fd_.get()}}; }
+  std::vector<hal::NativeHandle> handles() const { return {handle()}; }
+  std::vector<uint8_t> bytes() const {
+    std::vector<uint8_t> out(fs::file_size(path_));
+    EXPECT_EQ(::pread(fd_.get(), out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+    return out;
+  }
+  void write(const std::vector<uint8_t>& bytes) const {
+    ASSERT_EQ(::ftruncate(fd_.get(), 0), 0);
+    ASSERT_EQ(::pwrite(fd_.get(), bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  }
+
+ private:
+  fs::path path_;
+  hal::UniqueFd fd_;
+};
+
+class NpuCaching : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    device_ = npu();
+    if (!device_) GTEST_SKIP() << "sable-simd is not built: no NPU to test on";
+    dir_ = fs::temp_directory_path() / fmt::format("sable-caching-{}-{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CacheFile file(const std::string& name, int flags = O_RDWR) const { return CacheFile(dir_ / name, flags); }
+
+  static hal::CacheToken token(uint8_t seed) {
+    hal::CacheToken t{};
+    for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<uint8_t>(seed * 31 + i);
+    return t;
+  }
+
+  // prepareModel_1_3 with the cache files: the preparation must succeed (saving or not).
+  std::shared_ptr<hal::IPreparedModel> prepareAndSave(const hal::Model& model, const CacheFile& modelCache,
+                                                      const CacheFile& dataCache, const hal::CacheToken& t) {
+    auto callback = std::make_shared<hal::PreparedModelCallback>();
+    EXPECT_EQ(device_->prepareModel_1_3(model, hal::ExecutionPreference::FAST_SINGLE_ANSWER, hal::Priority::MEDIUM,
+                                        {}, modelCache.handles(), dataCache.handles(), t, callback),
+              ErrorStatus::NONE);
+    callback->wait();
+    EXPECT_EQ(callback->status(), ErrorStatus::NONE) << callback->message();
+    return callback->preparedModel();
+  }
+
+  struct Loaded {
+    ErrorStatus returned = ErrorStatus::NONE;
+    ErrorStatus notified = ErrorStatus::NONE;
+    std::string message;
+    std::shared_ptr<hal::IPreparedModel> prepared;
+  };
+  Loaded load(const std::vector<hal::NativeHandle>& modelCache, const std::vector<hal::NativeHandle>& dataCache,
+              const hal::CacheToken& t) {
+    auto callback = std::make_shared<hal::PreparedModelCallback>();
+    Loaded out;
+    out.returned = device_->prepareModelFromCache_1_3({}, modelCache, dataCache, t, callback);
+    callback->wait();
+    EXPECT_EQ(callback->notifications(), 1);
+    out.notified = callback->status();
+    out.message = callback->message();
+    out.prepared = callback->preparedModel();
+    return out;
+  }
+  Loaded load(const CacheFile& modelCache, const CacheFile& dataCache, const hal::CacheToken& t) {
+    return load(modelCache.handles(), dataCache.handles(), t);
+  }
+
+  // Output 0 of `prepared` for these inputs (empty on failure, which the caller's comparison shows).
+  static std::vector<uint8_t> run(hal::IPreparedModel& prepared, const hal::Model& model,
+                                  const std::vector<std::vector<uint8_t>>& inputs) {
+    TestRequest r = makeRequest(model, inputs);
+    auto result = prepared.executeSynchronously_1_3(r.request, hal::MeasureTiming::NO, {}, {});
+    EXPECT_EQ(result.status, ErrorStatus::NONE) << result.message;
+    return result.status == ErrorStatus::NONE ? r.output(0) : std::vector<uint8_t>{};
+  }
+
+  // Saves `model`, loads it back and checks that both prepared models compute the same bytes,
+  // the CPU reference's.
+  void checkRoundTrip(const hal::Model& model, const std::string& what, uint8_t seed) {
+    CacheFile m = file(what + ".model"), d = file(what + ".data");
+    auto fresh = prepareAndSave(model, m, d, token(seed));
+    ASSERT_TRUE(fresh) << what;
+    ASSERT_GT(m.bytes().size(), 0u) << what << ": nothing was saved";
+    Loaded cached = load(m, d, token(seed));
+    ASSERT_EQ(cached.notified, ErrorStatus::NONE) << what << ": " << cached.message;
+    ASSERT_TRUE(cached.prepared);
+    const auto inputs = randomInputs(model, seed);
+    const auto expected = reference(model, inputs);
+    EXPECT_EQ(run(*fresh, model, inputs), expected) << what << ": freshly compiled";
+    EXPECT_EQ(run(*cached.prepared, model, inputs), expected) << what << ": loaded from the cache";
+  }
+
+  std::shared_ptr<hal::IDevice> device_;
+  fs::path dir_;
+};
+
+TEST_F(NpuCaching, TheDriverAsksForOneModelAndOneDataCacheFile) {
+  EXPECT_EQ(device_->getNumberOfCacheFilesNeeded().value.numModelCache, 1u);
+  EXPECT_EQ(device_->getNumberOfCacheFilesNeeded().value.numDataCache, 1u);
+  EXPECT_TRUE(device_->isCachingSupported().value);
+}
+
+TEST_F(NpuCaching, SaveThenLoadGivesIdenticalOutputs) {
+  checkRoundTrip(addModel(), "add", 1);
+  checkRoundTrip(*makeBuiltinModel("tiny_cnn"), "tiny_cnn", 2);
+  checkRoundTrip(*makeBuiltinModel("conv_bench"), "conv_bench", 3);
+}
+
+TEST_F(NpuCaching, SaveThenLoadGivesIdenticalOutputsForBothMobileNets) {
+  checkRoundTrip(*makeBuiltinModel("mobilenet_v1"), "mobilenet_v1", 4);
+  checkRoundTrip(*makeBuiltinModel("mobilenet_v2"), "mobilenet_v2", 5);
+}
+
+TEST_F(NpuCaching, FilesOfAnySizeAndOffsetAreTruncatedAndRewritten) {
+  CacheFile m = file("m"), d = file("d");
+  m.write(std::vector<uint8_t>(100000, 0xAB));  // larger than the blob, and the offset moved
+  d.write(std::vector<uint8_t>(7, 0xCD));
+  ASSERT_EQ(::lseek(m.fd(), 5000, SEEK_SET), 5000);
+  ASSERT_EQ(::lseek(d.fd(), 3, SEEK_SET), 3);
+  ASSERT_TRUE(prepareAndSave(addModel(), m, d, token(6)));
+  EXPECT_LT(m.bytes().size(), 100000u);
+  // Reading uses offset 0 whatever the descriptor's offset is.
+  ASSERT_EQ(::lseek(m.fd(), 77, SEEK_SET), 77);
+  const Loaded cached = load(m, d, token(6));
+  EXPECT_EQ(cached.notified, ErrorStatus::NONE) << cached.message;
+}
+
+TEST_F(NpuCaching, WrongNumbersOfHandlesAreInvalidArguments) {
+  CacheFile m = file("m"), d = file("d"), extra = file("x");
+  ASSERT_TRUE(prepareAndSave(addModel(), m, d, token(7)));
+  for (const auto& [models, datas, what] :
+       std::vector<std::tuple<std::vector<hal::NativeHandle>, std::vector<hal::NativeHandle>, std::string>>{
+           {{}, d.handles(), "no model cache"},
+           {m.handles(), {}, "no data cache"},
+           {{m.handle(), extra.handle()}, d.handles(), "two model caches"},
+           {m.handles(), {d.handle(), extra.handle()}, "two data caches"},
+           {{hal::NativeHandle{{m.fd(), d.fd()}}}, d.handles(), "a handle of two descriptors"},
+           {{hal::NativeHandle{{-1}}}, d.handles(), "a negative descriptor"},
+           {{hal::NativeHandle{{}}}, d.handles(), "a handle of no descriptor"}}) {
+    const Loaded l = load(models, datas, token(7));
+    EXPECT_EQ(l.returned, ErrorStatus::INVALID_ARGUMENT) << what;
+    EXPECT_EQ(l.notified, ErrorStatus::INVALID_ARGUMENT) << what;
+    EXPECT_FALSE(l.prepared) << what;
+  }
+  // And at preparation: a wrong count is invalid too (an empty vector means no caching).
+  auto callback = std::make_shared<hal::PreparedModelCallback>();
+  EXPECT_EQ(device_->prepareModel_1_3(addModel(), hal::ExecutionPreference::FAST_SINGLE_ANSWER,
+                                      hal::Priority::MEDIUM, {}, {m.handle(), extra.handle()}, d.handles(), token(7),
+                                      callback),
+            ErrorStatus::INVALID_ARGUMENT);
+  callback->wait();
+  EXPECT_EQ(callback->status(), ErrorStatus::INVALID_ARGUMENT);
+}
+
+TEST_F(NpuCaching, UnreadableWrongTokenDamagedAndForeignCachesAreGeneralFailures) {
+  CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(addModel(), m, d, token(8)));
+  CacheFile m2 = file("m2"), d2 = file("d2");
+  ASSERT_TRUE(prepareAndSave(*makeBuiltinModel("tiny_cnn"), m2, d2, token(8)));
+  ASSERT_EQ(load(m, d, token(8)).notified, ErrorStatus::NONE);
+
+  auto expectRejected = [&](const Loaded& l, const std::string& what) {
+    EXPECT_EQ(l.notified, ErrorStatus::GENERAL_FAILURE) << what << ": " << l.message;
+    EXPECT_FALSE(l.prepared) << what;
+  };
+  expectRejected(load(m, d, token(9)), "another token");
+  expectRejected(load(m, d2, token(8)), "another model's data cache");
+  expectRejected(load(d, m, token(8)), "the files swapped");
+  CacheFile writeOnly(dir_ / "m", O_WRONLY);
+  expectRejected(load(writeOnly.handles(), d.handles(), token(8)), "a write-only model cache descriptor");
+  // A directory is not a cache file.
+  hal::UniqueFd directory(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  expectRejected(load({hal::NativeHandle{{directory.get()}}}, d.handles(), token(8)), "a directory");
+  const std::vector<uint8_t> good = m.bytes();
+  for (size_t i : {size_t{0}, good.size() / 2, good.size() - 1}) {
+    auto bad = good;
+    bad[i] ^= 0x10;
+    m.write(bad);
+    expectRejected(load(m, d, token(8)), fmt::format("byte {} flipped", i));
+  }
+  m.write(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(good.size() / 3)));
+  expectRejected(load(m, d, token(8)), "truncated");
+  m.write({});
+  expectRejected(load(m, d, token(8)), "empty");
+  m.write(good);
+  EXPECT_EQ(load(m, d, token(8)).notified, ErrorStatus::NONE) << "the restored file loads again";
+}
+
+TEST_F(NpuCaching, AModelWhoseWeightsAreInputsPreparesButCannotBeCached) {
+  ModelBuilder b;
+  const uint32_t in = b.addInput(kQ, {1, 4, 4, 16}, 0.5f, 128);
+  const uint32_t filter = b.addInput(kQ, {16, 1, 1, 16}, 0.5f, 128);
+  const uint32_t bias = b.addConstant<int32_t>(OperandType::TENSOR_INT32, {16}, std::vector<int32_t>(16, 0), 0.25f);
+  const uint32_t out = b.addOutput(kQ, {1, 4, 4, 16}, 1.0f, 128);
+  b.addOperation(OperationType::CONV_2D,
+                 {in, filter, bias, b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(1),
+                  b.addInt32(1), b.addInt32(0)},
+                 {out});
+  CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(b.build(), m, d, token(10))) << "a cache that cannot be saved never fails preparation";
+  EXPECT_EQ(load(m, d, token(10)).notified, ErrorStatus::GENERAL_FAILURE);
+}
+
+TEST_F(NpuCaching, The12EraSaveToCacheValidatesItsFilesAndPrepareModelFromCacheLoadsThem) {
+  const hal::Model model = addModel();
+  auto prepared = prepare(*device_, model);
+  ASSERT_TRUE(prepared);
+  CacheFile m = file("m"), d = file("d"), extra = file("x");
+  EXPECT_EQ(prepared->saveToCache({}, d.handles(), token(11)), ErrorStatus::INVALID_ARGUMENT);
+  EXPECT_EQ(prepared->saveToCache({m.handle(), extra.handle()}, d.handles(), token(11)),
+            ErrorStatus::INVALID_ARGUMENT);
+  extra.write({1, 2, 3});
+  EXPECT_EQ(prepared->saveToCache(m.handles(), extra.handles(), token(11)), ErrorStatus::INVALID_ARGUMENT)
+      << "a data cache file that is not empty";
+  ASSERT_EQ(::lseek(m.fd(), 16, SEEK_SET), 16);
+  EXPECT_EQ(prepared->saveToCache(m.handles(), d.handles(), token(11)), ErrorStatus::INVALID_ARGUMENT)
+      << "a model cache descriptor not at offset 0";
+  ASSERT_EQ(::lseek(m.fd(), 0, SEEK_SET), 0);
+  ASSERT_EQ(prepared->saveToCache(m.handles(), d.handles(), token(11)), ErrorStatus::NONE);
+
+  auto callback = std::make_shared<hal::PreparedModelCallback>();
+  ASSERT_EQ(device_->prepareModelFromCache(m.handles(), d.handles(), token(11), callback), ErrorStatus::NONE);
+  callback->wait();
+  ASSERT_EQ(callback->status(), ErrorStatus::NONE) << callback->message();
+  const auto inputs = randomInputs(model, 11);
+  EXPECT_EQ(run(*callback->preparedModel(), model, inputs), reference(model, inputs));
+}
+
+TEST_F(NpuCaching, ConcurrentSavesAndLoadsOfOneTokenNeverCrashAndLoadCorrectModels) {
+  const hal::Model model = addModel();
+  const auto inputs = randomInputs(model, 12);
+  const auto expected = reference(model, inputs);
+  CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(model, m, d, token(12)));
+  std::atomic<int> loaded{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 6; ++round) {
+        if ((t + round) % 2 == 0) {
+          CacheFile mine_m(dir_ / "m"), mine_d(dir_ / "d");
+          prepareAndSave(model, mine_m, mine_d, token(12));
+        } else {
+          const Loaded l = load(m, d, token(12));
+          if (l.notified == ErrorStatus::NONE && l.prepared) {
+            ++loaded;
+            if (run(*l.prepared, model, inputs) != expected) ++wrong;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(loaded.load(), 0) << "no load succeeded: the test proved nothing";
+}
+
+TEST_F(NpuCaching, AClientRewritingTheFilesWhileTheDriverLoadsThemNeverGetsAWrongModel) {
+  const hal::Model add = addModel(), other = addModel(0.2f);  // same shapes, different results
+  const auto inputs = randomInputs(add, 13);
+  const auto expected = reference(add, inputs);
+  CacheFile m = file("m"), d = file("d"), om = file("om"), od = file("od");
+  ASSERT_TRUE(prepareAndSave(add, m, d, token(13)));
+  ASSERT_TRUE(prepareAndSave(other, om, od, token(14)));  // another model has another token
+  const auto good = std::pair{m.bytes(), d.bytes()};
+  const auto foreign = std::pair{om.bytes(), od.bytes()};
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    // Good files, another model's files, garbage and truncations, in turn.
+    for (uint32_t i = 0; !stop; ++i) {
+      switch (i % 4) {
+        case 0: m.write(good.first); d.write(good.second); break;
+        case 1: m.write(foreign.first); d.write(good.second); break;
+        case 2: m.write(std::vector<uint8_t>(good.first.begin(), good.first.begin() + static_cast<long>(i % good.first.size()))); break;
+        default: d.write(foreign.second); break;
+      }
+    }
+  });
+  int loaded = 0;
+  for (int round = 0; round < 100; ++round) {
+    const Loaded l = load(m, d, token(13));
+    if (l.notified == ErrorStatus::NONE && l.prepared) {
+      ++loaded;
+      ASSERT_EQ(run(*l.prepared, add, inputs), expected) << "round " << round << ": a load gave another model";
+    } else {
+      EXPECT_EQ(l.notified, ErrorStatus::GENERAL_FAILURE) << l.message;
+    }
+  }
+  stop = true;
+  writer.join();
+  std::printf("%d of 100 loads succeeded while the files were being rewritten\n", loaded);
+}
+
+}  // namespace
+}  // namespace sable::runtime

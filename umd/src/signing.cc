@@ -1,0 +1,188 @@
+#include "sable/umd/signing.h"
+
+#include <fcntl.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace sable::umd {
+namespace {
+
+namespace fs = std::filesystem;
+
+hal::Result<void> initSodium() {
+  if (sodium_init() < 0) return hal::generalFailure("libsodium could not be initialised");
+  return {};
+}
+
+std::string errnoText(int error) { return std::strerror(error); }
+
+// Writes all of `data` to a new file `path` (mode `mode`), failing if it exists.
+hal::Result<void> writeNewFile(const fs::path& path, std::span<const uint8_t> data, mode_t mode) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return hal::generalFailure("cannot create {}: {}", path.string(), errnoText(errno));
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      return hal::generalFailure("cannot write {}: {}", path.string(), errnoText(error));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(path.c_str());
+    return hal::generalFailure("cannot write {}: {}", path.string(), errnoText(errno));
+  }
+  return {};
+}
+
+hal::Result<std::array<uint8_t, 64>> readSecretKey(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return hal::generalFailure("cannot open the signing key {}: {}", path.string(), errnoText(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return hal::generalFailure("the signing key {} is not a regular file", path.string());
+  }
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    ::close(fd);
+    return hal::generalFailure("the signing key {} must belong to this user and be readable by it alone (mode 0600)",
+                               path.string());
+  }
+  std::array<uint8_t, 64> key{};
+  size_t done = 0;
+  while (done < key.size()) {
+    const ssize_t n = ::read(fd, key.data() + done, key.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  uint8_t extra = 0;
+  const ssize_t more = ::read(fd, &extra, 1);
+  ::close(fd);
+  if (done != key.size() || more != 0) {
+    return hal::generalFailure("the signing key {} is not {} bytes", path.string(), key.size());
+  }
+  return key;
+}
+
+}  // namespace
+
+hal::Result<fs::path> defaultKeyDirectory() {
+  if (const char* dir = std::getenv("SABLE_KEY_DIR"); dir != nullptr && *dir != '\0') return fs::path(dir);
+  if (const char* data = std::getenv("XDG_DATA_HOME"); data != nullptr && *data != '\0') {
+    return fs::path(data) / "sable";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return fs::path(home) / ".local" / "share" / "sable";
+  }
+  return hal::generalFailure("no directory for the driver's signing key: set SABLE_KEY_DIR, XDG_DATA_HOME or HOME");
+}
+
+hal::Result<SigningKey> SigningKey::loadOrCreate(const fs::path& directory) {
+  SABLE_TRY(initSodium());
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  if (ec) return hal::generalFailure("cannot create the key directory {}: {}", directory.string(), ec.message());
+  const fs::path keyFile = directory / "driver.key";
+  const fs::path publicFile = directory / "driver.pub";
+  if (!fs::exists(keyFile, ec)) {
+    ::chmod(directory.c_str(), 0700);  // ours: created above or already there
+    SigningKey fresh;
+    crypto_sign_keypair(fresh.public_.data(), fresh.secret_.data());
+    // Written under a unique name and linked in place: link() fails if another process got there
+    // first, whose key then wins (and is loaded below).
+    const fs::path temp = directory / fmt::format(".driver.key.{}.{:08x}", ::getpid(), randombytes_random());
+    ::unlink(temp.c_str());
+    SABLE_TRY(writeNewFile(temp, fresh.secret_, 0600));
+    const int linked = ::link(temp.c_str(), keyFile.c_str());
+    const int linkError = errno;
+    ::unlink(temp.c_str());
+    sodium_memzero(fresh.secret_.data(), fresh.secret_.size());
+    if (linked != 0 && linkError != EEXIST) {
+      return hal::generalFailure("cannot create the signing key {}: {}", keyFile.string(), errnoText(linkError));
+    }
+  }
+  SABLE_ASSIGN_OR_RETURN(auto secret, readSecretKey(keyFile));
+  SigningKey key;
+  key.secret_ = secret;
+  sodium_memzero(secret.data(), secret.size());
+  if (crypto_sign_ed25519_sk_to_pk(key.public_.data(), key.secret_.data()) != 0) {
+    return hal::generalFailure("the signing key {} is not an Ed25519 key", keyFile.string());
+  }
+  // The public half, for the device server (rewritten when missing or stale).
+  auto existing = readPublicKey(publicFile);
+  if (!existing.ok() || *existing != key.public_) {
+    const fs::path temp = directory / fmt::format(".driver.pub.{}.{:08x}", ::getpid(), randombytes_random());
+    ::unlink(temp.c_str());
+    const std::string text = toHex(key.public_) + "\n";
+    SABLE_TRY(writeNewFile(temp, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), 0644));
+    if (::rename(temp.c_str(), publicFile.c_str()) != 0) {
+      const int error = errno;
+      ::unlink(temp.c_str());
+      return hal::generalFailure("cannot write {}: {}", publicFile.string(), errnoText(error));
+    }
+  }
+  return key;
+}
+
+hal::Result<const SigningKey*> SigningKey::processKey() {
+  static std::mutex mutex;
+  static std::optional<hal::Result<SigningKey>> loaded;
+  std::lock_guard lock(mutex);
+  if (!loaded) {
+    auto dir = defaultKeyDirectory();
+    loaded = dir.ok() ? loadOrCreate(*dir) : hal::Result<SigningKey>(dir.error());
+  }
+  if (!loaded->ok()) return loaded->error();
+  return &loaded->value();
+}
+
+Signature SigningKey::sign(std::span<const uint8_t> message) const {
+  Signature signature{};
+  crypto_sign_detached(signature.data(), nullptr, message.data(), message.size(), secret_.data());
+  return signature;
+}
+
+bool verifySignature(const PublicKey& key, std::span<const uint8_t> message, const Signature& signature) {
+  if (sodium_init() < 0) return false;
+  return crypto_sign_verify_detached(signature.data(), message.data(), message.size(), key.data()) == 0;
+}
+
+hal::Result<PublicKey> readPublicKey(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return hal::generalFailure("cannot read the public key {}", file.string());
+  std::string text;
+  in >> text;
+  PublicKey key{};
+  size_t length = 0;
+  if (text.size() != 2 * key.size() ||
+      sodium_hex2bin(key.data(), key.size(), text.data(), text.size(), nullptr, &length, nullptr) != 0 ||
+      length != key.size()) {
+    return hal::invalidArgument("{} does not hold a public key ({} hexadecimal digits)", file.string(),
+                                2 * key.size());
+  }
+  return key;
+}
+
+std::string toHex(std::span<const uint8_t> bytes) {
+  std::string out;
+  for (uint8_t b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+}  // namespace sable::umd
