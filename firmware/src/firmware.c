@@ -330,6 +330,21 @@ static uint32_t register_program(struct firmware *fw, uint32_t program, uint32_t
 			limits.bound[r] = size;
 		}
 	}
+	/* The signature before anything of the stream is parsed: only streams signed by a key the
+	 * device trusts are validated and, later, run. */
+	if (cause == SABLE_ERROR_NONE) {
+		uint8_t signature[64];
+		for (uint32_t i = 0; i < 64u; i += 4u) {
+			const uint32_t word = rd32(fw, program_field(fw, program, offsetof(struct sable_fw_program, signature) + i));
+			for (uint32_t b = 0; b < 4u; ++b) {
+				signature[i + b] = (uint8_t)(word >> (8u * b));
+			}
+		}
+		if (fw->platform->verify_signature == 0 || !in_device_memory(stream_base, stream_size) ||
+		    fw->platform->verify_signature(fw->platform->context, stream_base, stream_size, signature) == 0) {
+			cause = SABLE_ERROR_BAD_SIGNATURE;
+		}
+	}
 	if (cause == SABLE_ERROR_NONE) {
 		cause = sable_fw_validate_stream(fw->platform, stream_base, stream_size, &fw->config, &limits, &result);
 		*command = result.command;

@@ -1,17 +1,22 @@
 // A fake control-core platform for the firmware tests: device memory, the host-interface block
 // with a timer the test controls, and a fake NPU register file that ends each started job as
-// the test scripted it. sable_fw_main runs on a std::thread against it; waitIdle() returns once
-// the firmware sleeps with nothing left to wake it, so tests are deterministic and fast.
+// the test scripted it, and a signature service trusting one key of its own (sign() signs with
+// it). sable_fw_main runs on a std::thread against it; waitIdle() returns once the firmware
+// sleeps with nothing left to wake it, so tests are deterministic and fast.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <array>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <sodium.h>
 
 #include "sable/firmware/firmware.h"
 #include "sable/firmware/host_interface.h"
@@ -52,7 +57,21 @@ class FakeDevice {
     platform_.read32 = [](void* c, uint64_t a) { return static_cast<FakeDevice*>(c)->busRead(a); };
     platform_.write32 = [](void* c, uint64_t a, uint32_t v) { static_cast<FakeDevice*>(c)->busWrite(a, v); };
     platform_.wait_for_interrupt = [](void* c, uint64_t until) { static_cast<FakeDevice*>(c)->wait(until); };
+    platform_.verify_signature = [](void* c, uint64_t address, uint64_t length, const uint8_t signature[64]) {
+      return static_cast<FakeDevice*>(c)->verify(address, length, signature);
+    };
+    if (sodium_init() < 0) std::abort();
+    crypto_sign_keypair(public_key_.data(), secret_key_.data());
   }
+  // This device's key's signature of `bytes`.
+  std::array<uint8_t, 64> sign(const void* bytes, size_t length) const {
+    std::array<uint8_t, 64> signature{};
+    crypto_sign_detached(signature.data(), nullptr, static_cast<const uint8_t*>(bytes), length, secret_key_.data());
+    return signature;
+  }
+  // A platform without a signature service (a control core that cannot verify).
+  void removeSignatureService() { platform_.verify_signature = nullptr; }
+  uint32_t verifications() const { return verifications_; }
   ~FakeDevice() { stop(); }
 
   void setBootAddress(uint64_t address) { boot_address_ = address; }
@@ -306,7 +325,16 @@ class FakeDevice {
     changed_.notify_all();
   }
 
+  int verify(uint64_t address, uint64_t length, const uint8_t signature[64]) {
+    ++verifications_;
+    if (address > memory_.size() || length > memory_.size() - address) return 0;
+    return crypto_sign_verify_detached(signature, memory_.data() + address, length, public_key_.data()) == 0;
+  }
+
   sable_fw_platform platform_{};
+  std::array<uint8_t, crypto_sign_PUBLICKEYBYTES> public_key_{};
+  std::array<uint8_t, crypto_sign_SECRETKEYBYTES> secret_key_{};
+  std::atomic<uint32_t> verifications_{0};
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -111,6 +111,8 @@ class FirmwareScheduler : public ::testing::Test {
       program.constant_base[r] = constants[r].first;
       program.constant_size[r] = constants[r].second;
     }
+    const auto signature = dev_.sign(words.data(), words.size() * 4);
+    std::memcpy(program.signature, signature.data(), signature.size());
     dev_.put(programField(p, 0), program);
     submit(SABLE_FW_RING_CONTROL, {SABLE_FW_MSG_REGISTER_PROGRAM, p, 100 + p, 0, 0, 0, 0});
     EXPECT_TRUE(dev_.waitIdle());
@@ -228,6 +230,63 @@ TEST_F(FirmwareScheduler, RegisterValidProgramFillsExtents) {
         << "extent of region " << r;
   }
   EXPECT_TRUE(dev_.starts().empty()) << "registration never runs the NPU";
+}
+
+// The firmware registers only streams signed by a key its platform trusts, and checks the
+// signature before it parses the stream: an altered, unsigned or foreign-signed stream is
+// BAD_SIGNATURE and can never run.
+TEST_F(FirmwareScheduler, OnlyStreamsSignedByATrustedKeyAreRegistered) {
+  bootFirmware();
+  const auto words = streamWords(goodTile());
+  auto fill = [&](uint32_t p, const std::array<uint8_t, 64>& signature) {
+    dev_.write(kStreams + 0x1000 * p, words.data(), words.size() * 4);
+    sable_fw_program program{};
+    program.state = SABLE_FW_PROGRAM_PENDING;
+    program.region_count = 4;
+    program.stream_base = kStreams + 0x1000 * p;
+    program.stream_size = words.size() * 4;
+    std::memcpy(program.signature, signature.data(), signature.size());
+    dev_.put(programField(p, 0), program);
+  };
+  auto registerFilled = [&](uint32_t p) {
+    submit(SABLE_FW_RING_CONTROL, {SABLE_FW_MSG_REGISTER_PROGRAM, p, 100 + p, 0, 0, 0, 0});
+    EXPECT_TRUE(dev_.waitIdle());
+    return takeOne();
+  };
+  const auto good = dev_.sign(words.data(), words.size() * 4);
+
+  fill(0, {});  // unsigned
+  EXPECT_EQ(registerFilled(0).error_cause, SABLE_ERROR_BAD_SIGNATURE) << "an unsigned stream";
+  EXPECT_EQ(programState(0), SABLE_FW_PROGRAM_REJECTED);
+
+  fill(1, good);
+  const uint32_t altered = words[8] ^ 0x100u;  // one bit of the first command, after signing
+  dev_.write(kStreams + 0x1000 + 32, &altered, 4);
+  const auto c = registerFilled(1);
+  EXPECT_EQ(c.error_cause, SABLE_ERROR_BAD_SIGNATURE) << "a stream changed after signing";
+  EXPECT_EQ(c.error_command, SABLE_FW_NO_COMMAND);
+
+  auto flipped = good;
+  flipped[63] ^= 1;
+  fill(2, flipped);
+  EXPECT_EQ(registerFilled(2).error_cause, SABLE_ERROR_BAD_SIGNATURE) << "a damaged signature";
+
+  FakeDevice other;  // another device's key
+  fill(0, other.sign(words.data(), words.size() * 4));
+  EXPECT_EQ(registerFilled(0).error_cause, SABLE_ERROR_BAD_SIGNATURE) << "signed by a key this device does not trust";
+
+  fill(3, good);
+  EXPECT_EQ(registerFilled(3).error_cause, SABLE_ERROR_NONE) << "the same stream, signed";
+  EXPECT_EQ(programState(3), SABLE_FW_PROGRAM_VALID);
+  EXPECT_TRUE(dev_.starts().empty());
+}
+
+TEST_F(FirmwareScheduler, APlatformWithoutASignatureServiceRegistersNothing) {
+  dev_.removeSignatureService();
+  bootFirmware();
+  const auto c = registerProgram(0, goodTile());
+  EXPECT_EQ(c.error_cause, SABLE_ERROR_BAD_SIGNATURE);
+  EXPECT_EQ(programState(0), SABLE_FW_PROGRAM_REJECTED);
 }
 
 TEST_F(FirmwareScheduler, RegisterInvalidProgramIsRejectedWithCauseAndCommand) {

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "sable/umd/signing.h"
 #include "sable/isa.h"
 #include "sable/shim/shim.h"
 #include "uapi/sable_uapi.h"
@@ -143,6 +144,14 @@ class Client {
     EXPECT_NE(bo.data, nullptr) << sable_shim_last_error();
     return bo;
   }
+  // Signs the stream with this process's driver key, which the server it spawned trusts (both
+  // read SABLE_KEY_DIR, set by ctest): the firmware registers only signed streams.
+  static void signStream(sable_uapi_program_register& reg, const void* bytes, size_t size) {
+    auto key = umd::SigningKey::processKey();
+    ASSERT_TRUE(key.ok()) << key.error().message;
+    const umd::Signature signature = (*key)->sign(std::span(static_cast<const uint8_t*>(bytes), size));
+    std::memcpy(reg.signature, signature.data(), signature.size());
+  }
   Bo uploadStream(const std::vector<uint32_t>& words) {
     Bo bo = createBo(words.size() * 4);
     if (bo.data != nullptr) std::memcpy(bo.data, words.data(), words.size() * 4);
@@ -166,6 +175,7 @@ class Client {
     reg.stream_size = words.size() * 4;
     reg.region_count = regionCount;
     reg.regions = reinterpret_cast<uint64_t>(regions.data());
+    signStream(reg, words.data(), words.size() * 4);
     Registered out;
     out.result = ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg);
     out.program = reg.program;

@@ -1,8 +1,13 @@
 // The UAPI through the shim and sable-simd: handshake, device info, buffer objects, programs,
 // jobs, isolation between clients.
 #include <cerrno>
+#include <filesystem>
+#include <functional>
 #include <numeric>
+#include <span>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "kmd_support.h"
 #include "sable/firmware/host_interface.h"
@@ -41,7 +46,7 @@ TEST(kmd_uapi, HandshakeAcceptsThisBuildAndRefusesAnotherConfiguration) {
   EXPECT_NE(std::string(hello.message).find("the client is older"), std::string::npos)
       << hello.message;
   hello.client_uapi_version = SABLE_UAPI_VERSION;
-  hello.client_fw_interface = 2u << 16;  // a client expecting a newer firmware interface
+  hello.client_fw_interface = ((SABLE_FW_INTERFACE_VERSION >> 16) + 1u) << 16;  // expects a newer firmware interface
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), -EPROTO);
   EXPECT_NE(std::string(hello.message).find("the firmware is older"), std::string::npos)
       << hello.message;
@@ -229,6 +234,7 @@ TEST(kmd_uapi, ConstantRegionKeepsItsBufferObjectBusy) {
   reg.stream_size = stream.size;
   reg.region_count = 2;
   reg.regions = reinterpret_cast<uint64_t>(regions);
+  Client::signStream(reg, stream.data, stream.size);
   ASSERT_EQ(client.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg), 0) << sable_shim_last_error();
   sable_uapi_bo_free freeWeights{weights.handle, 0};
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &freeWeights), -EBUSY);
@@ -314,6 +320,67 @@ TEST(kmd_uapi, FirmwareRejectsBadStreamsAtRegistrationAndTheDeviceKeepsServing) 
   ASSERT_EQ(client.wait(fence), 0);
   EXPECT_EQ(client.status(fence).error_cause, SABLE_ERROR_NONE);
   EXPECT_EQ(out.data[31], 0xA5);
+}
+
+// Whoever submits through the UAPI, the firmware registers only streams signed by a key the
+// device trusts (docs/cache.md): unsigned, altered after signing, signed by another key, or signed
+// by the client's key on a server that trusts another one: -ENOEXEC with BAD_SIGNATURE.
+TEST(kmd_uapi, TheFirmwareRefusesUnsignedAlteredAndForeignSignedStreams) {
+  namespace fs = std::filesystem;
+  const fs::path otherDir = fs::temp_directory_path() / fmt::format("sable-kmd-other-key-{}", ::getpid());
+  fs::remove_all(otherDir);
+  auto otherKey = umd::SigningKey::loadOrCreate(otherDir);
+  ASSERT_TRUE(otherKey.ok()) << otherKey.error().message;
+  auto ourKey = umd::SigningKey::processKey();
+  ASSERT_TRUE(ourKey.ok()) << ourKey.error().message;
+
+  auto attempt = [](Client& client, const std::vector<uint32_t>& words, const umd::Signature& signature,
+                    const std::function<void(Client::Bo&)>& alter) {
+    Client::Bo stream = client.uploadStream(words);
+    if (alter) alter(stream);
+    std::vector<sable_uapi_region_binding> regions(2);
+    for (auto& r : regions) r.kind = SABLE_REGION_JOB;
+    sable_uapi_program_register reg{};
+    reg.stream_handle = stream.handle;
+    reg.stream_size = words.size() * 4;
+    reg.region_count = 2;
+    reg.regions = reinterpret_cast<uint64_t>(regions.data());
+    std::memcpy(reg.signature, signature.data(), signature.size());
+    const int result = client.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg);
+    return std::pair{result, reg.error_cause};
+  };
+  const std::vector<uint32_t> words = copyStream(2);
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(words.data()), words.size() * 4);
+  {
+    ServerProcess server(uniqueDeviceName("sig"));
+    ASSERT_TRUE(server.waitReady());
+    Client client(server.name());
+    ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+    const auto expectRefused = [](std::pair<int, uint32_t> r, const char* what) {
+      EXPECT_EQ(r.first, -ENOEXEC) << what;
+      EXPECT_EQ(r.second, SABLE_ERROR_BAD_SIGNATURE) << what << ": " << sable_error_cause_name(r.second);
+    };
+    expectRefused(attempt(client, words, umd::Signature{}, {}), "unsigned");
+    expectRefused(attempt(client, words, (*ourKey)->sign(bytes),
+                          [](Client::Bo& bo) { bo.data[32 + 4] ^= 1; }),  // a field of command 0, after signing
+                  "altered after signing");
+    expectRefused(attempt(client, words, otherKey->sign(bytes), {}), "signed by a key the device does not trust");
+    EXPECT_NE(std::string(sable_shim_last_error()).find("BAD_SIGNATURE"), std::string::npos) << sable_shim_last_error();
+    const auto signedOk = attempt(client, words, (*ourKey)->sign(bytes), {});
+    EXPECT_EQ(signedOk.first, 0) << "the same stream, signed: " << sable_shim_last_error();
+  }
+  {
+    // A device provisioned with the other key only refuses this client's signature.
+    ServerProcess server(uniqueDeviceName("sig2"), {"--trusted-key", (otherDir / "driver.pub").string()});
+    ASSERT_TRUE(server.waitReady());
+    Client client(server.name());
+    ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+    const auto refused = attempt(client, words, (*ourKey)->sign(bytes), {});
+    EXPECT_EQ(refused.second, SABLE_ERROR_BAD_SIGNATURE);
+    const auto accepted = attempt(client, words, otherKey->sign(bytes), {});
+    EXPECT_EQ(accepted.first, 0) << sable_shim_last_error();
+  }
+  fs::remove_all(otherDir);
 }
 
 TEST(kmd_uapi, TwoClientsRunConcurrentlyAndCannotTouchEachOther) {

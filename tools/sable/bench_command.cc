@@ -25,6 +25,7 @@
 #include "sable/isa.h"
 #include "sable/shim/shim.h"
 #include "sable/umd/compiler/program_image.h"
+#include "sable/umd/signing.h"
 #ifdef SABLE_HAVE_RTL
 #include <unistd.h>
 
@@ -99,6 +100,14 @@ int runUapiBench(const BenchOptions& options) {
   sable_uapi_program_register reg{};
   reg.stream_handle = stream.handle;
   reg.stream_size = sizeof words;
+  // The firmware runs only signed streams (docs/cache.md): signed with this user's driver key.
+  auto key = umd::SigningKey::processKey();
+  if (!key.ok()) {
+    std::cerr << "sable bench --uapi: " << key.error().message << "\n";
+    return 1;
+  }
+  const umd::Signature signature = (*key)->sign(std::span(reinterpret_cast<const uint8_t*>(words), sizeof words));
+  std::memcpy(reg.signature, signature.data(), signature.size());
   if (int r = device.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg); r != 0) {
     return failed("PROGRAM_REGISTER", r);
   }

@@ -164,7 +164,7 @@ void BufferObject::release() noexcept {
   connection_.reset();
 }
 
-Result<std::span<uint8_t>> BufferObject::map() {
+Result<std::span<uint8_t>> BufferObject::map() const {
   if (!connection_) return hal::invalidArgument("mapping a buffer object that was moved from or freed");
   if (mapping_ == nullptr) {
     void* address = sable_shim_mmap(connection_->get(), size_, mmapOffset_);
@@ -312,7 +312,8 @@ Result<BufferObject> Device::createBuffer(uint64_t size) {
 }
 
 Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t offset, uint64_t size,
-                                        const std::vector<RegionBinding>& bindings, ProgramRejection* rejection) {
+                                        const std::vector<RegionBinding>& bindings, ProgramRejection* rejection,
+                                        const Signature* signature) {
   if (bindings.size() > SABLE_UAPI_MAX_REGIONS) {
     return hal::invalidArgument("registering a program: {} regions, at most {}", bindings.size(),
                                 SABLE_UAPI_MAX_REGIONS);
@@ -329,6 +330,15 @@ Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t off
   request.stream_offset = offset;
   request.stream_size = streamSize;
   request.regions = reinterpret_cast<uint64_t>(raw.data());
+  if (signature != nullptr) {
+    std::memcpy(request.signature, signature->data(), signature->size());
+  } else {
+    // The firmware runs only signed streams: the driver signs what it registers.
+    SABLE_ASSIGN_OR_RETURN(const SigningKey* key, SigningKey::processKey());
+    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, stream.map());
+    const Signature made = key->sign(mapped.subspan(offset, streamSize));
+    std::memcpy(request.signature, made.data(), made.size());
+  }
   const int result = sable_shim_ioctl(connection_->get(), SABLE_IOCTL_PROGRAM_REGISTER, &request);
   if (result < 0) {
     if (result == -ENOEXEC) {

@@ -25,7 +25,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define SABLE_UAPI_VERSION_MAJOR 1
+#define SABLE_UAPI_VERSION_MAJOR 2
 #define SABLE_UAPI_VERSION_MINOR 0
 #define SABLE_UAPI_VERSION ((SABLE_UAPI_VERSION_MAJOR << 16) | SABLE_UAPI_VERSION_MINOR)
 
@@ -115,7 +115,9 @@ struct sable_uapi_region_binding {
  * (later changes to the object do not affect the program), the firmware validates it once
  * (header, opcodes, fields, dependencies, scratchpad and accumulator bounds, region indices,
  * constant regions' bounds) and records how many bytes of each job region it touches. A stream
- * the firmware rejects fails with -ENOEXEC and error_cause/error_command set.
+ * the firmware rejects fails with -ENOEXEC and error_cause/error_command set. The firmware first
+ * checks `signature` against the keys the device trusts: an unsigned stream, or one changed
+ * after signing, fails with SABLE_ERROR_BAD_SIGNATURE whoever submits it (docs/cache.md).
  */
 struct sable_uapi_program_register {
 	__u32 stream_handle;   /* in: buffer object holding the command stream */
@@ -127,6 +129,7 @@ struct sable_uapi_program_register {
 	__u32 program;         /* out: program handle */
 	__u32 error_cause;     /* out: SABLE_ERROR_* of sable/isa.h when rejected */
 	__u32 error_command;   /* out: index of the offending command */
+	__u8 signature[64];    /* in: Ed25519 signature of the stream's bytes by a key the device trusts */
 	__u64 region_extent[SABLE_UAPI_MAX_REGIONS]; /* out: bytes each region must hold */
 };
 

@@ -205,7 +205,7 @@ bool DeviceServer::boot(std::string* error) {
       if (plan.job == started) npu_->injectFault(plan.fault);
     }
   };
-  firmware_ = std::make_unique<FirmwareHost>(memory_, *npu_, kBootAddress, std::move(hooks));
+  firmware_ = std::make_unique<FirmwareHost>(memory_, *npu_, kBootAddress, std::move(hooks), options_.trustedKeys);
   firmware_->start();
   const uint64_t limit = wire::monotonicNs() + 5'000'000'000ull;
   while (wire::monotonicNs() < limit) {
@@ -702,6 +702,7 @@ DeviceServer::Outcome DeviceServer::registerProgram(uint32_t slot, Session& sess
     entry->constant_base[r] = constantBase[r];
     entry->constant_size[r] = constantSize[r];
   }
+  std::memcpy(entry->signature, arg.signature, sizeof entry->signature);
   storeWord(entry->state, SABLE_FW_PROGRAM_PENDING);
 
   const uint32_t handle = nextHandle_++;

@@ -18,6 +18,7 @@
 #include "sable/isa.h"
 #include "sable/shim/wire.h"
 #include "sable/sim/func_model.h"
+#include "sable/umd/signing.h"
 #include "memory_map.h"
 #include "shared_device.h"
 
@@ -38,6 +39,9 @@ struct ServerOptions {
   uint32_t watchdogMs = 1000;
   std::vector<FaultPlan> faults;
   bool verbose = false;
+  // The public keys provisioned into the control core's signature service: the firmware
+  // registers only programs signed by one of them (docs/cache.md).
+  std::vector<umd::PublicKey> trustedKeys;
 };
 
 // "bus-error@3" → {BusError, 3}.

@@ -1,7 +1,9 @@
 #include "firmware_host.h"
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <span>
 
 #include "sable/isa.h"
 #include "sable/shim/wire.h"
@@ -13,13 +15,14 @@ constexpr uint64_t kWindowBytes = 0x10000;
 }
 
 FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress,
-                           Hooks hooks)
+                           Hooks hooks, std::vector<umd::PublicKey> trustedKeys)
     : memory_(memory), npu_(npu), bootAddress_(bootAddress), hooks_(std::move(hooks)),
-      epochNs_(wire::monotonicNs()) {
+      trustedKeys_(std::move(trustedKeys)), epochNs_(wire::monotonicNs()) {
   platform_.context = this;
   platform_.read32 = &FirmwareHost::read32;
   platform_.write32 = &FirmwareHost::write32;
   platform_.wait_for_interrupt = &FirmwareHost::waitForInterrupt;
+  platform_.verify_signature = &FirmwareHost::verifySignature;
   // The NPU's interrupt line, wired to the control core's IRQ_STATUS.NPU.
   npu_.setInterruptHandler([this] { raise(SABLE_HOSTIF_IRQ_NPU); });
 }
@@ -31,6 +34,20 @@ FirmwareHost::~FirmwareHost() {
 
 void FirmwareHost::start() {
   thread_ = std::thread([this] { sable_fw_main(&platform_); });
+}
+
+// The signature service reads the signed bytes straight from device memory, as a crypto engine
+// with its own bus master would.
+int FirmwareHost::verifySignature(void* context, uint64_t address, uint64_t length, const uint8_t signature[64]) {
+  auto* self = static_cast<FirmwareHost*>(context);
+  if (address > self->memory_.size || length > self->memory_.size - address) return 0;
+  umd::Signature sig{};
+  std::copy(signature, signature + sig.size(), sig.begin());
+  const std::span<const uint8_t> message(self->memory_.data + address, length);
+  for (const umd::PublicKey& key : self->trustedKeys_) {
+    if (umd::verifySignature(key, message, sig)) return 1;
+  }
+  return 0;
 }
 
 void FirmwareHost::ringDoorbell() { raise(SABLE_HOSTIF_IRQ_DOORBELL); }

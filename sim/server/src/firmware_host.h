@@ -10,9 +10,11 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "sable/firmware/firmware.h"
 #include "sable/sim/npu_backend.h"
+#include "sable/umd/signing.h"
 
 namespace sable::server {
 
@@ -23,7 +25,9 @@ class FirmwareHost {
     std::function<void(uint64_t startIndex)> onStart;  // the firmware wrote CONTROL.START
   };
 
-  FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress, Hooks hooks);
+  // `trustedKeys`: the public keys of the control core's signature service.
+  FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress, Hooks hooks,
+               std::vector<umd::PublicKey> trustedKeys);
   ~FirmwareHost();
   FirmwareHost(const FirmwareHost&) = delete;
   FirmwareHost& operator=(const FirmwareHost&) = delete;
@@ -41,6 +45,7 @@ class FirmwareHost {
   static uint32_t read32(void* context, uint64_t address);
   static void write32(void* context, uint64_t address, uint32_t value);
   static void waitForInterrupt(void* context, uint64_t untilUs);
+  static int verifySignature(void* context, uint64_t address, uint64_t length, const uint8_t signature[64]);
   uint32_t readHostInterface(uint32_t offset);
   void writeHostInterface(uint32_t offset, uint32_t value);
   void raise(uint32_t bits);
@@ -49,6 +54,7 @@ class FirmwareHost {
   sim::NpuBackend& npu_;
   uint64_t bootAddress_;
   Hooks hooks_;
+  std::vector<umd::PublicKey> trustedKeys_;
   uint64_t epochNs_;
   sable_fw_platform platform_{};
   std::thread thread_;

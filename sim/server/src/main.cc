@@ -45,6 +45,11 @@ int main(int argc, char** argv) {
                  "lost-interrupt or hung-unit (repeatable)");
   app.add_flag("--verbose", options.verbose, "Log each job (client, program, priority, commands, "
                                              "cycles, status)");
+  std::vector<std::string> trustedKeys;
+  app.add_option("--trusted-key", trustedKeys,
+                 "FILE: a driver's public key (driver.pub); the firmware runs only programs signed by "
+                 "a trusted key (repeatable; default: the key of this user's driver, created if needed: "
+                 "$SABLE_KEY_DIR, $XDG_DATA_HOME/sable or ~/.local/share/sable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,6 +68,24 @@ int main(int argc, char** argv) {
   }
   for (uint32_t i = 0; i < SABLE_HW_CONFIG_COUNT; ++i) {
     if (config == sable_hw_configs[i].name) options.config = i;
+  }
+  for (const std::string& file : trustedKeys) {
+    auto key = sable::umd::readPublicKey(file);
+    if (!key.ok()) {
+      std::cerr << "sable-simd: --trusted-key: " << key.error().message << "\n";
+      return 2;
+    }
+    options.trustedKeys.push_back(*key);
+  }
+  if (options.trustedKeys.empty()) {
+    // The driver of the user running the server signs with this key (docs/cache.md).
+    auto dir = sable::umd::defaultKeyDirectory();
+    auto key = dir.ok() ? sable::umd::SigningKey::loadOrCreate(*dir) : sable::hal::Result<sable::umd::SigningKey>(dir.error());
+    if (!key.ok()) {
+      std::cerr << "sable-simd: no trusted key: " << key.error().message << " (or pass --trusted-key FILE)\n";
+      return 2;
+    }
+    options.trustedKeys.push_back(key->publicKey());
   }
   for (const std::string& text : faults) {
     auto plan = sable::server::parseFault(text);

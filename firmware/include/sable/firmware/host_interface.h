@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 /* Version of this interface: (major << 16) | minor. A different major is refused at handshake. */
-#define SABLE_FW_INTERFACE_VERSION ((1u << 16) | 0u)
+#define SABLE_FW_INTERFACE_VERSION ((2u << 16) | 0u)
 
 /* ---- The firmware's address map -------------------------------------------------------------
  * Device memory (what DMA addresses) starts at 0 and ends below SABLE_FW_NPU_CSR_BASE. */
@@ -111,6 +111,7 @@ struct sable_fw_program {
 	uint64_t constant_base[SABLE_FW_MAX_REGIONS];
 	uint64_t constant_size[SABLE_FW_MAX_REGIONS];
 	uint64_t extent[SABLE_FW_MAX_REGIONS]; /* firmware: bytes of each region the stream touches */
+	uint8_t signature[64];      /* Ed25519 signature of the stream's bytes by the driver's key */
 };
 
 /* A completion-ring entry: one per message. counters[] is the NPU's counter block after the job
@@ -138,6 +139,6 @@ struct sable_fw_completion {
 SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_ring) == 24, "ring layout");
 SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_message) == 40, "message layout");
 SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_completion) == 176, "completion layout");
-SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_program) == 800, "program layout");
+SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_program) == 864, "program layout");
 
 #endif /* SABLE_FIRMWARE_HOST_INTERFACE_H */

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "sable/hal/result.h"
+#include "sable/umd/signing.h"
 #include "sable/hal/types.h"
 #include "sable/isa.h"
 
@@ -65,8 +66,9 @@ class BufferObject {
   BufferObject& operator=(BufferObject&&) noexcept;
   ~BufferObject();
 
-  // The object's bytes in this process (mapped on the first call, then the same span).
-  hal::Result<std::span<uint8_t>> map();
+  // The object's bytes in this process (mapped on the first call, then the same span). Const:
+  // the bytes are device memory, not state of this handle; the mapping is cached.
+  hal::Result<std::span<uint8_t>> map() const;
   // Frees now, reporting errors (EBUSY while a program or job uses it); the object is then empty.
   hal::Result<void> free();
 
@@ -85,7 +87,7 @@ class BufferObject {
   uint64_t size_ = 0;
   uint64_t mmapOffset_ = 0;
   uint64_t deviceAddress_ = 0;
-  uint8_t* mapping_ = nullptr;
+  mutable uint8_t* mapping_ = nullptr;  // map() caches it
 };
 
 // How region i of a program is bound: by every job's buffer table, or once to a constant buffer.
@@ -210,11 +212,12 @@ class Device {
   hal::Result<BufferObject> createBuffer(uint64_t size);
 
   // Registers the stream in bytes [offset, offset + size) of `stream` (size 0: to the end);
-  // bindings[i] binds region i. On a firmware rejection (ENOEXEC) the cause is also stored in
-  // *rejection when given.
+  // bindings[i] binds region i. The stream is signed with this process's driver key
+  // (SigningKey::processKey, docs/cache.md) unless `signature` is given (tests of the firmware's
+  // check). On a firmware rejection (ENOEXEC) the cause is also stored in *rejection when given.
   hal::Result<Program> registerProgram(const BufferObject& stream, uint64_t offset, uint64_t size,
                                        const std::vector<RegionBinding>& bindings,
-                                       ProgramRejection* rejection = nullptr);
+                                       ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
   // The same from bytes in this process (a temporary buffer object carries them).
   hal::Result<Program> registerProgram(std::span<const uint8_t> stream, const std::vector<RegionBinding>& bindings,
                                        ProgramRejection* rejection = nullptr);
