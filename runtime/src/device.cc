@@ -25,6 +25,16 @@ hal::Result<std::shared_ptr<Device>> findDevice(std::string_view name) {
   return hal::invalidArgument("unknown device '{}' (available: {}, {})", name, known, automatic->name());
 }
 
+hal::Result<std::shared_ptr<PreparedModel>> Device::prepareModelWithCache(const hal::Model& model,
+                                                                          const CacheFiles& /*cache*/) {
+  return prepareModel(model);
+}
+
+hal::Result<std::shared_ptr<PreparedModel>> Device::prepareModelFromCache(const hal::Model& /*model*/,
+                                                                          const CacheFiles& /*cache*/) {
+  return hal::generalFailure("{} does not prepare models from a compilation cache", name());
+}
+
 hal::Result<std::vector<std::string>> Device::unsupportedReasons(const hal::Model& model) const {
   return std::vector<std::string>(model.main.operations.size());
 }

@@ -123,17 +123,45 @@ class HalClientDevice final : public Device {
   }
 
   hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) override {
+    return prepare(model, {}, {}, {});
+  }
+
+  bool cachingSupported() const override {
+    const auto needed = device_->getNumberOfCacheFilesNeeded().value;
+    return needed.numModelCache == 1 && needed.numDataCache == 1;
+  }
+  hal::Result<std::shared_ptr<PreparedModel>> prepareModelWithCache(const hal::Model& model,
+                                                                   const CacheFiles& cache) override {
+    if (!cachingSupported()) return prepareModel(model);
+    return prepare(model, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token);
+  }
+  hal::Result<std::shared_ptr<PreparedModel>> prepareModelFromCache(const hal::Model& model,
+                                                                   const CacheFiles& cache) override {
     auto callback = std::make_shared<hal::PreparedModelCallback>();
     const hal::ErrorStatus launched =
-        device_->prepareModel_1_3(model, hal::ExecutionPreference::FAST_SINGLE_ANSWER, hal::Priority::MEDIUM, {}, {},
-                                  {}, hal::CacheToken{}, callback);
+        device_->prepareModelFromCache_1_3({}, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token, callback);
+    callback->wait();
+    const hal::ErrorStatus status = launched != hal::ErrorStatus::NONE ? launched : callback->status();
+    if (status != hal::ErrorStatus::NONE) return errorFrom("prepareModelFromCache_1_3", status, callback->message());
+    return std::shared_ptr<PreparedModel>(
+        std::make_shared<HalClientPreparedModel>(callback->preparedModel(), path_, declaredOutputs(model)));
+  }
+
+ private:
+  hal::Result<std::shared_ptr<PreparedModel>> prepare(const hal::Model& model,
+                                                      const std::vector<hal::NativeHandle>& modelCache,
+                                                      const std::vector<hal::NativeHandle>& dataCache,
+                                                      const hal::CacheToken& token) {
+    auto callback = std::make_shared<hal::PreparedModelCallback>();
+    const hal::ErrorStatus launched = device_->prepareModel_1_3(
+        model, hal::ExecutionPreference::FAST_SINGLE_ANSWER, hal::Priority::MEDIUM, {}, modelCache, dataCache, token,
+        callback);
     callback->wait();
     const hal::ErrorStatus status = launched != hal::ErrorStatus::NONE ? launched : callback->status();
     if (status != hal::ErrorStatus::NONE) return errorFrom("prepareModel_1_3", status, callback->message());
     return std::shared_ptr<PreparedModel>(std::make_shared<HalClientPreparedModel>(callback->preparedModel(), path_, declaredOutputs(model)));
   }
 
- private:
   std::string name_;
   std::shared_ptr<hal::IDevice> device_;
   HalExecutionPath path_;

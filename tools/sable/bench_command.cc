@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "model_cache.h"
 #include "program_profile.h"
 #include "sable/runtime/sub_model.h"
 #include "sable/umd/compiler/compiler.h"
@@ -49,6 +50,7 @@ struct BenchOptions {
   std::string mismatchTrace;    // --backend rtl: FST waveform around the first mismatch
   std::string json;
   bool uapi = false;
+  bool cache = false;
   uint32_t jobs = 10000;
   std::string device;
   bool spawn = false;
@@ -421,7 +423,15 @@ CommandRunner addBenchCommand(CLI::App& app) {
   bench->add_option("--device", options->device,
                     "Device name of --uapi (default: $SABLE_DEVICE, else sable-npu)");
   bench->add_flag("--spawn", options->spawn, "Start sable-simd if no server runs (--uapi)");
+  bench->add_flag("--cache", options->cache,
+                  "Compilation cache on sable-npu: compile and load-from-cache times, their ratio and blob sizes "
+                  "(MODEL, default both MobileNets)");
   return [options] {
+    if (options->cache) {
+      return runCacheBench(options->model.empty() ? std::vector<std::string>{"builtin:mobilenet_v1",
+                                                                             "builtin:mobilenet_v2"}
+                                                  : std::vector<std::string>{options->model});
+    }
     if (options->uapi == !options->model.empty()) {
       std::cerr << "sable bench: choose one benchmark: a MODEL or --uapi\n";
       return 2;

@@ -20,5 +20,6 @@ CommandRunner addBenchCommand(CLI::App& app);        // bench_command.cc
 CommandRunner addBenchDriverCommand(CLI::App& app);  // bench_driver_command.cc
 CommandRunner addBisectCommand(CLI::App& app);       // bisect_command.cc
 CommandRunner addCapabilitiesCommand(CLI::App& app);  // capabilities_command.cc
+CommandRunner addCompileCommand(CLI::App& app);       // compile_command.cc
 
 }  // namespace sable::tools

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   add(sable::tools::addBenchDriverCommand);
   add(sable::tools::addBisectCommand);
   add(sable::tools::addCapabilitiesCommand);
+  add(sable::tools::addCompileCommand);
   {  // asm and disasm share one runner, which asks its subcommands which one was parsed.
     auto runner = sable::tools::addAsmCommands(app);
     const auto subcommands = app.get_subcommands({});

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "model_cache.h"
 #include "program_profile.h"
 #include "sable/runtime/auto_device.h"
 #include "sable/runtime/builtin_models.h"
@@ -30,6 +31,7 @@ struct RunArgs {
   uint64_t seed = 1;
   bool check = false;
   bool dump = false;
+  std::string cacheDir;  // compilation cache: load when valid, else compile and save
 };
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -171,7 +173,23 @@ int runModel(const RunArgs& args) {
   }
 
   start = std::chrono::steady_clock::now();
-  auto prepared = (*device)->prepareModel(*model);
+  std::string cacheNote;
+  hal::Result<std::shared_ptr<runtime::PreparedModel>> prepared = hal::generalFailure("not prepared");
+  if (args.cacheDir.empty()) {
+    prepared = (*device)->prepareModel(*model);
+  } else {
+    auto cached = prepareWithCacheDir(**device, *model, args.cacheDir);
+    if (cached.ok()) {
+      const ModelCache files = modelCacheFor(*model, args.cacheDir);
+      cacheNote = cached->fromCache
+                      ? fmt::format("prepared from the cache {} in {:.1f} ms (not compiled)", files.modelFile.string(),
+                                    cached->milliseconds)
+                      : fmt::format("not used ({}); compiled and saved to {}", cached->why, args.cacheDir);
+      prepared = std::move(cached->prepared);
+    } else {
+      prepared = cached.error();
+    }
+  }
   if (!prepared.ok()) return fail(prepared.error(), "preparation failed");
   const double prepareMs = millisecondsSince(start);
   std::optional<NpuProgram> program;
@@ -211,6 +229,7 @@ int runModel(const RunArgs& args) {
   for (size_t i = 0; i < std::min<size_t>(5, classes); ++i) {
     fmt::print("  {}. class {:4}  score {:.4f}\n", i + 1, order[i], elementValue(outputOperand, output, order[i]));
   }
+  if (!cacheNote.empty()) fmt::print("cache:    {}\n", cacheNote);
   fmt::print("time:     build {:.1f} ms, prepare {:.1f} ms, execute {:.1f} ms\n", buildMs, prepareMs, executeMs);
   if (program && result->deviceCounters.size() > SABLE_COUNTER_CYCLES) {
     const sable_hw_config& c = program->config;
@@ -257,6 +276,9 @@ CommandRunner addRunCommand(CLI::App& app) {
                   "ran where); sable-npu starts sable-simd when none runs")
       ->capture_default_str();
   run->add_option("--seed", args->seed, "Seed of the synthetic input")->capture_default_str();
+  run->add_option("--cache-dir", args->cacheDir,
+                  "Compilation cache (docs/cache.md): prepare from the cache saved there when it is valid (says so), "
+                  "else compile and save it");
   run->add_flag("--check", args->check,
                 "Also run the CPU reference and say whether the outputs are identical (exit status 1 when not)");
   run->add_flag("--dump", args->dump,

@@ -28,6 +28,14 @@ class PreparedModel {
   virtual hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) = 0;
 };
 
+// Compilation caching (docs/cache.md): the two files a device saves a prepared model's cache to
+// and prepares from (descriptors lent for the call), and the client's token for the model.
+struct CacheFiles {
+  int modelCache = -1;
+  int dataCache = -1;
+  hal::CacheToken token{};
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -43,6 +51,16 @@ class Device {
   virtual hal::Result<std::vector<std::string>> unsupportedReasons(const hal::Model& model) const;
   // Validates and prepares the model for execution.
   virtual hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) = 0;
+  // Does this device save and load compilation caches? (The defaults below: no.)
+  virtual bool cachingSupported() const { return false; }
+  // Prepares `model` and saves its compilation cache into `cache`; a device that does not cache
+  // only prepares. A cache that cannot be saved never fails the preparation.
+  virtual hal::Result<std::shared_ptr<PreparedModel>> prepareModelWithCache(const hal::Model& model,
+                                                                           const CacheFiles& cache);
+  // Prepares from the cache saved for `model` (whose interface the outputs follow); an error when
+  // the device does not cache or the cache is not valid for this token, driver and hardware.
+  virtual hal::Result<std::shared_ptr<PreparedModel>> prepareModelFromCache(const hal::Model& model,
+                                                                           const CacheFiles& cache);
 };
 
 // Every device this build can reach, in a stable order.

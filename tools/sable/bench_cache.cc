@@ -1,0 +1,90 @@
+// `sable bench --cache`: for each model, the time to compile and save its compilation cache, the
+// time to prepare from that cache, their ratio and the blob sizes, on sable-npu (docs/cache.md).
+// Both prepared models are run once on the same input and must agree byte for byte.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "model_cache.h"
+#include "sable/hal/unique_fd.h"
+#include "sable/runtime/execution.h"
+#include "tool_support.h"
+
+namespace sable::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int runCacheBench(const std::vector<std::string>& models) {
+  auto device = runtime::findDevice(kNpuDevice);
+  if (!device.ok()) {
+    std::cerr << "sable bench --cache: " << device.error().message << "\n";
+    return 1;
+  }
+  const fs::path dir = fs::temp_directory_path() / fmt::format("sable-bench-cache-{}", ::getpid());
+  constexpr int kCompiles = 3, kLoads = 5;
+  fmt::print("compilation cache on {} ({}): median of {} compilations and {} loads\n", kNpuDevice,
+             (*device)->versionString(), kCompiles, kLoads);
+  fmt::print("  {:<24} {:>12} {:>12} {:>8} {:>13} {:>12}  {}\n", "model", "compile ms", "load ms", "ratio",
+             "model cache", "data cache", "outputs");
+  int status = 0;
+  for (const std::string& spec : models) {
+    auto model = loadModel(spec);
+    if (!model.ok()) {
+      std::cerr << "sable bench --cache: " << model.error().message << "\n";
+      return 2;
+    }
+    std::vector<double> compileMs, loadMs;
+    std::shared_ptr<runtime::PreparedModel> compiled, loaded;
+    for (int i = 0; i < kCompiles; ++i) {
+      auto prepared = prepareWithCacheDir(**device, *model, dir, /*allowLoad=*/false);
+      if (!prepared.ok()) {
+        std::cerr << "sable bench --cache: " << spec << ": " << prepared.error().message << "\n";
+        return 1;
+      }
+      compileMs.push_back(prepared->milliseconds);
+      compiled = prepared->prepared;
+    }
+    for (int i = 0; i < kLoads; ++i) {
+      auto prepared = prepareWithCacheDir(**device, *model, dir);
+      if (!prepared.ok() || !prepared->fromCache) {
+        std::cerr << "sable bench --cache: " << spec << ": not loaded from the cache: "
+                  << (prepared.ok() ? prepared->why : prepared.error().message) << "\n";
+        return 1;
+      }
+      loadMs.push_back(prepared->milliseconds);
+      loaded = prepared->prepared;
+    }
+    const auto inputs = syntheticInputs(*model, 1);
+    auto a = runtime::executeWithBuffers(*compiled, *model, inputs);
+    auto b = runtime::executeWithBuffers(*loaded, *model, inputs);
+    const bool same = a.ok() && b.ok() && a->outputs.size() == b->outputs.size() &&
+                      std::equal(a->outputs.begin(), a->outputs.end(), b->outputs.begin(),
+                                 [](const auto& x, const auto& y) { return x.bytes == y.bytes; });
+    if (!same) status = 1;
+    const ModelCache files = modelCacheFor(*model, dir);
+    const double c = median(compileMs), l = median(loadMs);
+    fmt::print("  {:<24} {:>12.1f} {:>12.1f} {:>7.1f}x {:>13} {:>12}  {}\n", spec, c, l, l > 0 ? c / l : 0.0,
+               fs::file_size(files.modelFile), fs::file_size(files.dataFile), same ? "identical" : "DIFFER");
+  }
+  fs::remove_all(dir);
+  fmt::print("compile: the driver compiles, registers the program with the firmware and saves both files; load: it "
+             "reads both files, verifies the signature and hashes, and registers the program\n");
+  return status;
+}
+
+}  // namespace sable::tools
