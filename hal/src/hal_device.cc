@@ -115,9 +115,16 @@ struct DeviceState {
 // Writes a prepared model's cache into the two files (docs/cache.md).
 Result<void> saveCache(const Driver& driver, const DriverPreparedModel& prepared, const CacheToken& token, int modelFd,
                        int dataFd) {
-  SABLE_ASSIGN_OR_RETURN(CacheBlobs blobs, driver.cacheBlobs(prepared, token));
-  SABLE_TRY(writeCacheFile(dataFd, blobs.data));
-  return writeCacheFile(modelFd, blobs.model);
+  auto blobs = driver.cacheBlobs(prepared, token);
+  if (!blobs.ok()) {
+    // Nothing to save: empty the files, so that what they held (another model's cache under the
+    // same token, say) is not loaded for this model later.
+    static_cast<void>(writeCacheFile(modelFd, {}));
+    static_cast<void>(writeCacheFile(dataFd, {}));
+    return blobs.error();
+  }
+  SABLE_TRY(writeCacheFile(dataFd, blobs->data));
+  return writeCacheFile(modelFd, blobs->model);
 }
 
 class FencedExecutionCallback final : public IFencedExecutionCallback {

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "npu_hal_support.h"
+#include "sable/runtime/corpus.h"
 #include "sable/hal/unique_fd.h"
 
 namespace sable::runtime {
@@ -145,6 +148,56 @@ TEST_F(NpuCaching, SaveThenLoadGivesIdenticalOutputsForBothMobileNets) {
   checkRoundTrip(*makeBuiltinModel("mobilenet_v2"), "mobilenet_v2", 5);
 }
 
+// The corpus's models that the NPU supports entirely (every 4th of them, in corpus order, to keep
+// the default suite short): the cached prepared model computes the same bytes as the fresh one.
+TEST_F(NpuCaching, CorpusModelsTheNpuSupportsGiveIdenticalOutputsFromTheCache) {
+  const char* shared = std::getenv("SABLE_SHARED_DIR");
+  if (shared == nullptr || !fs::exists(fs::path(shared) / "corpus")) {
+    GTEST_SKIP() << "no conformance corpus (../shared/corpus or $SABLE_SHARED_DIR): skipped";
+  }
+  auto files = findCorpusFiles({(fs::path(shared) / "corpus").string()});
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  size_t supported = 0, checked = 0;
+  for (const auto& path : *files) {
+    auto reader = CorpusReader::open(path);
+    ASSERT_TRUE(reader.ok());
+    while (auto parsed = reader->next()) {
+      if (!parsed->ok() || (*parsed)->expectFailure) continue;
+      const CorpusTest& test = **parsed;
+      auto flags = device_->getSupportedOperations_1_3(test.model);
+      if (flags.status != ErrorStatus::NONE || flags.value.empty() ||
+          std::find(flags.value.begin(), flags.value.end(), false) != flags.value.end()) {
+        continue;
+      }
+      if (supported++ % 4 != 0) continue;
+      const std::string what = fmt::format("{}#{}", path.filename().string(), test.name);
+      CacheFile m = file("m", O_RDWR | O_TRUNC), d = file("d", O_RDWR | O_TRUNC);
+      const hal::CacheToken t = token(static_cast<uint8_t>(supported));  // one token per model
+      auto callback = std::make_shared<hal::PreparedModelCallback>();
+      device_->prepareModel_1_3(test.model, hal::ExecutionPreference::FAST_SINGLE_ANSWER, hal::Priority::MEDIUM, {},
+                                m.handles(), d.handles(), t, callback);
+      callback->wait();
+      if (callback->status() != ErrorStatus::NONE) continue;  // the conformance suite judges preparation
+      auto fresh = callback->preparedModel();
+      if (m.bytes().empty()) continue;  // weights given as inputs: compiled per execution, not cached
+      const Loaded cached = load(m, d, t);
+      ASSERT_EQ(cached.notified, ErrorStatus::NONE) << what << ": " << cached.message;
+      auto a = buildCorpusRequest(test), b = buildCorpusRequest(test);
+      ASSERT_TRUE(a.ok() && b.ok()) << what;
+      const auto ra = fresh->executeSynchronously_1_3(a->request, hal::MeasureTiming::NO, {}, {});
+      const auto rb = cached.prepared->executeSynchronously_1_3(b->request, hal::MeasureTiming::NO, {}, {});
+      ASSERT_EQ(ra.status, rb.status) << what << ": " << ra.message << " / " << rb.message;
+      for (size_t i = 0; i < test.outputs.size() && ra.status == ErrorStatus::NONE; ++i) {
+        const auto x = outputBytes(*a, i), y = outputBytes(*b, i);
+        ASSERT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << what << ": output " << i;
+      }
+      ++checked;
+    }
+  }
+  std::printf("%zu corpus tests run entirely on the NPU; %zu saved, loaded and compared\n", supported, checked);
+  EXPECT_GT(checked, 20u) << "too few corpus models were checked for the test to mean anything";
+}
+
 TEST_F(NpuCaching, FilesOfAnySizeAndOffsetAreTruncatedAndRewritten) {
   CacheFile m = file("m"), d = file("d");
   m.write(std::vector<uint8_t>(100000, 0xAB));  // larger than the blob, and the offset moved
@@ -231,7 +284,9 @@ TEST_F(NpuCaching, AModelWhoseWeightsAreInputsPreparesButCannotBeCached) {
                   b.addInt32(1), b.addInt32(0)},
                  {out});
   CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(addModel(), m, d, token(10)));  // another model's cache, same token
   ASSERT_TRUE(prepareAndSave(b.build(), m, d, token(10))) << "a cache that cannot be saved never fails preparation";
+  EXPECT_TRUE(m.bytes().empty()) << "the files are emptied rather than left with another model's cache";
   EXPECT_EQ(load(m, d, token(10)).notified, ErrorStatus::GENERAL_FAILURE);
 }
 
