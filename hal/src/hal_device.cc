@@ -484,6 +484,22 @@ class HalDevice final : public IDevice {
     return {ErrorStatus::NONE, std::move(*flags)};
   }
 
+  // Notifies the end of a preparation: its error, MISSED_DEADLINE_TRANSIENT when it finished after
+  // the deadline (the client has stopped waiting for it), or the prepared model of `model`.
+  static void finishPreparation(const std::shared_ptr<DeviceState>& state, IPreparedModelCallback& callback,
+                                HalVersion version, const OptionalTimePoint& deadline,
+                                Result<std::shared_ptr<DriverPreparedModel>> prepared, Model model) {
+    if (!prepared.ok()) {
+      notifyPrepared(callback, version, prepared.error().status, nullptr, prepared.error().message);
+    } else if (deadlinePassed(deadline)) {
+      notifyPrepared(callback, version, ErrorStatus::MISSED_DEADLINE_TRANSIENT, nullptr,
+                     "the preparation finished after the deadline");
+    } else {
+      notifyPrepared(callback, version, ErrorStatus::NONE,
+                     std::make_shared<HalPreparedModel>(state, std::move(model), std::move(*prepared)));
+    }
+  }
+
   CacheFilesNeeded cacheFilesNeeded() const {
     return state_->driver->cachingSupported() ? CacheFilesNeeded{1, 1} : CacheFilesNeeded{0, 0};
   }
@@ -534,18 +550,7 @@ class HalDevice final : public IDevice {
         auto saved = saveCache(*state->driver, **prepared, token, cacheFiles->first.get(), cacheFiles->second.get());
         if (!saved.ok()) callback->diagnostic("the compilation cache was not saved: " + saved.error().message);
       }
-      if (!prepared.ok()) {
-        notifyPrepared(*callback, version, prepared.error().status, nullptr, prepared.error().message);
-        return;
-      }
-      // Finished, but too late: the client has stopped waiting for this result.
-      if (deadlinePassed(deadline)) {
-        notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_TRANSIENT, nullptr,
-                       "the preparation finished after the deadline");
-        return;
-      }
-      notifyPrepared(*callback, version, ErrorStatus::NONE,
-                     std::make_shared<HalPreparedModel>(state, model, std::move(*prepared)));
+      finishPreparation(state, *callback, version, deadline, std::move(prepared), model);
     });
     if (!started) {
       notifyPrepared(*callback, version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, nullptr,
@@ -589,17 +594,11 @@ class HalDevice final : public IDevice {
                                                            {ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM,
                                                             deadline});
       if (!prepared.ok()) {
-        notifyPrepared(*callback, version, prepared.error().status, nullptr, prepared.error().message);
-        return;
+        finishPreparation(state, *callback, version, deadline, prepared.error(), {});
+      } else {
+        finishPreparation(state, *callback, version, deadline, std::move(prepared->prepared),
+                          std::move(prepared->interface));
       }
-      if (deadlinePassed(deadline)) {
-        notifyPrepared(*callback, version, ErrorStatus::MISSED_DEADLINE_TRANSIENT, nullptr,
-                       "the preparation finished after the deadline");
-        return;
-      }
-      notifyPrepared(*callback, version, ErrorStatus::NONE,
-                     std::make_shared<HalPreparedModel>(state, std::move(prepared->interface),
-                                                        std::move(prepared->prepared)));
     });
     if (!started) {
       notifyPrepared(*callback, version, ErrorStatus::RESOURCE_EXHAUSTED_TRANSIENT, nullptr,
