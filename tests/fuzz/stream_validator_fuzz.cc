@@ -12,6 +12,7 @@ extern "C" {
 #include "validate.h"
 }
 #include "sable/isa.h"
+#include "stream_builder.h"  // tests/firmware: S16Registers
 
 namespace {
 
@@ -39,10 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   platform.write32 = [](void*, uint64_t, uint32_t) { __builtin_trap(); };  // validation only reads
   platform.wait_for_interrupt = [](void*, uint64_t) {};
   sable_fw_device_config config{};
-  // s16 as its registers report it (tests/firmware/stream_builder.h, S16Registers).
-  if (sable_fw_device_config_from_registers(&config, (1u << 24) | 1u, SABLE_HW_CONFIG_S16_ID,
-                                            16u | (16u << 8) | (16u << 16) | (8u << 24), 256u | (64u << 16),
-                                            32u | (64u << 8) | (200u << 16)) != 0) {
+  // s16 as its registers report it.
+  using sable::firmware::test::S16Registers;
+  if (sable_fw_device_config_from_registers(&config, S16Registers::kVersion, S16Registers::kConfigId,
+                                            S16Registers::kHwcfg0, S16Registers::kHwcfg1, S16Registers::kHwcfg2) != 0) {
     __builtin_trap();
   }
   sable_fw_stream_limits limits{};

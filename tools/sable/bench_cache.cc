@@ -20,15 +20,6 @@ namespace sable::tools {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-}  // namespace
-
 int runCacheBench(const std::vector<std::string>& models) {
   auto device = runtime::findDevice(kNpuDevice);
   if (!device.ok()) {

@@ -280,12 +280,6 @@ struct WorkloadResult {
   double cpuMicrojoules = 0;
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 double geometricMean(const std::vector<double>& values) {
   double logSum = 0;
   for (double v : values) logSum += std::log(v);

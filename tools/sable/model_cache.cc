@@ -12,6 +12,8 @@
 #include "sable/hal/model_text.h"
 #include "sable/hal/shared_memory.h"
 #include "sable/hal/unique_fd.h"
+#include "sable/umd/signing.h"
+#include "tool_support.h"
 
 namespace sable::tools {
 
@@ -29,18 +31,13 @@ ModelCache modelCacheFor(const hal::Model& model, const fs::path& dir) {
     if (pool) crypto_generichash_update(&state, pool->data(), pool->size());
   }
   crypto_generichash_final(&state, cache.token.data(), cache.token.size());
-  std::string hex;
-  for (size_t i = 0; i < 8; ++i) hex += fmt::format("{:02x}", cache.token[i]);
+  const std::string hex = umd::toHex(std::span(cache.token).first(8));
   cache.modelFile = dir / (hex + ".model.cache");
   cache.dataFile = dir / (hex + ".data.cache");
   return cache;
 }
 
 namespace {
-
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 hal::Result<hal::UniqueFd> openFile(const fs::path& path, int flags) {
   hal::UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC, 0600));

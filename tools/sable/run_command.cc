@@ -34,10 +34,6 @@ struct RunArgs {
   std::string cacheDir;  // compilation cache: load when valid, else compile and save
 };
 
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 // FNV-1a, 64 bit: a stable fingerprint of the output bytes, not a security measure.
 uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
   uint64_t hash = 0xcbf29ce484222325ull;

@@ -2,6 +2,7 @@
 // values, comparing two devices' outputs, and the NPU's configuration.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -63,6 +64,11 @@ hal::Result<sable_hw_config> npuConfig();
 // A hardware configuration as JSON, as `sable info --json` prints it and the capabilities file
 // (`sable capabilities`) records it: name, configId, arrayDim, ..., clockMHz.
 nlohmann::json configurationJson(const sable_hw_config& config);
+
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> values);
+// Wall-clock milliseconds since `start` (steady clock).
+double millisecondsSince(std::chrono::steady_clock::time_point start);
 
 // MACs the systolic array does per cycle: array_dim².
 inline uint64_t arrayMacsPerCycle(const sable_hw_config& config) {

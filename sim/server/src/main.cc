@@ -79,13 +79,12 @@ int main(int argc, char** argv) {
   }
   if (options.trustedKeys.empty()) {
     // The driver of the user running the server signs with this key (docs/cache.md).
-    auto dir = sable::umd::defaultKeyDirectory();
-    auto key = dir.ok() ? sable::umd::SigningKey::loadOrCreate(*dir) : sable::hal::Result<sable::umd::SigningKey>(dir.error());
+    auto key = sable::umd::SigningKey::processKey();
     if (!key.ok()) {
       std::cerr << "sable-simd: no trusted key: " << key.error().message << " (or pass --trusted-key FILE)\n";
       return 2;
     }
-    options.trustedKeys.push_back(key->publicKey());
+    options.trustedKeys.push_back((*key)->publicKey());
   }
   for (const std::string& text : faults) {
     auto plan = sable::server::parseFault(text);
