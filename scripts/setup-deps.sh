@@ -8,7 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libboost1.74-dev libsodium-dev
-  verilator clang zlib1g-dev
+  verilator clang zlib1g-dev libsystemc-dev
 )
 
 missing=()

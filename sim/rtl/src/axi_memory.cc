@@ -15,6 +15,7 @@ AxiMemory::AxiMemory(std::span<uint8_t> image, uint64_t baseAddress, AxiMemoryCo
   config_.maxReadBursts = std::max(config_.maxReadBursts, 1u);
   config_.maxWriteBursts = std::max(config_.maxWriteBursts, 1u);
   config_.maxWriteBeats = std::max(config_.maxWriteBeats, 1u);
+  config_.bytesPerCycle = std::max(config_.bytesPerCycle, 0.0);
   reset();
 }
 
@@ -28,6 +29,7 @@ void AxiMemory::reset() {
   wbeats_.clear();
   responses_.clear();
   wBurstBeats_ = 0;
+  credit_ = 0.0;
   // READY in the first cycle follows the same rules as in every other cycle.
   out_.arready = chance();
   out_.awready = chance();
@@ -146,6 +148,7 @@ void AxiMemory::tick(const AxiMasterOut& m) {
     w.strb = m.wstrb;
     w.last = m.wlast;
     wbeats_.push_back(w);
+    if (config_.bytesPerCycle > 0.0) credit_ -= bus;
   }
   if (bFire) responses_.pop_front();
 
@@ -176,6 +179,9 @@ void AxiMemory::tick(const AxiMasterOut& m) {
 
   // ---- next cycle's outputs ----
   ++cycle_;
+  // With a bandwidth limit a beat needs credit; reads are served before writes.
+  const bool limited = config_.bytesPerCycle > 0.0;
+  if (limited) credit_ = std::min(credit_ + config_.bytesPerCycle, 16.0 * bus);
   out_.arready = reads_.size() < config_.maxReadBursts && chance();
   out_.awready = writes_.size() + responses_.size() < config_.maxWriteBursts && chance();
   out_.wready = wbeats_.size() < config_.maxWriteBeats && chance();
@@ -184,8 +190,12 @@ void AxiMemory::tick(const AxiMasterOut& m) {
   if (!(out_.rvalid && !rFire)) {
     out_.rvalid = false;
     out_.rlast = false;
-    if (!reads_.empty() && reads_.front().due <= cycle_ && chance()) fillReadBeat();
+    if (!reads_.empty() && reads_.front().due <= cycle_ && (!limited || credit_ >= bus) && chance()) {
+      fillReadBeat();
+      if (limited) credit_ -= bus;
+    }
   }
+  if (limited && credit_ < bus) out_.wready = false;
   if (!(out_.bvalid && !bFire)) {
     out_.bvalid = false;
     if (!responses_.empty() && responses_.front().due <= cycle_ && chance()) {

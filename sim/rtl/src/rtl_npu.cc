@@ -27,8 +27,12 @@ struct RtlNpu::Impl {
       throw std::runtime_error("this build has no waveform tracing: configure with -DSABLE_RTL_TRACE=ON");
 #endif
     }
+    if (options.traceFromReset) jobStarted = true;  // the window counts from cycle 0
+    applyReset(4);
+  }
+  void applyReset(uint64_t resetCycles) {
     top->rst_n = 0;
-    for (int i = 0; i < 4; ++i) step();
+    for (uint64_t i = 0; i < resetCycles; ++i) step();
     top->rst_n = 1;
     step();
   }
@@ -185,6 +189,18 @@ bool RtlNpu::interruptLine() const { return impl_->top->irq != 0; }
 void RtlNpu::run(uint64_t cycles) {
   for (uint64_t i = 0; i < cycles; ++i) impl_->step();
 }
+
+uint64_t RtlNpu::runUntilInterrupt(uint64_t maxCycles) {
+  Impl& m = *impl_;
+  uint64_t ran = 0;
+  while (ran < maxCycles && m.top->irq == 0) {
+    m.step();
+    ++ran;
+  }
+  return ran;
+}
+
+void RtlNpu::reset(uint64_t cycles) { impl_->applyReset(cycles); }
 
 RtlJobResult RtlNpu::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
                             std::vector<uint64_t>& finishCycles, uint64_t maxCycles) {

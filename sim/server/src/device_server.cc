@@ -13,6 +13,9 @@
 #include <fmt/format.h>
 
 #include "firmware_host.h"
+#ifdef SABLE_HAVE_PLATFORM
+#include "sable/sim/rtl_platform.h"
+#endif
 #include "sable/firmware/firmware.h"
 
 namespace sable::server {
@@ -140,13 +143,40 @@ DeviceServer::DeviceServer(const ServerOptions& options, std::unique_ptr<SharedD
 
 Expected<std::unique_ptr<DeviceServer>> DeviceServer::create(const ServerOptions& options) {
   using Result = Expected<std::unique_ptr<DeviceServer>>;
-  if (options.backend != "func") {
-    return Result::failure(fmt::format(
-        "--backend '{}' is not available: this sable-simd hosts only 'func' (the functional model)",
-        options.backend));
-  }
   if (options.config >= SABLE_HW_CONFIG_COUNT) {
     return Result::failure("unknown hardware configuration");
+  }
+  if (options.backend == "rtl") {
+#ifdef SABLE_HAVE_PLATFORM
+    if (sable_hw_configs[options.config].config_id != sable_hw_configs[SABLE_HW_CONFIG_S16].config_id) {
+      return Result::failure(fmt::format("--backend rtl: the RTL is built for configuration s16, not {}",
+                                         sable_hw_configs[options.config].name));
+    }
+    if (!options.faults.empty()) {
+      return Result::failure("--fault needs --backend func (faults are injected into the functional model)");
+    }
+    if (!options.traceFile.empty() && !sim::RtlPlatform::traceSupported()) {
+      return Result::failure("--trace: this build has no waveform tracing (configure with -DSABLE_RTL_TRACE=ON)");
+    }
+    if (options.traceFrom > options.traceTo) {
+      return Result::failure(fmt::format("--trace-from {} is after --trace-to {}", options.traceFrom, options.traceTo));
+    }
+    if (options.clockMhz < 0 || options.clockMhz > 10000 || options.memoryBandwidth < 0 ||
+        options.memoryLatency < 1 || options.memoryLatency > 100000) {
+      return Result::failure("--clock-mhz must be in (0, 10000], --memory-latency in [1, 100000] cycles and "
+                             "--memory-bandwidth at least 0");
+    }
+#else
+    return Result::failure(
+        "--backend rtl is not available: this sable-simd was built without the SystemC platform "
+        "(needs Verilator, clang and libsystemc-dev: scripts/setup-deps.sh)");
+#endif
+  } else if (options.backend != "func") {
+    return Result::failure(fmt::format("--backend '{}': choose func (the functional model) or rtl (the RTL "
+                                       "in the SystemC platform)",
+                                       options.backend));
+  } else if (options.lockstep || !options.traceFile.empty()) {
+    return Result::failure("--lockstep and --trace need --backend rtl");
   }
   if (options.memoryMib < kMinimumMemoryMib || options.memoryMib > (1u << 20) ||
       (options.memoryMib << 20) > SABLE_FW_DEVICE_MEMORY_LIMIT) {
@@ -174,7 +204,42 @@ bool DeviceServer::boot(std::string* error) {
   std::snprintf(header_->device_name, sizeof header_->device_name, "%s", options_.device.c_str());
   header_->max_clients = wire::kMaxClients;
 
-  npu_ = std::make_unique<sim::FuncModel>(sable_hw_configs[options_.config], memory_);
+  const sable_hw_config& hw = sable_hw_configs[options_.config];
+  if (options_.backend == "rtl") {
+#ifdef SABLE_HAVE_PLATFORM
+    sim::RtlPlatformOptions platform;
+    platform.clockMhz = options_.clockMhz > 0 ? options_.clockMhz : hw.clock_mhz;
+    platform.memory.readLatency = platform.memory.writeLatency = options_.memoryLatency;
+    platform.memory.bytesPerCycle = options_.memoryBandwidth;
+    platform.traceFile = options_.traceFile;
+    platform.traceFrom = options_.traceFrom;
+    platform.traceTo = options_.traceTo;
+    platform.lockstep = options_.lockstep;
+    platform.onMismatch = [this](const std::string& report) {
+      std::cerr << "sable-simd: " << report << "\nsable-simd: stopping (--lockstep)\n";
+      lockstepFailed_ = true;
+      requestStop();
+    };
+    if (options_.verbose) {
+      platform.progress = [](uint64_t cycles, uint64_t jobs, double cyclesPerSecond) {
+        std::cerr << fmt::format("sable-simd: rtl: {} cycles, {} jobs, {:.0f} k cycles/s\n", cycles, jobs,
+                                 cyclesPerSecond / 1000);
+      };
+    }
+    try {
+      auto rtl = std::make_unique<sim::RtlPlatform>(memory_, std::move(platform));
+      core_ = rtl.get();
+      npu_ = std::move(rtl);
+    } catch (const std::exception& e) {
+      *error = fmt::format("the RTL platform could not start: {}", e.what());
+      return false;
+    }
+#endif
+  } else {
+    auto func = std::make_unique<sim::FuncModel>(hw, memory_);
+    func_ = func.get();
+    npu_ = std::move(func);
+  }
 
   // The boot block, the rings and the program table, as host_interface.h lays them out.
   std::memset(memory_.data, 0, kHeapStart);
@@ -202,10 +267,11 @@ bool DeviceServer::boot(std::string* error) {
   };
   hooks.onStart = [this](uint64_t started) {
     for (const FaultPlan& plan : options_.faults) {
-      if (plan.job == started) npu_->injectFault(plan.fault);
+      if (plan.job == started && func_ != nullptr) func_->injectFault(plan.fault);
     }
   };
-  firmware_ = std::make_unique<FirmwareHost>(memory_, *npu_, kBootAddress, std::move(hooks), options_.trustedKeys);
+  firmware_ = std::make_unique<FirmwareHost>(memory_, *npu_, kBootAddress, std::move(hooks), options_.trustedKeys,
+                                             core_);
   firmware_->start();
   const uint64_t limit = wire::monotonicNs() + 5'000'000'000ull;
   while (wire::monotonicNs() < limit) {
@@ -224,9 +290,9 @@ bool DeviceServer::boot(std::string* error) {
   header_->state.store(wire::kServerReady, std::memory_order_release);
   const sable_hw_config& config = sable_hw_configs[options_.config];
   std::cerr << fmt::format(
-      "sable-simd: device '{}' ready (pid {}, backend func, config {}, {} MiB device memory, "
+      "sable-simd: device '{}' ready (pid {}, backend {}, config {}, {} MiB device memory, "
       "firmware {}, watchdog {} ms)\n",
-      options_.device, getpid(), config.name, options_.memoryMib,
+      options_.device, getpid(), npu_->name(), config.name, options_.memoryMib,
       versionText(loadWord(boot->fw_version)), options_.watchdogMs);
   return true;
 }
@@ -251,6 +317,7 @@ void DeviceServer::shutdown() {
   for (auto& slot : header_->slots) wire::futexWakeAll(&slot.reply_seq);
   if (firmware_) firmware_->halt();
   firmware_.reset();
+  core_ = nullptr;
   npu_.reset();
   header_ = nullptr;
   shared_.reset();

@@ -17,6 +17,7 @@
 #include "sable/firmware/host_interface.h"
 #include "sable/isa.h"
 #include "sable/shim/wire.h"
+#include "sable/sim/control_core.h"
 #include "sable/sim/func_model.h"
 #include "sable/umd/signing.h"
 #include "memory_map.h"
@@ -35,7 +36,15 @@ struct ServerOptions {
   std::string device = "sable-npu";
   uint64_t memoryMib = 256;
   uint32_t config = SABLE_HW_CONFIG_DEFAULT;  // index into sable_hw_configs
-  std::string backend = "func";
+  std::string backend = "func";  // "func" or "rtl" (the SystemC platform, docs/sim.md)
+  // The rtl backend's platform (docs/sim.md).
+  double clockMhz = 0;             // 0: the configuration's nominal clock
+  uint32_t memoryLatency = 20;     // cycles from an AXI address to the first data beat
+  double memoryBandwidth = 0;      // bytes per cycle, reads and writes together; 0: a beat per cycle each way
+  std::string traceFile;           // FST waveform, cycles [traceFrom, traceTo] from reset
+  uint64_t traceFrom = 0;
+  uint64_t traceTo = UINT64_MAX;
+  bool lockstep = false;           // run the functional model beside the RTL; stop at the first difference
   uint32_t watchdogMs = 1000;
   std::vector<FaultPlan> faults;
   bool verbose = false;
@@ -71,6 +80,8 @@ class DeviceServer {
   void run();
   // Async-signal-safe: called from the SIGTERM/SIGINT handler.
   void requestStop();
+  // The lock-step check found a job whose results differ (the server stopped).
+  bool lockstepFailed() const { return lockstepFailed_.load(); }
 
  private:
   // A client: one process's open device. It may use several slots (one per request in flight,
@@ -181,7 +192,10 @@ class DeviceServer {
   std::unique_ptr<SharedDevice> shared_;
   wire::ControlHeader* header_ = nullptr;
   sim::DeviceMemory memory_{};
-  std::unique_ptr<sim::FuncModel> npu_;
+  std::unique_ptr<sim::NpuBackend> npu_;
+  sim::FuncModel* func_ = nullptr;          // npu_ with the func backend (fault injection)
+  sim::ControlCore* core_ = nullptr;        // npu_ itself with the rtl backend (the SystemC platform)
+  std::atomic<bool> lockstepFailed_{false};
   std::unique_ptr<FirmwareHost> firmware_;
   DeviceAllocator allocator_;
   std::atomic<bool> stop_{false};

@@ -15,9 +15,9 @@ constexpr uint64_t kWindowBytes = 0x10000;
 }
 
 FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress,
-                           Hooks hooks, std::vector<umd::PublicKey> trustedKeys)
+                           Hooks hooks, std::vector<umd::PublicKey> trustedKeys, sim::ControlCore* core)
     : memory_(memory), npu_(npu), bootAddress_(bootAddress), hooks_(std::move(hooks)),
-      trustedKeys_(std::move(trustedKeys)), epochNs_(wire::monotonicNs()) {
+      trustedKeys_(std::move(trustedKeys)), epochNs_(wire::monotonicNs()), core_(core) {
   platform_.context = this;
   platform_.read32 = &FirmwareHost::read32;
   platform_.write32 = &FirmwareHost::write32;
@@ -33,7 +33,12 @@ FirmwareHost::~FirmwareHost() {
 }
 
 void FirmwareHost::start() {
-  thread_ = std::thread([this] { sable_fw_main(&platform_); });
+  started_ = true;
+  if (core_ != nullptr) {
+    core_->start([this] { sable_fw_main(&platform_); });
+  } else {
+    thread_ = std::thread([this] { sable_fw_main(&platform_); });
+  }
 }
 
 // The signature service reads the signed bytes straight from device memory, as a crypto engine
@@ -53,9 +58,14 @@ int FirmwareHost::verifySignature(void* context, uint64_t address, uint64_t leng
 void FirmwareHost::ringDoorbell() { raise(SABLE_HOSTIF_IRQ_DOORBELL); }
 
 void FirmwareHost::halt() {
-  if (!thread_.joinable()) return;
+  if (!started_) return;
+  started_ = false;
   raise(SABLE_HOSTIF_IRQ_HALT);
-  thread_.join();
+  if (core_ != nullptr) {
+    core_->join();
+  } else {
+    thread_.join();
+  }
 }
 
 uint64_t FirmwareHost::timerUs() const { return (wire::monotonicNs() - epochNs_) / 1000; }
@@ -143,6 +153,15 @@ void FirmwareHost::writeHostInterface(uint32_t offset, uint32_t value) {
 
 void FirmwareHost::waitForInterrupt(void* context, uint64_t untilUs) {
   auto* self = static_cast<FirmwareHost*>(context);
+  // On a simulated core the NPU advances only while the firmware waits: let it run (in slices,
+  // so that host interrupts and the deadline are still seen) until it is idle.
+  while (self->core_ != nullptr) {
+    {
+      std::lock_guard lock(self->mutex_);
+      if (self->irqStatus_ != 0 || untilUs <= self->timerUs()) return;
+    }
+    if (!self->core_->advanceWhileNpuBusy()) break;
+  }
   std::unique_lock lock(self->mutex_);
   const uint64_t now = self->timerUs();
   if (self->irqStatus_ != 0 || untilUs <= now) return;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sable/firmware/firmware.h"
+#include "sable/sim/control_core.h"
 #include "sable/sim/npu_backend.h"
 #include "sable/umd/signing.h"
 
@@ -25,9 +26,10 @@ class FirmwareHost {
     std::function<void(uint64_t startIndex)> onStart;  // the firmware wrote CONTROL.START
   };
 
-  // `trustedKeys`: the public keys of the control core's signature service.
+  // `trustedKeys`: the public keys of the control core's signature service. `core`: where the
+  // firmware runs (nullptr: an OS thread of its own); it must outlive this host.
   FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress, Hooks hooks,
-               std::vector<umd::PublicKey> trustedKeys);
+               std::vector<umd::PublicKey> trustedKeys, sim::ControlCore* core = nullptr);
   ~FirmwareHost();
   FirmwareHost(const FirmwareHost&) = delete;
   FirmwareHost& operator=(const FirmwareHost&) = delete;
@@ -57,7 +59,9 @@ class FirmwareHost {
   std::vector<umd::PublicKey> trustedKeys_;
   uint64_t epochNs_;
   sable_fw_platform platform_{};
+  sim::ControlCore* core_;
   std::thread thread_;
+  bool started_ = false;
 
   std::mutex mutex_;
   std::condition_variable interrupt_;

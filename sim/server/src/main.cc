@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include <cstring>
-#include <iostream>
 
 #include <CLI/CLI.hpp>
 
@@ -35,8 +34,29 @@ int main(int argc, char** argv) {
   app.add_option("--config", config, "Hardware configuration")
       ->check(CLI::IsMember(configNames))
       ->capture_default_str();
-  app.add_option("--backend", options.backend, "NPU model: func (the functional model)")
+  app.add_option("--backend", options.backend,
+                 "NPU model: func (the functional model) or rtl (the verilated RTL in the SystemC platform, "
+                 "docs/sim.md)")
+      ->check(CLI::IsMember({"func", "rtl"}))
       ->capture_default_str();
+  app.add_option("--clock-mhz", options.clockMhz,
+                 "rtl: the NPU's clock in MHz (simulated time; default: the configuration's nominal clock)")
+      ->check(CLI::Range(0.001, 10000.0));
+  app.add_option("--memory-latency", options.memoryLatency,
+                 "rtl: cycles from an AXI read or write address to its data (the board's DDR)")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  app.add_option("--memory-bandwidth", options.memoryBandwidth,
+                 "rtl: sustained memory bandwidth in bytes per NPU cycle, reads and writes together "
+                 "(default 0: one 16-byte beat per cycle each way)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--trace", options.traceFile,
+                 "rtl: write an FST waveform (a build with -DSABLE_RTL_TRACE=ON), bounded by --trace-from/--trace-to");
+  app.add_option("--trace-from", options.traceFrom, "rtl: first cycle (from reset) of the waveform");
+  app.add_option("--trace-to", options.traceTo, "rtl: last cycle (from reset) of the waveform");
+  app.add_flag("--lockstep", options.lockstep,
+               "rtl: run every job on the functional model too and stop at the first job whose results "
+               "differ, with a report");
   app.add_option("--watchdog-ms", options.watchdogMs,
                  "A job making no progress this long ends with WATCHDOG")
       ->capture_default_str();
@@ -44,7 +64,7 @@ int main(int argc, char** argv) {
                  "KIND@N: inject a fault into the N-th job the NPU starts; KIND is bus-error, "
                  "lost-interrupt or hung-unit (repeatable)");
   app.add_flag("--verbose", options.verbose, "Log each job (client, program, priority, commands, "
-                                             "cycles, status)");
+                                             "cycles, status); with rtl, progress of long runs");
   std::vector<std::string> trustedKeys;
   app.add_option("--trusted-key", trustedKeys,
                  "FILE: a driver's public key (driver.pub); the firmware runs only programs signed by "
@@ -116,6 +136,7 @@ int main(int argc, char** argv) {
   sigprocmask(SIG_UNBLOCK, &stopSignals, nullptr);
   server.value()->run();
   gServer = nullptr;
+  const bool lockstepFailed = server.value()->lockstepFailed();
   server.value().reset();
-  return 0;
+  return lockstepFailed ? 3 : 0;
 }

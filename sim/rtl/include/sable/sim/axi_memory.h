@@ -96,6 +96,10 @@ struct AxiMemoryConfig {
   unsigned maxWriteBursts = 64;   // AW accepted while fewer write bursts are pending
   unsigned maxWriteBeats = 1024;  // W beats buffered ahead of their AW
   double readyProbability = 1.0;  // < 1: random backpressure, see above
+  // Sustained bandwidth of the memory in bytes per cycle, reads and writes together (a board's
+  // DDR); 0: one beat per cycle in each direction. Each R beat returned and W beat accepted
+  // spends a bus word of credit, which accrues at this rate (up to one burst of 16 beats ahead).
+  double bytesPerCycle = 0.0;
   uint64_t seed = 1;
 };
 
@@ -176,6 +180,7 @@ class AxiMemory {
   std::deque<WBeat> wbeats_;        // W beats waiting for their AW
   std::deque<Response> responses_;  // B responses not yet accepted, in order
   unsigned wBurstBeats_ = 0;        // W beats received of the burst being written (WLAST check)
+  double credit_ = 0.0;             // bandwidth credit in bytes (bytesPerCycle > 0)
   std::vector<ErrorRange> errors_;
   AxiMemoryStats stats_;
   std::vector<std::string> violations_;

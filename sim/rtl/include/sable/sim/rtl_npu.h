@@ -20,8 +20,9 @@ namespace sable::sim {
 struct RtlNpuOptions {
   AxiMemoryConfig memory{};         // latency and backpressure of the modelled DDR
   std::string traceFile;            // FST waveform ("" = none; needs a build with SABLE_RTL_TRACE)
-  uint64_t traceFrom = 0;           // cycles of the job (from its START): the window that is dumped
-  uint64_t traceTo = UINT64_MAX;
+  uint64_t traceFrom = 0;           // the window that is dumped, in cycles of the job (from its
+  uint64_t traceTo = UINT64_MAX;    // START), or of the simulation with traceFromReset
+  bool traceFromReset = false;      // count the window from reset (a platform running many jobs)
   // Called from runJob every progressInterval cycles with the job's cycles so far (long runs).
   std::function<void(uint64_t)> progress;
   uint64_t progressInterval = 1 << 20;
@@ -50,6 +51,11 @@ class RtlNpu {
   bool interruptLine() const;
   // Runs the clock for `cycles` cycles with the CSR port idle.
   void run(uint64_t cycles);
+  // Runs the clock with the CSR port idle until the interrupt line is high or `maxCycles` have
+  // passed; returns the cycles run (0 when the line is already high).
+  uint64_t runUntilInterrupt(uint64_t maxCycles);
+  // Holds reset (rst_n low) for `cycles` cycles, then releases it for one: the power-on state.
+  void reset(uint64_t cycles = 4);
 
   // Programs the job registers, STARTs, runs until the interrupt (IRQ_MASK is set to DONE|ERROR
   // and IRQ_STATUS cleared afterwards) or until `maxCycles`, then reads the outcome.

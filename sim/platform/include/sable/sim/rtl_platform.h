@@ -1,0 +1,86 @@
+// The SystemC co-simulation platform (docs/sim.md): the verilated NPU as an SC_MODULE with its
+// AXI4 master on a memory model of the device server's shared device memory, a reset generator,
+// an interrupt line, and the control core that runs the unchanged firmware as an SC_THREAD,
+// its NPU register accesses timed AXI4-Lite transactions on the RTL's CSR port.
+//
+// Temporal decoupling: SystemC and the verilated model meet per transaction — a register access,
+// a slice of NPU cycles (cut short by the interrupt), the interrupt itself — never per clock
+// edge. Within a slice the RTL and its AXI memory model step cycle by cycle in plain C++, as the
+// bare harness (sable::sim::RtlNpu) does, so the platform runs at nearly the harness's speed.
+//
+// One RtlPlatform per process: SystemC's elaboration cannot be restarted.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sable/sim/axi_memory.h"
+#include "sable/sim/control_core.h"
+#include "sable/sim/npu_backend.h"
+
+namespace sable::sim {
+
+struct RtlPlatformOptions {
+  double clockMhz = 200.0;          // the NPU's clock (sets simulated time; cycles are exact)
+  AxiMemoryConfig memory{};         // the board's memory: latency, bandwidth
+  uint64_t quantumCycles = 4096;    // NPU cycles run between synchronisations with SystemC
+  uint64_t sliceCycles = 1 << 16;   // a waiting firmware re-checks host interrupts this often
+  std::string traceFile;            // FST waveform of [traceFrom, traceTo] (cycles from reset)
+  uint64_t traceFrom = 0;
+  uint64_t traceTo = UINT64_MAX;
+  // Lock-step check: every job also runs on the functional model, over the job's memory as it
+  // was at START, and the outcomes are compared (error cause and command, the exact counters,
+  // every byte of the job's regions). The first difference calls onMismatch with a report.
+  bool lockstep = false;
+  std::function<void(const std::string& report)> onMismatch;
+  // Called on the simulation thread every progressCycles NPU cycles (long runs).
+  std::function<void(uint64_t cycles, uint64_t jobs, double cyclesPerSecond)> progress;
+  uint64_t progressCycles = 1 << 24;
+};
+
+struct RtlPlatformStats {
+  uint64_t cycles = 0;          // NPU clock cycles simulated since reset
+  uint64_t jobs = 0;            // CONTROL.START writes
+  uint64_t registerAccesses = 0;
+  double busySeconds = 0;       // wall-clock time spent simulating NPU cycles
+  uint64_t lockstepJobs = 0;    // jobs compared with the functional model
+};
+
+class RtlPlatform final : public NpuBackend, public ControlCore {
+ public:
+  // `memory` is the device memory the NPU's DMA sees; it must outlive the platform. Builds the
+  // verilated model and resets it (no SystemC yet: that starts with start()).
+  RtlPlatform(DeviceMemory memory, RtlPlatformOptions options);
+  ~RtlPlatform() override;
+  RtlPlatform(const RtlPlatform&) = delete;
+  RtlPlatform& operator=(const RtlPlatform&) = delete;
+
+  // Whether this build can write waveforms (the RTL was verilated with tracing).
+  static bool traceSupported();
+
+  // NpuBackend. On the control core: a timed AXI4-Lite transaction. From any other thread while
+  // the simulation runs, only the identification registers (VERSION, CONFIG_ID, HWCFG0-2, what
+  // the device server reads) are answered, from the values read at reset; other offsets read 0
+  // and writes are ignored, with a message on stderr.
+  std::string_view name() const override { return "rtl"; }
+  uint32_t readRegister(uint32_t offset) override;
+  void writeRegister(uint32_t offset, uint32_t value) override;
+  bool interruptLine() override;
+  void setInterruptHandler(std::function<void()> handler) override;
+
+  // ControlCore: the firmware as the core's SC_THREAD, the simulation on a thread of its own.
+  void start(std::function<void()> firmware) override;
+  bool advanceWhileNpuBusy() override;
+  void join() override;
+
+  RtlPlatformStats stats() const;  // thread-safe
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sable::sim
