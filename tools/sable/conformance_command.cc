@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "tool_support.h"
 #include "sable/runtime/conformance.h"
 #include "sable/runtime/corpus.h"
 #include "sable/runtime/device.h"
@@ -35,6 +36,7 @@ struct ConformanceArgs {
   std::string filter;
   std::string json;
   bool verbose = false;
+  std::string backend = "func";
   std::vector<std::string> unknown;  // arguments CLI11 did not recognise
 };
 
@@ -57,6 +59,10 @@ int runConformance(const ConformanceArgs& args) {
   if (args.paths.empty()) {
     std::cerr << "sable conformance: no corpus path given (usage: sable conformance PATH... [--device NAME] "
                  "[--filter REGEX] [--json FILE] [--verbose])\n";
+    return kExitUsage;
+  }
+  if (auto backend = selectNpuBackend(args.backend); !backend.ok()) {
+    std::cerr << "sable conformance: " << backend.error().message << "\n";
     return kExitUsage;
   }
   auto device = runtime::findDevice(args.device);
@@ -151,6 +157,7 @@ CommandRunner addConformanceCommand(CLI::App& app) {
   command->add_option("--filter", args->filter, "Run only tests whose name matches this regex (std::regex_search)");
   command->add_option("--json", args->json, "Write the per-test results and totals as JSON to this file");
   command->add_flag("--verbose", args->verbose, "Print every test, not only the failures");
+  command->add_option("--backend", args->backend, kBackendHelp)->capture_default_str();
   command->allow_extras();
   return [args, command] {
     args->unknown = command->remaining();

@@ -32,6 +32,7 @@ struct RunArgs {
   bool check = false;
   bool dump = false;
   std::string cacheDir;  // compilation cache: load when valid, else compile and save
+  std::string backend = "func";
 };
 
 // FNV-1a, 64 bit: a stable fingerprint of the output bytes, not a security measure.
@@ -137,6 +138,10 @@ hal::Result<bool> checkAgainstReference(const hal::Model& model, const std::vect
 }
 
 int runModel(const RunArgs& args) {
+  if (auto backend = selectNpuBackend(args.backend); !backend.ok()) {
+    fail(backend.error(), "--backend");
+    return 2;
+  }
   auto start = std::chrono::steady_clock::now();
   auto model = loadModel(args.model);
   if (!model.ok()) {
@@ -272,6 +277,10 @@ CommandRunner addRunCommand(CLI::App& app) {
                   "ran where); sable-npu starts sable-simd when none runs")
       ->capture_default_str();
   run->add_option("--seed", args->seed, "Seed of the synthetic input")->capture_default_str();
+  run->add_option("--backend", args->backend, kBackendHelp)
+      ->check(CLI::IsMember({"func", "rtl"}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)  // scripts/main.sh passes rtl, a user may override
+      ->capture_default_str();
   run->add_option("--cache-dir", args->cacheDir,
                   "Compilation cache (docs/cache.md): prepare from the cache saved there when it is valid (says so), "
                   "else compile and save it");

@@ -186,4 +186,17 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+hal::Result<void> selectNpuBackend(std::string_view backend) {
+  if (backend == "func") return {};
+  if (backend != "rtl") {
+    return hal::invalidArgument("--backend '{}': choose func (the functional model) or rtl (the RTL)", backend);
+  }
+  const char* args = std::getenv("SABLE_SIMD_ARGS");
+  const std::string extended = fmt::format("{} --backend rtl --progress", args != nullptr ? args : "");
+  setenv("SABLE_SIMD_ARGS", extended.c_str(), 1);
+  setenv("SABLE_DEVICE", "sable-npu-rtl", 0);
+  setenv("SABLE_TIME_SCALE", fmt::format("{}", kRtlTimeScale).c_str(), 0);
+  return {};
+}
+
 }  // namespace sable::tools

@@ -158,7 +158,7 @@ struct RtlPlatform::Impl::NpuModule : sc_core::sc_module {
       p.sampleInterrupt();
       if (p.options.progress && p.cycles >= p.nextProgress) {
         const double seconds = p.busyNs.load() * 1e-9;
-        p.options.progress(p.cycles, p.jobs, seconds > 0 ? p.cycles / seconds : 0.0);
+        p.options.progress(p.cycles, p.jobs, seconds > 0 ? p.cycles / seconds : 0.0, false);
         p.nextProgress = p.cycles + p.options.progressCycles;
       }
     }
@@ -226,6 +226,10 @@ void RtlPlatform::Impl::sampleInterrupt() {
   const bool endsJob = running;
   running = false;
   if (endsJob && options.lockstep) lockstepFinish();
+  if (endsJob && options.progress) {
+    const double seconds = busyNs.load() * 1e-9;
+    options.progress(cycles, jobs, seconds > 0 ? cycles / seconds : 0.0, true);
+  }
   if (interruptHandler) interruptHandler();
   if (top) top->npu.interrupted.notify(sc_core::SC_ZERO_TIME);
 }

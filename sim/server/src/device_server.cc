@@ -220,10 +220,19 @@ bool DeviceServer::boot(std::string* error) {
       lockstepFailed_ = true;
       requestStop();
     };
-    if (options_.verbose) {
-      platform.progress = [](uint64_t cycles, uint64_t jobs, double cyclesPerSecond) {
-        std::cerr << fmt::format("sable-simd: rtl: {} cycles, {} jobs, {:.0f} k cycles/s\n", cycles, jobs,
-                                 cyclesPerSecond / 1000);
+    if (options_.verbose || options_.progress) {
+      // On a terminal one line that updates (and is cleared when the job ends), else a line now and then.
+      const bool line = options_.progress && isatty(STDERR_FILENO) != 0;
+      platform.progressCycles = line ? 1 << 18 : 1 << 22;
+      platform.progress = [line](uint64_t cycles, uint64_t jobs, double cyclesPerSecond, bool jobEnded) {
+        if (jobEnded) {
+          if (line) std::cerr << "\r\033[K" << std::flush;
+          return;
+        }
+        std::cerr << fmt::format("{}sable-simd: rtl: job {}, {:.2f} M cycles simulated, {:.0f} k cycles/s{}",
+                                 line ? "\r\033[K" : "", jobs, cycles / 1e6, cyclesPerSecond / 1000,
+                                 line ? "" : "\n")
+                  << std::flush;
       };
     }
     try {

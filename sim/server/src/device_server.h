@@ -45,6 +45,7 @@ struct ServerOptions {
   uint64_t traceFrom = 0;
   uint64_t traceTo = UINT64_MAX;
   bool lockstep = false;           // run the functional model beside the RTL; stop at the first difference
+  bool progress = false;           // rtl: a progress line (cycles, speed) while jobs run
   uint32_t watchdogMs = 1000;
   std::vector<FaultPlan> faults;
   bool verbose = false;

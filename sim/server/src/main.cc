@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
                  "rtl: write an FST waveform (a build with -DSABLE_RTL_TRACE=ON), bounded by --trace-from/--trace-to");
   app.add_option("--trace-from", options.traceFrom, "rtl: first cycle (from reset) of the waveform");
   app.add_option("--trace-to", options.traceTo, "rtl: last cycle (from reset) of the waveform");
+  app.add_flag("--progress", options.progress,
+               "rtl: show simulated cycles and cycles per second while jobs run (one updating line on a terminal)");
   app.add_flag("--lockstep", options.lockstep,
                "rtl: run every job on the functional model too and stop at the first job whose results "
                "differ, with a report");

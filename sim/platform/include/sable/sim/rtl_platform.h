@@ -36,8 +36,9 @@ struct RtlPlatformOptions {
   // every byte of the job's regions). The first difference calls onMismatch with a report.
   bool lockstep = false;
   std::function<void(const std::string& report)> onMismatch;
-  // Called on the simulation thread every progressCycles NPU cycles (long runs).
-  std::function<void(uint64_t cycles, uint64_t jobs, double cyclesPerSecond)> progress;
+  // Called on the simulation thread every progressCycles NPU cycles of a job (long runs), and
+  // with jobEnded when a job's interrupt rises.
+  std::function<void(uint64_t cycles, uint64_t jobs, double cyclesPerSecond, bool jobEnded)> progress;
   uint64_t progressCycles = 1 << 24;
 };
 
