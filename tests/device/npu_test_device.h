@@ -19,6 +19,13 @@
 
 namespace sable::devicetest {
 
+// $SABLE_TEST_BACKEND=rtl runs these tests' sable-simd on the RTL in the SystemC platform
+// (docs/sim.md; ctest label rtl_platform), as " --backend rtl" to append to its arguments.
+inline std::string backendArgs() {
+  const char* backend = std::getenv("SABLE_TEST_BACKEND");
+  return backend != nullptr && *backend != '\0' ? fmt::format(" --backend {}", backend) : "";
+}
+
 // The device of configuration `config` (a name of sable_hw_configs; default the ISA's default),
 // or nullptr with *error set (sable-simd missing or failing to start).
 inline umd::Device* sharedTestDevice(std::string* error,
@@ -37,7 +44,7 @@ inline umd::Device* sharedTestDevice(std::string* error,
       setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
       // 16 MiB: containers often have a 64 MiB /dev/shm. The arguments are read when the shim
       // spawns the server, inside open().
-      setenv("SABLE_SIMD_ARGS", fmt::format("--memory-mib 16 --config {}", config).c_str(), 1);
+      setenv("SABLE_SIMD_ARGS", fmt::format("--memory-mib 16 --config {}{}", config, backendArgs()).c_str(), 1);
       auto device = umd::Device::open({.name = fmt::format("npu-test-{}-{}", getpid(), config), .spawn = true});
       if (device.ok()) {
         opened.device = std::make_unique<umd::Device>(std::move(*device));
@@ -62,7 +69,7 @@ inline runtime::Device* sharedNpuRuntimeDevice(std::string* error, const char* c
     tried = true;
     if (access(SABLE_SIMD_PATH, X_OK) == 0) {
       setenv("SABLE_SIMD", SABLE_SIMD_PATH, 1);
-      setenv("SABLE_SIMD_ARGS", fmt::format("--memory-mib 32 --config {}", config).c_str(), 1);
+      setenv("SABLE_SIMD_ARGS", fmt::format("--memory-mib 32 --config {}{}", config, backendArgs()).c_str(), 1);
       setenv("SABLE_DEVICE", fmt::format("npu-runtime-test-{}", getpid()).c_str(), 1);
       device = runtime::makeNpuDevice();
     }

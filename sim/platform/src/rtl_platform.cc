@@ -282,6 +282,7 @@ void RtlPlatform::Impl::lockstepStart() {
 void RtlPlatform::Impl::lockstepFinish() {
   if (lockstepFailed) return;
   ++lockstepJobs;
+  if (options.beforeLockstepCompare) options.beforeLockstepCompare();
   // The RTL's outcome, then the model's over the same starting memory.
   JobResult rtlResult;
   rtlResult.errorCause = rtl.readRegister(SABLE_REG_ERROR_CAUSE);

@@ -36,6 +36,9 @@ struct RtlPlatformOptions {
   // every byte of the job's regions). The first difference calls onMismatch with a report.
   bool lockstep = false;
   std::function<void(const std::string& report)> onMismatch;
+  // Test seam: called after the RTL finished a job and before the comparison (a test alters the
+  // RTL's results through it to check that the comparison catches the difference).
+  std::function<void()> beforeLockstepCompare;
   // Called on the simulation thread every progressCycles NPU cycles of a job (long runs), and
   // with jobEnded when a job's interrupt rises.
   std::function<void(uint64_t cycles, uint64_t jobs, double cyclesPerSecond, bool jobEnded)> progress;

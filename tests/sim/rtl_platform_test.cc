@@ -1,0 +1,122 @@
+// The SystemC platform (sim/platform, docs/sim.md) on its own: a test program in the firmware's
+// place on the control core programs jobs through the platform's timed register accesses and
+// waits for the NPU's interrupt the way FirmwareHost does; the lock-step check must pass on a
+// correct job and catch an altered result. One SystemC simulation per process, so one test.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "func_model_harness.h"
+#include "sable/sim/rtl_platform.h"
+
+namespace sable::sim {
+namespace {
+
+using test::Harness;
+using test::kStreamAddress;
+using test::kTableAddress;
+
+TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsAndLockStepChecks) {
+  Harness h;
+  constexpr uint32_t kLines = 512;  // 8 KiB each way: a few thousand cycles
+  h.fillRandom(0, 0, kLines * h.dim, 7);
+  // Load, copy in the scratchpad (a 1x1 max pool), store.
+  h.loadLines(0, 0, 0, kLines, 0, SABLE_DEP_LOAD_TO_COMPUTE);
+  auto& pool = h.add(SABLE_OP_POOL, SABLE_DEP_LOAD_TO_COMPUTE, SABLE_DEP_COMPUTE_TO_STORE);
+  sable_cmd_pool_set_mode(pool.data(), 0);
+  sable_cmd_pool_set_input_addr(pool.data(), 0);
+  sable_cmd_pool_set_output_addr(pool.data(), kLines);
+  sable_cmd_pool_set_nx(pool.data(), kLines);
+  sable_cmd_pool_set_ny(pool.data(), 1);
+  sable_cmd_pool_set_input_width(pool.data(), kLines);
+  sable_cmd_pool_set_input_height(pool.data(), 1);
+  sable_cmd_pool_set_input_stride_x(pool.data(), 1);
+  sable_cmd_pool_set_input_stride_y(pool.data(), kLines);
+  sable_cmd_pool_set_output_stride_x(pool.data(), 1);
+  sable_cmd_pool_set_output_stride_y(pool.data(), kLines);
+  sable_cmd_pool_set_kernel_w(pool.data(), 1);
+  sable_cmd_pool_set_kernel_h(pool.data(), 1);
+  sable_cmd_pool_set_stride_x(pool.data(), 1);
+  sable_cmd_pool_set_stride_y(pool.data(), 1);
+  sable_cmd_pool_set_clamp_min(pool.data(), 0);
+  sable_cmd_pool_set_clamp_max(pool.data(), 255);
+  h.storeLines(kLines, 1, 0, kLines, SABLE_DEP_COMPUTE_TO_STORE);
+  h.end();
+  const uint32_t size = h.writeJob();
+
+  std::string mismatch;
+  bool corrupt = false;
+  RtlPlatformOptions options;
+  options.lockstep = true;
+  options.onMismatch = [&](const std::string& report) { mismatch = report; };
+  options.beforeLockstepCompare = [&] {
+    if (corrupt) *h.region(1, 100) ^= 0x5A;  // as if the RTL had stored a wrong byte
+  };
+  RtlPlatform platform(DeviceMemory{h.memory.data(), h.memory.size()}, options);
+  EXPECT_EQ(platform.name(), "rtl");
+  // Before the simulation starts any thread may use the registers (untimed).
+  EXPECT_EQ(platform.readRegister(SABLE_REG_CONFIG_ID), h.config.config_id);
+
+  std::atomic<int> interrupts{0};
+  platform.setInterruptHandler([&] { ++interrupts; });
+  struct Outcome {
+    uint32_t cause = 0xFFFF, commands = 0;
+    bool sawIdleBeforeStart = false, sawInterrupt = false;
+  };
+  Outcome first, second;
+  auto runJob = [&](Outcome& out) {
+    out.sawIdleBeforeStart = !platform.advanceWhileNpuBusy();  // idle: returns at once
+    platform.writeRegister(SABLE_REG_IRQ_MASK, SABLE_REG_IRQ_MASK_DONE_MASK | SABLE_REG_IRQ_MASK_ERROR_MASK);
+    platform.writeRegister(SABLE_REG_CMD_BASE_LO, static_cast<uint32_t>(kStreamAddress));
+    platform.writeRegister(SABLE_REG_CMD_BASE_HI, 0);
+    platform.writeRegister(SABLE_REG_CMD_SIZE, size);
+    platform.writeRegister(SABLE_REG_REGION_TABLE_LO, static_cast<uint32_t>(kTableAddress));
+    platform.writeRegister(SABLE_REG_REGION_TABLE_HI, 0);
+    platform.writeRegister(SABLE_REG_REGION_COUNT, static_cast<uint32_t>(h.regions.size()));
+    const int before = interrupts;
+    platform.writeRegister(SABLE_REG_CONTROL, SABLE_REG_CONTROL_START_MASK);
+    while (platform.advanceWhileNpuBusy()) {
+    }
+    out.sawInterrupt = interrupts == before + 1 && platform.interruptLine();
+    out.cause = platform.readRegister(SABLE_REG_ERROR_CAUSE);
+    out.commands = platform.readRegister(SABLE_REG_COUNTERS_BASE + 8 * SABLE_COUNTER_COMMANDS);
+    platform.writeRegister(SABLE_REG_IRQ_STATUS, SABLE_REG_IRQ_STATUS_DONE_MASK | SABLE_REG_IRQ_STATUS_ERROR_MASK);
+  };
+  bool lineLowAfterClear = false;
+  platform.start([&] {
+    runJob(first);
+    lineLowAfterClear = !platform.interruptLine();
+    std::memset(h.region(1), 0, kLines * h.dim);
+    corrupt = true;
+    runJob(second);
+  });
+  // Off the core, while simulating: the identification registers still answer.
+  EXPECT_EQ(platform.readRegister(SABLE_REG_CONFIG_ID), h.config.config_id);
+  platform.join();
+
+  for (const Outcome* o : {&first, &second}) {
+    EXPECT_TRUE(o->sawIdleBeforeStart);
+    EXPECT_TRUE(o->sawInterrupt) << "the handler ran once and the line is high until IRQ_STATUS is cleared";
+    EXPECT_EQ(o->cause, SABLE_ERROR_NONE);
+    EXPECT_EQ(o->commands, 4u);
+  }
+  EXPECT_TRUE(lineLowAfterClear);
+  EXPECT_EQ(interrupts, 2);
+  const RtlPlatformStats stats = platform.stats();
+  EXPECT_EQ(stats.jobs, 2u);
+  EXPECT_EQ(stats.lockstepJobs, 2u);
+  EXPECT_GT(stats.cycles, 2u * kLines) << "each job moves kLines lines in and out";
+  EXPECT_GT(stats.registerAccesses, 20u);
+  // The first job matched the functional model; the altered byte of the second is reported.
+  EXPECT_NE(mismatch.find("job 2"), std::string::npos) << mismatch;
+  EXPECT_NE(mismatch.find("region 1 byte 100"), std::string::npos) << mismatch;
+  // What the clients see is the RTL's result (here the altered one), not the model's.
+  std::vector<uint8_t> expected(h.region(0), h.region(0) + kLines * h.dim);
+  expected[100] ^= 0x5A;
+  EXPECT_EQ(0, std::memcmp(expected.data(), h.region(1), expected.size()));
+}
+
+}  // namespace
+}  // namespace sable::sim
