@@ -19,6 +19,8 @@
 #include "commands.h"
 #include "model_cache.h"
 #include "program_profile.h"
+#include "sable/runtime/device.h"
+#include "sable/runtime/execution.h"
 #include "sable/runtime/sub_model.h"
 #include "sable/umd/compiler/compiler.h"
 #include "sable/umd/compiler/legalize.h"
@@ -54,6 +56,7 @@ struct BenchOptions {
   uint32_t jobs = 10000;
   std::string device;
   bool spawn = false;
+  bool platform = true;         // --backend rtl: also through the SystemC platform (--no-platform: not)
 };
 
 // Closes the device on every path out of the benchmark.
@@ -176,8 +179,8 @@ struct LeftOut {
 };
 
 #ifdef SABLE_HAVE_RTL
-int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgram& program, const sable_hw_config& c,
-                const std::vector<uint32_t>& operationOf);
+int runRtlBench(const BenchOptions& options, const hal::Model& benched, const umd::compiler::CompiledProgram& program,
+                const sable_hw_config& c, const std::vector<uint32_t>& operationOf);
 #endif
 
 int runModelBench(const BenchOptions& options) {
@@ -230,7 +233,7 @@ int runModelBench(const BenchOptions& options) {
       std::cerr << "sable bench: the RTL is built for s16 only\n";
       return 2;
     }
-    return runRtlBench(options, *program, *config, operationOf);
+    return runRtlBench(options, benched, *program, *config, operationOf);
 #else
     std::cerr << "sable bench: this build has no RTL (Verilator was not found)\n";
     return 2;
@@ -314,7 +317,29 @@ int runModelBench(const BenchOptions& options) {
 // side by side (sim/rtl cosimulate()), with seeded random inputs: per layer the RTL's cycles,
 // the model's estimate and their difference, the RTL's MAC utilization; the outputs must agree
 // bit for bit; and the simulator's speed.
-int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgram& program,
+// The model through the whole stack on the SystemC platform — HAL, driver, UAPI, sable-simd
+// --backend rtl (started for the purpose) with the firmware on its control core — for the
+// platform's speed beside the bare harness's (docs/sim.md).
+struct PlatformRun {
+  uint64_t cycles = 0;
+  double seconds = 0;
+};
+hal::Result<PlatformRun> runOnPlatform(const hal::Model& model, uint64_t seed) {
+  if (auto backend = selectNpuBackend("rtl"); !backend.ok()) return backend.error();
+  auto device = runtime::findDevice(std::string(kNpuDevice));
+  if (!device.ok()) return device.error();
+  auto prepared = (*device)->prepareModel(model);
+  if (!prepared.ok()) return prepared.error();
+  const auto start = std::chrono::steady_clock::now();
+  auto result = runtime::executeWithBuffers(**prepared, model, syntheticInputs(model, seed), 0, {});
+  if (!result.ok()) return result.error();
+  PlatformRun run;
+  run.seconds = millisecondsSince(start) / 1000.0;
+  if (result->deviceCounters.size() > SABLE_COUNTER_CYCLES) run.cycles = result->deviceCounters[SABLE_COUNTER_CYCLES];
+  return run;
+}
+
+int runRtlBench(const BenchOptions& options, const hal::Model& benched, const umd::compiler::CompiledProgram& program,
                 const sable_hw_config& c, const std::vector<uint32_t>& operationOf) {
   std::mt19937 rng(options.seed);
   std::vector<std::vector<uint8_t>> inputs;
@@ -369,10 +394,26 @@ int runRtlBench(const BenchOptions& options, const umd::compiler::CompiledProgra
              report.model.counters[SABLE_COUNTER_CYCLES],
              100.0 * (static_cast<double>(report.model.counters[SABLE_COUNTER_CYCLES]) / std::max<uint64_t>(cycles, 1) - 1.0),
              100.0 * worst);
-  fmt::print("simulation: {} cycles in {:.2f} s = {:.0f} simulated cycles per second (verilated RTL, {})\n",
-             report.rtl.simulatedCycles, report.rtlSeconds,
-             report.rtlSeconds > 0 ? report.rtl.simulatedCycles / report.rtlSeconds : 0.0,
+  const double bareSpeed = report.rtlSeconds > 0 ? report.rtl.simulatedCycles / report.rtlSeconds : 0.0;
+  fmt::print("simulation: {} cycles in {:.2f} s = {:.0f} simulated cycles per second (bare harness: the verilated "
+             "RTL from C++, {})\n",
+             report.rtl.simulatedCycles, report.rtlSeconds, bareSpeed,
              options.trace.empty() ? "no tracing" : "tracing to " + options.trace);
+  if (options.platform) {
+    std::cerr << "running it again through the HAL on sable-simd --backend rtl (the SystemC platform)...\n";
+    auto platform = runOnPlatform(benched, options.seed);
+    if (!platform.ok()) {
+      std::cerr << "sable bench: on the SystemC platform: " << platform.error().message << "\n";
+      return 1;
+    }
+    const double speed = platform->seconds > 0 ? platform->cycles / platform->seconds : 0.0;
+    fmt::print("platform:   {} cycles in {:.2f} s = {:.0f} simulated cycles per second through HAL, driver, UAPI and "
+               "the firmware on the SystemC control core: {:.0f}% of the bare harness's speed{}\n",
+               platform->cycles, platform->seconds, speed, bareSpeed > 0 ? 100.0 * speed / bareSpeed : 0.0,
+               platform->cycles == cycles ? " (same cycle count)"
+                                          : fmt::format(" ({:+} cycles beside the harness's run)",
+                                                        static_cast<int64_t>(platform->cycles - cycles)));
+  }
   if (!report.match) {
     fmt::print("MISMATCH between the RTL and the functional model: {}\n", report.mismatch);
     if (!options.mismatchTrace.empty()) {
@@ -415,6 +456,9 @@ CommandRunner addBenchCommand(CLI::App& app) {
                     "--backend rtl: write an FST waveform of the job (a build with -DSABLE_RTL_TRACE=ON)");
   bench->add_option("--trace-from", options->traceFrom, "First job cycle of --trace");
   bench->add_option("--trace-to", options->traceTo, "Last job cycle of --trace");
+  bench->add_flag("!--no-platform", options->platform,
+                  "--backend rtl: skip the second run through the HAL on sable-simd --backend rtl (the SystemC "
+                  "platform) that measures the platform's speed beside the bare harness's");
   bench->add_option("--trace-on-mismatch", options->mismatchTrace,
                     "--backend rtl: on a mismatch, write an FST waveform of the cycles around it");
   bench->add_flag("--uapi", options->uapi,

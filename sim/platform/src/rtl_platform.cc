@@ -73,6 +73,7 @@ struct RtlPlatform::Impl {
     }
     configId = rtl.readRegister(SABLE_REG_CONFIG_ID);
     period = sc_time(1000.0 / options.clockMhz, sc_core::SC_NS);
+    nextProgress = options.progressCycles;
   }
 
   static RtlNpuOptions rtlOptions(const RtlPlatformOptions& o) {
