@@ -223,7 +223,7 @@ bool DeviceServer::boot(std::string* error) {
     if (options_.verbose || options_.progress) {
       // On a terminal one line that updates (and is cleared when the job ends), else a line now and then.
       const bool line = options_.progress && isatty(STDERR_FILENO) != 0;
-      platform.progressCycles = line ? 1 << 18 : 1 << 22;
+      platform.progressCycles = line ? 1 << 18 : 1 << 20;
       platform.progress = [line](uint64_t cycles, uint64_t jobs, double cyclesPerSecond, bool jobEnded) {
         if (jobEnded) {
           if (line) std::cerr << "\r\033[K" << std::flush;
