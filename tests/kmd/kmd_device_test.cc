@@ -295,10 +295,10 @@ TEST(kmd_server, StaleSegmentsOfAKilledServerAreCleanedAndSigtermRemovesEverythi
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &info), -EIO) << "the device is gone";
 }
 
+// Backend options: BackendOptionsThatDoNotFitAreRefusedAtStart.
 TEST(kmd_server, BadOptionsAreRefusedClearly) {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--backend", "rtl"}, {"--fault", "melted@1"},
-        {"--fault", "bus-error"}, {"--config", "s32"}}) {
+       {std::vector<std::string>{"--fault", "melted@1"}, {"--fault", "bus-error"}, {"--config", "s32"}}) {
     ServerProcess server(uniqueDeviceName("opts"), args);
     int exitStatus = 0;
     EXPECT_FALSE(server.waitReady(&exitStatus)) << args[0] << " " << args[1];
