@@ -192,8 +192,10 @@ hal::Result<void> selectNpuBackend(std::string_view backend) {
     return hal::invalidArgument("--backend '{}': choose func (the functional model) or rtl (the RTL)", backend);
   }
   const char* args = std::getenv("SABLE_SIMD_ARGS");
-  const std::string extended = fmt::format("{} --backend rtl --progress", args != nullptr ? args : "");
-  setenv("SABLE_SIMD_ARGS", extended.c_str(), 1);
+  const std::string current = args != nullptr ? args : "";
+  if (current.find("--backend rtl") == std::string::npos) {  // once per process
+    setenv("SABLE_SIMD_ARGS", fmt::format("{} --backend rtl --progress", current).c_str(), 1);
+  }
   setenv("SABLE_DEVICE", "sable-npu-rtl", 0);
   setenv("SABLE_TIME_SCALE", fmt::format("{}", kRtlTimeScale).c_str(), 0);
   return {};

@@ -111,7 +111,7 @@ struct RtlPlatform::Impl {
   std::thread::id simThread;
   std::atomic<bool> simulating{false};
   bool running = false;    // a job was started and its interrupt has not risen yet
-  bool lastLine = false;
+  std::atomic<bool> lastLine{false};  // the interrupt line as last sampled (read by any thread)
   JobRegisters jobRegisters;
   uint64_t nextProgress = 0;
 
