@@ -26,7 +26,10 @@ function(sable_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   include(GoogleTest)
   # Tests sign with a key of the build tree, never the user's (docs/cache.md, "Keys").
-  set(properties ENVIRONMENT "SABLE_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared;SABLE_KEY_DIR=${PROJECT_BINARY_DIR}/test-keys")
+  # One variable per property: gtest_discover_tests splits a list value (even an escaped ';') into
+  # separate arguments, which would turn the second variable and the labels into property names.
+  set(properties ENVIRONMENT "SABLE_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared"
+                 ENVIRONMENT_MODIFICATION "SABLE_KEY_DIR=set:${PROJECT_BINARY_DIR}/test-keys")
   if(ARG_LABELS)
     list(APPEND properties LABELS "${ARG_LABELS}")
   endif()
