@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * kmd/core: the logic of the Sable kernel-mode driver, free of any operating system. The same
+ * sources are compiled into the Linux module (kmd/linux) and into host unit tests
+ * (tests/kmd/kmd_core_test.cc); everything the OS provides comes through struct sable_core_os.
+ *
+ * Every function returns 0 (or a count) on success and a negative errno value of the UAPI's
+ * table (kmd/include/uapi/sable_uapi.h) on failure, and changes nothing when it fails.
+ */
+#ifndef SABLE_KMD_CORE_H
+#define SABLE_KMD_CORE_H
+
+#include "sable/kmd/compat.h"
+#include "uapi/sable_uapi.h"
+#include "sable/firmware/host_interface.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The OS interface ------------------------------------------------------------------------
+ * Register offsets are relative to the NPU's CSR window (sable/isa.h SABLE_REG_*). Device
+ * addresses are the firmware's (host_interface.h: device memory starts at 0). load32 is an
+ * acquire load and store32 a release store: they order ring entries against ring indices.
+ * wait() is called with the lock held; it releases the lock while it sleeps and holds it again
+ * when it returns 0 (woken, possibly spuriously) or -ETIMEDOUT (deadline_ns passed; 0 = none). */
+#define SABLE_CORE_LOG_ERROR 0
+#define SABLE_CORE_LOG_WARNING 1
+#define SABLE_CORE_LOG_INFO 2
+
+struct sable_core_os {
+	void *ctx;
+	uint32_t (*reg_read)(void *ctx, uint32_t offset);
+	void (*reg_write)(void *ctx, uint32_t offset, uint32_t value);
+	void (*mem_read)(void *ctx, uint64_t address, void *dst, uint32_t bytes);
+	void (*mem_write)(void *ctx, uint64_t address, const void *src, uint32_t bytes);
+	uint32_t (*mem_load32)(void *ctx, uint64_t address);
+	void (*mem_store32)(void *ctx, uint64_t address, uint32_t value);
+	void (*doorbell)(void *ctx);
+	void (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
+	int (*wait)(void *ctx, uint64_t deadline_ns);
+	void (*wake_all)(void *ctx);
+	uint64_t (*now_ns)(void *ctx);
+	void (*log)(void *ctx, int level, const char *message);
+};
+
+/* ---- Identification and compatibility handshake ---------------------------------------------- */
+#define SABLE_CORE_DEVICE_ID 0x53424C45u /* 'SBLE' in the ID register */
+
+/* What the driver learns from the device's registers and the firmware's boot block. */
+struct sable_core_device_ids {
+	uint32_t id;              /* SABLE_REG_ID */
+	uint32_t version;         /* SABLE_REG_VERSION, raw */
+	uint32_t config_id;       /* SABLE_REG_CONFIG_ID */
+	uint32_t hwcfg[3];        /* SABLE_REG_HWCFG0..2, raw */
+	uint32_t firmware_version; /* sable_fw_boot.fw_version; 0 = firmware not running */
+};
+
+/* Reads the identification registers; -ENODEV when the ID register is not 'SBLE'. */
+int sable_core_identify(const struct sable_core_os *os, struct sable_core_device_ids *ids);
+
+/* (major << 16) | minor of the ISA, from the raw VERSION register. */
+uint32_t sable_core_isa_version(uint32_t version_register);
+
+/* Fills the out fields of a handshake and decides it: 0 and accepted = 1, or -EPROTO with a
+ * message saying what differs and which side to rebuild (the checks and their order are
+ * sable-simd's: UAPI major, ISA major, firmware-interface major, required configuration). */
+int sable_core_handshake(const struct sable_core_device_ids *ids, struct sable_uapi_handshake *arg);
+
+/* Fills a device-info answer from the registers; the caller fills names and memory sizes. */
+void sable_core_device_info(const struct sable_core_device_ids *ids,
+			    struct sable_uapi_device_info *info);
+
+/* ---- Buffer-table validation ----------------------------------------------------------------- */
+/* What a job submission is checked against: a registered program. */
+struct sable_core_program {
+	uint32_t region_count;  /* <= SABLE_FW_MAX_REGIONS */
+	uint32_t constant_mask; /* bit r: region r was bound at registration */
+	uint64_t constant_base[SABLE_FW_MAX_REGIONS];
+	uint64_t constant_size[SABLE_FW_MAX_REGIONS];
+	uint64_t extent[SABLE_FW_MAX_REGIONS]; /* bytes of each region the stream touches */
+};
+
+/* A buffer object as the table validation sees it. */
+struct sable_core_bo {
+	uint64_t device_address;
+	uint64_t size;
+};
+
+/* Looks a handle up for the submitting client: 0, -ENOENT (no such object) or -EACCES (another
+ * client's). */
+typedef int (*sable_core_bo_lookup)(void *ctx, uint32_t handle, struct sable_core_bo *bo);
+
+/* One entry of the region table the firmware reads (the NPU's format). */
+struct sable_core_region {
+	uint64_t base;
+	uint64_t size;
+};
+
+/* Checks a job's buffer table against its program and, on success, writes the region table
+ * (program->region_count entries). On failure *bad_entry is the offending buffer-table index
+ * (or buffer_count when a region is left unbound). */
+int sable_core_validate_buffers(const struct sable_core_program *program,
+				const struct sable_uapi_job_buffer *buffers, uint32_t buffer_count,
+				sable_core_bo_lookup lookup, void *lookup_ctx,
+				struct sable_core_region *table, uint32_t *bad_entry);
+
+/* ---- Rings towards the firmware (host_interface.h) ------------------------------------------- */
+/* The host's view of one ring: the descriptor's device address and the host's own index (the
+ * producer's tail for a submission ring, the consumer's head for the completion ring). */
+struct sable_core_ring {
+	uint64_t descriptor; /* device address of the struct sable_fw_ring */
+	uint64_t base;
+	uint32_t entries;
+	uint32_t entry_bytes;
+	uint32_t index;
+};
+
+/* Writes an empty ring's descriptor (before the firmware starts) and attaches to it. -EINVAL
+ * when entries is not a power of two up to 65536, entry_bytes is 0 or the entries do not fit below
+ * SABLE_FW_DEVICE_MEMORY_LIMIT. */
+int sable_core_ring_setup(const struct sable_core_os *os, struct sable_core_ring *ring,
+			  uint64_t descriptor, uint64_t base, uint32_t entries, uint32_t entry_bytes);
+
+/* Entries the producer may still push; -EIO when the firmware's head is not within the ring
+ * (corrupted device memory). */
+int sable_core_ring_free(const struct sable_core_os *os, const struct sable_core_ring *ring);
+
+/* Submission ring: copies the message into the next slot and publishes it. -ENOMEM when full,
+ * -EIO when the ring is corrupted. *index (optional) is the free-running index it took. */
+int sable_core_ring_push(const struct sable_core_os *os, struct sable_core_ring *ring,
+			 const struct sable_fw_message *message, uint32_t *index);
+
+/* Completion ring: 1 and the oldest record, 0 when empty, -EIO when corrupted. */
+int sable_core_ring_pop(const struct sable_core_os *os, struct sable_core_ring *ring,
+			struct sable_fw_completion *record);
+
+/* ---- Fences and jobs ------------------------------------------------------------------------- */
+#define SABLE_CORE_MAX_FENCES 64u
+
+struct sable_core_fence {
+	uint32_t generation; /* part of the fence value: a released slot's old fences are stale */
+	uint32_t state;      /* SABLE_CORE_FENCE_* */
+	uint64_t owner;      /* the client that submitted the job */
+	struct sable_fw_completion completion; /* valid once signalled */
+	uint64_t submit_ns;
+	uint64_t signal_ns;
+};
+
+#define SABLE_CORE_FENCE_FREE 0u
+#define SABLE_CORE_FENCE_PENDING 1u
+#define SABLE_CORE_FENCE_SIGNALLED 2u
+
+struct sable_core_counters {
+	uint64_t jobs_submitted;
+	uint64_t jobs_completed;
+	uint64_t jobs_failed;    /* completed with an error cause */
+	uint64_t submit_ring_full;
+	uint64_t fence_table_full;
+	uint64_t wait_timeouts;
+	uint64_t stray_completions; /* for no pending fence: a firmware or ring fault */
+	uint64_t ring_faults;
+};
+
+/* The driver's state for one device. Callers never touch the fields directly. */
+struct sable_core {
+	const struct sable_core_os *os;
+	struct sable_core_ring submit[SABLE_FW_SUBMIT_RINGS];
+	struct sable_core_ring completion;
+	struct sable_core_fence fences[SABLE_CORE_MAX_FENCES];
+	struct sable_core_counters counters;
+};
+
+/* Zeroes the state; the rings are attached separately (sable_core_ring_setup). */
+void sable_core_init(struct sable_core *core, const struct sable_core_os *os);
+
+/* Takes a fence, pushes a RUN_JOB message (its job_id becomes the fence) on the ring of the
+ * priority and rings the doorbell. -EINVAL unknown priority, -ENOMEM no free fence or a full
+ * ring, -EIO corrupted ring. Thread-safe. */
+int sable_core_submit(struct sable_core *core, uint64_t owner, uint32_t priority,
+		      const struct sable_fw_message *message, uint64_t *fence);
+
+/* Drains the completion ring, signals the fences and wakes waiters: what the interrupt handler
+ * (or its thread) calls. Returns the number of records consumed or -EIO. Thread-safe. */
+int sable_core_process_completions(struct sable_core *core);
+
+/* Signals one fence with a completion record (the ring path uses it too). -ENOENT unknown or
+ * stale fence, -EINVAL already signalled. Takes the lock. */
+int sable_core_fence_signal(struct sable_core *core, uint64_t fence,
+			    const struct sable_fw_completion *record);
+
+/* 0 when signalled, -ETIMEDOUT when timeout_ns passed first (< 0: forever, 0: poll), -ENOENT,
+ * -EACCES another owner's fence, or an error of os->wait other than -ETIMEDOUT (the kernel's
+ * -ERESTARTSYS). */
+int sable_core_fence_wait(struct sable_core *core, uint64_t owner, uint64_t fence,
+			  int64_t timeout_ns);
+
+/* Copies the fence's state and completion record out. -ENOENT, -EACCES. */
+int sable_core_fence_query(struct sable_core *core, uint64_t owner, uint64_t fence,
+			   uint32_t *state, struct sable_fw_completion *record);
+
+/* Forgets a signalled fence: -ENOENT unknown, stale or already released, -EACCES another
+ * owner's, -EBUSY not signalled yet. */
+int sable_core_fence_release(struct sable_core *core, uint64_t owner, uint64_t fence);
+
+/* A consistent copy of the counters. */
+void sable_core_get_counters(struct sable_core *core, struct sable_core_counters *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SABLE_KMD_CORE_H */

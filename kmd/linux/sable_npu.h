@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The Sable NPU module's per-device state, shared by sable_main.c and sable_os.c. */
+#ifndef SABLE_NPU_H
+#define SABLE_NPU_H
+
+#include <linux/atomic.h>
+#include <linux/device.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+
+#include "sable/kmd/core.h"
+
+struct dentry;
+
+/* What debugfs shows besides kmd/core's own counters. */
+struct sable_npu_stats {
+	atomic64_t irqs;
+	atomic64_t opens;
+	atomic64_t handshakes;
+	atomic64_t handshakes_refused;
+	atomic64_t ioctls;
+	atomic64_t ioctls_not_implemented;
+};
+
+struct sable_npu {
+	struct device *dev;
+	void __iomem *csr;      /* the NPU's registers (sable/isa.h SABLE_REG_*) */
+	resource_size_t csr_size;
+	void __iomem *hostif;   /* the host-interface block (host_interface.h SABLE_HOSTIF_*) */
+	resource_size_t hostif_size;
+	int irq;
+	int id;                 /* the N of /dev/sable-npuN */
+	char name[24];
+	struct miscdevice misc;
+	struct dentry *debugfs;
+
+	/* kmd/core's lock and its wait/wake (sable_os.c). */
+	struct mutex lock;
+	wait_queue_head_t waiters;
+	u64 wakeups;            /* under lock: a wait ends when it moves */
+
+	struct sable_core_os os;
+	struct sable_core core;
+	struct sable_core_device_ids ids;
+	struct sable_npu_stats stats;
+};
+
+void sable_npu_os_init(struct sable_npu *npu);
+
+#endif /* SABLE_NPU_H */

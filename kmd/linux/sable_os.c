@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmd/core's OS interface on Linux: registers through the ioremapped windows, a mutex, a wait
+ * queue with a wake-up count (the core's wait() behaves like a condition variable), the
+ * monotonic clock and dev_printk.
+ *
+ * Device memory is not mapped by this first slice of the driver (no buffer objects, no rings
+ * yet: docs/kmd.md), so the device-memory operations refuse loudly instead of guessing.
+ */
+#include <linux/io.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/sched/signal.h>
+#include <linux/string.h>
+
+#include "sable_npu.h"
+
+static u32 sable_os_reg_read(void *ctx, u32 offset)
+{
+	struct sable_npu *npu = ctx;
+
+	if (offset > npu->csr_size - sizeof(u32) || offset % sizeof(u32) != 0) {
+		dev_WARN_ONCE(npu->dev, 1, "register read at 0x%x outside the CSR window\n", offset);
+		return ~0u;
+	}
+	return readl(npu->csr + offset);
+}
+
+static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
+{
+	struct sable_npu *npu = ctx;
+
+	if (offset > npu->csr_size - sizeof(u32) || offset % sizeof(u32) != 0) {
+		dev_WARN_ONCE(npu->dev, 1, "register write at 0x%x outside the CSR window\n", offset);
+		return;
+	}
+	writel(value, npu->csr + offset);
+}
+
+static void sable_os_mem_read(void *ctx, u64 address, void *dst, u32 bytes)
+{
+	struct sable_npu *npu = ctx;
+
+	dev_WARN_ONCE(npu->dev, 1, "device memory is not mapped yet (read at 0x%llx)\n", address);
+	memset(dst, 0, bytes);
+}
+
+static void sable_os_mem_write(void *ctx, u64 address, const void *src, u32 bytes)
+{
+	struct sable_npu *npu = ctx;
+
+	dev_WARN_ONCE(npu->dev, 1, "device memory is not mapped yet (write at 0x%llx)\n", address);
+}
+
+static u32 sable_os_mem_load32(void *ctx, u64 address)
+{
+	u32 value;
+
+	sable_os_mem_read(ctx, address, &value, sizeof(value));
+	return value;
+}
+
+static void sable_os_mem_store32(void *ctx, u64 address, u32 value)
+{
+	sable_os_mem_write(ctx, address, &value, sizeof(value));
+}
+
+static void sable_os_doorbell(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+
+	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+}
+
+static void sable_os_lock(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+
+	mutex_lock(&npu->lock);
+}
+
+static void sable_os_unlock(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+
+	mutex_unlock(&npu->lock);
+}
+
+/*
+ * Called with npu->lock held. The wake-up count is read under the lock and wake_all() moves it
+ * under the lock, so a wake-up between the unlock and the sleep is not lost.
+ */
+static int sable_os_wait(void *ctx, u64 deadline_ns)
+{
+	struct sable_npu *npu = ctx;
+	const u64 seen = npu->wakeups;
+	long left = 1;
+	u64 now;
+	int err = 0;
+
+	if (deadline_ns != 0) {
+		now = ktime_get_ns();
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+	}
+	mutex_unlock(&npu->lock);
+	if (deadline_ns == 0) {
+		err = wait_event_interruptible(npu->waiters, READ_ONCE(npu->wakeups) != seen);
+	} else {
+		/* + 1 jiffy: never return before the deadline. */
+		left = wait_event_interruptible_timeout(npu->waiters,
+							READ_ONCE(npu->wakeups) != seen,
+							nsecs_to_jiffies(deadline_ns - now) + 1);
+		if (left < 0)
+			err = (int)left;
+		else if (left == 0)
+			err = -ETIMEDOUT;
+	}
+	mutex_lock(&npu->lock);
+	return err;
+}
+
+static void sable_os_wake_all(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+
+	WRITE_ONCE(npu->wakeups, npu->wakeups + 1);
+	wake_up_all(&npu->waiters);
+}
+
+static u64 sable_os_now_ns(void *ctx)
+{
+	return ktime_get_ns();
+}
+
+static void sable_os_log(void *ctx, int level, const char *message)
+{
+	struct sable_npu *npu = ctx;
+
+	if (level == SABLE_CORE_LOG_ERROR)
+		dev_err(npu->dev, "%s\n", message);
+	else if (level == SABLE_CORE_LOG_WARNING)
+		dev_warn(npu->dev, "%s\n", message);
+	else
+		dev_info(npu->dev, "%s\n", message);
+}
+
+void sable_npu_os_init(struct sable_npu *npu)
+{
+	mutex_init(&npu->lock);
+	init_waitqueue_head(&npu->waiters);
+	npu->wakeups = 0;
+	npu->os.ctx = npu;
+	npu->os.reg_read = sable_os_reg_read;
+	npu->os.reg_write = sable_os_reg_write;
+	npu->os.mem_read = sable_os_mem_read;
+	npu->os.mem_write = sable_os_mem_write;
+	npu->os.mem_load32 = sable_os_mem_load32;
+	npu->os.mem_store32 = sable_os_mem_store32;
+	npu->os.doorbell = sable_os_doorbell;
+	npu->os.lock = sable_os_lock;
+	npu->os.unlock = sable_os_unlock;
+	npu->os.wait = sable_os_wait;
+	npu->os.wake_all = sable_os_wake_all;
+	npu->os.now_ns = sable_os_now_ns;
+	npu->os.log = sable_os_log;
+}

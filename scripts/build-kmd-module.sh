@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the Sable NPU kernel module (kmd/linux + kmd/core) out of tree against the installed
+# Debian kernel headers, with W=1 and sparse (C=1 CF=-Wsparse-error), and fails on any warning.
+# The sources are copied to OUT_DIR so the source tree stays clean. Exit 77 (ctest SKIP) when
+# no kernel headers or no sparse are installed (scripts/setup-deps.sh installs both). The
+# kernel's checkpatch.pl is not in Debian's headers packages: see docs/kmd.md.
+#
+#   scripts/build-kmd-module.sh [OUT_DIR]       (default: build/kmd-module)
+#   KDIR=/usr/src/linux-headers-<v>-amd64 to pick the headers.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-$ROOT/build/kmd-module}
+
+if [ -z "${KDIR:-}" ]; then
+  for d in /usr/src/linux-headers-*-amd64; do
+    [ -f "$d/Makefile" ] && KDIR=$d
+  done
+fi
+if [ -z "${KDIR:-}" ] || [ ! -f "$KDIR/Makefile" ]; then
+  echo "build-kmd-module: SKIPPED: no kernel headers (/usr/src/linux-headers-*-amd64);" \
+       "install linux-headers-amd64 (scripts/setup-deps.sh)"
+  exit 77
+fi
+if ! command -v sparse >/dev/null; then
+  echo "build-kmd-module: SKIPPED: sparse is not installed (scripts/setup-deps.sh)"
+  exit 77
+fi
+
+# The module sees the same tree shape as the repository: kmd/linux's Kbuild names
+# ../core/src/*.o and ../../firmware/include.
+rm -rf "$OUT"
+mkdir -p "$OUT/kmd" "$OUT/firmware" "$OUT/generated/sable"
+cp -r "$ROOT/kmd/linux" "$ROOT/kmd/core" "$ROOT/kmd/include" "$OUT/kmd/"
+cp -r "$ROOT/firmware/include" "$OUT/firmware/"
+python3 "$ROOT/rtl/spec/gen_isa.py" --spec "$ROOT/rtl/spec/sable_isa.json" \
+  --header "$OUT/generated/sable/isa.h"
+
+LOG=$OUT/build.log
+echo "build-kmd-module: $KDIR, W=1, sparse; log in $LOG"
+status=0
+make -C "$KDIR" M="$OUT/kmd/linux" SABLE_GENERATED="$OUT/generated" \
+  W=1 C=1 CF=-Wsparse-error modules >"$LOG" 2>&1 || status=$?
+cat "$LOG"
+if [ "$status" -ne 0 ]; then
+  echo "build-kmd-module: FAILED: make exited with $status"
+  exit 1
+fi
+if grep -qiE "warning|error" "$LOG"; then
+  echo "build-kmd-module: FAILED: the build printed warnings (above)"
+  exit 1
+fi
+if [ ! -f "$OUT/kmd/linux/sable_npu.ko" ]; then
+  echo "build-kmd-module: FAILED: no sable_npu.ko"
+  exit 1
+fi
+echo "build-kmd-module: OK: $OUT/kmd/linux/sable_npu.ko, no warnings (W=1, sparse)"
+
+# The example overlay must compile cleanly too (dtc is optional: device-tree-compiler).
+if command -v dtc >/dev/null; then
+  if ! dtc -@ -I dts -O dtb -o "$OUT/sable-npu-zynqmp-overlay.dtbo" \
+      "$ROOT/kmd/linux/dts/sable-npu-zynqmp-overlay.dts" 2>"$OUT/dtc.log" || [ -s "$OUT/dtc.log" ]; then
+    cat "$OUT/dtc.log"
+    echo "build-kmd-module: FAILED: the example overlay does not compile cleanly"
+    exit 1
+  fi
+  echo "build-kmd-module: OK: example overlay compiles (dtc)"
+else
+  echo "build-kmd-module: example overlay not checked: dtc is not installed (device-tree-compiler)"
+fi

@@ -1,0 +1,792 @@
+// kmd/core on the host: handshake, buffer-table validation, rings, fences and jobs, with a
+// pthread-backed OS layer and a firmware played by the test (kmd_core_os.h).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "kmd_core_os.h"
+
+namespace sable::kmd::test {
+namespace {
+
+// ---- Handshake and device info -------------------------------------------------------------
+
+// The registers of a device of configuration `config`, packed as the ISA lays them out.
+sable_core_device_ids idsOf(const sable_hw_config& config, uint32_t isaMajor = SABLE_ISA_VERSION_MAJOR,
+                            uint32_t isaMinor = SABLE_ISA_VERSION_MINOR) {
+  sable_core_device_ids ids{};
+  ids.id = SABLE_CORE_DEVICE_ID;
+  ids.version = (isaMajor << SABLE_REG_VERSION_ISA_MAJOR_LSB) |
+                (isaMinor << SABLE_REG_VERSION_ISA_MINOR_LSB) | (7u << SABLE_REG_VERSION_HW_REVISION_LSB);
+  ids.config_id = config.config_id;
+  ids.hwcfg[0] = (config.array_dim << SABLE_REG_HWCFG0_ARRAY_DIM_LSB) |
+                 (config.vector_lanes << SABLE_REG_HWCFG0_VECTOR_LANES_LSB) |
+                 (config.dma_bytes_per_cycle << SABLE_REG_HWCFG0_DMA_BYTES_PER_CYCLE_LSB) |
+                 (config.queue_depth << SABLE_REG_HWCFG0_QUEUE_DEPTH_LSB);
+  ids.hwcfg[1] = (config.scratchpad_kib << SABLE_REG_HWCFG1_SCRATCHPAD_KIB_LSB) |
+                 (config.accumulator_kib << SABLE_REG_HWCFG1_ACCUMULATOR_KIB_LSB);
+  ids.hwcfg[2] = (config.max_regions << SABLE_REG_HWCFG2_MAX_REGIONS_LSB) |
+                 (config.dw_macs_per_cycle << SABLE_REG_HWCFG2_DW_MACS_PER_CYCLE_LSB) |
+                 (config.clock_mhz << SABLE_REG_HWCFG2_CLOCK_MHZ_LSB);
+  ids.firmware_version = (1u << 16) | 3u;
+  return ids;
+}
+
+sable_uapi_handshake goodClient() {
+  sable_uapi_handshake arg{};
+  arg.client_uapi_version = SABLE_UAPI_VERSION;
+  arg.client_isa_version = SABLE_ISA_VERSION;
+  arg.client_fw_interface = SABLE_FW_INTERFACE_VERSION;
+  return arg;
+}
+
+bool terminated(const char (&message)[SABLE_UAPI_MESSAGE_BYTES]) {
+  return std::memchr(message, '\0', sizeof message) != nullptr;
+}
+
+TEST(KmdCoreHandshake, MatchingVersionsAreAcceptedAndTheDeviceIsDescribed) {
+  const sable_core_device_ids ids = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S16]);
+  sable_uapi_handshake arg = goodClient();
+  ASSERT_EQ(sable_core_handshake(&ids, &arg), 0) << arg.message;
+  EXPECT_EQ(arg.accepted, 1u);
+  EXPECT_EQ(arg.kernel_uapi_version, SABLE_UAPI_VERSION);
+  EXPECT_EQ(arg.isa_version, SABLE_ISA_VERSION);
+  EXPECT_EQ(arg.firmware_interface, SABLE_FW_INTERFACE_VERSION);
+  EXPECT_EQ(arg.firmware_version, (1u << 16) | 3u);
+  EXPECT_EQ(arg.config_id, SABLE_HW_CONFIG_S16_ID);
+  EXPECT_STREQ(arg.message, "");
+}
+
+TEST(KmdCoreHandshake, OtherMinorVersionsAndARequiredMatchingConfigurationAreAccepted) {
+  const sable_core_device_ids ids = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S8]);
+  sable_uapi_handshake arg = goodClient();
+  arg.client_uapi_version = SABLE_UAPI_VERSION + 5;
+  arg.client_isa_version = SABLE_ISA_VERSION + 9;
+  arg.client_fw_interface = SABLE_FW_INTERFACE_VERSION + 1;
+  arg.required_config_id = SABLE_HW_CONFIG_S8_ID;
+  EXPECT_EQ(sable_core_handshake(&ids, &arg), 0) << arg.message;
+  EXPECT_EQ(arg.accepted, 1u);
+}
+
+struct Refusal {
+  const char* name;
+  void (*change)(sable_uapi_handshake&);
+  const char* expected;  // a part of the message
+};
+
+TEST(KmdCoreHandshake, EachIncompatibilityIsRefusedWithEPROTOAndSaysWhatToRebuild) {
+  const sable_core_device_ids ids = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S16]);
+  const Refusal cases[] = {
+      {"older UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 1u << 16; },
+       "UAPI version mismatch: the client has 1.0 and the kernel driver has 2.0; the client is older"},
+      {"newer UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 3u << 16; },
+       "the kernel driver is older: rebuild the driver and the firmware"},
+      {"ISA", [](sable_uapi_handshake& a) { a.client_isa_version = (SABLE_ISA_VERSION_MAJOR + 1) << 16; },
+       "ISA version mismatch"},
+      {"firmware interface",
+       [](sable_uapi_handshake& a) { a.client_fw_interface = SABLE_FW_INTERFACE_VERSION + (1u << 16); },
+       "firmware interface mismatch"},
+      {"known configuration", [](sable_uapi_handshake& a) { a.required_config_id = SABLE_HW_CONFIG_S8_ID; },
+       "the device runs 's16' (0x1837FB4A), the client requires 0x9B8853FB: recompile"},
+      {"unknown configuration", [](sable_uapi_handshake& a) { a.required_config_id = 0x12345678u; },
+       "no configuration of this build has that id"},
+  };
+  for (const Refusal& c : cases) {
+    sable_uapi_handshake arg = goodClient();
+    c.change(arg);
+    EXPECT_EQ(sable_core_handshake(&ids, &arg), -EPROTO) << c.name;
+    EXPECT_EQ(arg.accepted, 0u) << c.name;
+    EXPECT_TRUE(terminated(arg.message)) << c.name;
+    EXPECT_NE(std::string(arg.message).find(c.expected), std::string::npos)
+        << c.name << ": message was '" << arg.message << "'";
+    EXPECT_EQ(arg.kernel_uapi_version, SABLE_UAPI_VERSION) << c.name << ": out fields are filled anyway";
+  }
+}
+
+TEST(KmdCoreHandshake, ARefusalOfAnUnknownDeviceOnAnOldBuildStillFitsTheMessage) {
+  sable_core_device_ids ids = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S16]);
+  ids.config_id = 0xFFFFFFFFu;
+  sable_uapi_handshake arg = goodClient();
+  arg.required_config_id = 0xEEEEEEEEu;
+  std::memset(arg.message, 'x', sizeof arg.message);  // garbage in
+  EXPECT_EQ(sable_core_handshake(&ids, &arg), -EPROTO);
+  EXPECT_TRUE(terminated(arg.message));
+  EXPECT_LT(std::strlen(arg.message), sizeof arg.message);
+  EXPECT_NE(std::string(arg.message).find("'unknown'"), std::string::npos) << arg.message;
+}
+
+TEST(KmdCoreIdentify, ReadsTheIdentificationRegistersAndRefusesAnotherDevice) {
+  HostOs host;
+  const sable_core_device_ids want = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S16]);
+  host.reg(SABLE_REG_ID) = SABLE_CORE_DEVICE_ID;
+  host.reg(SABLE_REG_VERSION) = want.version;
+  host.reg(SABLE_REG_CONFIG_ID) = want.config_id;
+  host.reg(SABLE_REG_HWCFG0) = want.hwcfg[0];
+  host.reg(SABLE_REG_HWCFG1) = want.hwcfg[1];
+  host.reg(SABLE_REG_HWCFG2) = want.hwcfg[2];
+  sable_core_device_ids ids{};
+  ASSERT_EQ(sable_core_identify(host.os(), &ids), 0);
+  EXPECT_EQ(ids.version, want.version);
+  EXPECT_EQ(ids.config_id, want.config_id);
+  EXPECT_EQ(ids.hwcfg[2], want.hwcfg[2]);
+  EXPECT_EQ(ids.firmware_version, 0u) << "the firmware's version comes from its boot block";
+
+  host.reg(SABLE_REG_ID) = 0xFFFFFFFFu;  // e.g. a bus that reads all ones
+  sable_core_device_ids untouched{};
+  untouched.config_id = 42;
+  EXPECT_EQ(sable_core_identify(host.os(), &untouched), -ENODEV);
+  EXPECT_EQ(untouched.config_id, 42u) << "a failed identify changes nothing";
+}
+
+TEST(KmdCoreDeviceInfo, EveryConfigurationFieldIsDecodedFromItsRegister) {
+  for (const sable_hw_config& config : sable_hw_configs) {
+    const sable_core_device_ids ids = idsOf(config);
+    sable_uapi_device_info info{};
+    sable_core_device_info(&ids, &info);
+    EXPECT_EQ(info.config_id, config.config_id) << config.name;
+    EXPECT_EQ(info.array_dim, config.array_dim) << config.name;
+    EXPECT_EQ(info.vector_lanes, config.vector_lanes) << config.name;
+    EXPECT_EQ(info.dma_bytes_per_cycle, config.dma_bytes_per_cycle) << config.name;
+    EXPECT_EQ(info.queue_depth, config.queue_depth) << config.name;
+    EXPECT_EQ(info.scratchpad_kib, config.scratchpad_kib) << config.name;
+    EXPECT_EQ(info.accumulator_kib, config.accumulator_kib) << config.name;
+    EXPECT_EQ(info.max_regions, config.max_regions) << config.name;
+    EXPECT_EQ(info.dw_macs_per_cycle, config.dw_macs_per_cycle) << config.name;
+    EXPECT_EQ(info.clock_mhz, config.clock_mhz) << config.name;
+    EXPECT_EQ(info.hw_revision, 7u) << config.name;
+    EXPECT_EQ(info.isa_version, SABLE_ISA_VERSION) << config.name;
+    EXPECT_EQ(info.uapi_version, SABLE_UAPI_VERSION) << config.name;
+    EXPECT_EQ(info.counter_count, SABLE_COUNTER_COUNT) << config.name;
+  }
+}
+
+// ---- Buffer-table validation ---------------------------------------------------------------
+
+struct BoTable {
+  struct Entry {
+    sable_core_bo bo;
+    bool foreign;
+  };
+  std::map<uint32_t, Entry> entries;
+  static int lookup(void* ctx, uint32_t handle, sable_core_bo* bo) {
+    auto& self = *static_cast<BoTable*>(ctx);
+    auto it = self.entries.find(handle);
+    if (it == self.entries.end()) return -ENOENT;
+    if (it->second.foreign) return -EACCES;
+    *bo = it->second.bo;
+    return 0;
+  }
+};
+
+class KmdCoreBufferTable : public ::testing::Test {
+ protected:
+  KmdCoreBufferTable() {
+    bos.entries[1] = {{0x10000, 4096}, false};
+    bos.entries[2] = {{0x20000, 1024}, false};
+    bos.entries[3] = {{0x30000, 4096}, true};  // another client's
+    program.region_count = 3;
+    program.constant_mask = 1u << 2;  // region 2: weights, bound at registration
+    program.constant_base[2] = 0x80000;
+    program.constant_size[2] = 512;
+    program.extent[0] = 100;
+    program.extent[1] = 64;
+    program.extent[2] = 512;
+    for (auto& r : table) r = {0xAAAA, 0xBBBB};
+  }
+  int validate(const std::vector<sable_uapi_job_buffer>& buffers) {
+    return sable_core_validate_buffers(&program, buffers.data(), static_cast<uint32_t>(buffers.size()),
+                                       &BoTable::lookup, &bos, table.data(), &bad);
+  }
+  void expectTableUntouched(const char* why) {
+    for (const auto& r : table) {
+      EXPECT_EQ(r.base, 0xAAAAu) << why << ": a refused table must change nothing";
+      EXPECT_EQ(r.size, 0xBBBBu) << why;
+    }
+  }
+
+  BoTable bos;
+  sable_core_program program{};
+  std::array<sable_core_region, SABLE_FW_MAX_REGIONS> table{};
+  uint32_t bad = 99;
+};
+
+TEST_F(KmdCoreBufferTable, AValidTableBecomesTheFirmwaresRegionTableWithConstantRegions) {
+  ASSERT_EQ(validate({{1, 2, 0, 1024}, {0, 1, 96, 4000}}), 0);
+  EXPECT_EQ(table[0].base, 0x10000u + 96);
+  EXPECT_EQ(table[0].size, 4000u);
+  EXPECT_EQ(table[1].base, 0x20000u);
+  EXPECT_EQ(table[1].size, 1024u);
+  EXPECT_EQ(table[2].base, 0x80000u);
+  EXPECT_EQ(table[2].size, 512u);
+  EXPECT_EQ(table[3].base, 0xAAAAu) << "entries past region_count are not written";
+}
+
+TEST_F(KmdCoreBufferTable, EveryMalformedEntryIsRefusedWithItsIndexAndChangesNothing) {
+  struct Case {
+    const char* name;
+    std::vector<sable_uapi_job_buffer> buffers;
+    int error;
+    uint32_t badEntry;
+  };
+  const uint64_t huge = std::numeric_limits<uint64_t>::max();
+  const Case cases[] = {
+      {"region past the program's", {{0, 1, 0, 4096}, {3, 2, 0, 64}}, -EINVAL, 1},
+      {"constant region rebound", {{2, 1, 0, 4096}}, -EINVAL, 0},
+      {"region bound twice", {{0, 1, 0, 4096}, {0, 1, 0, 4096}}, -EINVAL, 1},
+      {"unknown handle", {{0, 1, 0, 4096}, {1, 9, 0, 64}}, -ENOENT, 1},
+      {"another client's object", {{0, 3, 0, 4096}}, -EACCES, 0},
+      {"empty range", {{1, 2, 0, 0}, {0, 1, 0, 4096}}, -EINVAL, 0},
+      {"offset past the object", {{0, 1, 4097, 200}}, -EINVAL, 0},  // size above the extent: only the bounds refuse it
+      {"range past the object", {{0, 1, 4000, 100}}, -EINVAL, 0},
+      {"offset + size wraps around", {{0, 1, huge - 7, 16}}, -EINVAL, 0},
+      {"size wraps around", {{0, 1, 16, huge}}, -EINVAL, 0},
+      {"smaller than the stream needs", {{0, 1, 0, 99}, {1, 2, 0, 64}}, -EINVAL, 0},
+      {"a region left unbound", {{0, 1, 0, 4096}}, -EINVAL, 1},
+      {"nothing bound", {}, -EINVAL, 0},
+  };
+  for (const Case& c : cases) {
+    bad = 99;
+    EXPECT_EQ(validate(c.buffers), c.error) << c.name;
+    EXPECT_EQ(bad, c.badEntry) << c.name;
+    expectTableUntouched(c.name);
+  }
+}
+
+TEST_F(KmdCoreBufferTable, ABufferObjectOutsideDeviceMemoryIsNeverPassedOn) {
+  bos.entries[4] = {{SABLE_FW_DEVICE_MEMORY_LIMIT - 64, 4096}, false};
+  EXPECT_EQ(validate({{0, 4, 0, 128}, {1, 2, 0, 64}}), -EINVAL);
+  expectTableUntouched("outside device memory");
+  EXPECT_EQ(validate({{0, 4, 0, 64}, {1, 2, 0, 64}}), -EINVAL) << "below the extent of 100";
+  program.extent[0] = 64;
+  EXPECT_EQ(validate({{0, 4, 0, 64}, {1, 2, 0, 64}}), 0) << "the last bytes of device memory are fine";
+}
+
+TEST_F(KmdCoreBufferTable, TooManyEntriesOrAMalformedProgramAreRefused) {
+  std::vector<sable_uapi_job_buffer> many(SABLE_UAPI_MAX_REGIONS + 1, sable_uapi_job_buffer{0, 1, 0, 4096});
+  EXPECT_EQ(validate(many), -EINVAL);
+  program.region_count = SABLE_FW_MAX_REGIONS + 1;
+  EXPECT_EQ(validate({{0, 1, 0, 4096}}), -EINVAL);
+  program.region_count = 2;  // region 2 is marked constant but does not exist
+  EXPECT_EQ(validate({{0, 1, 0, 4096}, {1, 2, 0, 64}}), -EINVAL);
+  expectTableUntouched("malformed program");
+}
+
+TEST_F(KmdCoreBufferTable, AllThirtyTwoRegionsCanBeBound) {
+  program = sable_core_program{};
+  program.region_count = 32;
+  bos.entries[1] = {{0x100000, 32 * 64}, false};
+  std::vector<sable_uapi_job_buffer> buffers;
+  for (uint32_t r = 0; r < 32; ++r) buffers.push_back({31 - r, 1, uint64_t{r} * 64, 64});
+  ASSERT_EQ(validate(buffers), 0);
+  for (uint32_t r = 0; r < 32; ++r) EXPECT_EQ(table[31 - r].base, 0x100000u + r * 64) << r;
+}
+
+// ---- Rings ---------------------------------------------------------------------------------
+
+constexpr uint64_t kDescriptor = 0x100;
+constexpr uint64_t kRingBase = 0x1000;
+
+sable_fw_message messageNumber(uint32_t n) {
+  sable_fw_message m{};
+  m.kind = SABLE_FW_MSG_RUN_JOB;
+  m.program = n;
+  m.job_id = 1000 + n;
+  return m;
+}
+
+TEST(KmdCoreRing, SetupWritesTheDescriptorTheFirmwareReads) {
+  HostOs host;
+  sable_core_ring ring{};
+  ASSERT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, kRingBase, 8, sizeof(sable_fw_message)), 0);
+  FirmwareRing fw{host, kDescriptor};
+  const sable_fw_ring d = fw.read();
+  EXPECT_EQ(d.base, kRingBase);
+  EXPECT_EQ(d.entries, 8u);
+  EXPECT_EQ(d.entry_bytes, sizeof(sable_fw_message));
+  EXPECT_EQ(d.head, 0u);
+  EXPECT_EQ(d.tail, 0u);
+}
+
+TEST(KmdCoreRing, SetupRefusesImpossibleGeometries) {
+  HostOs host;
+  sable_core_ring ring{};
+  ring.entries = 77;
+  const uint64_t limit = SABLE_FW_DEVICE_MEMORY_LIMIT;
+  EXPECT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, kRingBase, 0, 40), -EINVAL) << "no entries";
+  EXPECT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, kRingBase, 12, 40), -EINVAL) << "not 2^n";
+  EXPECT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, kRingBase, 1u << 17, 40), -EINVAL) << "too many";
+  EXPECT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, kRingBase, 8, 0), -EINVAL) << "empty entries";
+  EXPECT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, limit - 100, 8, 40), -EINVAL) << "past device memory";
+  EXPECT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, ~0ull - 8, 8, 40), -EINVAL) << "wrapping base";
+  EXPECT_EQ(sable_core_ring_setup(host.os(), &ring, limit - 8, kRingBase, 8, 40), -EINVAL) << "descriptor outside";
+  EXPECT_EQ(ring.entries, 77u) << "a refused setup changes nothing";
+}
+
+TEST(KmdCoreRing, PushFillsTheRingThenReportsFullUntilTheFirmwareConsumes) {
+  HostOs host;
+  sable_core_ring ring{};
+  ASSERT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, kRingBase, 4, sizeof(sable_fw_message)), 0);
+  FirmwareRing fw{host, kDescriptor};
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint32_t index = 99;
+    const sable_fw_message m = messageNumber(i);
+    ASSERT_EQ(sable_core_ring_push(host.os(), &ring, &m, &index), 0) << i;
+    EXPECT_EQ(index, i);
+    EXPECT_EQ(fw.tail(), i + 1) << "the tail is published after each entry";
+  }
+  EXPECT_EQ(sable_core_ring_free(host.os(), &ring), 0);
+  const sable_fw_message extra = messageNumber(4);
+  EXPECT_EQ(sable_core_ring_push(host.os(), &ring, &extra, nullptr), -ENOMEM);
+  EXPECT_EQ(fw.tail(), 4u) << "a full ring is not written";
+  sable_fw_message got{};
+  ASSERT_TRUE(fw.pop(&got));
+  EXPECT_EQ(got.job_id, 1000u);
+  EXPECT_EQ(sable_core_ring_free(host.os(), &ring), 1);
+  EXPECT_EQ(sable_core_ring_push(host.os(), &ring, &extra, nullptr), 0);
+  // Slot 0 was reused: the fifth message sits at the ring's base again.
+  sable_fw_message inSlot0{};
+  std::memcpy(&inSlot0, host.at(kRingBase, sizeof inSlot0), sizeof inSlot0);
+  EXPECT_EQ(inSlot0.job_id, 1004u);
+}
+
+TEST(KmdCoreRing, IndicesWrapAroundTwoToTheThirtyTwoInBothDirections) {
+  HostOs host;
+  sable_core_ring submit{};
+  sable_core_ring completion{};
+  ASSERT_EQ(sable_core_ring_setup(host.os(), &submit, kDescriptor, kRingBase, 8, sizeof(sable_fw_message)), 0);
+  ASSERT_EQ(sable_core_ring_setup(host.os(), &completion, kDescriptor + 64, 0x4000, 4,
+                                  sizeof(sable_fw_completion)),
+            0);
+  FirmwareRing fwSubmit{host, kDescriptor};
+  FirmwareRing fwCompletion{host, kDescriptor + 64};
+  // Both rings as after ~4 billion messages: the indices are about to wrap.
+  const uint32_t start = 0xFFFFFFFDu;
+  submit.index = start;
+  fwSubmit.setHead(start);
+  fwSubmit.setTail(start);
+  completion.index = start;
+  fwCompletion.setHead(start);
+  fwCompletion.setTail(start);
+  uint32_t sent = 0;
+  uint32_t received = 0;
+  for (uint32_t round = 0; round < 20; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      const sable_fw_message m = messageNumber(sent);
+      ASSERT_EQ(sable_core_ring_push(host.os(), &submit, &m, nullptr), 0) << "message " << sent;
+      ++sent;
+    }
+    for (int i = 0; i < 3; ++i) {
+      sable_fw_message m{};
+      ASSERT_TRUE(fwSubmit.pop(&m));
+      EXPECT_EQ(m.job_id, 1000u + received) << "messages arrive in order across the wrap";
+      sable_fw_completion c{};
+      c.kind = SABLE_FW_MSG_RUN_JOB;
+      c.job_id = m.job_id;
+      ASSERT_TRUE(fwCompletion.push(c));
+      sable_fw_completion out{};
+      ASSERT_EQ(sable_core_ring_pop(host.os(), &completion, &out), 1);
+      EXPECT_EQ(out.job_id, 1000u + received);
+      ++received;
+    }
+  }
+  EXPECT_EQ(submit.index, start + 60) << "wrapped past zero";
+  EXPECT_EQ(fwCompletion.head(), start + 60) << "the consumer publishes its head";
+  sable_fw_completion none{};
+  EXPECT_EQ(sable_core_ring_pop(host.os(), &completion, &none), 0) << "empty";
+}
+
+TEST(KmdCoreRing, CorruptedIndicesFromTheDeviceAreReportedAsEIO) {
+  HostOs host;
+  sable_core_ring submit{};
+  sable_core_ring completion{};
+  ASSERT_EQ(sable_core_ring_setup(host.os(), &submit, kDescriptor, kRingBase, 8, sizeof(sable_fw_message)), 0);
+  ASSERT_EQ(sable_core_ring_setup(host.os(), &completion, kDescriptor + 64, 0x4000, 4,
+                                  sizeof(sable_fw_completion)),
+            0);
+  FirmwareRing fwSubmit{host, kDescriptor};
+  FirmwareRing fwCompletion{host, kDescriptor + 64};
+  fwSubmit.setHead(100);  // the firmware consumed more than was ever pushed
+  const sable_fw_message m = messageNumber(0);
+  EXPECT_EQ(sable_core_ring_free(host.os(), &submit), -EIO);
+  EXPECT_EQ(sable_core_ring_push(host.os(), &submit, &m, nullptr), -EIO);
+  EXPECT_EQ(submit.index, 0u);
+  fwCompletion.setTail(5);  // more records than the ring holds
+  sable_fw_completion out{};
+  EXPECT_EQ(sable_core_ring_pop(host.os(), &completion, &out), -EIO);
+  EXPECT_EQ(completion.index, 0u);
+  EXPECT_EQ(fwCompletion.head(), 0u);
+}
+
+TEST(KmdCoreRing, AnEntrySizeOtherThanTheMessagesIsRefused) {
+  HostOs host;
+  sable_core_ring ring{};
+  ASSERT_EQ(sable_core_ring_setup(host.os(), &ring, kDescriptor, kRingBase, 8, 64), 0);
+  const sable_fw_message m = messageNumber(0);
+  EXPECT_EQ(sable_core_ring_push(host.os(), &ring, &m, nullptr), -EINVAL);
+  FirmwareRing{host, kDescriptor}.setTail(1);
+  sable_fw_completion out{};
+  EXPECT_EQ(sable_core_ring_pop(host.os(), &ring, &out), -EINVAL);
+}
+
+// ---- Fences and jobs -----------------------------------------------------------------------
+
+constexpr uint64_t kBoot = 0x200;  // the submit descriptors, then the completion descriptor
+
+class KmdCoreJobs : public ::testing::Test {
+ protected:
+  explicit KmdCoreJobs(uint32_t submitEntries = 16, uint32_t completionEntries = 16) {
+    sable_core_init(&core, host.os());
+    for (uint32_t r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
+      EXPECT_EQ(sable_core_ring_setup(host.os(), &core.submit[r], kBoot + r * sizeof(sable_fw_ring),
+                                      0x10000 + r * 0x4000, submitEntries, sizeof(sable_fw_message)),
+                0);
+    }
+    EXPECT_EQ(sable_core_ring_setup(host.os(), &core.completion,
+                                    kBoot + SABLE_FW_SUBMIT_RINGS * sizeof(sable_fw_ring), 0x40000,
+                                    completionEntries, sizeof(sable_fw_completion)),
+              0);
+  }
+  FirmwareRing submitRing(uint32_t r) { return {host, kBoot + r * sizeof(sable_fw_ring)}; }
+  FirmwareRing completionRing() { return {host, kBoot + SABLE_FW_SUBMIT_RINGS * sizeof(sable_fw_ring)}; }
+
+  uint64_t submit(uint64_t owner, uint32_t priority = SABLE_PRIORITY_MEDIUM) {
+    sable_fw_message m{};
+    m.program = 3;
+    m.region_count = 2;
+    uint64_t fence = 0;
+    EXPECT_EQ(sable_core_submit(&core, owner, priority, &m, &fence), 0);
+    return fence;
+  }
+  // The firmware runs every queued job of every ring (control first, then by priority).
+  int runFirmware(uint32_t errorCause = SABLE_ERROR_NONE) {
+    int ran = 0;
+    for (uint32_t r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
+      FirmwareRing ring = submitRing(r);
+      sable_fw_message m{};
+      while (ring.pop(&m)) {
+        sable_fw_completion c{};
+        c.job_id = m.job_id;
+        c.kind = m.kind;
+        c.program = m.program;
+        c.error_cause = errorCause;
+        c.counter_count = 1;
+        c.counters[0] = 1234;
+        EXPECT_TRUE(completionRing().push(c));
+        ++ran;
+      }
+    }
+    return ran;
+  }
+
+  HostOs host;
+  sable_core core{};
+};
+
+TEST_F(KmdCoreJobs, AJobIsSubmittedCompletedWaitedQueriedAndReleased) {
+  const uint64_t fence = submit(7);
+  ASSERT_NE(fence, 0u);
+  EXPECT_EQ(host.doorbells.load(), 1u);
+  uint32_t state = 99;
+  sable_fw_completion record{};
+  ASSERT_EQ(sable_core_fence_query(&core, 7, fence, &state, &record), 0);
+  EXPECT_EQ(state, SABLE_CORE_FENCE_PENDING);
+  EXPECT_EQ(sable_core_fence_wait(&core, 7, fence, 0), -ETIMEDOUT) << "poll of a pending fence";
+  EXPECT_EQ(sable_core_fence_release(&core, 7, fence), -EBUSY) << "a pending fence cannot be released";
+
+  sable_fw_message sent{};
+  ASSERT_TRUE(submitRing(SABLE_FW_RING_MEDIUM).pop(&sent));
+  EXPECT_EQ(sent.kind, SABLE_FW_MSG_RUN_JOB);
+  EXPECT_EQ(sent.job_id, fence) << "the firmware echoes the fence as the job id";
+  EXPECT_EQ(sent.program, 3u);
+  EXPECT_EQ(sent.priority, SABLE_PRIORITY_MEDIUM);
+  sable_fw_completion c{};
+  c.job_id = fence;
+  c.kind = SABLE_FW_MSG_RUN_JOB;
+  c.counter_count = 1;
+  c.counters[0] = 77;
+  ASSERT_TRUE(completionRing().push(c));
+  EXPECT_EQ(sable_core_process_completions(&core), 1);
+  EXPECT_EQ(sable_core_process_completions(&core), 0) << "nothing left";
+
+  EXPECT_EQ(sable_core_fence_wait(&core, 7, fence, 0), 0);
+  EXPECT_EQ(sable_core_fence_wait(&core, 7, fence, -1), 0);
+  ASSERT_EQ(sable_core_fence_query(&core, 7, fence, &state, &record), 0);
+  EXPECT_EQ(state, SABLE_CORE_FENCE_SIGNALLED);
+  EXPECT_EQ(record.counters[0], 77u);
+  ASSERT_EQ(sable_core_fence_release(&core, 7, fence), 0);
+  EXPECT_EQ(sable_core_fence_release(&core, 7, fence), -ENOENT) << "double release";
+  EXPECT_EQ(sable_core_fence_wait(&core, 7, fence, 0), -ENOENT) << "a released fence is unknown";
+  EXPECT_EQ(sable_core_fence_query(&core, 7, fence, &state, &record), -ENOENT);
+
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.jobs_submitted, 1u);
+  EXPECT_EQ(counters.jobs_completed, 1u);
+  EXPECT_EQ(counters.jobs_failed, 0u);
+  EXPECT_EQ(counters.wait_timeouts, 1u);
+}
+
+TEST_F(KmdCoreJobs, PrioritiesGoToTheirRingsAndAnUnknownPriorityIsRefused) {
+  submit(1, SABLE_PRIORITY_LOW);
+  submit(1, SABLE_PRIORITY_HIGH);
+  sable_fw_message m{};
+  EXPECT_TRUE(submitRing(SABLE_FW_RING_LOW).pop(&m));
+  EXPECT_TRUE(submitRing(SABLE_FW_RING_HIGH).pop(&m));
+  EXPECT_FALSE(submitRing(SABLE_FW_RING_MEDIUM).pop(&m));
+  EXPECT_FALSE(submitRing(SABLE_FW_RING_CONTROL).pop(&m)) << "jobs never go to the control ring";
+  uint64_t fence = 55;
+  EXPECT_EQ(sable_core_submit(&core, 1, SABLE_PRIORITY_HIGH + 1, &m, &fence), -EINVAL);
+  EXPECT_EQ(fence, 55u);
+}
+
+TEST_F(KmdCoreJobs, FencesOfOtherOwnersAndUnknownFencesAreRefused) {
+  const uint64_t fence = submit(1);
+  runFirmware();
+  sable_core_process_completions(&core);
+  uint32_t state = 0;
+  sable_fw_completion record{};
+  EXPECT_EQ(sable_core_fence_wait(&core, 2, fence, 0), -EACCES);
+  EXPECT_EQ(sable_core_fence_query(&core, 2, fence, &state, &record), -EACCES);
+  EXPECT_EQ(sable_core_fence_release(&core, 2, fence), -EACCES);
+  for (const uint64_t unknown : std::vector<uint64_t>{0, fence + 1, fence + (uint64_t{1} << 16), ~uint64_t{0}, SABLE_CORE_MAX_FENCES}) {
+    EXPECT_EQ(sable_core_fence_wait(&core, 1, unknown, 0), -ENOENT) << unknown;
+    EXPECT_EQ(sable_core_fence_release(&core, 1, unknown), -ENOENT) << unknown;
+  }
+  EXPECT_EQ(sable_core_fence_release(&core, 1, fence), 0) << "the owner's release still works";
+}
+
+TEST_F(KmdCoreJobs, AReusedSlotDoesNotResurrectAnOldFence) {
+  const uint64_t first = submit(1);
+  runFirmware();
+  sable_core_process_completions(&core);
+  ASSERT_EQ(sable_core_fence_release(&core, 1, first), 0);
+  const uint64_t second = submit(1);
+  EXPECT_EQ(second & 0xFFFFu, first & 0xFFFFu) << "the slot is reused";
+  EXPECT_NE(second, first);
+  EXPECT_EQ(sable_core_fence_wait(&core, 1, first, 0), -ENOENT) << "the old fence stays unknown";
+  EXPECT_EQ(sable_core_fence_wait(&core, 1, second, 0), -ETIMEDOUT);
+}
+
+TEST_F(KmdCoreJobs, DuplicateAndStrayCompletionsAreCountedNotApplied) {
+  const uint64_t fence = submit(1);
+  sable_fw_completion c{};
+  c.kind = SABLE_FW_MSG_RUN_JOB;
+  c.job_id = fence;
+  EXPECT_EQ(sable_core_fence_signal(&core, fence, &c), 0);
+  EXPECT_EQ(sable_core_fence_signal(&core, fence, &c), -EINVAL) << "signalled twice";
+  EXPECT_EQ(sable_core_fence_signal(&core, fence + 1, &c), -ENOENT);
+  sable_fw_completion other{};
+  other.kind = SABLE_FW_MSG_REGISTER_PROGRAM;
+  ASSERT_TRUE(completionRing().push(other));
+  c.job_id = 0xDEAD0000ull;
+  ASSERT_TRUE(completionRing().push(c));
+  EXPECT_EQ(sable_core_process_completions(&core), 2);
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.stray_completions, 4u);
+  EXPECT_EQ(counters.jobs_completed, 1u);
+}
+
+TEST_F(KmdCoreJobs, AFailedJobCompletesAndIsCountedAsFailed) {
+  const uint64_t fence = submit(1);
+  runFirmware(SABLE_ERROR_WATCHDOG);
+  sable_core_process_completions(&core);
+  uint32_t state = 0;
+  sable_fw_completion record{};
+  ASSERT_EQ(sable_core_fence_query(&core, 1, fence, &state, &record), 0);
+  EXPECT_EQ(state, SABLE_CORE_FENCE_SIGNALLED);
+  EXPECT_EQ(record.error_cause, SABLE_ERROR_WATCHDOG);
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.jobs_failed, 1u);
+}
+
+TEST_F(KmdCoreJobs, AFullFenceTableRefusesWithENOMEMUntilAFenceIsReleased) {
+  // Spread over the three job rings (16 entries each) so that the fence table fills first.
+  std::vector<uint64_t> fences;
+  for (uint32_t i = 0; i < SABLE_CORE_MAX_FENCES; ++i) {
+    fences.push_back(submit(1, i % 3));
+    if (i % 8 == 7) {  // keep the rings from filling
+      runFirmware();
+      ASSERT_EQ(sable_core_process_completions(&core), 8);
+    }
+  }
+  sable_fw_message m{};
+  uint64_t fence = 0;
+  EXPECT_EQ(sable_core_submit(&core, 1, SABLE_PRIORITY_LOW, &m, &fence), -ENOMEM);
+  std::set<uint64_t> distinct(fences.begin(), fences.end());
+  EXPECT_EQ(distinct.size(), SABLE_CORE_MAX_FENCES);
+  ASSERT_EQ(sable_core_fence_release(&core, 1, fences[10]), 0);
+  EXPECT_EQ(sable_core_submit(&core, 1, SABLE_PRIORITY_LOW, &m, &fence), 0);
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.fence_table_full, 1u);
+}
+
+class KmdCoreSmallRings : public KmdCoreJobs {
+ protected:
+  KmdCoreSmallRings() : KmdCoreJobs(2, 4) {}
+};
+
+TEST_F(KmdCoreSmallRings, AFullRingRefusesWithENOMEMAndKeepsNoFence) {
+  submit(1);
+  submit(1);
+  sable_fw_message m{};
+  uint64_t fence = 0;
+  EXPECT_EQ(sable_core_submit(&core, 1, SABLE_PRIORITY_MEDIUM, &m, &fence), -ENOMEM);
+  EXPECT_EQ(fence, 0u);
+  EXPECT_EQ(host.doorbells.load(), 2u) << "no doorbell for a refused job";
+  EXPECT_EQ(sable_core_submit(&core, 1, SABLE_PRIORITY_HIGH, &m, &fence), 0) << "other rings are free";
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.submit_ring_full, 1u);
+  EXPECT_EQ(counters.jobs_submitted, 3u);
+}
+
+TEST_F(KmdCoreSmallRings, ACorruptedCompletionRingIsReportedAndCounted) {
+  completionRing().setTail(9);
+  EXPECT_EQ(sable_core_process_completions(&core), -EIO);
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.ring_faults, 1u);
+}
+
+TEST_F(KmdCoreJobs, AWaitTimesOutAfterItsTimeoutWhenTheDeviceIsSilent) {
+  const uint64_t fence = submit(1);
+  const int64_t timeout = 30'000'000;  // 30 ms
+  const uint64_t start = monotonicNs();
+  EXPECT_EQ(sable_core_fence_wait(&core, 1, fence, timeout), -ETIMEDOUT);
+  EXPECT_GE(monotonicNs() - start, static_cast<uint64_t>(timeout)) << "returned before its timeout";
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.wait_timeouts, 1u);
+}
+
+TEST_F(KmdCoreJobs, AWaiterIsWokenByACompletionFromAnotherThread) {
+  const uint64_t fence = submit(1);
+  std::thread interrupt([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    runFirmware();
+    sable_core_process_completions(&core);
+  });
+  EXPECT_EQ(sable_core_fence_wait(&core, 1, fence, -1), 0) << "forever";
+  interrupt.join();
+  const uint64_t second = submit(1);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    runFirmware();
+    sable_core_process_completions(&core);
+  });
+  EXPECT_EQ(sable_core_fence_wait(&core, 1, second, 10'000'000'000), 0) << "long timeout, early completion";
+  late.join();
+}
+
+TEST_F(KmdCoreJobs, AFenceReleasedByAnotherThreadEndsTheWaitWithENOENT) {
+  const uint64_t fence = submit(1);
+  std::thread other([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    runFirmware();
+    // Signal and release under one lock hold, as a racing client thread could.
+    host.os()->lock(host.os()->ctx);
+    sable_fw_completion record{};
+    sable_core_ring_pop(host.os(), &core.completion, &record);
+    core.fences[fence & 0xFFFFu].state = SABLE_CORE_FENCE_FREE;
+    host.os()->wake_all(host.os()->ctx);
+    host.os()->unlock(host.os()->ctx);
+  });
+  EXPECT_EQ(sable_core_fence_wait(&core, 1, fence, -1), -ENOENT);
+  other.join();
+}
+
+class KmdCoreConcurrent : public KmdCoreJobs {
+ protected:
+  KmdCoreConcurrent() : KmdCoreJobs(4, 8) {}  // small rings: full rings happen often
+};
+
+TEST_F(KmdCoreConcurrent, ConcurrentSubmittersEachSeeEveryJobCompleteExactlyOnce) {
+  constexpr int kSubmitters = 4;
+  constexpr int kJobsEach = 400;  // a multiple of 8
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrongRecords{0};
+  // The firmware: one job at a time, control ring first, then by priority; waits for room in
+  // the completion ring as the real one does.
+  std::thread firmware([&] {
+    while (!stop.load()) {
+      bool any = false;
+      for (uint32_t r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
+        FirmwareRing ring = submitRing(r);
+        sable_fw_message m{};
+        if (!ring.pop(&m)) continue;
+        any = true;
+        sable_fw_completion c{};
+        c.job_id = m.job_id;
+        c.kind = m.kind;
+        c.program = m.program;  // the submitter's number: checked on the way back
+        while (!completionRing().push(c) && !stop.load()) std::this_thread::yield();
+        break;
+      }
+      if (!any) std::this_thread::yield();
+    }
+  });
+  // The interrupt handler.
+  std::thread irq([&] {
+    while (!stop.load()) {
+      if (sable_core_process_completions(&core) <= 0) std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> submitters;
+  std::atomic<int> retries{0};
+  for (int s = 0; s < kSubmitters; ++s) {
+    submitters.emplace_back([&, s] {
+      const uint64_t owner = 100 + s;
+      // Batches of 8: 32 jobs in flight against 12 ring entries, so full rings happen.
+      for (int batch = 0; batch < kJobsEach / 8; ++batch) {
+        uint64_t fences[8];
+        for (int j = 0; j < 8; ++j) {
+          sable_fw_message m{};
+          m.program = static_cast<uint32_t>(s);
+          int err;
+          const uint64_t giveUp = monotonicNs() + 10'000'000'000ull;  // a failure must not hang
+          while ((err = sable_core_submit(&core, owner, static_cast<uint32_t>(j % 3), &m, &fences[j])) ==
+                     -ENOMEM &&
+                 monotonicNs() < giveUp) {
+            retries.fetch_add(1);
+            std::this_thread::yield();
+          }
+          ASSERT_EQ(err, 0) << "the rings stayed full for 10 s: completions do not come back";
+        }
+        for (uint64_t fence : fences) {
+          ASSERT_EQ(sable_core_fence_wait(&core, owner, fence, 5'000'000'000), 0) << "batch " << batch;
+          uint32_t state = 0;
+          sable_fw_completion record{};
+          ASSERT_EQ(sable_core_fence_query(&core, owner, fence, &state, &record), 0);
+          if (record.job_id != fence || record.program != static_cast<uint32_t>(s)) wrongRecords.fetch_add(1);
+          ASSERT_EQ(sable_core_fence_release(&core, owner, fence), 0);
+          ASSERT_EQ(sable_core_fence_release(&core, owner, fence), -ENOENT);
+        }
+      }
+    });
+  }
+  for (auto& t : submitters) t.join();
+  stop.store(true);
+  firmware.join();
+  irq.join();
+  EXPECT_EQ(wrongRecords.load(), 0) << "a submitter got another job's completion";
+  EXPECT_GT(retries.load(), 0) << "the rings never filled: the test did not test that path";
+  sable_core_counters counters{};
+  sable_core_get_counters(&core, &counters);
+  EXPECT_EQ(counters.jobs_submitted, uint64_t{kSubmitters * kJobsEach});
+  EXPECT_EQ(counters.jobs_completed, uint64_t{kSubmitters * kJobsEach});
+  EXPECT_EQ(counters.stray_completions, 0u);
+  EXPECT_EQ(counters.ring_faults, 0u);
+  for (const sable_core_fence& f : core.fences) EXPECT_EQ(f.state, SABLE_CORE_FENCE_FREE) << "a fence leaked";
+}
+
+}  // namespace
+}  // namespace sable::kmd::test
