@@ -9,7 +9,7 @@
 
 namespace sable::hal {
 
-Result<std::vector<uint8_t>> readCacheFile(int fd) {
+Result<uint64_t> cacheFileSize(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return generalFailure("cache file: fstat: {}", std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return generalFailure("cache file: not a regular file");
@@ -17,9 +17,32 @@ Result<std::vector<uint8_t>> readCacheFile(int fd) {
     return generalFailure("cache file: {} bytes, more than the {} a cache file may have", st.st_size,
                           kMaxCacheFileBytes);
   }
-  // Read to the end rather than to st_size: the client may change the file meanwhile, and what
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Result<void> readCacheFileInto(int fd, std::span<uint8_t> bytes) {
+  uint64_t done = 0;
+  // One byte past the expected end as well: a file that grew is noticed.
+  uint8_t beyond = 0;
+  for (;;) {
+    const bool past = done == bytes.size();
+    const ssize_t n = past ? ::pread(fd, &beyond, 1, static_cast<off_t>(done))
+                           : ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return generalFailure("cache file: read: {}", std::strerror(errno));
+    if (n == 0) break;
+    if (past) return generalFailure("cache file: it grew while it was read");
+    done += static_cast<uint64_t>(n);
+  }
+  if (done != bytes.size()) return generalFailure("cache file: it shrank while it was read");
+  return {};
+}
+
+Result<std::vector<uint8_t>> readCacheFile(int fd) {
+  SABLE_ASSIGN_OR_RETURN(const uint64_t size, cacheFileSize(fd));
+  // Read to the end rather than to the size: the client may change the file meanwhile, and what
   // was read is the one copy that is then verified and used.
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
   uint64_t done = 0;
   for (;;) {
     if (done == bytes.size()) {

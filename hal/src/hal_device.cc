@@ -585,12 +585,19 @@ class HalDevice final : public IDevice {
     }
     auto modelBytes = readCacheFile(modelCache[0].fds[0]);
     if (!modelBytes.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "model " + modelBytes.error().message);
-    auto dataBytes = readCacheFile(dataCache[0].fds[0]);
-    if (!dataBytes.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "data " + dataBytes.error().message);
+    // The data cache goes straight where the driver wants it (the sable-npu driver: the buffer
+    // object of the program's constants), read once as well.
+    auto dataSize = cacheFileSize(dataCache[0].fds[0]);
+    if (!dataSize.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "data " + dataSize.error().message);
+    auto dataBytes = state_->driver->cacheData(*dataSize);
+    if (!dataBytes.ok()) return fail(dataBytes.error().status, "data " + dataBytes.error().message);
+    if (auto read = readCacheFileInto(dataCache[0].fds[0], (*dataBytes)->bytes()); !read.ok()) {
+      return fail(ErrorStatus::GENERAL_FAILURE, "data " + read.error().message);
+    }
     const bool started = state_->tasks.spawn([state = state_, version, deadline = scaled(deadline, state_->driver->timeScale()),
                                               callback, token, modelBytes = std::move(*modelBytes),
-                                              dataBytes = std::move(*dataBytes)] {
-      auto prepared = state->driver->prepareModelFromCache(modelBytes, dataBytes, token,
+                                              dataBytes = std::shared_ptr<CacheData>(std::move(*dataBytes))] {
+      auto prepared = state->driver->prepareModelFromCache(modelBytes, *dataBytes, token,
                                                            {ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM,
                                                             deadline});
       if (!prepared.ok()) {
@@ -621,8 +628,25 @@ Result<CacheBlobs> Driver::cacheBlobs(const DriverPreparedModel& /*prepared*/, c
   return generalFailure("{} does not support compilation caching", name());
 }
 
+namespace {
+
+class HeapCacheData final : public CacheData {
+ public:
+  explicit HeapCacheData(uint64_t bytes) : bytes_(static_cast<size_t>(bytes)) {}
+  std::span<uint8_t> bytes() override { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CacheData>> Driver::cacheData(uint64_t bytes) {
+  return std::unique_ptr<CacheData>(std::make_unique<HeapCacheData>(bytes));
+}
+
 Result<PreparedFromCache> Driver::prepareModelFromCache(std::span<const uint8_t> /*modelCache*/,
-                                                        std::span<const uint8_t> /*dataCache*/,
+                                                        CacheData& /*dataCache*/,
                                                         const CacheToken& /*token*/,
                                                         const PrepareOptions& /*options*/) {
   return generalFailure("{} does not support compilation caching", name());

@@ -43,5 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto loaded = sable::hal::readCacheBlobs(model, dataCache, token, identity, fuzzKey().publicKey());
   if (loaded.ok() && loaded->program.regionCount < 2) __builtin_trap();  // checked by the loader
+  // The constants are used where they lie: they must lie inside the data cache.
+  if (loaded.ok() && (loaded->constantsOffset > dataCache.size() ||
+                      loaded->constantsBytes > dataCache.size() - loaded->constantsOffset)) {
+    __builtin_trap();
+  }
   return 0;
 }

@@ -74,7 +74,13 @@ TEST_F(NpuCache, RoundTripKeepsTheProgramAndTheModelsInterface) {
   ASSERT_TRUE(cached.ok()) << cached.error().message;
   const auto& p = cached->program;
   EXPECT_EQ(p.stream, tiny_.stream);
-  EXPECT_EQ(p.constants, tiny_.constants);
+  // The constants are not copied: they are used where they lie in the data cache, aligned.
+  EXPECT_TRUE(p.constants.empty());
+  EXPECT_EQ(cached->constantsOffset % 64, 0u);
+  ASSERT_EQ(cached->constantsOffset + cached->constantsBytes, blobs.data.size());
+  EXPECT_TRUE(std::ranges::equal(std::span(blobs.data).subspan(cached->constantsOffset), tiny_.constants));
+  // The stream's signature for the firmware is kept, made with the driver's key.
+  EXPECT_TRUE(umd::verifySignature(key_->publicKey(), p.stream, cached->streamSignature));
   EXPECT_EQ(p.inputBytes, tiny_.inputBytes);
   EXPECT_EQ(p.outputBytes, tiny_.outputBytes);
   EXPECT_EQ(p.scratchBytes, tiny_.scratchBytes);
@@ -145,6 +151,41 @@ TEST_F(NpuCache, ADamagedForeignOrSwappedDataCacheIsRejected) {
   EXPECT_FALSE(read({blobs.model, foreign.data}).ok()) << "another model's data cache";
   EXPECT_FALSE(read({blobs.data, blobs.model}).ok()) << "model and data cache swapped";
   EXPECT_FALSE(read({blobs.model, blobs.model}).ok()) << "the model cache as both";
+}
+
+// The data cache's hash is a tree over 256 KiB leaves (docs/cache.md): a damaged byte in any
+// leaf, two leaves swapped, a leaf dropped or one appended are all caught.
+TEST_F(NpuCache, EveryLeafOfADataCacheOfManyLeavesIsCheckedAndLeavesKeepTheirPlace) {
+  constexpr size_t kLeaf = size_t{256} << 10;
+  // tiny_cnn's program with 5.2 leaves of weights (the loader does not look inside them).
+  std::vector<uint8_t> weights(5 * kLeaf + kLeaf / 5);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
+  const CacheBlobs blobs =
+      writeCacheBlobs(tiny_, modelInterface(tinyModel_), token(9), identity(), *key_, nullptr, weights);
+  auto cached = read(blobs, token(9));
+  ASSERT_TRUE(cached.ok()) << cached.error().message;
+  EXPECT_TRUE(std::ranges::equal(std::span(blobs.data).subspan(cached->constantsOffset), weights));
+  const size_t n = blobs.data.size();
+  for (size_t leaf = 0; leaf * kLeaf < n; ++leaf) {
+    for (size_t at : {leaf * kLeaf, leaf * kLeaf + kLeaf / 2, std::min(n, (leaf + 1) * kLeaf) - 1}) {
+      if (at >= n) continue;
+      CacheBlobs bad = blobs;
+      bad.data[at] ^= 0x08;
+      ASSERT_FALSE(read(bad, token(9)).ok()) << "data cache byte " << at << " (leaf " << leaf << ") flipped";
+    }
+  }
+  CacheBlobs swapped = blobs;
+  std::swap_ranges(swapped.data.begin() + kLeaf, swapped.data.begin() + 2 * kLeaf, swapped.data.begin() + 2 * kLeaf);
+  ASSERT_NE(swapped.data, blobs.data);
+  EXPECT_FALSE(read(swapped, token(9)).ok()) << "two leaves swapped";
+  CacheBlobs dropped = blobs;
+  dropped.data.erase(dropped.data.begin() + kLeaf, dropped.data.begin() + 2 * kLeaf);
+  EXPECT_FALSE(read(dropped, token(9)).ok()) << "a leaf dropped";
+  CacheBlobs appended = blobs;
+  appended.data.insert(appended.data.end(), blobs.data.begin(), blobs.data.begin() + kLeaf);
+  EXPECT_FALSE(read(appended, token(9)).ok()) << "a leaf appended";
+  EXPECT_NE(dataCacheHash(std::span(blobs.data).first(kLeaf)), dataCacheHash(std::span(blobs.data).first(kLeaf + 1)));
+  EXPECT_EQ(dataCacheHash(blobs.data), dataCacheHash(blobs.data)) << "the two threads' split changes nothing";
 }
 
 TEST_F(NpuCache, AnotherTokenDriverVersionHardwareOrKeyIsRejected) {

@@ -17,8 +17,11 @@
 #include <gtest/gtest.h>
 
 #include "npu_hal_support.h"
-#include "sable/runtime/corpus.h"
+#include "sable/hal/npu_cache.h"
 #include "sable/hal/unique_fd.h"
+#include "sable/runtime/corpus.h"
+#include "sable/umd/compiler/compiler.h"
+#include "sable/umd/signing.h"
 
 namespace sable::runtime {
 namespace {
@@ -271,6 +274,83 @@ TEST_F(NpuCaching, UnreadableWrongTokenDamagedAndForeignCachesAreGeneralFailures
   expectRejected(load(m, d, token(8)), "empty");
   m.write(good);
   EXPECT_EQ(load(m, d, token(8)).notified, ErrorStatus::NONE) << "the restored file loads again";
+}
+
+// The data cache is read straight into the buffer object of the program's constants and
+// verified there: damage anywhere, a shorter or a longer file are still rejected.
+TEST_F(NpuCaching, ADamagedShortOrLongDataCacheIsRejectedWhereItIsRead) {
+  const hal::Model model = *makeBuiltinModel("tiny_cnn");
+  CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(model, m, d, token(15)));
+  const std::vector<uint8_t> good = d.bytes();
+  ASSERT_GT(good.size(), hal::kDataCacheHeaderBytes);
+  auto expectRejected = [&](const std::vector<uint8_t>& bytes, const std::string& what) {
+    d.write(bytes);
+    const Loaded l = load(m, d, token(15));
+    EXPECT_EQ(l.notified, ErrorStatus::GENERAL_FAILURE) << what << ": " << l.message;
+    EXPECT_FALSE(l.prepared) << what;
+  };
+  for (size_t i : {size_t{0}, size_t{20}, size_t{hal::kDataCacheHeaderBytes}, good.size() / 2, good.size() - 1}) {
+    auto bad = good;
+    bad[i] ^= 0x20;
+    expectRejected(bad, fmt::format("data cache byte {} flipped", i));
+  }
+  expectRejected(std::vector<uint8_t>(good.begin(), good.end() - 1), "the last byte missing");
+  expectRejected(std::vector<uint8_t>(good.begin(), good.begin() + hal::kDataCacheHeaderBytes), "the header only");
+  auto longer = good;
+  longer.push_back(0);
+  expectRejected(longer, "a byte appended");
+  expectRejected({}, "empty");
+  d.write(good);
+  const Loaded l = load(m, d, token(15));
+  ASSERT_EQ(l.notified, ErrorStatus::NONE) << "the restored file loads again: " << l.message;
+  const auto inputs = randomInputs(model, 15);
+  EXPECT_EQ(run(*l.prepared, model, inputs), reference(model, inputs));
+}
+
+// The stream's signature kept in the model cache spares signing the stream again at load; the
+// firmware still verifies it. A model cache signed by the driver's key (so the driver accepts it)
+// whose stream signature is another message's, or zeros, is refused by the firmware.
+TEST_F(NpuCaching, AStoredStreamSignatureThatDoesNotMatchTheStreamIsRefusedByTheFirmware) {
+  const hal::Model model = addModel();
+  CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(model, m, d, token(16)));
+  auto key = umd::SigningKey::processKey();
+  ASSERT_TRUE(key.ok()) << key.error().message;
+  const sable_hw_config& s16 = sable_hw_configs[SABLE_HW_CONFIG_S16];
+  auto program = umd::compiler::compileModel(model, s16);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  const hal::CacheIdentity identity{device_->getVersionString().value, hal::hardwareConfigIdentity(s16)};
+  auto blobs = [&](const umd::Signature* streamSignature) {
+    return hal::writeCacheBlobs(*program, hal::modelInterface(model), token(16), identity, **key, streamSignature);
+  };
+  ASSERT_EQ(blobs(nullptr).model, m.bytes()) << "the test's blobs are not the driver's: it would prove nothing";
+  const umd::Signature otherMessage = (*key)->sign(std::vector<uint8_t>{1, 2, 3});
+  const umd::Signature zeros{};
+  for (const auto& [signature, what] : {std::pair{&otherMessage, "another message's signature"},
+                                        std::pair{&zeros, "a signature of zeros"}}) {
+    const hal::CacheBlobs bad = blobs(signature);
+    m.write(bad.model);
+    d.write(bad.data);
+    const Loaded l = load(m, d, token(16));
+    EXPECT_EQ(l.notified, ErrorStatus::GENERAL_FAILURE) << what;
+    EXPECT_NE(l.message.find("BAD_SIGNATURE"), std::string::npos) << what << ": " << l.message;
+    EXPECT_FALSE(l.prepared) << what;
+  }
+}
+
+// A model prepared from the cache saves it again (its constants read back from their buffer
+// object), byte for byte as the compiled model did.
+TEST_F(NpuCaching, AModelPreparedFromTheCacheSavesTheSameCacheAgain) {
+  const hal::Model model = *makeBuiltinModel("tiny_cnn");
+  CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(model, m, d, token(17)));
+  const Loaded l = load(m, d, token(17));
+  ASSERT_EQ(l.notified, ErrorStatus::NONE) << l.message;
+  CacheFile m2 = file("m2"), d2 = file("d2");
+  ASSERT_EQ(l.prepared->saveToCache(m2.handles(), d2.handles(), token(17)), ErrorStatus::NONE);
+  EXPECT_EQ(m2.bytes(), m.bytes());
+  EXPECT_EQ(d2.bytes(), d.bytes());
 }
 
 TEST_F(NpuCaching, AModelWhoseWeightsAreInputsPreparesButCannotBeCached) {

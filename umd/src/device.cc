@@ -1,6 +1,9 @@
 // The device wrapper over the shim's C API (see device.h).
 #include "sable/umd/device.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -174,6 +177,19 @@ Result<std::span<uint8_t>> BufferObject::map() const {
     mapping_ = static_cast<uint8_t*>(address);
   }
   return std::span<uint8_t>(mapping_, static_cast<size_t>(size_));
+}
+
+Result<std::span<uint8_t>> BufferObject::mapPopulated() const {
+  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, map());
+#ifdef MADV_POPULATE_WRITE
+  // The pages that hold the bytes (the mapping covers them whole). Failing (a kernel before
+  // 5.14) costs nothing: the first writes fault the pages in.
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size() + page - 1) & ~(page - 1);
+  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#endif
+  return bytes;
 }
 
 Result<void> BufferObject::free() {

@@ -2,10 +2,14 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -32,6 +36,27 @@ Hash blake2b(std::span<const uint8_t> bytes, std::string_view domain) {
 }
 
 Hash tokenHash(const CacheToken& token) { return blake2b(token, "sable cache token v1"); }
+
+void putU64(uint8_t* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// Leaf i of the data cache's hash tree: BLAKE2b-256("sable data leaf v2" ‖ le64(i) ‖ bytes).
+constexpr size_t kLeafBytes = size_t{256} << 10;
+
+Hash leafHash(std::span<const uint8_t> bytes, uint64_t index) {
+  std::array<uint8_t, 8> position{};
+  putU64(position.data(), index);
+  Hash out{};
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, nullptr, 0, out.size());
+  constexpr std::string_view kDomain = "sable data leaf v2";
+  crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(kDomain.data()), kDomain.size());
+  crypto_generichash_update(&state, position.data(), position.size());
+  crypto_generichash_update(&state, bytes.data(), bytes.size());
+  crypto_generichash_final(&state, out.data(), out.size());
+  return out;
+}
 
 class Writer {
  public:
@@ -103,6 +128,67 @@ Error corrupt(std::string_view what) { return generalFailure("model cache reject
 
 }  // namespace
 
+namespace {
+
+// The data cache's hash (docs/cache.md). Root: BLAKE2b-256("sable data cache v2" ‖ le64(size) ‖
+// leaf 0 ‖ leaf 1 ‖ …), the leaves over consecutive kLeafBytes slices (the last one shorter; one
+// empty leaf for an empty cache). The size and each leaf's position are hashed, so no two inputs
+// share a tree. A helper thread starts on the leaves at construction; finish() hashes the rest on
+// the calling thread (all of them when no helper could be started) and returns the root.
+class DataCacheHasher {
+ public:
+  explicit DataCacheHasher(std::span<const uint8_t> data)
+      : data_(data), leaves_(std::max<size_t>(1, (data.size() + kLeafBytes - 1) / kLeafBytes)), hashes_(leaves_) {
+    if (leaves_ > 1) {
+      try {
+        helper_ = std::thread([this] { hashLeaves(); });
+      } catch (const std::system_error&) {
+        // No second thread: finish() hashes every leaf.
+      }
+    }
+  }
+  ~DataCacheHasher() {
+    next_.store(leaves_);  // a helper not needed any more stops after its current leaf
+    if (helper_.joinable()) helper_.join();
+  }
+  DataCacheHasher(const DataCacheHasher&) = delete;
+  DataCacheHasher& operator=(const DataCacheHasher&) = delete;
+
+  Hash finish() {
+    hashLeaves();
+    if (helper_.joinable()) helper_.join();
+    std::array<uint8_t, 8> size{};
+    putU64(size.data(), data_.size());
+    Hash out{};
+    crypto_generichash_state state;
+    crypto_generichash_init(&state, nullptr, 0, out.size());
+    constexpr std::string_view kDomain = "sable data cache v2";
+    crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(kDomain.data()), kDomain.size());
+    crypto_generichash_update(&state, size.data(), size.size());
+    for (const Hash& leaf : hashes_) crypto_generichash_update(&state, leaf.data(), leaf.size());
+    crypto_generichash_final(&state, out.data(), out.size());
+    return out;
+  }
+
+ private:
+  void hashLeaves() {
+    for (size_t i = next_.fetch_add(1); i < leaves_; i = next_.fetch_add(1)) {
+      const size_t begin = i * kLeafBytes;
+      hashes_[i] = leafHash(data_.subspan(begin, std::min(kLeafBytes, data_.size() - begin)), i);
+    }
+  }
+
+  std::span<const uint8_t> data_;
+  size_t leaves_;
+  std::vector<Hash> hashes_;
+  std::atomic<size_t> next_{0};
+  std::thread helper_;
+};
+
+}  // namespace
+
+Hash dataCacheHash(std::span<const uint8_t> dataCache) { return DataCacheHasher(dataCache).finish(); }
+
 Model modelInterface(const Model& model) {
   Model out;
   for (bool outputs : {false, true}) {
@@ -129,14 +215,18 @@ std::string hardwareConfigIdentity(const sable_hw_config& c) {
 }
 
 CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
-                           const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key) {
+                           const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key,
+                           const umd::Signature* streamSignature, std::optional<std::span<const uint8_t>> constants) {
+  const std::span<const uint8_t> weights = constants.value_or(std::span<const uint8_t>(program.constants));
   CacheBlobs blobs;
   Writer data;
+  data.out().reserve(kDataCacheHeaderBytes + weights.size());
   data.bytes(kDataMagic);
   data.u32(kDataCacheFormatVersion);
   data.u32(0);
-  data.u64(program.constants.size());
-  data.bytes(program.constants);
+  data.u64(weights.size());
+  while (data.out().size() < kDataCacheHeaderBytes) data.u32(0);
+  data.bytes(weights);
   blobs.data = std::move(data.out());
 
   Writer payload;
@@ -163,13 +253,14 @@ CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const 
   }
   payload.u64(program.stream.size());
   payload.bytes(program.stream);
+  payload.bytes(streamSignature != nullptr ? *streamSignature : key.sign(program.stream));
 
   Writer model;
   model.bytes(kModelMagic);
   model.u32(kModelCacheFormatVersion);
   model.u32(0);
   model.bytes(tokenHash(token));
-  model.bytes(blake2b(blobs.data, "sable data cache v1"));
+  model.bytes(dataCacheHash(blobs.data));
   model.string(identity.driverVersion);
   model.string(identity.hardwareConfig);
   model.u64(payload.out().size());
@@ -184,6 +275,9 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
                                      const CacheToken& token, const CacheIdentity& identity,
                                      const umd::PublicKey& key) {
   if (sodium_init() < 0) return generalFailure("libsodium could not be initialised");
+  // The data cache's leaves are hashed on a second core meanwhile; the result is compared with
+  // the hash the model cache holds only once the model cache is verified (4.).
+  DataCacheHasher dataHasher(dataBlob);
   // 1. The signature, over everything before it: nothing else is read from an unsigned blob.
   if (modelBlob.size() < kModelMagic.size() + umd::kSignatureBytes) return corrupt("shorter than its header");
   const auto signedPart = modelBlob.first(modelBlob.size() - umd::kSignatureBytes);
@@ -213,7 +307,7 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
   if (hardware != identity.hardwareConfig) {
     return corrupt(fmt::format("compiled for hardware '{}', the device is '{}'", hardware, identity.hardwareConfig));
   }
-  if (blake2b(dataBlob, "sable data cache v1") != dataHash) {
+  if (dataHasher.finish() != dataHash) {
     return corrupt("the data cache is not the one saved with this model cache");
   }
   // 3. The payload.
@@ -252,26 +346,32 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
   }
   const uint64_t streamBytes = p.u64();
   auto stream = p.bytes(streamBytes);
+  auto streamSignature = p.bytes(out.streamSignature.size());
   if (!p.ok() || !p.atEnd()) return corrupt("malformed payload");
   program.stream.assign(stream.begin(), stream.end());
+  std::memcpy(out.streamSignature.data(), streamSignature.data(), out.streamSignature.size());
   if (program.inputBytes.size() != out.interface.main.inputIndexes.size() ||
       program.outputBytes.size() != out.interface.main.outputIndexes.size() ||
       program.regionCount != program.inputBytes.size() + program.outputBytes.size() + 2 ||
       program.scratchRegion != program.regionCount - 2 || program.constantRegion != program.regionCount - 1) {
     return corrupt("inconsistent program metadata");
   }
-  // 4. The data cache (its hash matched above, so only a driver bug can make this fail).
+  // 4. The data cache (its hash matched above, so only a driver bug can make this fail). The
+  // constants are left in place: the caller uses them where they are.
   Reader d(dataBlob);
   auto dataMagic = d.bytes(kDataMagic.size());
   const uint32_t dataVersion = d.u32();
   const uint32_t dataReserved = d.u32();
   const uint64_t constantBytes = d.u64();
-  auto constants = d.bytes(constantBytes);
+  auto padding = d.bytes(kDataCacheHeaderBytes - d.position());
+  d.bytes(constantBytes);
   if (!d.ok() || !d.atEnd() || !std::equal(dataMagic.begin(), dataMagic.end(), kDataMagic.begin()) ||
-      dataVersion != kDataCacheFormatVersion || dataReserved != 0) {
+      dataVersion != kDataCacheFormatVersion || dataReserved != 0 ||
+      !std::all_of(padding.begin(), padding.end(), [](uint8_t b) { return b == 0; })) {
     return corrupt("malformed data cache");
   }
-  program.constants.assign(constants.begin(), constants.end());
+  out.constantsOffset = kDataCacheHeaderBytes;
+  out.constantsBytes = constantBytes;
   return out;
 }
 

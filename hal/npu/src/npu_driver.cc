@@ -99,23 +99,37 @@ class JobBufferPool {
 };
 
 // A compiled program registered with the firmware, its constant buffer, and the buffer objects
-// its finished jobs left for the next ones.
+// its finished jobs left for the next ones. The constants are bytes [constantsOffset, +constantsBytes)
+// of their buffer object: all of it for a compiled program, the part after the header for a data
+// cache read straight into it (then program.constants is empty).
 struct LoadedProgram {
   CompiledProgram program;
   std::unique_ptr<umd::BufferObject> constants;
+  uint64_t constantsOffset = 0;
+  uint64_t constantsBytes = 0;
+  umd::Signature streamSignature{};  // what the stream was registered with
   std::unique_ptr<umd::Program> registered;
   std::unique_ptr<JobBufferPool> jobBuffers = std::make_unique<JobBufferPool>();
+
+  Result<std::span<const uint8_t>> constantBytes() const {
+    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants->map());
+    return std::span<const uint8_t>(bytes.subspan(constantsOffset, constantsBytes));
+  }
 };
 
-Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
-  SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
-                         device.createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
-  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.map());
-  if (!program.constants.empty()) std::memcpy(bytes.data(), program.constants.data(), program.constants.size());
+// Registers `program` with the firmware, its constant region bound to `constants` at
+// [offset, offset + bytes), its stream with `signature` (which the firmware verifies).
+Result<LoadedProgram> registerLoaded(umd::Device& device, CompiledProgram program, umd::BufferObject constants,
+                                     uint64_t offset, uint64_t bytes, const umd::Signature& signature) {
   std::vector<umd::RegionBinding> bindings(program.regionCount, umd::RegionBinding::job());
-  bindings[program.constantRegion] = umd::RegionBinding::constant(constants);
+  bindings[program.constantRegion] = umd::RegionBinding::constant(constants, offset);
+  if (program.stream.empty()) return generalFailure("sable-npu: the program's command stream is empty");
+  // The server copies the stream at registration, so the carrier buffer goes right after.
+  SABLE_ASSIGN_OR_RETURN(umd::BufferObject carrier, device.createBuffer(program.stream.size()));
+  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> carried, carrier.mapPopulated());
+  std::memcpy(carried.data(), program.stream.data(), program.stream.size());
   umd::ProgramRejection rejection;
-  auto registered = device.registerProgram(program.stream, bindings, &rejection);
+  auto registered = device.registerProgram(carrier, 0, program.stream.size(), bindings, &rejection, &signature);
   if (!registered.ok()) {
     return generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
                                registered.error().message, sable_error_cause_name(rejection.error_cause),
@@ -123,8 +137,38 @@ Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
   }
   return LoadedProgram{.program = std::move(program),
                        .constants = std::make_unique<umd::BufferObject>(std::move(constants)),
+                       .constantsOffset = offset,
+                       .constantsBytes = bytes,
+                       .streamSignature = signature,
                        .registered = std::make_unique<umd::Program>(std::move(*registered))};
 }
+
+// A freshly compiled program: its constants copied into a buffer object of their own, its stream
+// signed with this process's driver key.
+Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
+  SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
+                         device.createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
+  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.mapPopulated());
+  if (!program.constants.empty()) std::memcpy(bytes.data(), program.constants.data(), program.constants.size());
+  SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
+  const umd::Signature signature = key->sign(program.stream);
+  const uint64_t constantBytes = program.constants.size();
+  return registerLoaded(device, std::move(program), std::move(constants), 0, constantBytes, signature);
+}
+
+// A data cache read by the HAL layer straight into a buffer object, which then holds the
+// program's constants where they are in the file (kDataCacheHeaderBytes in: aligned). The object
+// has room for an empty constant region (the firmware binds none of 0 bytes).
+class NpuCacheData final : public CacheData {
+ public:
+  NpuCacheData(umd::BufferObject buffer, std::span<uint8_t> bytes) : buffer_(std::move(buffer)), bytes_(bytes) {}
+  std::span<uint8_t> bytes() override { return bytes_; }
+  umd::BufferObject take() { return std::move(buffer_); }
+
+ private:
+  umd::BufferObject buffer_;
+  std::span<uint8_t> bytes_;
+};
 
 // A model compiled at preparation, or — when filters or biases are model inputs
 // (umd/compiler/bound_inputs.h) — at every execution, with those inputs' values bound.
@@ -142,7 +186,7 @@ class NpuPreparedModel final : public DriverPreparedModel {
   const Model& model() const { return model_; }
   const sable_hw_config& config() const { return config_; }
   // The program compiled at preparation; null when it is compiled at each execution.
-  const CompiledProgram* program() const { return loaded_ ? &loaded_->program : nullptr; }
+  const LoadedProgram* loaded() const { return loaded_ ? &*loaded_ : nullptr; }
 
   Result<ExecutionOutput> execute(const Request& request, const ExecuteOptions& options) override {
     const auto start = std::chrono::steady_clock::now();
@@ -338,22 +382,49 @@ class NpuDriver final : public Driver {
   Result<CacheBlobs> cacheBlobs(const DriverPreparedModel& prepared, const CacheToken& token) const override {
     const auto* npu = dynamic_cast<const NpuPreparedModel*>(&prepared);
     if (npu == nullptr) return generalFailure("sable-npu: not a prepared model of this driver");
-    if (npu->program() == nullptr) {
+    const LoadedProgram* loaded = npu->loaded();
+    if (loaded == nullptr) {
       return generalFailure("sable-npu: a model whose weights are inputs is compiled at each execution; there is no "
                             "program to cache");
     }
     SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
-    return writeCacheBlobs(*npu->program(), modelInterface(npu->model()), token, identity(npu->config()), *key);
+    SABLE_ASSIGN_OR_RETURN(const std::span<const uint8_t> constants, loaded->constantBytes());
+    return writeCacheBlobs(loaded->program, modelInterface(npu->model()), token, identity(npu->config()), *key,
+                           &loaded->streamSignature, constants);
   }
-  Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, std::span<const uint8_t> dataCache,
+  Result<std::unique_ptr<CacheData>> cacheData(uint64_t bytes) override {
+    SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection()->get());
+    SABLE_ASSIGN_OR_RETURN(umd::BufferObject buffer,
+                           device->createBuffer(std::max<uint64_t>(bytes, kDataCacheHeaderBytes + 16)));
+    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, buffer.mapPopulated());
+    return std::unique_ptr<CacheData>(std::make_unique<NpuCacheData>(std::move(buffer), mapped.first(bytes)));
+  }
+  // The data cache is verified where the HAL layer read it, in the buffer object that then serves
+  // as the constant region; the stream is registered with the signature saved beside it, which
+  // the firmware verifies as it would a fresh one.
+  Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, CacheData& dataCache,
                                                   const CacheToken& token, const PrepareOptions& options) override {
     SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
     SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
-                           readCacheBlobs(modelCache, dataCache, token, identity(config), key->publicKey()));
+                           readCacheBlobs(modelCache, dataCache.bytes(), token, identity(config), key->publicKey()));
     auto shared = connection();
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
-    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(cached.program)));
+    auto* ours = dynamic_cast<NpuCacheData*>(&dataCache);
+    std::optional<umd::BufferObject> constants;
+    if (ours != nullptr) {
+      constants = ours->take();
+    } else {
+      // Bytes from elsewhere (not cacheData's): copied into a buffer object of their own.
+      SABLE_ASSIGN_OR_RETURN(umd::BufferObject copy,
+                             device->createBuffer(std::max<uint64_t>(dataCache.bytes().size(), kDataCacheHeaderBytes + 16)));
+      SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, copy.mapPopulated());
+      std::memcpy(mapped.data(), dataCache.bytes().data(), dataCache.bytes().size());
+      constants = std::move(copy);
+    }
+    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded,
+                           registerLoaded(*device, std::move(cached.program), std::move(*constants),
+                                          cached.constantsOffset, cached.constantsBytes, cached.streamSignature));
     Model interface = cached.interface;
     return PreparedFromCache{
         .interface = std::move(cached.interface),

@@ -19,6 +19,14 @@ constexpr uint64_t kMaxCacheFileBytes = uint64_t{1} << 30;
 // more than kMaxCacheFileBytes).
 Result<std::vector<uint8_t>> readCacheFile(int fd);
 
+// The size of the file behind `fd` (GENERAL_FAILURE: not a regular file, more than
+// kMaxCacheFileBytes).
+Result<uint64_t> cacheFileSize(int fd);
+
+// Reads the file behind `fd` from offset 0 into `bytes`, once; GENERAL_FAILURE unless it holds
+// exactly bytes.size() bytes while it is read (a file changed meanwhile is not used).
+Result<void> readCacheFileInto(int fd, std::span<uint8_t> bytes);
+
 // Replaces the contents of the file behind `fd`: truncated to zero, then `bytes` written from
 // offset 0 (the file may have had any size and the descriptor any offset).
 Result<void> writeCacheFile(int fd, std::span<const uint8_t> bytes);

@@ -55,6 +55,15 @@ struct CacheBlobs {
   std::vector<uint8_t> data;
 };
 
+// The memory a data cache file is read into, chosen by the driver (docs/cache.md): the sable-npu
+// driver has it read straight into the buffer object its program's constants are used from.
+class CacheData {
+ public:
+  virtual ~CacheData() = default;
+  // As many bytes as the file holds, to be filled with them.
+  virtual std::span<uint8_t> bytes() = 0;
+};
+
 struct PreparedFromCache {
   Model interface;  // the model's inputs and outputs: what requests are validated against
   std::shared_ptr<DriverPreparedModel> prepared;
@@ -85,17 +94,19 @@ class Driver {
                                                                     const PrepareOptions& options) = 0;
 
   // Compilation caching. The HAL layer validates the handles and does all file I/O (each cache
-  // file is read once, in full, into memory); the driver only turns blobs into a prepared model
+  // file is read once, in full, into memory: the data cache into memory the driver provides); the driver only turns blobs into a prepared model
   // and back. A driver without caching keeps these defaults (GENERAL_FAILURE, as the HAL
   // specifies for a driver that does not cache).
   virtual bool cachingSupported() const { return false; }
   // The blobs of `prepared` (made by this driver) for `token`, or an error when it cannot be
   // cached (then nothing is saved; the preparation itself stands).
   virtual Result<CacheBlobs> cacheBlobs(const DriverPreparedModel& prepared, const CacheToken& token) const;
+  // Where a data cache of `bytes` bytes is to be read (by default, memory of this process).
+  virtual Result<std::unique_ptr<CacheData>> cacheData(uint64_t bytes);
   // Verifies blobs this driver saved (for `token`, this driver version and this hardware) and
   // prepares from them; GENERAL_FAILURE for anything else, and nothing of a rejected blob runs.
-  virtual Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache,
-                                                          std::span<const uint8_t> dataCache,
+  // `dataCache` is from cacheData(), filled by the HAL layer; the driver may take what it holds.
+  virtual Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, CacheData& dataCache,
                                                           const CacheToken& token, const PrepareOptions& options);
 };
 

@@ -69,6 +69,10 @@ class BufferObject {
   // The object's bytes in this process (mapped on the first call, then the same span). Const:
   // the bytes are device memory, not state of this handle; the mapping is cached.
   hal::Result<std::span<uint8_t>> map() const;
+  // map(), with every page of the mapping faulted in by one system call (MADV_POPULATE_WRITE),
+  // for a buffer about to be written in full: a page fault per page of device memory costs more
+  // than the copy itself (docs/cache.md). Where the kernel cannot, the pages fault in as usual.
+  hal::Result<std::span<uint8_t>> mapPopulated() const;
   // Frees now, reporting errors (EBUSY while a program or job uses it); the object is then empty.
   hal::Result<void> free();
 

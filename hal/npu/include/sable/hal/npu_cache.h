@@ -1,11 +1,14 @@
 // The sable-npu driver's compilation-cache blobs (docs/cache.md): a model cache holding the
-// command stream, the program's metadata and the interface of its model, signed with the driver's
-// Ed25519 key; and a data cache holding the packed weights, bound to the model cache by its hash.
-// readCacheBlobs verifies everything before it parses anything: the signature first, then the
-// format, the token, the driver version, the hardware configuration and the data cache's hash.
+// command stream, its signature for the firmware, the program's metadata and the interface of its
+// model, signed with the driver's Ed25519 key; and a data cache holding the packed weights, bound
+// to the model cache by its hash. readCacheBlobs verifies everything before it parses anything:
+// the signature first, then the format, the token, the driver version, the hardware
+// configuration and the data cache's hash.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,8 +22,11 @@
 
 namespace sable::hal {
 
-constexpr uint32_t kModelCacheFormatVersion = 1;
-constexpr uint32_t kDataCacheFormatVersion = 1;
+constexpr uint32_t kModelCacheFormatVersion = 2;
+constexpr uint32_t kDataCacheFormatVersion = 2;
+// The data cache's header: the packed weights follow it, at an offset aligned for the device, so
+// that a data cache read straight into a buffer object is the program's constant region as is.
+constexpr uint64_t kDataCacheHeaderBytes = 64;
 
 // What a prepared model needs besides its program: the model's inputs and outputs (types,
 // shapes, quantization), enough to validate requests and report output shapes. Its main subgraph
@@ -35,12 +41,25 @@ struct CacheIdentity {
 std::string hardwareConfigIdentity(const sable_hw_config& config);
 
 struct CachedProgram {
-  umd::compiler::CompiledProgram program;  // without its layer reports
-  Model interface;                         // modelInterface() of the compiled model
+  // Without its layer reports, and without its constants: they stay where they are in the data
+  // cache, bytes [constantsOffset, constantsOffset + constantsBytes), not copied.
+  umd::compiler::CompiledProgram program;
+  Model interface;                   // modelInterface() of the compiled model
+  umd::Signature streamSignature{};  // the driver's signature of program.stream, for the firmware
+  uint64_t constantsOffset = 0;
+  uint64_t constantsBytes = 0;
 };
 
+// BLAKE2b-based hash of a whole data cache (docs/cache.md): a two-level tree over 256 KiB leaves,
+// so that the leaves are hashed on two threads.
+std::array<uint8_t, 32> dataCacheHash(std::span<const uint8_t> dataCache);
+
+// `streamSignature`: the signature the stream was registered with (made with `key` when null);
+// `constants`: the program's packed weights (its `constants` when not given).
 CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
-                           const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key);
+                           const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key,
+                           const umd::Signature* streamSignature = nullptr,
+                           std::optional<std::span<const uint8_t>> constants = std::nullopt);
 
 // GENERAL_FAILURE naming what is wrong for any blob that is not exactly one this driver wrote for
 // this token, identity and key.
