@@ -17,7 +17,7 @@ function(sable_target target)
   endif()
 endfunction()
 
-# sable_test(<name> SOURCES ... LIBS ... [LABELS ...] [PREFIX p]) builds one GoogleTest binary and
+# sable_test(<name> SOURCES ... LIBS ... [LABELS label] [PREFIX p]) builds one GoogleTest binary and
 # registers its tests with ctest (names prefixed by p when one source serves several binaries).
 function(sable_test name)
   cmake_parse_arguments(ARG "" "PREFIX" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -31,6 +31,11 @@ function(sable_test name)
   set(properties ENVIRONMENT "SABLE_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared"
                  ENVIRONMENT_MODIFICATION "SABLE_KEY_DIR=set:${PROJECT_BINARY_DIR}/test-keys")
   if(ARG_LABELS)
+    # One label: gtest_discover_tests splits a list value into separate arguments (see above).
+    list(LENGTH ARG_LABELS labelCount)
+    if(labelCount GREATER 1)
+      message(FATAL_ERROR "sable_test(${name}): one label only (${ARG_LABELS})")
+    endif()
     list(APPEND properties LABELS "${ARG_LABELS}")
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}" PROPERTIES ${properties})
