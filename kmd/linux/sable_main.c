@@ -89,33 +89,12 @@ static long sable_ioctl_get_info(struct sable_client *client, void __user *uarg)
 	return 0;
 }
 
-static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+/* Whether cmd is one of the UAPI's requests (kmd/include/uapi/sable_uapi.h). */
+static bool sable_uapi_request(unsigned int cmd)
 {
-	struct sable_client *client = file->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	atomic64_inc(&client->npu->stats.ioctls);
-	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken)) {
-		switch (cmd) {
-		case SABLE_IOCTL_GET_INFO:
-		case SABLE_IOCTL_BO_CREATE:
-		case SABLE_IOCTL_BO_FREE:
-		case SABLE_IOCTL_PROGRAM_REGISTER:
-		case SABLE_IOCTL_PROGRAM_RELEASE:
-		case SABLE_IOCTL_JOB_SUBMIT:
-		case SABLE_IOCTL_FENCE_WAIT:
-		case SABLE_IOCTL_JOB_STATUS:
-		case SABLE_IOCTL_FENCE_RELEASE:
-			return -EPROTO; /* the UAPI: the handshake comes first */
-		default:
-			return -ENOTTY;
-		}
-	}
 	switch (cmd) {
 	case SABLE_IOCTL_HANDSHAKE:
-		return sable_ioctl_handshake(client, uarg);
 	case SABLE_IOCTL_GET_INFO:
-		return sable_ioctl_get_info(client, uarg);
 	case SABLE_IOCTL_BO_CREATE:
 	case SABLE_IOCTL_BO_FREE:
 	case SABLE_IOCTL_PROGRAM_REGISTER:
@@ -124,11 +103,31 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case SABLE_IOCTL_FENCE_WAIT:
 	case SABLE_IOCTL_JOB_STATUS:
 	case SABLE_IOCTL_FENCE_RELEASE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sable_client *client = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	atomic64_inc(&client->npu->stats.ioctls);
+	if (!sable_uapi_request(cmd))
+		return -ENOTTY;
+	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken))
+		return -EPROTO; /* the UAPI: the handshake comes first */
+	switch (cmd) {
+	case SABLE_IOCTL_HANDSHAKE:
+		return sable_ioctl_handshake(client, uarg);
+	case SABLE_IOCTL_GET_INFO:
+		return sable_ioctl_get_info(client, uarg);
+	default:
 		/* NOT YET IMPLEMENTED in the module (docs/kmd.md, "What is not done"). */
 		atomic64_inc(&client->npu->stats.ioctls_not_implemented);
 		return -EOPNOTSUPP;
-	default:
-		return -ENOTTY;
 	}
 }
 

@@ -10,6 +10,7 @@
 #include <future>
 #include <mutex>
 #include <span>
+#include <stdexcept>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -71,7 +72,12 @@ struct RtlPlatform::Impl {
                             SABLE_REG_HWCFG2}) {
       identification.push_back({offset, rtl.readRegister(offset)});
     }
-    configId = rtl.readRegister(SABLE_REG_CONFIG_ID);
+    for (const sable_hw_config& c : sable_hw_configs) {
+      if (c.config_id == identificationRegister(SABLE_REG_CONFIG_ID)) config = &c;
+    }
+    if (options.lockstep && config == nullptr) {
+      throw std::runtime_error("--lockstep: the RTL's CONFIG_ID names no configuration the functional model knows");
+    }
     period = sc_time(1000.0 / options.clockMhz, sc_core::SC_NS);
     nextProgress = options.progressCycles;
   }
@@ -84,6 +90,14 @@ struct RtlPlatform::Impl {
     r.traceTo = o.traceTo;
     r.traceFromReset = true;
     return r;
+  }
+
+  // The value read at reset of one of the identification registers (0 for another offset).
+  uint32_t identificationRegister(uint32_t offset) const {
+    for (const auto& [id, value] : identification) {
+      if (id == offset) return value;
+    }
+    return 0;
   }
 
   bool onSimulationThread() const { return simulating && std::this_thread::get_id() == simThread; }
@@ -102,7 +116,7 @@ struct RtlPlatform::Impl {
   RtlPlatformOptions options;
   RtlNpu rtl;
   std::vector<std::pair<uint32_t, uint32_t>> identification;
-  uint32_t configId = 0;
+  const sable_hw_config* config = nullptr;  // the configuration CONFIG_ID names (lock-step's model)
   sc_time period;
   std::function<void()> interruptHandler;
   std::function<void()> firmware;
@@ -264,13 +278,13 @@ void RtlPlatform::Impl::lockstepStart() {
   lockstepJob = jobRegisters;
   snapshot.clear();
   const JobRegisters& j = lockstepJob;
-  if (j.regionCount > 256 || j.regionTable > memory.size ||
-      uint64_t{j.regionCount} * 16 > memory.size - j.regionTable) {
+  if (config == nullptr || j.regionCount > config->max_regions || j.regionTable > memory.size ||
+      uint64_t{j.regionCount} * SABLE_REGION_ENTRY_BYTES > memory.size - j.regionTable) {
     return;  // the NPU rejects the table; both sides must report it, nothing to restore
   }
   for (uint32_t r = 0; r < j.regionCount; ++r) {
     uint64_t entry[2];
-    std::memcpy(entry, memory.data + j.regionTable + 16 * uint64_t{r}, sizeof entry);
+    std::memcpy(entry, memory.data + j.regionTable + SABLE_REGION_ENTRY_BYTES * uint64_t{r}, sizeof entry);
     Snapshot s;
     s.base = entry[0];
     if (s.base <= memory.size && entry[1] <= memory.size - s.base) {
@@ -281,7 +295,7 @@ void RtlPlatform::Impl::lockstepStart() {
 }
 
 void RtlPlatform::Impl::lockstepFinish() {
-  if (lockstepFailed) return;
+  if (lockstepFailed || config == nullptr) return;
   ++lockstepJobs;
   if (options.beforeLockstepCompare) options.beforeLockstepCompare();
   // The RTL's outcome, then the model's over the same starting memory.
@@ -297,11 +311,7 @@ void RtlPlatform::Impl::lockstepFinish() {
     rtlBytes.emplace_back(memory.data + s.base, memory.data + s.base + s.bytes.size());
     std::memcpy(memory.data + s.base, s.bytes.data(), s.bytes.size());
   }
-  if (!model) {
-    for (const sable_hw_config& c : sable_hw_configs) {
-      if (c.config_id == configId) model = std::make_unique<FuncModel>(c, memory);
-    }
-  }
+  if (!model) model = std::make_unique<FuncModel>(*config, memory);
   const JobResult modelResult =
       model->runJob(lockstepJob.cmdBase, lockstepJob.cmdSize, lockstepJob.regionTable, lockstepJob.regionCount);
 
@@ -358,7 +368,7 @@ uint32_t RtlPlatform::readRegister(uint32_t offset) {
   if (p.onSimulationThread()) return p.coreAccess(offset, nullptr);
   if (!p.simulating) return p.rtl.readRegister(offset);  // before start or after join: untimed
   for (const auto& [id, value] : p.identification) {
-    if (id == offset) return value;
+    if (id == offset) return value;  // identification registers are constant
   }
   std::lock_guard lock(p.warnMutex);
   if (!p.warnedForeignAccess) {

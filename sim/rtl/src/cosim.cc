@@ -29,7 +29,7 @@ std::vector<uint32_t> storesCovering(std::span<const uint8_t> image, const Cosim
     const uint32_t region = sable_cmd_dma_store_get_region(w);
     if (region >= job.regionCount) continue;
     uint64_t base = 0;
-    std::memcpy(&base, image.data() + job.regionTable + 16 * uint64_t{region}, 8);
+    std::memcpy(&base, image.data() + job.regionTable + SABLE_REGION_ENTRY_BYTES * uint64_t{region}, 8);
     const uint64_t first = base + sable_cmd_dma_store_get_dram_offset(w);
     const uint64_t extent = uint64_t{sable_cmd_dma_store_get_nz(w) - 1} * sable_cmd_dma_store_get_dram_stride_z(w) +
                             uint64_t{sable_cmd_dma_store_get_ny(w) - 1} * sable_cmd_dma_store_get_dram_stride_y(w) +
