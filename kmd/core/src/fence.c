@@ -2,17 +2,19 @@
 /* Fences and jobs: a fixed table of SABLE_CORE_MAX_FENCES slots. A fence value is
  * (generation << 16) | slot; a slot's generation moves on when it is taken, so the fence of a
  * released job is unknown (-ENOENT) rather than someone else's job. */
-#include "sable/kmd/core.h"
+#include "internal.h"
 
 #define SABLE_FENCE_SLOT_BITS 16u
 
-static uint64_t sable_fence_value(const struct sable_core *core, uint32_t slot)
+uint64_t sable_core_fence_value(const struct sable_core *core, uint32_t slot)
 {
 	return ((uint64_t)core->fences[slot].generation << SABLE_FENCE_SLOT_BITS) | slot;
 }
 
-/* The slot of a live fence, or NULL. Called locked. */
-static struct sable_core_fence *sable_fence_find(struct sable_core *core, uint64_t fence)
+/* The slot of a live fence, or NULL; a client's fence unless `orphans` (the completion path:
+ * an orphaned job still completes). Called locked. */
+static struct sable_core_fence *sable_fence_lookup(struct sable_core *core, uint64_t fence,
+						   int orphans)
 {
 	const uint64_t slot = fence & ((1u << SABLE_FENCE_SLOT_BITS) - 1u);
 	struct sable_core_fence *entry;
@@ -20,13 +22,19 @@ static struct sable_core_fence *sable_fence_find(struct sable_core *core, uint64
 	if (slot >= SABLE_CORE_MAX_FENCES || (fence >> SABLE_FENCE_SLOT_BITS) > 0xFFFFFFFFu)
 		return NULL;
 	entry = &core->fences[slot];
-	if (entry->state == SABLE_CORE_FENCE_FREE ||
+	/* An orphaned job's client is gone: no client may reach its fence any more. */
+	if (entry->state == SABLE_CORE_FENCE_FREE || (entry->orphaned && !orphans) ||
 	    entry->generation != (uint32_t)(fence >> SABLE_FENCE_SLOT_BITS))
 		return NULL;
 	return entry;
 }
 
-static void sable_zero(void *p, uint32_t bytes)
+static struct sable_core_fence *sable_fence_find(struct sable_core *core, uint64_t fence)
+{
+	return sable_fence_lookup(core, fence, 0);
+}
+
+void sable_core_zero(void *p, uint32_t bytes)
 {
 	unsigned char *bytes_p = p;
 
@@ -36,78 +44,101 @@ static void sable_zero(void *p, uint32_t bytes)
 
 void sable_core_init(struct sable_core *core, const struct sable_core_os *os)
 {
-	sable_zero(core, sizeof(*core));
+	sable_core_zero(core, sizeof(*core));
 	core->os = os;
 }
 
-static void sable_lock(struct sable_core *core)
+void sable_core_lock(struct sable_core *core)
 {
 	core->os->lock(core->os->ctx);
 }
 
-static void sable_unlock(struct sable_core *core)
+void sable_core_unlock(struct sable_core *core)
 {
 	core->os->unlock(core->os->ctx);
 }
 
-int sable_core_submit(struct sable_core *core, uint64_t owner, uint32_t priority,
-		      const struct sable_fw_message *message, uint64_t *fence)
+int sable_core_fence_take_locked(struct sable_core *core, uint64_t owner)
+{
+	struct sable_core_fence *entry;
+	uint32_t slot;
+
+	for (slot = 0; slot < SABLE_CORE_MAX_FENCES; ++slot) {
+		entry = &core->fences[slot];
+		if (entry->state != SABLE_CORE_FENCE_FREE)
+			continue;
+		entry->generation += 1u;
+		if (entry->generation == 0)
+			entry->generation = 1; /* fence 0 never exists */
+		entry->owner = owner;
+		entry->program = 0;
+		entry->orphaned = 0;
+		entry->bo_count = 0;
+		return (int)slot;
+	}
+	core->counters.fence_table_full += 1;
+	return -ENOMEM;
+}
+
+int sable_core_fence_push_locked(struct sable_core *core, uint32_t slot, uint32_t priority,
+				 struct sable_fw_message *message)
 {
 	static const uint32_t ring_of_priority[] = {
 		SABLE_FW_RING_LOW, SABLE_FW_RING_MEDIUM, SABLE_FW_RING_HIGH
 	};
-	struct sable_fw_message copy = *message;
-	struct sable_core_fence *entry = NULL;
-	uint32_t slot;
+	struct sable_core_fence *entry = &core->fences[slot];
+	uint32_t ring = ring_of_priority[priority];
 	int err;
 
-	if (priority > SABLE_PRIORITY_HIGH)
-		return -EINVAL;
-	sable_lock(core);
-	for (slot = 0; slot < SABLE_CORE_MAX_FENCES; ++slot) {
-		if (core->fences[slot].state == SABLE_CORE_FENCE_FREE) {
-			entry = &core->fences[slot];
-			break;
-		}
-	}
-	if (!entry) {
-		core->counters.fence_table_full += 1;
-		sable_unlock(core);
-		return -ENOMEM;
-	}
-	entry->generation += 1u;
-	if (entry->generation == 0)
-		entry->generation = 1; /* fence 0 never exists */
-	copy.kind = SABLE_FW_MSG_RUN_JOB;
-	copy.priority = priority;
-	copy.job_id = sable_fence_value(core, slot);
-	err = sable_core_ring_push(core->os, &core->submit[ring_of_priority[priority]], &copy,
-				   NULL);
+	message->kind = SABLE_FW_MSG_RUN_JOB;
+	message->priority = priority;
+	message->job_id = sable_core_fence_value(core, slot);
+	err = sable_core_ring_push(core->os, &core->submit[ring], message, &entry->ring_index);
 	if (err != 0) {
 		if (err == -ENOMEM)
 			core->counters.submit_ring_full += 1;
 		else
 			core->counters.ring_faults += 1;
-		sable_unlock(core);
-		return err;
+		return err; /* the slot was never marked pending: it is still free */
 	}
+	entry->ring = ring;
 	entry->state = SABLE_CORE_FENCE_PENDING;
-	entry->owner = owner;
 	entry->submit_ns = core->os->now_ns(core->os->ctx);
 	entry->signal_ns = 0;
-	sable_zero(&entry->completion, sizeof(entry->completion));
+	sable_core_zero(&entry->completion, sizeof(entry->completion));
 	core->counters.jobs_submitted += 1;
-	*fence = copy.job_id;
-	sable_unlock(core);
-	core->os->doorbell(core->os->ctx);
 	return 0;
+}
+
+int sable_core_submit(struct sable_core *core, uint64_t owner, uint32_t priority,
+		      const struct sable_fw_message *message, uint64_t *fence)
+{
+	struct sable_fw_message copy = *message;
+	int slot;
+	int err;
+
+	if (priority > SABLE_PRIORITY_HIGH)
+		return -EINVAL;
+	sable_core_lock(core);
+	slot = sable_core_fence_take_locked(core, owner);
+	if (slot < 0) {
+		sable_core_unlock(core);
+		return slot;
+	}
+	err = sable_core_fence_push_locked(core, (uint32_t)slot, priority, &copy);
+	if (err == 0)
+		*fence = copy.job_id;
+	sable_core_unlock(core);
+	if (err == 0)
+		core->os->doorbell(core->os->ctx);
+	return err;
 }
 
 /* Called locked. */
 static int sable_fence_signal_locked(struct sable_core *core, uint64_t fence,
 				     const struct sable_fw_completion *record)
 {
-	struct sable_core_fence *entry = sable_fence_find(core, fence);
+	struct sable_core_fence *entry = sable_fence_lookup(core, fence, 1);
 
 	if (!entry) {
 		core->counters.stray_completions += 1;
@@ -123,6 +154,7 @@ static int sable_fence_signal_locked(struct sable_core *core, uint64_t fence,
 	core->counters.jobs_completed += 1;
 	if (record->error_cause != 0)
 		core->counters.jobs_failed += 1;
+	sable_core_job_finished_locked(core, entry);
 	return 0;
 }
 
@@ -131,11 +163,11 @@ int sable_core_fence_signal(struct sable_core *core, uint64_t fence,
 {
 	int err;
 
-	sable_lock(core);
+	sable_core_lock(core);
 	err = sable_fence_signal_locked(core, fence, record);
 	if (err == 0)
 		core->os->wake_all(core->os->ctx);
-	sable_unlock(core);
+	sable_core_unlock(core);
 	return err;
 }
 
@@ -145,16 +177,19 @@ int sable_core_process_completions(struct sable_core *core)
 	int consumed = 0;
 	int popped;
 
-	sable_lock(core);
+	sable_core_lock(core);
 	for (;;) {
 		popped = sable_core_ring_pop(core->os, &core->completion, &record);
 		if (popped <= 0)
 			break;
 		consumed += 1;
-		/* Program registrations complete here too once the module registers programs;
-		 * a job's record signals its fence, anything else is counted as stray. */
+		/* A job's record signals its fence; a program's verdict or release goes to the
+		 * program table; anything else is counted as stray. */
 		if (record.kind == SABLE_FW_MSG_RUN_JOB)
 			(void)sable_fence_signal_locked(core, record.job_id, &record);
+		else if (record.kind == SABLE_FW_MSG_REGISTER_PROGRAM ||
+			 record.kind == SABLE_FW_MSG_RELEASE_PROGRAM)
+			sable_core_program_completion_locked(core, &record);
 		else
 			core->counters.stray_completions += 1;
 	}
@@ -162,7 +197,7 @@ int sable_core_process_completions(struct sable_core *core)
 		core->counters.ring_faults += 1;
 	if (consumed > 0)
 		core->os->wake_all(core->os->ctx);
-	sable_unlock(core);
+	sable_core_unlock(core);
 	return popped < 0 ? popped : consumed;
 }
 
@@ -174,7 +209,7 @@ int sable_core_fence_wait(struct sable_core *core, uint64_t owner, uint64_t fenc
 	uint64_t now;
 	int err = 0;
 
-	sable_lock(core);
+	sable_core_lock(core);
 	if (timeout_ns > 0) {
 		now = core->os->now_ns(core->os->ctx);
 		/* A deadline past the clock's range is no deadline. */
@@ -196,6 +231,10 @@ int sable_core_fence_wait(struct sable_core *core, uint64_t owner, uint64_t fenc
 			err = 0;
 			break;
 		}
+		if (entry->state == SABLE_CORE_FENCE_LOST) {
+			err = -EIO;
+			break;
+		}
 		if (timeout_ns == 0 || err == -ETIMEDOUT) {
 			core->counters.wait_timeouts += 1;
 			err = -ETIMEDOUT;
@@ -207,7 +246,7 @@ int sable_core_fence_wait(struct sable_core *core, uint64_t owner, uint64_t fenc
 		if (err < 0 && err != -ETIMEDOUT)
 			break; /* e.g. interrupted by a signal in the kernel */
 	}
-	sable_unlock(core);
+	sable_core_unlock(core);
 	return err;
 }
 
@@ -217,7 +256,7 @@ int sable_core_fence_query(struct sable_core *core, uint64_t owner, uint64_t fen
 	struct sable_core_fence *entry;
 	int err = 0;
 
-	sable_lock(core);
+	sable_core_lock(core);
 	entry = sable_fence_find(core, fence);
 	if (!entry) {
 		err = -ENOENT;
@@ -227,7 +266,7 @@ int sable_core_fence_query(struct sable_core *core, uint64_t owner, uint64_t fen
 		*state = entry->state;
 		*record = entry->completion;
 	}
-	sable_unlock(core);
+	sable_core_unlock(core);
 	return err;
 }
 
@@ -236,23 +275,23 @@ int sable_core_fence_release(struct sable_core *core, uint64_t owner, uint64_t f
 	struct sable_core_fence *entry;
 	int err = 0;
 
-	sable_lock(core);
+	sable_core_lock(core);
 	entry = sable_fence_find(core, fence);
 	if (!entry)
 		err = -ENOENT;
 	else if (entry->owner != owner)
 		err = -EACCES;
-	else if (entry->state != SABLE_CORE_FENCE_SIGNALLED)
+	else if (entry->state == SABLE_CORE_FENCE_PENDING)
 		err = -EBUSY;
 	else
 		entry->state = SABLE_CORE_FENCE_FREE;
-	sable_unlock(core);
+	sable_core_unlock(core);
 	return err;
 }
 
 void sable_core_get_counters(struct sable_core *core, struct sable_core_counters *out)
 {
-	sable_lock(core);
+	sable_core_lock(core);
 	*out = core->counters;
-	sable_unlock(core);
+	sable_core_unlock(core);
 }

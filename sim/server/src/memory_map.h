@@ -1,36 +1,27 @@
-// The device-memory map of sable-simd (docs/device.md): a firmware area at the bottom of device
-// memory holding the structures of firmware/host_interface.h, and buffer objects above it.
+// The device-memory map of sable-simd (docs/device.md): the driver's layout of the firmware's
+// structures (kmd/core's sable/kmd/layout.h, the same for the Linux module), under C++ names.
 #pragma once
 
 #include <cstdint>
 
 #include "sable/firmware/host_interface.h"
+#include "sable/kmd/layout.h"
 
 namespace sable::server {
 
-// Page 0 stays unused so that device address 0 never names anything real.
-inline constexpr uint64_t kBootAddress = 0x1000;
-inline constexpr uint32_t kSubmitRingEntries = 256;
-inline constexpr uint32_t kCompletionRingEntries = 1024;  // > every message that can be in flight
-inline constexpr uint32_t kMaxPrograms = 128;
-inline constexpr uint32_t kMaxJobsInFlight = 256;  // one region table per job on the device
-inline constexpr uint64_t kRegionTableBytes = 32 * 16;  // SABLE_FW_MAX_REGIONS × {base, size}
-
-inline constexpr uint64_t kSubmitRingsAddress = 0x2000;
-inline constexpr uint64_t kSubmitRingBytes = kSubmitRingEntries * sizeof(sable_fw_message);
-inline constexpr uint64_t kCompletionRingAddress =
-    kSubmitRingsAddress + SABLE_FW_SUBMIT_RINGS * kSubmitRingBytes;
-inline constexpr uint64_t kProgramTableAddress =
-    kCompletionRingAddress + kCompletionRingEntries * sizeof(sable_fw_completion);
-inline constexpr uint64_t kRegionTablesAddress =
-    kProgramTableAddress + kMaxPrograms * sizeof(sable_fw_program);
-inline constexpr uint64_t kFirmwareAreaEnd = kRegionTablesAddress + kMaxJobsInFlight * kRegionTableBytes;
-// Buffer objects, program streams: page-aligned, from here to the end of device memory.
-inline constexpr uint64_t kHeapStart = 1ull << 20;
+inline constexpr uint64_t kBootAddress = SABLE_LAYOUT_BOOT;
+inline constexpr uint32_t kSubmitRingEntries = SABLE_LAYOUT_SUBMIT_RING_ENTRIES;
+inline constexpr uint32_t kCompletionRingEntries = SABLE_LAYOUT_COMPLETION_RING_ENTRIES;
+inline constexpr uint32_t kMaxPrograms = SABLE_LAYOUT_MAX_PROGRAMS;
+inline constexpr uint32_t kMaxJobsInFlight = SABLE_LAYOUT_MAX_JOBS;
+inline constexpr uint64_t kRegionTableBytes = SABLE_LAYOUT_REGION_TABLE_BYTES;
+inline constexpr uint64_t kSubmitRingsAddress = SABLE_LAYOUT_SUBMIT_RINGS;
+inline constexpr uint64_t kSubmitRingBytes = SABLE_LAYOUT_SUBMIT_RING_BYTES;
+inline constexpr uint64_t kCompletionRingAddress = SABLE_LAYOUT_COMPLETION_RING;
+inline constexpr uint64_t kProgramTableAddress = SABLE_LAYOUT_PROGRAM_TABLE;
+inline constexpr uint64_t kRegionTablesAddress = SABLE_LAYOUT_REGION_TABLES;
+inline constexpr uint64_t kFirmwareAreaEnd = SABLE_LAYOUT_FIRMWARE_AREA_END;
+inline constexpr uint64_t kHeapStart = SABLE_LAYOUT_HEAP;
 inline constexpr uint64_t kMinimumMemoryMib = 4;
-
-static_assert(kFirmwareAreaEnd <= kHeapStart, "the firmware area fits below the heap");
-static_assert(kRegionTablesAddress % 16 == 0, "region tables are 16-byte aligned");
-static_assert(kCompletionRingAddress % 8 == 0 && kProgramTableAddress % 8 == 0, "alignment");
 
 }  // namespace sable::server

@@ -13,6 +13,7 @@
 #include "sable/kmd/compat.h"
 #include "uapi/sable_uapi.h"
 #include "sable/firmware/host_interface.h"
+#include "sable/kmd/layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,9 @@ struct sable_core_os {
 	void (*wake_all)(void *ctx);
 	uint64_t (*now_ns)(void *ctx);
 	void (*log)(void *ctx, int level, const char *message);
+	/* The firmware's free-running microsecond timer (host-interface TIMER): job deadlines are
+	 * given to the firmware in its time. */
+	uint64_t (*timer_us)(void *ctx);
 };
 
 /* ---- Identification and compatibility handshake ---------------------------------------------- */
@@ -146,11 +150,19 @@ struct sable_core_fence {
 	struct sable_fw_completion completion; /* valid once signalled */
 	uint64_t submit_ns;
 	uint64_t signal_ns;
+	/* Jobs submitted with sable_core_job_submit: what the job holds until it completes. */
+	uint32_t program;      /* program slot + 1; 0 = a raw sable_core_submit */
+	uint32_t orphaned;     /* its client closed the device: freed at completion */
+	uint32_t ring;         /* submission ring and the index the message took there */
+	uint32_t ring_index;
+	uint32_t bo_count;
+	uint32_t bos[SABLE_UAPI_MAX_REGIONS]; /* buffer-object slots, one per distinct object */
 };
 
 #define SABLE_CORE_FENCE_FREE 0u
 #define SABLE_CORE_FENCE_PENDING 1u
 #define SABLE_CORE_FENCE_SIGNALLED 2u
+#define SABLE_CORE_FENCE_LOST 3u      /* pending when the device was lost: waits give -EIO */
 
 struct sable_core_counters {
 	uint64_t jobs_submitted;
@@ -163,6 +175,56 @@ struct sable_core_counters {
 	uint64_t ring_faults;
 };
 
+/* ---- Device memory, buffer objects and programs (objects.c) -------------------------------- */
+#define SABLE_CORE_MAX_BOS 1024u
+#define SABLE_CORE_MAX_PROGRAMS SABLE_LAYOUT_MAX_PROGRAMS
+/* Each allocation splits at most one hole, so the holes never outnumber the allocations + 1. */
+#define SABLE_CORE_MAX_HOLES (SABLE_CORE_MAX_BOS + SABLE_CORE_MAX_PROGRAMS + 1u)
+
+struct sable_core_hole {
+	uint64_t address;
+	uint64_t bytes;
+};
+
+/* Page-granular first-fit allocator of device memory, holes sorted by address, coalesced. */
+struct sable_core_allocator {
+	uint32_t hole_count;
+	uint64_t free_bytes;
+	struct sable_core_hole holes[SABLE_CORE_MAX_HOLES];
+};
+
+struct sable_core_bo_slot {
+	uint32_t generation;
+	uint32_t live;
+	uint32_t doomed;      /* its owner is gone: freed when its last user finishes */
+	uint32_t users;       /* programs binding it as a constant region, unfinished jobs */
+	uint64_t owner;
+	uint64_t address;
+	uint64_t size;        /* as requested */
+	uint64_t allocated;   /* page-rounded */
+};
+
+#define SABLE_CORE_PROGRAM_FREE 0u
+#define SABLE_CORE_PROGRAM_VALIDATING 1u /* REGISTER_PROGRAM sent, no verdict yet */
+#define SABLE_CORE_PROGRAM_VALID 2u
+#define SABLE_CORE_PROGRAM_REJECTED 3u   /* verdict in, the registering call not back yet */
+#define SABLE_CORE_PROGRAM_RELEASING 4u  /* RELEASE_PROGRAM sent */
+
+struct sable_core_program_slot {
+	uint32_t generation;
+	uint32_t state;          /* SABLE_CORE_PROGRAM_* */
+	uint32_t released;       /* by its owner (or its owner is gone): retired after its last job */
+	uint32_t abandoned;      /* its registering call gave up waiting: cleaned up at the verdict */
+	uint32_t inflight;       /* submitted, unfinished jobs */
+	uint32_t error_cause;    /* the firmware's verdict */
+	uint32_t error_command;
+	uint32_t constant_bos[SABLE_FW_MAX_REGIONS]; /* bo slot + 1 per constant region, 0 = none */
+	uint64_t owner;
+	uint64_t stream_address; /* the program's own copy of the stream */
+	uint64_t stream_allocated;
+	struct sable_core_program info;
+};
+
 /* The driver's state for one device. Callers never touch the fields directly. */
 struct sable_core {
 	const struct sable_core_os *os;
@@ -170,6 +232,13 @@ struct sable_core {
 	struct sable_core_ring completion;
 	struct sable_core_fence fences[SABLE_CORE_MAX_FENCES];
 	struct sable_core_counters counters;
+	/* Set by sable_core_boot (the full driver); zero for the fence-table-only use. */
+	uint64_t memory_bytes;
+	uint32_t max_regions;    /* the device's, from HWCFG2 */
+	uint32_t device_lost;    /* sable_core_device_lost was called: everything fails with -EIO */
+	struct sable_core_allocator allocator;
+	struct sable_core_bo_slot bos[SABLE_CORE_MAX_BOS];
+	struct sable_core_program_slot programs[SABLE_CORE_MAX_PROGRAMS];
 };
 
 /* Zeroes the state; the rings are attached separately (sable_core_ring_setup). */
@@ -206,6 +275,61 @@ int sable_core_fence_release(struct sable_core *core, uint64_t owner, uint64_t f
 
 /* A consistent copy of the counters. */
 void sable_core_get_counters(struct sable_core *core, struct sable_core_counters *out);
+
+/* ---- The full driver: boot, buffer objects, programs, jobs (boot.c, objects.c) ---------------
+ * These implement the UAPI requests of kmd/include/uapi/sable_uapi.h with the semantics of
+ * docs/device.md; an `owner` is a client (an open file). All of them are thread-safe. */
+
+/* Lays the firmware's structures out in device memory (sable/kmd/layout.h: boot block, rings,
+ * program table), zeroes the firmware area, attaches the rings and the allocator (the heap from
+ * SABLE_LAYOUT_HEAP to memory_bytes), reads max_regions from HWCFG2. Call before the firmware
+ * starts. -EINVAL when memory_bytes is below 4 MiB or above the firmware's address limit. */
+int sable_core_boot(struct sable_core *core, uint64_t memory_bytes, uint32_t watchdog_us);
+
+/* The firmware's boot-block fields: fw_state (SABLE_FW_STATE_*) and fw_version. */
+void sable_core_firmware_status(struct sable_core *core, uint32_t *state, uint32_t *version);
+
+/* Device memory: a zero-filled object of `size` bytes (page-rounded). -EINVAL size 0 or unknown
+ * flags, -ENOMEM no table slot or no memory. */
+int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_uapi_bo_create *arg);
+/* -ENOENT, -EACCES, -EBUSY while a program or an unfinished job uses it. */
+int sable_core_bo_free(struct sable_core *core, uint64_t owner, uint32_t handle);
+/* The object for mmap and validation: -ENOENT, -EACCES. */
+int sable_core_bo_get(struct sable_core *core, uint64_t owner, uint32_t handle,
+		      struct sable_core_bo *bo);
+
+/* PROGRAM_REGISTER: checks the arguments, copies the stream out of its buffer object, fills the
+ * program table entry, sends REGISTER_PROGRAM and waits for the firmware's verdict (at most
+ * timeout_ns; < 0 forever). 0 with arg->program and arg->region_extent filled; -ENOEXEC with
+ * arg->error_cause/error_command when the firmware rejects the stream; -ETIMEDOUT or the wait's
+ * error (the program is cleaned up when the verdict comes); -EINVAL, -ENOENT, -EACCES, -ENOMEM
+ * for the arguments. `bindings` holds arg->region_count entries. */
+int sable_core_program_register(struct sable_core *core, uint64_t owner,
+				struct sable_uapi_program_register *arg,
+				const struct sable_uapi_region_binding *bindings, int64_t timeout_ns);
+/* PROGRAM_RELEASE: an idle program leaves the firmware now (RELEASE_PROGRAM), one with
+ * unfinished jobs after the last of them. -ENOENT, -EACCES, -EBUSY while being validated. */
+int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t handle);
+
+/* JOB_SUBMIT: the buffer table checked against the program (sable_core_validate_buffers), its
+ * region table written, RUN_JOB on the priority's ring. On a bad buffer *bad_entry names it. */
+int sable_core_job_submit(struct sable_core *core, uint64_t owner, struct sable_uapi_job_submit *arg,
+			  const struct sable_uapi_job_buffer *buffers, uint32_t *bad_entry);
+/* JOB_STATUS by fence: state (QUEUED until the firmware took the message), outcome, counters and
+ * times (CLOCK_MONOTONIC of the host: submit, signal; start and end from the firmware's timer
+ * are in the completion record). -ENOENT, -EACCES. */
+int sable_core_job_status(struct sable_core *core, uint64_t owner, struct sable_uapi_job_status *arg);
+
+/* A client closed the device: its signalled fences are forgotten, its pending jobs finish and
+ * are forgotten, its programs are released and its buffer objects freed (after their last user). */
+void sable_core_client_close(struct sable_core *core, uint64_t owner);
+
+/* The device stopped answering (firmware halted, bus error, the driver's own watchdog): waits on
+ * the jobs that were pending end with -EIO (their status too), a waiting registration fails with
+ * -EIO, and every later request that needs the device fails with -EIO until sable_core_boot is
+ * called again; releasing fences, programs and buffer objects still works, so clients can clean
+ * up. */
+void sable_core_device_lost(struct sable_core *core);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* The firmware's structures in device memory (sable/kmd/layout.h) and the allocator of the rest. */
+#include "internal.h"
+#include "sable/isa.h"
+
+#define SABLE_BOOT_MIN_MEMORY (4ull << 20)
+
+static void sable_boot_zero_device(const struct sable_core_os *os, uint64_t address, uint64_t bytes)
+{
+	static const uint8_t zeros[256];
+	uint32_t chunk;
+
+	while (bytes > 0) {
+		chunk = bytes < sizeof(zeros) ? (uint32_t)bytes : (uint32_t)sizeof(zeros);
+		os->mem_write(os->ctx, address, zeros, chunk);
+		address += chunk;
+		bytes -= chunk;
+	}
+}
+
+int sable_core_boot(struct sable_core *core, uint64_t memory_bytes, uint32_t watchdog_us)
+{
+	const struct sable_core_os *os = core->os;
+	struct sable_fw_boot boot;
+	uint32_t r;
+	int err;
+
+	if (memory_bytes < SABLE_BOOT_MIN_MEMORY || memory_bytes > SABLE_FW_DEVICE_MEMORY_LIMIT)
+		return -EINVAL;
+	sable_core_init(core, os);
+	sable_boot_zero_device(os, 0, SABLE_LAYOUT_HEAP);
+	for (r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
+		err = sable_core_ring_setup(os, &core->submit[r],
+					    SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, submit) +
+						    r * sizeof(struct sable_fw_ring),
+					    SABLE_LAYOUT_SUBMIT_RINGS + r * SABLE_LAYOUT_SUBMIT_RING_BYTES,
+					    SABLE_LAYOUT_SUBMIT_RING_ENTRIES, sizeof(struct sable_fw_message));
+		if (err != 0)
+			return err;
+	}
+	err = sable_core_ring_setup(os, &core->completion,
+				    SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, completion),
+				    SABLE_LAYOUT_COMPLETION_RING, SABLE_LAYOUT_COMPLETION_RING_ENTRIES,
+				    sizeof(struct sable_fw_completion));
+	if (err != 0)
+		return err;
+	/* The rest of the boot block; the rings' descriptors were written by the setup above. */
+	os->mem_read(os->ctx, SABLE_LAYOUT_BOOT, &boot, sizeof(boot));
+	boot.magic = SABLE_FW_BOOT_MAGIC;
+	boot.interface_version = SABLE_FW_INTERFACE_VERSION;
+	boot.fw_version = 0;
+	boot.fw_state = SABLE_FW_STATE_OFF;
+	boot.program_table = SABLE_LAYOUT_PROGRAM_TABLE;
+	boot.max_programs = SABLE_LAYOUT_MAX_PROGRAMS;
+	boot.watchdog_us = watchdog_us;
+	os->mem_write(os->ctx, SABLE_LAYOUT_BOOT, &boot, sizeof(boot));
+
+	core->memory_bytes = memory_bytes;
+	core->max_regions = os->reg_read(os->ctx, SABLE_REG_HWCFG2) & SABLE_REG_HWCFG2_MAX_REGIONS_MASK;
+	if (core->max_regions > SABLE_FW_MAX_REGIONS)
+		core->max_regions = SABLE_FW_MAX_REGIONS;
+	core->allocator.hole_count = 1;
+	core->allocator.holes[0].address = SABLE_LAYOUT_HEAP;
+	core->allocator.holes[0].bytes = (memory_bytes - SABLE_LAYOUT_HEAP) & ~(SABLE_LAYOUT_PAGE - 1u);
+	core->allocator.free_bytes = core->allocator.holes[0].bytes;
+	return 0;
+}
+
+void sable_core_firmware_status(struct sable_core *core, uint32_t *state, uint32_t *version)
+{
+	const struct sable_core_os *os = core->os;
+
+	*state = os->mem_load32(os->ctx, SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, fw_state));
+	*version = os->mem_load32(os->ctx, SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, fw_version));
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/* What the files of kmd/core share and no caller sees. Functions named *_locked are called with
+ * the core's lock held. */
+#ifndef SABLE_KMD_CORE_INTERNAL_H
+#define SABLE_KMD_CORE_INTERNAL_H
+
+#include "sable/kmd/core.h"
+
+void sable_core_zero(void *p, uint32_t bytes);
+void sable_core_lock(struct sable_core *core);
+void sable_core_unlock(struct sable_core *core);
+
+/* Takes a free fence slot for `owner` (generation moved on): its index, or -ENOMEM. */
+int sable_core_fence_take_locked(struct sable_core *core, uint64_t owner);
+/* The fence value of a slot. */
+uint64_t sable_core_fence_value(const struct sable_core *core, uint32_t slot);
+/* Pushes a RUN_JOB message for a taken slot on the priority's ring and marks it pending (the
+ * slot goes back to free when the push fails). */
+int sable_core_fence_push_locked(struct sable_core *core, uint32_t slot, uint32_t priority,
+				 struct sable_fw_message *message);
+
+/* objects.c: a completion record of a REGISTER_PROGRAM or RELEASE_PROGRAM message, and a
+ * completed job's release of what it held (its fence stays, unless orphaned). */
+void sable_core_program_completion_locked(struct sable_core *core,
+					  const struct sable_fw_completion *record);
+void sable_core_job_finished_locked(struct sable_core *core, struct sable_core_fence *fence);
+
+#endif /* SABLE_KMD_CORE_INTERNAL_H */

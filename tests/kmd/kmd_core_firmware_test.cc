@@ -1,0 +1,256 @@
+// kmd/core driving the real firmware (sable_fw_main on its control-core thread, FirmwareHost of
+// sim/server) over the functional model of the NPU, with no device server in between: the
+// Linux module's logic (boot block, buffer objects, program registration with the firmware's
+// signature check and validation, jobs, fences, status, reclamation) checked against the
+// firmware it will talk to on a board. Device memory is the test's byte array.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "firmware_host.h"
+#include "kmd_core_os.h"
+#include "kmd_support.h"
+#include "sable/isa.h"
+#include "sable/kmd/core.h"
+#include "sable/kmd/layout.h"
+#include "sable/sim/func_model.h"
+#include "sable/umd/signing.h"
+
+namespace sable::kmdtest {
+namespace {
+
+using kmd::test::HostOs;
+
+constexpr uint64_t kMemoryBytes = 16ull << 20;
+constexpr int64_t kSecond = 1'000'000'000;
+
+class KmdCoreOnFirmware : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto key = umd::SigningKey::processKey();
+    ASSERT_TRUE(key.ok()) << key.error().message;
+    key_ = *key;
+    memory_ = sim::DeviceMemory{host_.at(0, kMemoryBytes), kMemoryBytes};
+    npu_ = std::make_unique<sim::FuncModel>(sable_hw_configs[SABLE_HW_CONFIG_DEFAULT], memory_);
+    // The host OS of the tests, with the NPU's registers, the doorbell and the timer of the
+    // simulated SoC instead of the test's register array.
+    os_ = *host_.os();
+    os_.ctx = this;
+    os_.reg_read = [](void* c, uint32_t offset) { return self(c)->npu_->readRegister(offset); };
+    os_.reg_write = [](void* c, uint32_t offset, uint32_t value) { self(c)->npu_->writeRegister(offset, value); };
+    os_.mem_read = [](void* c, uint64_t a, void* d, uint32_t n) { self(c)->host_.os()->mem_read(&self(c)->host_, a, d, n); };
+    os_.mem_write = [](void* c, uint64_t a, const void* s, uint32_t n) {
+      self(c)->host_.os()->mem_write(&self(c)->host_, a, s, n);
+    };
+    os_.mem_load32 = [](void* c, uint64_t a) { return self(c)->host_.load32(a); };
+    os_.mem_store32 = [](void* c, uint64_t a, uint32_t v) { self(c)->host_.store32(a, v); };
+    os_.doorbell = [](void* c) { self(c)->firmware_->ringDoorbell(); };
+    os_.lock = [](void* c) { self(c)->host_.os()->lock(&self(c)->host_); };
+    os_.unlock = [](void* c) { self(c)->host_.os()->unlock(&self(c)->host_); };
+    os_.wait = [](void* c, uint64_t deadline) { return self(c)->host_.os()->wait(&self(c)->host_, deadline); };
+    os_.wake_all = [](void* c) { self(c)->host_.os()->wake_all(&self(c)->host_); };
+    os_.log = [](void*, int, const char*) {};
+    os_.timer_us = [](void* c) { return self(c)->firmware_->timerUs(); };
+    core_ = std::make_unique<sable_core>();
+    sable_core_init(core_.get(), &os_);
+    ASSERT_EQ(sable_core_boot(core_.get(), kMemoryBytes, 1'000'000), 0);
+
+    server::FirmwareHost::Hooks hooks;
+    // The host interrupt: what the module's threaded IRQ handler does.
+    hooks.hostInterrupt = [this] { sable_core_process_completions(core_.get()); };
+    firmware_ = std::make_unique<server::FirmwareHost>(memory_, *npu_, SABLE_LAYOUT_BOOT, std::move(hooks),
+                                                       std::vector<umd::PublicKey>{key_->publicKey()});
+    firmware_->start();
+    uint32_t state = 0, version = 0;
+    for (int i = 0; i < 5000 && state != SABLE_FW_STATE_READY; ++i) {
+      sable_core_firmware_status(core_.get(), &state, &version);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(state, SABLE_FW_STATE_READY) << "the firmware did not accept kmd/core's boot block";
+    EXPECT_NE(version, 0u);
+  }
+  void TearDown() override {
+    if (firmware_) firmware_->halt();
+  }
+  static KmdCoreOnFirmware* self(void* c) { return static_cast<KmdCoreOnFirmware*>(c); }
+
+  uint32_t createBo(uint64_t size, uint64_t owner = 1, uint64_t* address = nullptr) {
+    sable_uapi_bo_create create{};
+    create.size = size;
+    EXPECT_EQ(sable_core_bo_create(core_.get(), owner, &create), 0);
+    if (address != nullptr) *address = create.device_address;
+    return create.handle;
+  }
+  // Writes the stream into a new buffer object and registers it, signed by the driver's key
+  // unless `sign` is false. Returns the ioctl's result; *program is the handle.
+  int registerStream(const std::vector<uint32_t>& words, uint32_t regionCount, uint32_t* program,
+                     sable_uapi_program_register* out = nullptr, bool sign = true, uint64_t owner = 1) {
+    uint64_t address = 0;
+    const uint64_t bytes = words.size() * 4;
+    const uint32_t bo = createBo(bytes, owner, &address);
+    std::memcpy(host_.at(address, bytes), words.data(), bytes);
+    sable_uapi_program_register reg{};
+    reg.stream_handle = bo;
+    reg.stream_size = bytes;
+    reg.region_count = regionCount;
+    if (sign) {
+      const umd::Signature signature = key_->sign(std::span(reinterpret_cast<const uint8_t*>(words.data()), bytes));
+      std::memcpy(reg.signature, signature.data(), signature.size());
+    }
+    std::vector<sable_uapi_region_binding> bindings(regionCount);  // all JOB regions
+    const int result = sable_core_program_register(core_.get(), owner, &reg, bindings.data(), 5 * kSecond);
+    *program = reg.program;
+    if (out != nullptr) *out = reg;
+    return result;
+  }
+
+  HostOs host_{kMemoryBytes};
+  sable_core_os os_{};
+  const umd::SigningKey* key_ = nullptr;
+  sim::DeviceMemory memory_{};
+  std::unique_ptr<sim::FuncModel> npu_;
+  std::unique_ptr<sable_core> core_;
+  std::unique_ptr<server::FirmwareHost> firmware_;
+};
+
+TEST_F(KmdCoreOnFirmware, ACopyJobRunsThroughTheRealFirmwareAndItsStatusHasTheCounters) {
+  constexpr uint32_t kLines = 8;
+  uint32_t program = 0;
+  sable_uapi_program_register reg{};
+  ASSERT_EQ(registerStream(copyStream(kLines), 2, &program, &reg), 0);
+  EXPECT_NE(program, 0u);
+  EXPECT_EQ(reg.region_extent[0], kLines * 16u) << "the firmware's validation measured the regions";
+  EXPECT_EQ(reg.region_extent[1], kLines * 16u);
+
+  uint64_t in = 0, out = 0;
+  const uint32_t input = createBo(4096, 1, &in);
+  const uint32_t output = createBo(4096, 1, &out);
+  for (uint32_t i = 0; i < kLines * 16; ++i) host_.at(in, kLines * 16)[i] = static_cast<uint8_t>(i * 7 + 1);
+  sable_uapi_job_buffer buffers[2] = {{0, input, 0, kLines * 16}, {1, output, 0, kLines * 16}};
+  sable_uapi_job_submit submit{};
+  submit.program = program;
+  submit.buffer_count = 2;
+  submit.priority = SABLE_PRIORITY_HIGH;
+  uint32_t bad = 0;
+  ASSERT_EQ(sable_core_job_submit(core_.get(), 1, &submit, buffers, &bad), 0);
+  ASSERT_EQ(sable_core_fence_wait(core_.get(), 1, submit.fence, 5 * kSecond), 0);
+  EXPECT_EQ(std::memcmp(host_.at(out, kLines * 16), host_.at(in, kLines * 16), kLines * 16), 0);
+
+  sable_uapi_job_status status{};
+  status.fence = submit.fence;
+  ASSERT_EQ(sable_core_job_status(core_.get(), 1, &status), 0);
+  EXPECT_EQ(status.state, SABLE_JOB_COMPLETED);
+  EXPECT_EQ(status.error_cause, SABLE_ERROR_NONE);
+  EXPECT_GT(status.counter_count, 0u);
+  EXPECT_GT(status.counters[0], 0u) << "cycles";
+  EXPECT_LE(status.submit_ns, status.start_ns);
+  EXPECT_LE(status.start_ns, status.end_ns);
+  EXPECT_EQ(sable_core_fence_release(core_.get(), 1, submit.fence), 0);
+  EXPECT_EQ(sable_core_bo_free(core_.get(), 1, output), 0);
+  EXPECT_EQ(sable_core_program_release(core_.get(), 1, program), 0);
+}
+
+TEST_F(KmdCoreOnFirmware, AnUnsignedOrAlteredStreamIsRefusedByTheFirmwareWithItsCause) {
+  uint32_t program = 7;
+  sable_uapi_program_register reg{};
+  EXPECT_EQ(registerStream(emptyStream(), 0, &program, &reg, /*sign=*/false), -ENOEXEC);
+  EXPECT_EQ(reg.error_cause, SABLE_ERROR_BAD_SIGNATURE);
+  EXPECT_EQ(program, 0u);
+
+  // Signed, then changed: the signature covers the bytes the firmware runs.
+  std::vector<uint32_t> words = copyStream(4);
+  uint64_t address = 0;
+  const uint64_t bytes = words.size() * 4;
+  const uint32_t bo = createBo(bytes, 1, &address);
+  const umd::Signature signature = key_->sign(std::span(reinterpret_cast<const uint8_t*>(words.data()), bytes));
+  words.back() ^= 1;  // after signing
+  std::memcpy(host_.at(address, bytes), words.data(), bytes);
+  sable_uapi_program_register altered{};
+  altered.stream_handle = bo;
+  altered.stream_size = bytes;
+  altered.region_count = 2;
+  std::memcpy(altered.signature, signature.data(), signature.size());
+  sable_uapi_region_binding bindings[2] = {};
+  EXPECT_EQ(sable_core_program_register(core_.get(), 1, &altered, bindings, 5 * kSecond), -ENOEXEC);
+  EXPECT_EQ(altered.error_cause, SABLE_ERROR_BAD_SIGNATURE);
+}
+
+TEST_F(KmdCoreOnFirmware, AnInvalidSignedStreamIsRefusedByTheFirmwaresValidation) {
+  uint32_t program = 0;
+  sable_uapi_program_register reg{};
+  Command bad{};
+  sable_cmd_set_opcode(bad.data(), 0x3F);  // no such opcode
+  EXPECT_EQ(registerStream(makeStream({bad}), 0, &program, &reg), -ENOEXEC);
+  EXPECT_EQ(reg.error_cause, SABLE_ERROR_UNKNOWN_OPCODE);
+  EXPECT_EQ(reg.error_command, 0u);
+}
+
+TEST_F(KmdCoreOnFirmware, ManyJobsOfSeveralClientsCompleteAndAClosedClientIsReclaimed) {
+  uint32_t programA = 0, programB = 0;
+  ASSERT_EQ(registerStream(copyStream(4), 2, &programA, nullptr, true, 1), 0);
+  ASSERT_EQ(registerStream(copyStream(4), 2, &programB, nullptr, true, 2), 0);
+  const uint64_t freeBefore = core_->allocator.free_bytes;
+  const uint32_t inA = createBo(64, 1), outA = createBo(64, 1);
+  const uint32_t inB = createBo(64, 2), outB = createBo(64, 2);
+  std::vector<uint64_t> fences;
+  for (int i = 0; i < 40; ++i) {
+    const bool a = i % 2 == 0;
+    sable_uapi_job_buffer buffers[2] = {{0, a ? inA : inB, 0, 64}, {1, a ? outA : outB, 0, 64}};
+    sable_uapi_job_submit submit{};
+    submit.program = a ? programA : programB;
+    submit.buffer_count = 2;
+    submit.priority = static_cast<uint32_t>(i % 3);
+    uint32_t bad = 0;
+    ASSERT_EQ(sable_core_job_submit(core_.get(), a ? 1 : 2, &submit, buffers, &bad), 0);
+    fences.push_back(submit.fence);
+  }
+  // Client 2 goes away with its jobs in flight; client 1 waits for all of its own.
+  sable_core_client_close(core_.get(), 2);
+  for (size_t i = 0; i < fences.size(); i += 2) {
+    ASSERT_EQ(sable_core_fence_wait(core_.get(), 1, fences[i], 5 * kSecond), 0);
+    ASSERT_EQ(sable_core_fence_release(core_.get(), 1, fences[i]), 0);
+  }
+  // Client 2's jobs end on their own; then its program and buffers are gone from the device.
+  for (int i = 0; i < 500 && core_->programs[(programB & 0xFFFF) - 1].state != SABLE_CORE_PROGRAM_FREE; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(core_->programs[(programB & 0xFFFF) - 1].state, SABLE_CORE_PROGRAM_FREE)
+      << "the closed client's program was released in the firmware";
+  for (size_t i = 1; i < fences.size(); i += 2) {
+    EXPECT_EQ(sable_core_fence_wait(core_.get(), 2, fences[i], 0), -ENOENT) << "an orphaned fence is nobody's";
+  }
+  sable_core_counters counters{};
+  sable_core_get_counters(core_.get(), &counters);
+  EXPECT_EQ(counters.jobs_completed, 40u);
+  EXPECT_EQ(counters.jobs_failed, 0u);
+  EXPECT_EQ(counters.stray_completions, 0u);
+  // Client 1 holds its 2 new buffers (a page each); client 2's 2 buffers, its stream's buffer
+  // object and the program's copy of the stream (a page each) are free again.
+  EXPECT_EQ(core_->allocator.free_bytes, freeBefore - 2 * 4096 + 2 * 4096);
+}
+
+TEST_F(KmdCoreOnFirmware, AJobPastItsDeadlineEndsWithTheFirmwaresDeadlineCause) {
+  uint32_t program = 0;
+  ASSERT_EQ(registerStream(copyStream(4), 2, &program), 0);
+  const uint32_t in = createBo(64), out = createBo(64);
+  sable_uapi_job_buffer buffers[2] = {{0, in, 0, 64}, {1, out, 0, 64}};
+  sable_uapi_job_submit submit{};
+  submit.program = program;
+  submit.buffer_count = 2;
+  submit.deadline_ns = 1;  // long past
+  uint32_t bad = 0;
+  ASSERT_EQ(sable_core_job_submit(core_.get(), 1, &submit, buffers, &bad), 0);
+  ASSERT_EQ(sable_core_fence_wait(core_.get(), 1, submit.fence, 5 * kSecond), 0);
+  sable_uapi_job_status status{};
+  status.fence = submit.fence;
+  ASSERT_EQ(sable_core_job_status(core_.get(), 1, &status), 0);
+  EXPECT_EQ(status.error_cause, SABLE_ERROR_DEADLINE);
+}
+
+}  // namespace
+}  // namespace sable::kmdtest
