@@ -2,7 +2,10 @@
 // pthread-backed OS layer and a firmware played by the test (kmd_core_os.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <memory>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -786,6 +789,351 @@ TEST_F(KmdCoreConcurrent, ConcurrentSubmittersEachSeeEveryJobCompleteExactlyOnce
   EXPECT_EQ(counters.stray_completions, 0u);
   EXPECT_EQ(counters.ring_faults, 0u);
   for (const sable_core_fence& f : core.fences) EXPECT_EQ(f.state, SABLE_CORE_FENCE_FREE) << "a fence leaked";
+}
+
+// ---- Buffer objects, programs and jobs (objects.c) over a firmware played by the test ---------
+
+class KmdCoreObjects : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kMemory = 8ull << 20;
+  KmdCoreObjects() : host(kMemory) {
+    host.reg(SABLE_REG_HWCFG2) = 8;  // max_regions
+    sable_core_init(core.get(), host.os());
+    EXPECT_EQ(sable_core_boot(core.get(), kMemory, 1000), 0);
+  }
+  FirmwareRing ring(uint32_t r) {
+    return {host, SABLE_LAYOUT_BOOT + offsetof(sable_fw_boot, submit) + r * sizeof(sable_fw_ring)};
+  }
+  FirmwareRing completions() { return {host, SABLE_LAYOUT_BOOT + offsetof(sable_fw_boot, completion)}; }
+  // The firmware answers every queued message: REGISTER_PROGRAM with `verdict` (extents of 64
+  // bytes per region when valid), the rest with success. Then the interrupt handler runs.
+  int answer(uint32_t verdict = SABLE_FW_PROGRAM_VALID, uint32_t cause = SABLE_ERROR_NONE) {
+    int answered = 0;
+    for (uint32_t r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
+      FirmwareRing submitRing = ring(r);
+      sable_fw_message m{};
+      while (submitRing.pop(&m)) {
+        sable_fw_completion c{};
+        c.job_id = m.job_id;
+        c.kind = m.kind;
+        c.program = m.program;
+        if (m.kind == SABLE_FW_MSG_REGISTER_PROGRAM) {
+          const uint64_t entry = SABLE_LAYOUT_PROGRAM_TABLE + uint64_t{m.program} * sizeof(sable_fw_program);
+          for (uint32_t i = 0; i < SABLE_FW_MAX_REGIONS; ++i) {
+            const uint64_t extent = verdict == SABLE_FW_PROGRAM_VALID ? 64 : 0;
+            std::memcpy(host.at(entry + offsetof(sable_fw_program, extent) + 8 * i, 8), &extent, 8);
+          }
+          host.store32(entry, verdict);
+          c.error_cause = cause;
+        }
+        EXPECT_TRUE(completions().push(c));
+        ++answered;
+      }
+    }
+    sable_core_process_completions(core.get());
+    return answered;
+  }
+  uint32_t bo(uint64_t size = 4096, uint64_t owner = 1) {
+    sable_uapi_bo_create create{};
+    create.size = size;
+    EXPECT_EQ(sable_core_bo_create(core.get(), owner, &create), 0);
+    return create.handle;
+  }
+  // Registers a 2-region program (both JOB regions) whose stream is a fresh object; the
+  // firmware answers from another thread as a real one would.
+  int registerProgram(uint32_t* program, uint32_t verdict = SABLE_FW_PROGRAM_VALID, uint64_t owner = 1,
+                      uint32_t* cause = nullptr) {
+    sable_uapi_program_register reg{};
+    reg.stream_handle = bo(4096, owner);
+    reg.stream_size = 256;
+    reg.region_count = 2;
+    sable_uapi_region_binding bindings[2] = {};
+    std::thread firmware([&] {
+      while (answer(verdict, verdict == SABLE_FW_PROGRAM_VALID ? 0 : SABLE_ERROR_BAD_FIELD) == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    });
+    const int result = sable_core_program_register(core.get(), owner, &reg, bindings, 5'000'000'000);
+    firmware.join();
+    *program = reg.program;
+    if (cause != nullptr) *cause = reg.error_cause;
+    return result;
+  }
+  int submit(uint32_t program, uint32_t in, uint32_t out, uint64_t* fence, uint64_t owner = 1) {
+    sable_uapi_job_buffer buffers[2] = {{0, in, 0, 64}, {1, out, 0, 64}};
+    sable_uapi_job_submit submit{};
+    submit.program = program;
+    submit.buffer_count = 2;
+    uint32_t bad = 0;
+    const int result = sable_core_job_submit(core.get(), owner, &submit, buffers, &bad);
+    *fence = submit.fence;
+    return result;
+  }
+
+  HostOs host;
+  std::unique_ptr<sable_core> core = std::make_unique<sable_core>();
+};
+
+TEST_F(KmdCoreObjects, BootLaysOutTheBlockTheFirmwareReads) {
+  sable_fw_boot boot{};
+  std::memcpy(&boot, host.at(SABLE_LAYOUT_BOOT, sizeof boot), sizeof boot);
+  EXPECT_EQ(boot.magic, SABLE_FW_BOOT_MAGIC);
+  EXPECT_EQ(boot.interface_version, SABLE_FW_INTERFACE_VERSION);
+  EXPECT_EQ(boot.fw_state, SABLE_FW_STATE_OFF);
+  EXPECT_EQ(boot.program_table, SABLE_LAYOUT_PROGRAM_TABLE);
+  EXPECT_EQ(boot.max_programs, SABLE_LAYOUT_MAX_PROGRAMS);
+  EXPECT_EQ(boot.watchdog_us, 1000u);
+  // The rings lie in the firmware area, one after the other, without overlapping.
+  uint64_t end = SABLE_LAYOUT_SUBMIT_RINGS;
+  for (const sable_fw_ring& r : boot.submit) {
+    EXPECT_EQ(r.base, end);
+    EXPECT_EQ(r.entry_bytes, sizeof(sable_fw_message));
+    end = r.base + uint64_t{r.entries} * r.entry_bytes;
+  }
+  EXPECT_EQ(boot.completion.base, end);
+  EXPECT_EQ(boot.completion.entry_bytes, sizeof(sable_fw_completion));
+  EXPECT_LE(boot.program_table, SABLE_LAYOUT_REGION_TABLES);
+  EXPECT_LE(SABLE_LAYOUT_FIRMWARE_AREA_END, SABLE_LAYOUT_HEAP);
+  EXPECT_EQ(sable_core_boot(core.get(), 1 << 20, 0), -EINVAL) << "below 4 MiB";
+}
+
+TEST_F(KmdCoreObjects, BufferObjectsAreZeroFilledOwnedAndTheirOldHandlesGoStale) {
+  sable_uapi_bo_create create{};
+  create.size = 5000;
+  ASSERT_EQ(sable_core_bo_create(core.get(), 1, &create), 0);
+  EXPECT_GE(create.device_address, SABLE_LAYOUT_HEAP);
+  EXPECT_EQ(create.device_address % 4096, 0u);
+  std::memset(host.at(create.device_address, 5000), 0xAB, 5000);
+  sable_core_bo info{};
+  EXPECT_EQ(sable_core_bo_get(core.get(), 2, create.handle, &info), -EACCES);
+  EXPECT_EQ(sable_core_bo_free(core.get(), 2, create.handle), -EACCES);
+  ASSERT_EQ(sable_core_bo_get(core.get(), 1, create.handle, &info), 0);
+  EXPECT_EQ(info.size, 5000u);
+  ASSERT_EQ(sable_core_bo_free(core.get(), 1, create.handle), 0);
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, create.handle), -ENOENT);
+
+  sable_uapi_bo_create again{};
+  again.size = 5000;
+  ASSERT_EQ(sable_core_bo_create(core.get(), 2, &again), 0);
+  EXPECT_EQ(again.device_address, create.device_address) << "first fit reuses the hole";
+  EXPECT_NE(again.handle, create.handle) << "a new generation";
+  EXPECT_EQ(sable_core_bo_get(core.get(), 1, create.handle, &info), -ENOENT) << "the old handle is stale";
+  const uint8_t* bytes = host.at(again.device_address, 8192);
+  EXPECT_TRUE(std::all_of(bytes, bytes + 8192, [](uint8_t b) { return b == 0; })) << "no data of client 1 leaks";
+
+  sable_uapi_bo_create bad{};
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &bad), -EINVAL) << "size 0";
+  bad.size = 16;
+  bad.flags = 1;
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &bad), -EINVAL) << "unknown flags";
+  bad.flags = 0;
+  bad.size = kMemory;
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &bad), -ENOMEM) << "more than the heap";
+  EXPECT_EQ(sable_core_bo_get(core.get(), 1, 0, &info), -ENOENT);
+  EXPECT_EQ(sable_core_bo_get(core.get(), 1, 0xFFFFFFFFu, &info), -ENOENT);
+}
+
+TEST_F(KmdCoreObjects, FreedMemoryCoalescesAndTheTableRefusesItsThousandAndTwentyFifthObject) {
+  const uint64_t heap = core->allocator.free_bytes;
+  std::vector<uint32_t> handles;
+  for (uint32_t i = 0; i < SABLE_CORE_MAX_BOS; ++i) handles.push_back(bo(4096));
+  sable_uapi_bo_create one{};
+  one.size = 1;
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &one), -ENOMEM) << "the table is full";
+  // Free every other object, then the rest: the holes must merge back into one heap.
+  for (size_t i = 0; i < handles.size(); i += 2) ASSERT_EQ(sable_core_bo_free(core.get(), 1, handles[i]), 0);
+  EXPECT_GT(core->allocator.hole_count, 500u);
+  for (size_t i = 1; i < handles.size(); i += 2) ASSERT_EQ(sable_core_bo_free(core.get(), 1, handles[i]), 0);
+  EXPECT_EQ(core->allocator.hole_count, 1u);
+  EXPECT_EQ(core->allocator.free_bytes, heap);
+  sable_uapi_bo_create all{};
+  all.size = heap;
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &all), 0) << "the whole heap in one piece again";
+}
+
+TEST_F(KmdCoreObjects, MalformedRegistrationsAreRefusedAndChangeNothing) {
+  const uint32_t stream = bo(4096);
+  const uint32_t constants = bo(4096);
+  const uint32_t foreign = bo(4096, 2);
+  const uint64_t freeBytes = core->allocator.free_bytes;
+  struct Case {
+    const char* what;
+    sable_uapi_program_register reg;
+    sable_uapi_region_binding binding;
+    int expected;
+  };
+  auto reg = [&](uint32_t handle, uint64_t offset, uint64_t size, uint32_t regions, uint32_t flags = 0) {
+    sable_uapi_program_register r{};
+    r.stream_handle = handle;
+    r.stream_offset = offset;
+    r.stream_size = size;
+    r.region_count = regions;
+    r.flags = flags;
+    return r;
+  };
+  const Case cases[] = {
+      {"unknown flags", reg(stream, 0, 256, 1, 1), {}, -EINVAL},
+      {"more regions than the device has", reg(stream, 0, 256, 9), {}, -EINVAL},
+      {"unknown stream object", reg(0x777, 0, 256, 1), {}, -ENOENT},
+      {"another client's stream object", reg(foreign, 0, 256, 1), {}, -EACCES},
+      {"shorter than the header", reg(stream, 0, 8, 1), {}, -EINVAL},
+      {"past the object's end", reg(stream, 4000, 256, 1), {}, -EINVAL},
+      {"offset past the object", reg(stream, 1ull << 62, 256, 1), {}, -EINVAL},
+      {"a JOB binding with a handle", reg(stream, 0, 256, 1), {SABLE_REGION_JOB, constants, 0, 0}, -EINVAL},
+      {"an unknown binding kind", reg(stream, 0, 256, 1), {7, 0, 0, 0}, -EINVAL},
+      {"a constant region of no bytes", reg(stream, 0, 256, 1), {SABLE_REGION_CONSTANT, constants, 0, 0}, -EINVAL},
+      {"a constant region past its object", reg(stream, 0, 256, 1), {SABLE_REGION_CONSTANT, constants, 4000, 200}, -EINVAL},
+      {"another client's constants", reg(stream, 0, 256, 1), {SABLE_REGION_CONSTANT, foreign, 0, 64}, -EACCES},
+  };
+  for (const Case& c : cases) {
+    sable_uapi_program_register arg = c.reg;
+    EXPECT_EQ(sable_core_program_register(core.get(), 1, &arg, &c.binding, 0), c.expected) << c.what;
+    EXPECT_EQ(arg.program, 0u) << c.what;
+    EXPECT_EQ(core->allocator.free_bytes, freeBytes) << c.what << ": no stream copy kept";
+    sable_fw_message m{};
+    EXPECT_FALSE(ring(SABLE_FW_RING_CONTROL).pop(&m)) << c.what << ": nothing sent to the firmware";
+  }
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, constants), 0) << "no failed registration holds the constants";
+}
+
+TEST_F(KmdCoreObjects, ARejectedProgramReturnsTheCauseAndLeavesNothingBehind) {
+  const uint64_t freeBytes = core->allocator.free_bytes;
+  uint32_t program = 0, cause = 0;
+  EXPECT_EQ(registerProgram(&program, SABLE_FW_PROGRAM_REJECTED, 1, &cause), -ENOEXEC);
+  EXPECT_EQ(program, 0u);
+  EXPECT_EQ(cause, SABLE_ERROR_BAD_FIELD);
+  EXPECT_EQ(core->allocator.free_bytes, freeBytes - 4096) << "only the stream's own object remains";
+  for (const auto& p : core->programs) EXPECT_EQ(p.state, SABLE_CORE_PROGRAM_FREE);
+}
+
+TEST_F(KmdCoreObjects, JobsHoldTheirBuffersAndAReleasedProgramLeavesAfterItsLastJob) {
+  uint32_t program = 0;
+  ASSERT_EQ(registerProgram(&program), 0);
+  const uint32_t in = bo(), out = bo();
+  uint64_t fence = 0;
+  ASSERT_EQ(submit(program, in, out, &fence), 0);
+  // The region table the firmware reads: both regions, 64 bytes each.
+  sable_fw_message m{};
+  FirmwareRing low = ring(SABLE_FW_RING_LOW);  // priority 0
+  ASSERT_TRUE(low.pop(&m));
+  EXPECT_EQ(m.kind, SABLE_FW_MSG_RUN_JOB);
+  EXPECT_EQ(m.job_id, fence);
+  EXPECT_EQ(m.region_count, 2u);
+  sable_core_bo infoIn{}, infoOut{};
+  ASSERT_EQ(sable_core_bo_get(core.get(), 1, in, &infoIn), 0);
+  ASSERT_EQ(sable_core_bo_get(core.get(), 1, out, &infoOut), 0);
+  uint64_t table[4];
+  std::memcpy(table, host.at(m.region_table, sizeof table), sizeof table);
+  EXPECT_EQ(table[0], infoIn.device_address);
+  EXPECT_EQ(table[1], 64u);
+  EXPECT_EQ(table[2], infoOut.device_address);
+
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, out), -EBUSY) << "the job uses it";
+  EXPECT_EQ(sable_core_program_release(core.get(), 1, program), 0);
+  EXPECT_FALSE(ring(SABLE_FW_RING_CONTROL).pop(&m)) << "not released while its job runs";
+  EXPECT_EQ(sable_core_program_release(core.get(), 1, program), -ENOENT) << "released once";
+  uint64_t next = 0;
+  EXPECT_EQ(submit(program, in, out, &next), -ENOENT) << "no new jobs for a released program";
+
+  sable_uapi_job_status status{};
+  status.fence = fence;
+  ASSERT_EQ(sable_core_job_status(core.get(), 1, &status), 0);
+  EXPECT_EQ(status.state, SABLE_JOB_RUNNING) << "the firmware took the message";
+  // The job completes: its program goes (RELEASE_PROGRAM, answered), its buffers are free again.
+  sable_fw_completion c{};
+  c.job_id = fence;
+  c.kind = SABLE_FW_MSG_RUN_JOB;
+  c.program = m.program;
+  ASSERT_TRUE(completions().push(c));
+  sable_core_process_completions(core.get());
+  EXPECT_EQ(answer(), 1) << "RELEASE_PROGRAM after the last job";
+  for (const auto& p : core->programs) EXPECT_EQ(p.state, SABLE_CORE_PROGRAM_FREE);
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, out), 0);
+  EXPECT_EQ(sable_core_fence_wait(core.get(), 1, fence, 0), 0);
+}
+
+TEST_F(KmdCoreObjects, BadSubmissionsAreRefused) {
+  uint32_t program = 0;
+  ASSERT_EQ(registerProgram(&program), 0);
+  const uint32_t in = bo(), out = bo(), small = bo(32), foreign = bo(4096, 2);
+  uint64_t fence = 0;
+  EXPECT_EQ(submit(program, in, out, &fence, 2), -EACCES) << "another client's program";
+  EXPECT_EQ(submit(program + 0x10000, in, out, &fence), -ENOENT) << "a stale generation";
+  EXPECT_EQ(submit(program, in, foreign, &fence), -EACCES);
+  sable_uapi_job_buffer buffers[2] = {{0, in, 0, 64}, {1, small, 0, 32}};
+  sable_uapi_job_submit arg{};
+  arg.program = program;
+  arg.buffer_count = 2;
+  uint32_t bad = 99;
+  EXPECT_EQ(sable_core_job_submit(core.get(), 1, &arg, buffers, &bad), -EINVAL) << "below the region's extent";
+  EXPECT_EQ(bad, 1u);
+  arg.priority = 3;
+  EXPECT_EQ(sable_core_job_submit(core.get(), 1, &arg, buffers, &bad), -EINVAL) << "unknown priority";
+  arg.priority = 0;
+  arg.flags = 1;
+  EXPECT_EQ(sable_core_job_submit(core.get(), 1, &arg, buffers, &bad), -EINVAL) << "unknown flags";
+  sable_fw_message m{};
+  for (uint32_t r = 1; r < SABLE_FW_SUBMIT_RINGS; ++r) EXPECT_FALSE(ring(r).pop(&m)) << "nothing was queued";
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, small), 0) << "no refused job holds a buffer";
+}
+
+TEST_F(KmdCoreObjects, ARegistrationThatTimesOutIsCleanedUpByTheLateVerdict) {
+  const uint64_t freeBytes = core->allocator.free_bytes;
+  sable_uapi_program_register reg{};
+  reg.stream_handle = bo();
+  reg.stream_size = 256;
+  reg.region_count = 1;
+  sable_uapi_region_binding binding{};
+  EXPECT_EQ(sable_core_program_register(core.get(), 1, &reg, &binding, 20'000'000), -ETIMEDOUT);
+  EXPECT_EQ(reg.program, 0u);
+  EXPECT_EQ(answer(), 1) << "the verdict (valid) arrives late";
+  EXPECT_EQ(answer(), 1) << "so the driver releases it from the firmware at once";
+  for (const auto& p : core->programs) EXPECT_EQ(p.state, SABLE_CORE_PROGRAM_FREE);
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, reg.stream_handle), 0);
+  EXPECT_EQ(core->allocator.free_bytes, freeBytes);
+}
+
+TEST_F(KmdCoreObjects, AClosedClientsObjectsAreReclaimedAfterItsJobsEnd) {
+  const uint64_t freeBytes = core->allocator.free_bytes;
+  uint32_t program = 0;
+  ASSERT_EQ(registerProgram(&program, SABLE_FW_PROGRAM_VALID, 5), 0);
+  const uint32_t in = bo(4096, 5), out = bo(4096, 5);
+  uint64_t fence = 0;
+  ASSERT_EQ(submit(program, in, out, &fence, 5), 0);
+  sable_core_client_close(core.get(), 5);
+  EXPECT_EQ(sable_core_fence_wait(core.get(), 5, fence, 0), -ENOENT) << "an orphan is nobody's";
+  EXPECT_LT(core->allocator.free_bytes, freeBytes) << "the running job's buffers stay";
+  EXPECT_EQ(answer(), 1) << "the job completes";
+  EXPECT_EQ(answer(), 1) << "then its program is released";
+  EXPECT_EQ(core->allocator.free_bytes, freeBytes) << "and everything of the client is free";
+  sable_core_counters counters{};
+  sable_core_get_counters(core.get(), &counters);
+  EXPECT_EQ(counters.stray_completions, 0u);
+  for (const auto& f : core->fences) EXPECT_EQ(f.state, SABLE_CORE_FENCE_FREE);
+}
+
+TEST_F(KmdCoreObjects, ALostDeviceFailsPendingWorkWithEIOAndStillLetsClientsCleanUp) {
+  uint32_t program = 0;
+  ASSERT_EQ(registerProgram(&program), 0);
+  const uint32_t in = bo(), out = bo();
+  uint64_t fence = 0;
+  ASSERT_EQ(submit(program, in, out, &fence), 0);
+  std::thread waiter([&] { EXPECT_EQ(sable_core_fence_wait(core.get(), 1, fence, -1), -EIO); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  sable_core_device_lost(core.get());
+  waiter.join();
+  sable_uapi_job_status status{};
+  status.fence = fence;
+  EXPECT_EQ(sable_core_job_status(core.get(), 1, &status), -EIO);
+  uint64_t next = 0;
+  EXPECT_EQ(submit(program, in, out, &next), -EIO);
+  sable_uapi_bo_create create{};
+  create.size = 64;
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &create), -EIO);
+  EXPECT_EQ(sable_core_fence_release(core.get(), 1, fence), 0);
+  EXPECT_EQ(sable_core_program_release(core.get(), 1, program), 0);
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, out), 0) << "the lost job no longer holds it";
+  for (const auto& p : core->programs) EXPECT_EQ(p.state, SABLE_CORE_PROGRAM_FREE);
 }
 
 }  // namespace
