@@ -1136,5 +1136,29 @@ TEST_F(KmdCoreObjects, ALostDeviceFailsPendingWorkWithEIOAndStillLetsClientsClea
   for (const auto& p : core->programs) EXPECT_EQ(p.state, SABLE_CORE_PROGRAM_FREE);
 }
 
+TEST_F(KmdCoreObjects, AMappedObjectOutlivesItsHandleUntilItsLastUnmap) {
+  const uint64_t heap = core->allocator.free_bytes;
+  sable_uapi_bo_create create{};
+  create.size = 5000;  // two pages
+  ASSERT_EQ(sable_core_bo_create(core.get(), 1, &create), 0);
+  uint32_t cookie = 0, second = 0;
+  EXPECT_EQ(sable_core_bo_map(core.get(), 2, create.mmap_offset, 4096, &cookie), -EACCES);
+  EXPECT_EQ(sable_core_bo_map(core.get(), 1, create.mmap_offset, 3 * 4096, &cookie), -EINVAL) << "past its pages";
+  EXPECT_EQ(sable_core_bo_map(core.get(), 1, create.mmap_offset + 8192, 4096, &cookie), -EINVAL) << "outside";
+  EXPECT_EQ(sable_core_bo_map(core.get(), 1, create.mmap_offset, 0, &cookie), -EINVAL);
+  ASSERT_EQ(sable_core_bo_map(core.get(), 1, create.mmap_offset, 8192, &cookie), 0);
+  ASSERT_EQ(sable_core_bo_map(core.get(), 1, create.mmap_offset + 4096, 4096, &second), 0);
+  ASSERT_EQ(sable_core_bo_free(core.get(), 1, create.handle), 0);
+  sable_core_bo info{};
+  EXPECT_EQ(sable_core_bo_get(core.get(), 1, create.handle, &info), -ENOENT) << "the handle is gone";
+  EXPECT_EQ(core->allocator.free_bytes, heap - 8192) << "the memory stays while mapped";
+  sable_core_bo_unmap(core.get(), cookie);
+  EXPECT_EQ(core->allocator.free_bytes, heap - 8192);
+  sable_core_bo_unmap(core.get(), second);
+  EXPECT_EQ(core->allocator.free_bytes, heap) << "freed at the last unmap";
+  sable_core_bo_unmap(core.get(), second);  // a stray unmap changes nothing
+  EXPECT_EQ(core->allocator.free_bytes, heap);
+}
+
 }  // namespace
 }  // namespace sable::kmd::test

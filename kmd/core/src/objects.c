@@ -129,15 +129,22 @@ static void sable_bo_destroy_locked(struct sable_core *core, uint32_t slot)
 	bo->live = 0;
 	bo->doomed = 0;
 	bo->users = 0;
+	bo->maps = 0;
+}
+
+/* An object nobody refers to any more (handle freed or owner gone, no user, no mapping). */
+static void sable_bo_release_if_unused_locked(struct sable_core *core, uint32_t slot)
+{
+	struct sable_core_bo_slot *bo = &core->bos[slot];
+
+	if (bo->doomed && bo->users == 0 && bo->maps == 0)
+		sable_bo_destroy_locked(core, slot);
 }
 
 static void sable_bo_unuse_locked(struct sable_core *core, uint32_t slot)
 {
-	struct sable_core_bo_slot *bo = &core->bos[slot];
-
-	bo->users -= 1;
-	if (bo->users == 0 && bo->doomed)
-		sable_bo_destroy_locked(core, slot);
+	core->bos[slot].users -= 1;
+	sable_bo_release_if_unused_locked(core, slot);
 }
 
 int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_uapi_bo_create *arg)
@@ -170,6 +177,7 @@ int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_u
 	bo->live = 1;
 	bo->doomed = 0;
 	bo->users = 0;
+	bo->maps = 0;
 	bo->owner = owner;
 	bo->address = address;
 	bo->size = arg->size;
@@ -191,10 +199,58 @@ int sable_core_bo_free(struct sable_core *core, uint64_t owner, uint32_t handle)
 	slot = sable_bo_find_locked(core, owner, handle);
 	if (slot >= 0 && core->bos[slot].users > 0)
 		slot = -EBUSY;
-	if (slot >= 0)
-		sable_bo_destroy_locked(core, (uint32_t)slot);
+	if (slot >= 0) {
+		core->bos[slot].doomed = 1;
+		sable_bo_release_if_unused_locked(core, (uint32_t)slot);
+	}
 	sable_core_unlock(core);
 	return slot < 0 ? slot : 0;
+}
+
+int sable_core_bo_map(struct sable_core *core, uint64_t owner, uint64_t address, uint64_t bytes,
+		      uint32_t *cookie)
+{
+	struct sable_core_bo_slot *bo;
+	uint32_t slot;
+	int err = -EINVAL;
+
+	sable_core_lock(core);
+	for (slot = 0; slot < SABLE_CORE_MAX_BOS; ++slot) {
+		bo = &core->bos[slot];
+		if (!bo->live || bo->doomed || address < bo->address ||
+		    address - bo->address >= bo->allocated)
+			continue;
+		if (bo->owner != owner) {
+			err = -EACCES;
+		} else if (bytes == 0 || bytes > bo->allocated - (address - bo->address)) {
+			err = -EINVAL;
+		} else {
+			bo->maps += 1;
+			*cookie = slot + 1u;
+			err = 0;
+		}
+		break;
+	}
+	sable_core_unlock(core);
+	return err;
+}
+
+void sable_core_bo_unmap(struct sable_core *core, uint32_t cookie)
+{
+	sable_core_lock(core);
+	if (cookie != 0 && cookie <= SABLE_CORE_MAX_BOS && core->bos[cookie - 1u].maps > 0) {
+		core->bos[cookie - 1u].maps -= 1;
+		sable_bo_release_if_unused_locked(core, cookie - 1u);
+	}
+	sable_core_unlock(core);
+}
+
+void sable_core_memory_info(struct sable_core *core, uint64_t *total, uint64_t *free_bytes)
+{
+	sable_core_lock(core);
+	*total = core->memory_bytes;
+	*free_bytes = core->allocator.free_bytes;
+	sable_core_unlock(core);
 }
 
 int sable_core_bo_get(struct sable_core *core, uint64_t owner, uint32_t handle,
@@ -723,10 +779,8 @@ void sable_core_client_close(struct sable_core *core, uint64_t owner)
 
 		if (!bo->live || bo->owner != owner)
 			continue;
-		if (bo->users == 0)
-			sable_bo_destroy_locked(core, i);
-		else
-			bo->doomed = 1;
+		bo->doomed = 1;
+		sable_bo_release_if_unused_locked(core, i);
 	}
 	core->os->wake_all(core->os->ctx); /* its waiters, if any, find their fences gone */
 	sable_core_unlock(core);

@@ -198,6 +198,8 @@ struct sable_core_bo_slot {
 	uint32_t live;
 	uint32_t doomed;      /* its owner is gone: freed when its last user finishes */
 	uint32_t users;       /* programs binding it as a constant region, unfinished jobs */
+	uint32_t maps;        /* CPU mappings (mmap) */
+	uint32_t pad;
 	uint64_t owner;
 	uint64_t address;
 	uint64_t size;        /* as requested */
@@ -292,11 +294,21 @@ void sable_core_firmware_status(struct sable_core *core, uint32_t *state, uint32
 /* Device memory: a zero-filled object of `size` bytes (page-rounded). -EINVAL size 0 or unknown
  * flags, -ENOMEM no table slot or no memory. */
 int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_uapi_bo_create *arg);
-/* -ENOENT, -EACCES, -EBUSY while a program or an unfinished job uses it. */
+/* -ENOENT, -EACCES, -EBUSY while a program or an unfinished job uses it. A mapped object is
+ * gone for its handle at once and its memory is freed at its last unmap. */
 int sable_core_bo_free(struct sable_core *core, uint64_t owner, uint32_t handle);
-/* The object for mmap and validation: -ENOENT, -EACCES. */
+/* The object for validation: -ENOENT, -EACCES. */
 int sable_core_bo_get(struct sable_core *core, uint64_t owner, uint32_t handle,
 		      struct sable_core_bo *bo);
+/* A CPU mapping of [address, address + bytes) (the mmap offset is the device address): it must
+ * lie inside one of the owner's objects (its page-rounded size). The object stays allocated
+ * while mapped, even once freed: its slot + 1 is the cookie for sable_core_bo_unmap. -EINVAL
+ * outside every object of the owner (-EACCES when inside another client's). */
+int sable_core_bo_map(struct sable_core *core, uint64_t owner, uint64_t address, uint64_t bytes,
+		      uint32_t *cookie);
+void sable_core_bo_unmap(struct sable_core *core, uint32_t cookie);
+/* Device memory in bytes and what is free of it, for GET_INFO. */
+void sable_core_memory_info(struct sable_core *core, uint64_t *total, uint64_t *free_bytes);
 
 /* PROGRAM_REGISTER: checks the arguments, copies the stream out of its buffer object, fills the
  * program table entry, sends REGISTER_PROGRAM and waits for the firmware's verdict (at most
