@@ -56,15 +56,19 @@ if [ ! -f "$OUT/kmd/linux/sable_npu.ko" ]; then
 fi
 echo "build-kmd-module: OK: $OUT/kmd/linux/sable_npu.ko, no warnings (W=1, sparse)"
 
-# The example overlay must compile cleanly too (dtc is optional: device-tree-compiler).
+# The example overlay and the base-tree snippet must compile cleanly too (dtc is installed by
+# setup-deps.sh: device-tree-compiler). The snippet is compiled inside a minimal ZynqMP-like root.
 if command -v dtc >/dev/null; then
-  if ! dtc -@ -I dts -O dtb -o "$OUT/sable-npu-zynqmp-overlay.dtbo" \
-      "$ROOT/kmd/linux/dts/sable-npu-zynqmp-overlay.dts" 2>"$OUT/dtc.log" || [ -s "$OUT/dtc.log" ]; then
-    cat "$OUT/dtc.log"
-    echo "build-kmd-module: FAILED: the example overlay does not compile cleanly"
-    exit 1
-  fi
-  echo "build-kmd-module: OK: example overlay compiles (dtc)"
+  printf '/dts-v1/;\n/ {\n\t#address-cells = <2>;\n\t#size-cells = <2>;\n\t/include/ "%s"\n};\n' \
+    "$ROOT/kmd/linux/dts/sable-npu-reserved-memory.dtsi" >"$OUT/reserved-memory-check.dts"
+  for dts in "$ROOT/kmd/linux/dts/sable-npu-zynqmp-overlay.dts" "$OUT/reserved-memory-check.dts"; do
+    if ! dtc -@ -I dts -O dtb -o "$OUT/$(basename "$dts" .dts).dtb" "$dts" 2>"$OUT/dtc.log" || [ -s "$OUT/dtc.log" ]; then
+      cat "$OUT/dtc.log"
+      echo "build-kmd-module: FAILED: $(basename "$dts") does not compile cleanly"
+      exit 1
+    fi
+  done
+  echo "build-kmd-module: OK: the example overlay and the reserved-memory snippet compile (dtc)"
 else
-  echo "build-kmd-module: example overlay not checked: dtc is not installed (device-tree-compiler)"
+  echo "build-kmd-module: device-tree files not checked: dtc is not installed (device-tree-compiler)"
 fi

@@ -1,36 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Sable NPU: a platform driver bound by device tree ("sable,npu"), exposing the UAPI of
- * kmd/include/uapi/sable_uapi.h on a misc character device /dev/sable-npuN.
+ * kmd/include/uapi/sable_uapi.h on a misc character device /dev/sable-npuN (docs/kmd.md).
  *
- * First slice (docs/kmd.md): probe maps the NPU's CSR window and the host-interface block,
- * identifies the NPU from its ID/VERSION/CONFIG_ID/HWCFG registers, requests the host interrupt
- * and registers the device node. SABLE_IOCTL_HANDSHAKE and SABLE_IOCTL_GET_INFO are
- * implemented (through kmd/core); every other request returns -EOPNOTSUPP until buffer
- * objects, programs, jobs and fences are implemented here. debugfs shows counters.
+ * Probe maps the NPU's CSR window, the host-interface block and the device memory (the reserved
+ * region of "memory-region"), identifies the NPU, lays the firmware's boot block, rings and
+ * program table out in device memory (kmd/core), publishes the boot block's address in the
+ * host-interface block and waits for the firmware to report READY. Every UAPI request is
+ * implemented by kmd/core, the logic the host tests run against the real firmware; this file
+ * only copies arguments between user space and the core, maps buffer objects, and calls the
+ * core from the threaded interrupt handler and when a client closes its file.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/mm.h>
 #include <linux/mod_devicetable.h>
 #include <linux/module.h>
+#include <linux/of.h>
+#include <linux/of_address.h>
 #include <linux/platform_device.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 
 #include "sable_npu.h"
 
+/* How long a registration waits for the firmware's verdict (signature check and validation of
+ * the whole stream): generous, it is interruptible and abandoned registrations clean up. */
+#define SABLE_REGISTER_TIMEOUT_NS (10LL * NSEC_PER_SEC)
+#define SABLE_BOOT_TIMEOUT_MS 5000
+#define SABLE_HEALTH_PERIOD_MS 1000
+
+static unsigned int watchdog_ms = 1000;
+module_param(watchdog_ms, uint, 0444);
+MODULE_PARM_DESC(watchdog_ms, "the firmware's job watchdog: no progress for this long aborts a job");
+
 static DEFINE_IDA(sable_ida);
 
-/* One open file of the device node: a client of the UAPI. */
+/* One open file of the device node: a client of the UAPI; its address is the core's owner. */
 struct sable_client {
 	struct sable_npu *npu;
 	bool handshaken; /* READ_ONCE/WRITE_ONCE: ioctls of one file may run concurrently */
 };
+
+static u64 sable_owner(struct sable_client *client)
+{
+	return (u64)(uintptr_t)client;
+}
 
 static int sable_open(struct inode *inode, struct file *file)
 {
@@ -46,9 +68,13 @@ static int sable_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* The last reference to the file is gone (every mapping too): reclaim what the client left. */
 static int sable_release(struct inode *inode, struct file *file)
 {
-	kfree(file->private_data);
+	struct sable_client *client = file->private_data;
+
+	sable_core_client_close(client->npu->core, sable_owner(client));
+	kfree(client);
 	return 0;
 }
 
@@ -56,10 +82,12 @@ static long sable_ioctl_handshake(struct sable_client *client, void __user *uarg
 {
 	struct sable_npu *npu = client->npu;
 	struct sable_uapi_handshake arg;
+	u32 state;
 	int err;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
+	sable_core_firmware_status(npu->core, &state, &npu->ids.firmware_version);
 	err = sable_core_handshake(&npu->ids, &arg);
 	/* Copied back on refusal too: the message says what to rebuild. */
 	if (copy_to_user(uarg, &arg, sizeof(arg)))
@@ -78,35 +106,167 @@ static long sable_ioctl_get_info(struct sable_client *client, void __user *uarg)
 {
 	struct sable_npu *npu = client->npu;
 	struct sable_uapi_device_info info;
+	u32 state;
 
 	memset(&info, 0, sizeof(info));
+	sable_core_firmware_status(npu->core, &state, &npu->ids.firmware_version);
 	sable_core_device_info(&npu->ids, &info);
 	strscpy(info.device_name, npu->name, sizeof(info.device_name));
 	strscpy(info.backend, "fpga", sizeof(info.backend));
-	/* No device memory is managed yet: 0 bytes, 0 free (docs/kmd.md). */
+	sable_core_memory_info(npu->core, &info.device_memory_bytes, &info.device_memory_free);
 	if (copy_to_user(uarg, &info, sizeof(info)))
 		return -EFAULT;
 	return 0;
 }
 
-/* Whether cmd is one of the UAPI's requests (kmd/include/uapi/sable_uapi.h). */
-static bool sable_uapi_request(unsigned int cmd)
+static long sable_ioctl_bo_create(struct sable_client *client, void __user *uarg)
 {
-	switch (cmd) {
-	case SABLE_IOCTL_HANDSHAKE:
-	case SABLE_IOCTL_GET_INFO:
-	case SABLE_IOCTL_BO_CREATE:
-	case SABLE_IOCTL_BO_FREE:
-	case SABLE_IOCTL_PROGRAM_REGISTER:
-	case SABLE_IOCTL_PROGRAM_RELEASE:
-	case SABLE_IOCTL_JOB_SUBMIT:
-	case SABLE_IOCTL_FENCE_WAIT:
-	case SABLE_IOCTL_JOB_STATUS:
-	case SABLE_IOCTL_FENCE_RELEASE:
-		return true;
-	default:
-		return false;
+	struct sable_uapi_bo_create arg;
+	int err;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	err = sable_core_bo_create(client->npu->core, sable_owner(client), &arg);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &arg, sizeof(arg))) {
+		/* The caller never learns the handle: do not leave the object behind. */
+		sable_core_bo_free(client->npu->core, sable_owner(client), arg.handle);
+		return -EFAULT;
 	}
+	return 0;
+}
+
+static long sable_ioctl_bo_free(struct sable_client *client, void __user *uarg)
+{
+	struct sable_uapi_bo_free arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.pad != 0)
+		return -EINVAL;
+	return sable_core_bo_free(client->npu->core, sable_owner(client), arg.handle);
+}
+
+static long sable_ioctl_program_register(struct sable_client *client, void __user *uarg)
+{
+	struct sable_uapi_program_register *arg;
+	struct sable_uapi_region_binding *bindings;
+	long err;
+
+	/* ~1 KiB of argument and bindings: off the kernel stack. */
+	arg = kmalloc(sizeof(*arg), GFP_KERNEL);
+	bindings = kcalloc(SABLE_UAPI_MAX_REGIONS, sizeof(*bindings), GFP_KERNEL);
+	if (!arg || !bindings) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (copy_from_user(arg, uarg, sizeof(*arg))) {
+		err = -EFAULT;
+		goto out;
+	}
+	if (arg->region_count > SABLE_UAPI_MAX_REGIONS) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (copy_from_user(bindings, u64_to_user_ptr(arg->regions),
+			   arg->region_count * sizeof(*bindings))) {
+		err = -EFAULT;
+		goto out;
+	}
+	err = sable_core_program_register(client->npu->core, sable_owner(client), arg, bindings,
+					  SABLE_REGISTER_TIMEOUT_NS);
+	/* On -ENOEXEC the cause and command go back too. */
+	if ((err == 0 || err == -ENOEXEC) && copy_to_user(uarg, arg, sizeof(*arg))) {
+		if (err == 0)
+			sable_core_program_release(client->npu->core, sable_owner(client),
+						   arg->program);
+		err = -EFAULT;
+	}
+out:
+	kfree(bindings);
+	kfree(arg);
+	return err;
+}
+
+static long sable_ioctl_program_release(struct sable_client *client, void __user *uarg)
+{
+	struct sable_uapi_program_release arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.pad != 0)
+		return -EINVAL;
+	return sable_core_program_release(client->npu->core, sable_owner(client), arg.program);
+}
+
+static long sable_ioctl_job_submit(struct sable_client *client, void __user *uarg)
+{
+	struct sable_uapi_job_buffer *buffers;
+	struct sable_uapi_job_submit arg;
+	u32 bad_entry;
+	long err;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.buffer_count > SABLE_UAPI_MAX_REGIONS)
+		return -EINVAL;
+	buffers = kcalloc(SABLE_UAPI_MAX_REGIONS, sizeof(*buffers), GFP_KERNEL);
+	if (!buffers)
+		return -ENOMEM;
+	if (copy_from_user(buffers, u64_to_user_ptr(arg.buffers),
+			   arg.buffer_count * sizeof(*buffers))) {
+		err = -EFAULT;
+		goto out;
+	}
+	err = sable_core_job_submit(client->npu->core, sable_owner(client), &arg, buffers,
+				    &bad_entry);
+	if (err) {
+		dev_dbg(client->npu->dev, "job refused (%ld), buffer-table entry %u\n", err,
+			bad_entry);
+		goto out;
+	}
+	/* The job runs whatever happens now; a lost fence value only means the caller cannot
+	 * wait for it, and the job's resources go back at completion or close. */
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		err = -EFAULT;
+out:
+	kfree(buffers);
+	return err;
+}
+
+static long sable_ioctl_fence_wait(struct sable_client *client, void __user *uarg)
+{
+	struct sable_uapi_fence_wait arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	return sable_core_fence_wait(client->npu->core, sable_owner(client), arg.fence,
+				     arg.timeout_ns);
+}
+
+static long sable_ioctl_job_status(struct sable_client *client, void __user *uarg)
+{
+	struct sable_uapi_job_status arg;
+	int err;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	err = sable_core_job_status(client->npu->core, sable_owner(client), &arg);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
+static long sable_ioctl_fence_release(struct sable_client *client, void __user *uarg)
+{
+	struct sable_uapi_fence_release arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	return sable_core_fence_release(client->npu->core, sable_owner(client), arg.fence);
 }
 
 static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -115,20 +275,119 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	void __user *uarg = (void __user *)arg;
 
 	atomic64_inc(&client->npu->stats.ioctls);
-	if (!sable_uapi_request(cmd))
-		return -ENOTTY;
-	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken))
-		return -EPROTO; /* the UAPI: the handshake comes first */
+	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken)) {
+		switch (cmd) {
+		case SABLE_IOCTL_GET_INFO:
+		case SABLE_IOCTL_BO_CREATE:
+		case SABLE_IOCTL_BO_FREE:
+		case SABLE_IOCTL_PROGRAM_REGISTER:
+		case SABLE_IOCTL_PROGRAM_RELEASE:
+		case SABLE_IOCTL_JOB_SUBMIT:
+		case SABLE_IOCTL_FENCE_WAIT:
+		case SABLE_IOCTL_JOB_STATUS:
+		case SABLE_IOCTL_FENCE_RELEASE:
+			return -EPROTO; /* the UAPI: the handshake comes first */
+		default:
+			return -ENOTTY;
+		}
+	}
 	switch (cmd) {
 	case SABLE_IOCTL_HANDSHAKE:
 		return sable_ioctl_handshake(client, uarg);
 	case SABLE_IOCTL_GET_INFO:
 		return sable_ioctl_get_info(client, uarg);
+	case SABLE_IOCTL_BO_CREATE:
+		return sable_ioctl_bo_create(client, uarg);
+	case SABLE_IOCTL_BO_FREE:
+		return sable_ioctl_bo_free(client, uarg);
+	case SABLE_IOCTL_PROGRAM_REGISTER:
+		return sable_ioctl_program_register(client, uarg);
+	case SABLE_IOCTL_PROGRAM_RELEASE:
+		return sable_ioctl_program_release(client, uarg);
+	case SABLE_IOCTL_JOB_SUBMIT:
+		return sable_ioctl_job_submit(client, uarg);
+	case SABLE_IOCTL_FENCE_WAIT:
+		return sable_ioctl_fence_wait(client, uarg);
+	case SABLE_IOCTL_JOB_STATUS:
+		return sable_ioctl_job_status(client, uarg);
+	case SABLE_IOCTL_FENCE_RELEASE:
+		return sable_ioctl_fence_release(client, uarg);
 	default:
-		/* NOT YET IMPLEMENTED in the module (docs/kmd.md, "What is not done"). */
-		atomic64_inc(&client->npu->stats.ioctls_not_implemented);
-		return -EOPNOTSUPP;
+		return -ENOTTY;
 	}
+}
+
+/* A mapping holds its buffer object's memory (kmd/core) until it is unmapped; a forked copy of
+ * the mapping (vm_ops->open) holds it too. The cookie rides in vm_private_data. */
+struct sable_vma {
+	struct sable_npu *npu;
+	u32 cookie;
+	refcount_t refs;
+};
+
+static void sable_vm_open(struct vm_area_struct *vma)
+{
+	struct sable_vma *map = vma->vm_private_data;
+
+	refcount_inc(&map->refs);
+}
+
+static void sable_vm_close(struct vm_area_struct *vma)
+{
+	struct sable_vma *map = vma->vm_private_data;
+
+	if (refcount_dec_and_test(&map->refs)) {
+		sable_core_bo_unmap(map->npu->core, map->cookie);
+		kfree(map);
+	}
+}
+
+static const struct vm_operations_struct sable_vm_ops = {
+	.open = sable_vm_open,
+	.close = sable_vm_close,
+};
+
+/* mmap(offset = the object's mmap_offset, i.e. its device address): the object's pages of the
+ * reserved region, uncached unless the NPU's master is cache-coherent with the CPU. */
+static int sable_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct sable_client *client = file->private_data;
+	struct sable_npu *npu = client->npu;
+	const u64 address = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	const u64 bytes = vma->vm_end - vma->vm_start;
+	struct sable_vma *map;
+	int err;
+
+	if (!READ_ONCE(client->handshaken))
+		return -EPROTO;
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map)
+		return -ENOMEM;
+	err = sable_core_bo_map(npu->core, sable_owner(client), address, bytes, &map->cookie);
+	if (err) {
+		kfree(map);
+		return err;
+	}
+	map->npu = npu;
+	refcount_set(&map->refs, 1);
+	if (!npu->memory_coherent)
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+	err = remap_pfn_range(vma, vma->vm_start, PHYS_PFN(npu->memory_phys + address), bytes,
+			      vma->vm_page_prot);
+	if (err) {
+		sable_core_bo_unmap(npu->core, map->cookie);
+		kfree(map);
+		return err;
+	}
+	vma->vm_private_data = map;
+	vma->vm_ops = &sable_vm_ops;
+	atomic64_inc(&npu->stats.mmaps);
+	return 0;
 }
 
 static const struct file_operations sable_fops = {
@@ -138,37 +397,71 @@ static const struct file_operations sable_fops = {
 	.unlocked_ioctl = sable_ioctl,
 	/* Every UAPI struct has fixed-size fields and explicit padding. */
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = sable_mmap,
 	.llseek = noop_llseek,
 };
 
 /*
  * The host interrupt is a pulse from the host-interface block (the firmware writes HOST_IRQ
- * after publishing completions), so nothing is acknowledged here. Draining the completion ring
- * (sable_core_process_completions, which sleeps on the mutex) will run in a threaded handler
- * once the rings are set up; this slice only counts.
+ * after publishing completions): nothing to acknowledge, so the hard handler only wakes the
+ * thread, which drains the completion ring under the core's mutex.
  */
 static irqreturn_t sable_irq(int irq, void *data)
 {
 	struct sable_npu *npu = data;
 
 	atomic64_inc(&npu->stats.irqs);
+	return IRQ_WAKE_THREAD;
+}
+
+static irqreturn_t sable_irq_thread(int irq, void *data)
+{
+	struct sable_npu *npu = data;
+
+	if (sable_core_process_completions(npu->core) < 0)
+		dev_err_ratelimited(npu->dev, "the completion ring is corrupted\n");
 	return IRQ_HANDLED;
+}
+
+/* The firmware stopping (HALTED) or a corrupted ring loses the device: pending jobs end with
+ * -EIO and clients can clean up; recovering needs the control core restarted (docs/kmd.md). */
+static void sable_health(struct work_struct *work)
+{
+	struct sable_npu *npu = container_of(to_delayed_work(work), struct sable_npu, health);
+	struct sable_core_counters counters;
+	u32 state, version;
+
+	sable_core_firmware_status(npu->core, &state, &version);
+	sable_core_get_counters(npu->core, &counters);
+	if (state != SABLE_FW_STATE_READY || counters.ring_faults != 0) {
+		dev_err(npu->dev, "device lost: firmware state %u, %llu ring faults\n", state,
+			counters.ring_faults);
+		atomic64_inc(&npu->stats.device_lost);
+		sable_core_device_lost(npu->core);
+		return;
+	}
+	/* A lost interrupt must not hang a job forever: drain the ring now and then anyway. */
+	sable_core_process_completions(npu->core);
+	schedule_delayed_work(&npu->health, msecs_to_jiffies(SABLE_HEALTH_PERIOD_MS));
 }
 
 static int sable_counters_show(struct seq_file *s, void *unused)
 {
 	struct sable_npu *npu = s->private;
 	struct sable_core_counters core;
+	u64 total, free_bytes;
 
-	sable_core_get_counters(&npu->core, &core);
+	sable_core_get_counters(npu->core, &core);
+	sable_core_memory_info(npu->core, &total, &free_bytes);
 	seq_printf(s, "irqs %lld\n", (long long)atomic64_read(&npu->stats.irqs));
 	seq_printf(s, "opens %lld\n", (long long)atomic64_read(&npu->stats.opens));
 	seq_printf(s, "handshakes %lld\n", (long long)atomic64_read(&npu->stats.handshakes));
 	seq_printf(s, "handshakes_refused %lld\n",
 		   (long long)atomic64_read(&npu->stats.handshakes_refused));
 	seq_printf(s, "ioctls %lld\n", (long long)atomic64_read(&npu->stats.ioctls));
-	seq_printf(s, "ioctls_not_implemented %lld\n",
-		   (long long)atomic64_read(&npu->stats.ioctls_not_implemented));
+	seq_printf(s, "mmaps %lld\n", (long long)atomic64_read(&npu->stats.mmaps));
+	seq_printf(s, "device_lost %lld\n", (long long)atomic64_read(&npu->stats.device_lost));
+	seq_printf(s, "memory_bytes %llu\nmemory_free %llu\n", total, free_bytes);
 	seq_printf(s, "jobs_submitted %llu\n", core.jobs_submitted);
 	seq_printf(s, "jobs_completed %llu\n", core.jobs_completed);
 	seq_printf(s, "jobs_failed %llu\n", core.jobs_failed);
@@ -185,11 +478,16 @@ static int sable_ids_show(struct seq_file *s, void *unused)
 {
 	struct sable_npu *npu = s->private;
 	const struct sable_core_device_ids *ids = &npu->ids;
+	u32 state, version;
 
+	sable_core_firmware_status(npu->core, &state, &version);
 	seq_printf(s, "id 0x%08x\nversion 0x%08x\nconfig_id 0x%08x\n", ids->id, ids->version,
 		   ids->config_id);
 	seq_printf(s, "hwcfg 0x%08x 0x%08x 0x%08x\n", ids->hwcfg[0], ids->hwcfg[1],
 		   ids->hwcfg[2]);
+	seq_printf(s, "firmware_state %u\nfirmware_version 0x%08x\n", state, version);
+	seq_printf(s, "memory %pa + 0x%llx%s\n", &npu->memory_phys, npu->memory_size,
+		   npu->memory_coherent ? " coherent" : "");
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sable_ids);
@@ -209,6 +507,27 @@ static void sable_debugfs_remove(void *data)
 	debugfs_remove_recursive(data);
 }
 
+static void sable_core_free(void *data)
+{
+	kvfree(data);
+}
+
+static void sable_health_stop(void *data)
+{
+	struct sable_npu *npu = data;
+
+	cancel_delayed_work_sync(&npu->health);
+}
+
+/* Asks the firmware to stop (HALT) when the driver goes away, so it no longer touches memory
+ * the kernel is about to reuse. */
+static void sable_firmware_halt(void *data)
+{
+	struct sable_npu *npu = data;
+
+	writel(SABLE_HOSTIF_IRQ_HALT, npu->hostif + SABLE_HOSTIF_IRQ_STATUS);
+}
+
 static int sable_map(struct platform_device *pdev, const char *name, void __iomem **base,
 		     resource_size_t *size)
 {
@@ -226,6 +545,70 @@ static int sable_map(struct platform_device *pdev, const char *name, void __iome
 	return 0;
 }
 
+/* The device memory: the reserved-memory node of "memory-region" (a fixed physical range the
+ * board's interconnect translates to device address 0 for the NPU and the control core). */
+static int sable_map_memory(struct platform_device *pdev, struct sable_npu *npu)
+{
+	struct device *dev = &pdev->dev;
+	struct device_node *node;
+	struct resource res;
+	int err;
+
+	node = of_parse_phandle(dev->of_node, "memory-region", 0);
+	if (!node)
+		return dev_err_probe(dev, -EINVAL, "no \"memory-region\": the device memory\n");
+	err = of_address_to_resource(node, 0, &res);
+	of_node_put(node);
+	if (err)
+		return dev_err_probe(dev, err, "\"memory-region\" has no reg\n");
+	npu->memory_phys = res.start;
+	npu->memory_size = resource_size(&res);
+	if (npu->memory_size > SABLE_FW_DEVICE_MEMORY_LIMIT)
+		npu->memory_size = SABLE_FW_DEVICE_MEMORY_LIMIT;
+	npu->memory_coherent = of_dma_is_coherent(dev->of_node);
+	npu->memory = devm_memremap(dev, npu->memory_phys, npu->memory_size,
+				    npu->memory_coherent ? MEMREMAP_WB : MEMREMAP_WC);
+	if (IS_ERR(npu->memory))
+		return dev_err_probe(dev, PTR_ERR(npu->memory), "cannot map the device memory\n");
+	return 0;
+}
+
+/* Lays the firmware's structures out, tells the host-interface block where the boot block is
+ * and waits for the firmware (started by the board: remoteproc, a reset release, or already
+ * waiting for a boot block) to report READY. */
+static int sable_boot(struct sable_npu *npu)
+{
+	unsigned long deadline;
+	u32 state = SABLE_FW_STATE_OFF;
+	u32 version = 0;
+	int err;
+
+	err = sable_core_boot(npu->core, npu->memory_size, watchdog_ms * 1000u);
+	if (err)
+		return dev_err_probe(npu->dev, err, "device memory of %llu bytes is unusable (4 MiB at least)\n",
+				     npu->memory_size);
+	writel(lower_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_LO);
+	writel(upper_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_HI);
+	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+	deadline = jiffies + msecs_to_jiffies(SABLE_BOOT_TIMEOUT_MS);
+	while (time_before(jiffies, deadline)) {
+		sable_core_firmware_status(npu->core, &state, &version);
+		if (state != SABLE_FW_STATE_OFF)
+			break;
+		msleep(10);
+	}
+	if (state != SABLE_FW_STATE_READY) {
+		/* The node still appears, so that `sable info` can say what is wrong. */
+		dev_err(npu->dev, "the firmware did not report READY within %d ms (state %u)\n",
+			SABLE_BOOT_TIMEOUT_MS, state);
+		atomic64_inc(&npu->stats.device_lost);
+		sable_core_device_lost(npu->core);
+		return 0;
+	}
+	npu->ids.firmware_version = version;
+	return 0;
+}
+
 static int sable_probe(struct platform_device *pdev)
 {
 	struct device *dev = &pdev->dev;
@@ -237,6 +620,12 @@ static int sable_probe(struct platform_device *pdev)
 	if (!npu)
 		return -ENOMEM;
 	npu->dev = dev;
+	npu->core = kvzalloc(sizeof(*npu->core), GFP_KERNEL);
+	if (!npu->core)
+		return -ENOMEM;
+	err = devm_add_action_or_reset(dev, sable_core_free, npu->core);
+	if (err)
+		return err;
 	err = sable_map(pdev, "npu", &npu->csr, &npu->csr_size);
 	if (err)
 		return err;
@@ -245,9 +634,12 @@ static int sable_probe(struct platform_device *pdev)
 		return err;
 	if (npu->hostif_size < SABLE_HOSTIF_DOORBELL + sizeof(u32))
 		return dev_err_probe(dev, -EINVAL, "\"hostif\" window is too small\n");
+	err = sable_map_memory(pdev, npu);
+	if (err)
+		return err;
 
 	sable_npu_os_init(npu);
-	sable_core_init(&npu->core, &npu->os);
+	sable_core_init(npu->core, &npu->os);
 	err = sable_core_identify(&npu->os, &npu->ids);
 	if (err)
 		return dev_err_probe(dev, err, "no Sable NPU here: ID register reads 0x%08x\n",
@@ -256,9 +648,21 @@ static int sable_probe(struct platform_device *pdev)
 	npu->irq = platform_get_irq(pdev, 0);
 	if (npu->irq < 0)
 		return npu->irq;
-	err = devm_request_irq(dev, npu->irq, sable_irq, 0, dev_name(dev), npu);
+	err = sable_boot(npu);
+	if (err)
+		return err;
+	err = devm_add_action_or_reset(dev, sable_firmware_halt, npu);
+	if (err)
+		return err;
+	err = devm_request_threaded_irq(dev, npu->irq, sable_irq, sable_irq_thread, IRQF_ONESHOT,
+					dev_name(dev), npu);
 	if (err)
 		return dev_err_probe(dev, err, "cannot request IRQ %d\n", npu->irq);
+	INIT_DELAYED_WORK(&npu->health, sable_health);
+	err = devm_add_action_or_reset(dev, sable_health_stop, npu);
+	if (err)
+		return err;
+	schedule_delayed_work(&npu->health, msecs_to_jiffies(SABLE_HEALTH_PERIOD_MS));
 
 	npu->id = ida_alloc(&sable_ida, GFP_KERNEL);
 	if (npu->id < 0)
@@ -288,8 +692,9 @@ static int sable_probe(struct platform_device *pdev)
 
 	platform_set_drvdata(pdev, npu);
 	isa = sable_core_isa_version(npu->ids.version);
-	dev_info(dev, "Sable NPU, ISA %u.%u, configuration 0x%08x: /dev/%s\n", isa >> 16,
-		 isa & 0xffff, npu->ids.config_id, npu->name);
+	dev_info(dev, "Sable NPU, ISA %u.%u, configuration 0x%08x, firmware %u.%u, %llu MiB: /dev/%s\n",
+		 isa >> 16, isa & 0xffff, npu->ids.config_id, npu->ids.firmware_version >> 16,
+		 npu->ids.firmware_version & 0xffff, npu->memory_size >> 20, npu->name);
 	return 0;
 }
 
@@ -313,5 +718,5 @@ static struct platform_driver sable_driver = {
 };
 module_platform_driver(sable_driver);
 
-MODULE_DESCRIPTION("Sable NPU driver (first slice: handshake and device info)");
+MODULE_DESCRIPTION("Sable NPU driver: the UAPI of kmd/include/uapi over kmd/core");
 MODULE_LICENSE("GPL");

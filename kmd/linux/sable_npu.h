@@ -8,6 +8,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "sable/kmd/core.h"
 
@@ -20,7 +21,8 @@ struct sable_npu_stats {
 	atomic64_t handshakes;
 	atomic64_t handshakes_refused;
 	atomic64_t ioctls;
-	atomic64_t ioctls_not_implemented;
+	atomic64_t mmaps;
+	atomic64_t device_lost;
 };
 
 struct sable_npu {
@@ -29,6 +31,12 @@ struct sable_npu {
 	resource_size_t csr_size;
 	void __iomem *hostif;   /* the host-interface block (host_interface.h SABLE_HOSTIF_*) */
 	resource_size_t hostif_size;
+	/* Device memory: the reserved region of the "memory-region" phandle, which the board's
+	 * interconnect shows the NPU and the control core at device address 0 (docs/kmd.md). */
+	phys_addr_t memory_phys;
+	u64 memory_size;
+	void *memory;           /* memremap()ed, write-back when the NPU's master is coherent */
+	bool memory_coherent;
 	int irq;
 	int id;                 /* the N of /dev/sable-npuN */
 	char name[24];
@@ -41,7 +49,8 @@ struct sable_npu {
 	u64 wakeups;            /* under lock: a wait ends when it moves */
 
 	struct sable_core_os os;
-	struct sable_core core;
+	struct sable_core *core; /* kvzalloc: the core's tables are ~150 KiB */
+	struct delayed_work health; /* watches the firmware's state: HALTED = device lost */
 	struct sable_core_device_ids ids;
 	struct sable_npu_stats stats;
 };

@@ -4,14 +4,14 @@
  * queue with a wake-up count (the core's wait() behaves like a condition variable), the
  * monotonic clock and dev_printk.
  *
- * Device memory is not mapped by this first slice of the driver (no buffer objects, no rings
- * yet: docs/kmd.md), so the device-memory operations refuse loudly instead of guessing.
+ * Device memory is the reserved region mapped at probe (sable_main.c).
  */
 #include <linux/io.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
 #include <linux/string.h>
+#include <asm/barrier.h>
 
 #include "sable_npu.h"
 
@@ -37,32 +37,60 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
 	writel(value, npu->csr + offset);
 }
 
+/*
+ * Device memory is the memremap()ed reserved region; kmd/core has already bounded every address
+ * by the region (it allocates inside it), so a bad one here is a driver bug: warn, do nothing.
+ */
+static bool sable_os_in_memory(struct sable_npu *npu, u64 address, u32 bytes)
+{
+	if (address > npu->memory_size || bytes > npu->memory_size - address) {
+		dev_WARN_ONCE(npu->dev, 1, "device memory access at 0x%llx + %u outside %llu bytes\n",
+			      address, bytes, npu->memory_size);
+		return false;
+	}
+	return true;
+}
+
 static void sable_os_mem_read(void *ctx, u64 address, void *dst, u32 bytes)
 {
 	struct sable_npu *npu = ctx;
 
-	dev_WARN_ONCE(npu->dev, 1, "device memory is not mapped yet (read at 0x%llx)\n", address);
-	memset(dst, 0, bytes);
+	if (sable_os_in_memory(npu, address, bytes))
+		memcpy(dst, npu->memory + address, bytes);
+	else
+		memset(dst, 0, bytes);
 }
 
 static void sable_os_mem_write(void *ctx, u64 address, const void *src, u32 bytes)
 {
 	struct sable_npu *npu = ctx;
 
-	dev_WARN_ONCE(npu->dev, 1, "device memory is not mapped yet (write at 0x%llx)\n", address);
+	if (sable_os_in_memory(npu, address, bytes))
+		memcpy(npu->memory + address, src, bytes);
 }
 
+/* Ring indices: an acquire load and a release store, ordering entries against indices for the
+ * control core on the other side, which is another bus master: dma_rmb/dma_wmb, not smp_*. */
 static u32 sable_os_mem_load32(void *ctx, u64 address)
 {
+	struct sable_npu *npu = ctx;
 	u32 value;
 
-	sable_os_mem_read(ctx, address, &value, sizeof(value));
+	if (!sable_os_in_memory(npu, address, sizeof(u32)) || address % sizeof(u32) != 0)
+		return 0;
+	value = READ_ONCE(*(u32 *)(npu->memory + address));
+	dma_rmb(); /* the entry the index announces is read after it */
 	return value;
 }
 
 static void sable_os_mem_store32(void *ctx, u64 address, u32 value)
 {
-	sable_os_mem_write(ctx, address, &value, sizeof(value));
+	struct sable_npu *npu = ctx;
+
+	if (!sable_os_in_memory(npu, address, sizeof(u32)) || address % sizeof(u32) != 0)
+		return;
+	dma_wmb(); /* the entry is written before the index that publishes it */
+	WRITE_ONCE(*(u32 *)(npu->memory + address), value);
 }
 
 static void sable_os_doorbell(void *ctx)
@@ -133,6 +161,15 @@ static u64 sable_os_now_ns(void *ctx)
 	return ktime_get_ns();
 }
 
+/* The firmware's microsecond timer: reading LO latches HI (host_interface.h). */
+static u64 sable_os_timer_us(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+	u32 lo = readl(npu->hostif + SABLE_HOSTIF_TIMER_LO);
+
+	return ((u64)readl(npu->hostif + SABLE_HOSTIF_TIMER_HI) << 32) | lo;
+}
+
 static void sable_os_log(void *ctx, int level, const char *message)
 {
 	struct sable_npu *npu = ctx;
@@ -164,4 +201,5 @@ void sable_npu_os_init(struct sable_npu *npu)
 	npu->os.wake_all = sable_os_wake_all;
 	npu->os.now_ns = sable_os_now_ns;
 	npu->os.log = sable_os_log;
+	npu->os.timer_us = sable_os_timer_us;
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* The firmware's structures in device memory (sable/kmd/layout.h) and the allocator of the rest. */
 #include "internal.h"
-#include "sable/isa.h"
 
 #define SABLE_BOOT_MIN_MEMORY (4ull << 20)
 
@@ -56,9 +55,7 @@ int sable_core_boot(struct sable_core *core, uint64_t memory_bytes, uint32_t wat
 	os->mem_write(os->ctx, SABLE_LAYOUT_BOOT, &boot, sizeof(boot));
 
 	core->memory_bytes = memory_bytes;
-	core->max_regions = os->reg_read(os->ctx, SABLE_REG_HWCFG2) & SABLE_REG_HWCFG2_MAX_REGIONS_MASK;
-	if (core->max_regions > SABLE_FW_MAX_REGIONS)
-		core->max_regions = SABLE_FW_MAX_REGIONS;
+	core->max_regions = sable_core_isa_max_regions(os);
 	core->allocator.hole_count = 1;
 	core->allocator.holes[0].address = SABLE_LAYOUT_HEAP;
 	core->allocator.holes[0].bytes = (memory_bytes - SABLE_LAYOUT_HEAP) & ~(SABLE_LAYOUT_PAGE - 1u);

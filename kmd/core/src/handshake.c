@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Identification registers and the compatibility handshake (UAPI SABLE_IOCTL_HANDSHAKE). */
-#include "sable/kmd/core.h"
+#include "internal.h"
 #include "sable/isa.h"
 #include "text.h"
 
@@ -138,4 +138,21 @@ void sable_core_device_info(const struct sable_core_device_ids *ids,
 	info->clock_mhz = sable_field(hw[2], SABLE_REG_HWCFG2_CLOCK_MHZ_MASK,
 				      SABLE_REG_HWCFG2_CLOCK_MHZ_LSB);
 	info->counter_count = SABLE_COUNTER_COUNT;
+}
+
+uint32_t sable_core_isa_max_regions(const struct sable_core_os *os)
+{
+	uint32_t regions = os->reg_read(os->ctx, SABLE_REG_HWCFG2) & SABLE_REG_HWCFG2_MAX_REGIONS_MASK;
+
+	return regions < SABLE_FW_MAX_REGIONS ? regions : SABLE_FW_MAX_REGIONS;
+}
+
+uint32_t sable_core_isa_stream_header_bytes(void)
+{
+	return SABLE_STREAM_HEADER_BYTES;
+}
+
+uint32_t sable_core_isa_error_bad_job(void)
+{
+	return SABLE_ERROR_BAD_JOB;
 }

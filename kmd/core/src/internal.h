@@ -10,6 +10,12 @@ void sable_core_zero(void *p, uint32_t bytes);
 void sable_core_lock(struct sable_core *core);
 void sable_core_unlock(struct sable_core *core);
 
+/* Facts of the generated ISA header (handshake.c includes it; its configuration table would be
+ * an unused static in every other file, which W=1 refuses). */
+uint32_t sable_core_isa_max_regions(const struct sable_core_os *os); /* HWCFG2, at most 32 */
+uint32_t sable_core_isa_stream_header_bytes(void);
+uint32_t sable_core_isa_error_bad_job(void);
+
 /* Takes a free fence slot for `owner` (generation moved on): its index, or -ENOMEM. */
 int sable_core_fence_take_locked(struct sable_core *core, uint64_t owner);
 /* The fence value of a slot. */

@@ -3,7 +3,6 @@
  * the rules of docs/device.md. Handles are (generation << 16) | (slot + 1): a freed object's old
  * handle is unknown (-ENOENT) rather than naming a newer object, and 0 is never a handle. */
 #include "internal.h"
-#include "sable/isa.h"
 
 #define SABLE_HANDLE_SLOT_BITS 16u
 #define SABLE_HANDLE_SLOT_MASK ((1u << SABLE_HANDLE_SLOT_BITS) - 1u)
@@ -361,15 +360,15 @@ void sable_core_program_completion_locked(struct sable_core *core,
 	state = core->os->mem_load32(core->os->ctx, sable_program_entry(record->program));
 	program->error_cause = record->error_cause;
 	program->error_command = record->error_command;
-	if (state == SABLE_FW_PROGRAM_VALID && record->error_cause == SABLE_ERROR_NONE) {
+	if (state == SABLE_FW_PROGRAM_VALID && record->error_cause == 0u /* SABLE_ERROR_NONE */) {
 		program->state = SABLE_CORE_PROGRAM_VALID;
 		if (program->abandoned) {
 			program->released = 1;
 			sable_program_retire_locked(core, record->program);
 		}
 	} else {
-		if (program->error_cause == SABLE_ERROR_NONE)
-			program->error_cause = SABLE_ERROR_BAD_JOB; /* a verdict without a cause */
+		if (program->error_cause == 0u /* SABLE_ERROR_NONE */)
+			program->error_cause = sable_core_isa_error_bad_job(); /* a verdict without a cause */
 		program->state = SABLE_CORE_PROGRAM_REJECTED;
 		if (program->abandoned)
 			sable_program_destroy_locked(core, record->program);
@@ -392,7 +391,7 @@ static int sable_program_check_locked(struct sable_core *core, uint64_t owner,
 	if (slot < 0)
 		return slot;
 	bo = &core->bos[slot];
-	if (arg->stream_size < SABLE_STREAM_HEADER_BYTES || arg->stream_offset > bo->size ||
+	if (arg->stream_size < sable_core_isa_stream_header_bytes() || arg->stream_offset > bo->size ||
 	    arg->stream_size > bo->size - arg->stream_offset || arg->stream_size > 0xFFFFFFFFull)
 		return -EINVAL;
 	*stream_address = bo->address + arg->stream_offset;
@@ -438,7 +437,7 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	int err;
 
 	arg->program = 0;
-	arg->error_cause = SABLE_ERROR_NONE;
+	arg->error_cause = 0u /* SABLE_ERROR_NONE */;
 	arg->error_command = 0;
 	for (r = 0; r < SABLE_UAPI_MAX_REGIONS; ++r)
 		arg->region_extent[r] = 0;
