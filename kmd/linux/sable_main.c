@@ -525,7 +525,7 @@ static void sable_firmware_halt(void *data)
 {
 	struct sable_npu *npu = data;
 
-	writel(SABLE_HOSTIF_IRQ_HALT, npu->hostif + SABLE_HOSTIF_IRQ_STATUS);
+	writel(1, npu->hostif + SABLE_HOSTIF_HALT);
 }
 
 static int sable_map(struct platform_device *pdev, const char *name, void __iomem **base,
@@ -632,7 +632,7 @@ static int sable_probe(struct platform_device *pdev)
 	err = sable_map(pdev, "hostif", &npu->hostif, &npu->hostif_size);
 	if (err)
 		return err;
-	if (npu->hostif_size < SABLE_HOSTIF_DOORBELL + sizeof(u32))
+	if (npu->hostif_size < SABLE_HOSTIF_HALT + sizeof(u32))
 		return dev_err_probe(dev, -EINVAL, "\"hostif\" window is too small\n");
 	err = sable_map_memory(pdev, npu);
 	if (err)

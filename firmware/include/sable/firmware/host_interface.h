@@ -34,6 +34,9 @@
 #define SABLE_HOSTIF_TIMER_LO 0x10u      /* ro: free-running microseconds; reading LO latches HI */
 #define SABLE_HOSTIF_TIMER_HI 0x14u
 #define SABLE_HOSTIF_DOORBELL 0x18u      /* host side: writing any value raises IRQ_DOORBELL */
+#define SABLE_HOSTIF_HALT 0x1Cu          /* host side: writing any value raises IRQ_HALT */
+/* The host side of the block is the same map: the host writes BOOT_LO/HI before the control core
+ * starts (the firmware reads them once), rings DOORBELL and asks for HALT (kmd/linux). */
 
 /* ---- Shared structures in device memory ----------------------------------------------------- */
 #define SABLE_FW_BOOT_MAGIC 0x544F4F42u /* 'BOOT' */
