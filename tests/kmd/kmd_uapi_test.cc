@@ -63,6 +63,26 @@ TEST(kmd_uapi, OpenWithoutServerFailsWithENOENTAndSaysHowToStartOne) {
   EXPECT_EQ(sable_shim_open("bad/name", 0, &device), -EINVAL);
 }
 
+// A device named by a path is the kernel driver's node (kmd/linux): the shim opens it and shakes
+// hands through ioctl(2). No module is loaded here, so only the refusals can be checked.
+TEST(kmd_uapi, ADevicePathOpensTheKernelNodeAndRefusesWhatIsNotOne) {
+  sable_shim_device* device = nullptr;
+  EXPECT_EQ(sable_shim_open("/dev/sable-npu-that-does-not-exist", 0, &device), -ENOENT);
+  EXPECT_EQ(device, nullptr);
+  EXPECT_NE(std::string(sable_shim_last_error()).find("is the sable_npu module loaded"), std::string::npos)
+      << sable_shim_last_error();
+  // /dev/null opens but knows no ioctl: refused at the handshake, with the reason.
+  EXPECT_EQ(sable_shim_open("/dev/null", 0, &device), -ENOTTY);
+  EXPECT_EQ(device, nullptr);
+  EXPECT_NE(std::string(sable_shim_last_error()).find("not a Sable NPU device node"), std::string::npos)
+      << sable_shim_last_error();
+  // SABLE_DEVICE selects the node the same way as the name does.
+  ASSERT_EQ(setenv("SABLE_DEVICE", "/dev/null", 1), 0);
+  EXPECT_EQ(sable_shim_open(nullptr, SABLE_SHIM_SPAWN, &device), -ENOTTY) << "no server is spawned for a node";
+  unsetenv("SABLE_DEVICE");
+  EXPECT_EQ(sable_shim_transport(nullptr), std::string());
+}
+
 TEST(kmd_uapi, InfoComesFromTheDeviceRegisters) {
   ServerProcess server(uniqueDeviceName("info"), {"--config", "s8"});
   ASSERT_TRUE(server.waitReady());

@@ -63,6 +63,7 @@ nlohmann::json npuToJson(const umd::DeviceInfo& info) {
   return {{"name", info.name},
           {"type", "ACCELERATOR"},
           {"backend", info.backend},
+          {"transport", info.transport},
           {"uapi", versionText(info.uapi_version)},
           {"firmware", versionText(info.firmware_version)},
           {"firmwareInterface", versionText(info.firmware_interface)},
@@ -109,7 +110,7 @@ int runInfo(const InfoOptions& options) {
   for (const auto& n : npus) {
     const auto& c = n["configuration"];
     std::cout << n["name"].get<std::string>() << " (NPU through the UAPI, backend "
-              << n["backend"].get<std::string>() << ")\n"
+              << n["backend"].get<std::string>() << ", " << n["transport"].get<std::string>() << ")\n"
               << "  type:          ACCELERATOR\n"
               << "  versions:      UAPI " << n["uapi"].get<std::string>() << ", firmware "
               << n["firmware"].get<std::string>() << " (interface " << n["firmwareInterface"].get<std::string>()

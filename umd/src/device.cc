@@ -314,10 +314,15 @@ Result<Device> Device::open(const OpenOptions& options) {
   }
   auto connection = std::make_shared<detail::Connection>(raw);
   SABLE_ASSIGN_OR_RETURN(DeviceInfo info, readInfo(*connection));
+  info.transport = sable_shim_transport(raw);
   return Device(std::move(connection), std::move(info));
 }
 
-Result<DeviceInfo> Device::queryInfo() const { return readInfo(*connection_); }
+Result<DeviceInfo> Device::queryInfo() const {
+  SABLE_ASSIGN_OR_RETURN(DeviceInfo info, readInfo(*connection_));
+  info.transport = info_.transport;
+  return info;
+}
 
 Result<BufferObject> Device::createBuffer(uint64_t size) {
   sable_uapi_bo_create request{};

@@ -2,9 +2,14 @@
 // (docs/device.md). A request is marshalled by value into the client's slot, the server is woken
 // through the doorbell futex, and the reply is awaited with a short spin, then futex waits that
 // check now and then that the server is still alive.
+//
+// A device named by a path ("/dev/sable-npu0") is the kernel driver's node instead (kmd/linux,
+// docs/kmd.md): the same calls become open(2), ioctl(2), mmap(2) and close(2) on it.
 #include "sable/shim/shim.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -70,6 +75,7 @@ struct Mapping {
 
 struct sable_shim_device {
   std::string name;
+  int node = -1;  // the kernel driver's device node, when the name is a path
   bip::mapped_region control;
   wire::ControlHeader* header = nullptr;
   uint32_t serverPid = 0;
@@ -360,6 +366,41 @@ extern "C" {
 
 const char* sable_shim_last_error(void) { return tLastError; }
 
+const char* sable_shim_transport(const struct sable_shim_device* device) {
+  if (device == nullptr) return "";
+  return device->node >= 0 ? "kernel driver" : "sable-simd (shared memory)";
+}
+
+// The kernel driver's node: open it and shake hands through ioctl(2).
+static int openNode(const std::string& path, struct sable_shim_device** out) {
+  auto handle = std::make_unique<sable_shim_device>();
+  handle->name = path;
+  handle->node = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (handle->node < 0) {
+    const int error = errno;
+    return fail(error, fmt::format("cannot open {}: {}{}", path, std::strerror(error),
+                                   error == ENOENT ? " (is the sable_npu module loaded and the device "
+                                                     "probed? docs/kmd.md)"
+                                                   : ""));
+  }
+  handle->connected = true;
+  sable_uapi_handshake hello{};
+  hello.client_uapi_version = SABLE_UAPI_VERSION;
+  hello.client_isa_version = SABLE_ISA_VERSION;
+  hello.client_fw_interface = SABLE_FW_INTERFACE_VERSION;
+  if (ioctl(handle->node, SABLE_IOCTL_HANDSHAKE, &hello) != 0) {
+    const int error = errno;
+    std::string why = error == EPROTO ? std::string(hello.message, strnlen(hello.message, sizeof hello.message))
+                                      : std::strerror(error);
+    if (error == ENOTTY || error == EINVAL) why += ": not a Sable NPU device node";
+    close(handle->node);
+    return fail(error, fmt::format("handshake with {} refused: {}", path, why));
+  }
+  handle->handshaken = false;  // not counted as a spawned server's client
+  *out = handle.release();
+  return 0;
+}
+
 int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device** out) {
   if (out == nullptr) return fail(EINVAL, "sable_shim_open: out is NULL");
   *out = nullptr;
@@ -371,6 +412,7 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
     const char* env = std::getenv("SABLE_DEVICE");
     device = env != nullptr && *env != '\0' ? env : SABLE_SHIM_DEFAULT_DEVICE;
   }
+  if (device.front() == '/') return openNode(device, out);
   if (!wire::validDeviceName(device)) {
     return fail(EINVAL, fmt::format("invalid device name '{}': 1 to {} characters of "
                                     "[A-Za-z0-9._-]",
@@ -444,6 +486,12 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
 int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, void* arg) {
   if (device == nullptr || !device->connected) return fail(EINVAL, "the device is not open");
   if (arg == nullptr) return fail(EINVAL, "ioctl argument is NULL");
+  if (device->node >= 0) {
+    if (ioctl(device->node, request, arg) == 0) return 0;
+    const int error = errno;
+    return fail(error, fmt::format("{}: request 0x{:08x}: {}", device->name, static_cast<uint32_t>(request),
+                                   std::strerror(error)));
+  }
   const auto code = static_cast<uint32_t>(request);
   wire::Request message{};
   message.code = code;
@@ -508,6 +556,16 @@ void* sable_shim_mmap(struct sable_shim_device* device, uint64_t size, uint64_t 
     fail(EINVAL, "the device is not open");
     return nullptr;
   }
+  if (device->node >= 0) {  // the driver checks that the range is one of this client's objects
+    void* address = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, device->node,
+                         static_cast<off_t>(mmap_offset));
+    if (address == MAP_FAILED) {
+      fail(errno, fmt::format("mmap of {} at 0x{:x} (+{} bytes): {}", device->name, mmap_offset, size,
+                              std::strerror(errno)));
+      return nullptr;
+    }
+    return address;
+  }
   std::lock_guard lock(device->objectsMutex);
   // Only this client's own buffer objects: the server would not let a job touch others either.
   bool own = false;
@@ -539,6 +597,7 @@ void* sable_shim_mmap(struct sable_shim_device* device, uint64_t size, uint64_t 
 
 int sable_shim_munmap(struct sable_shim_device* device, void* address, uint64_t size) {
   if (device == nullptr) return fail(EINVAL, "the device is not open");
+  if (device->node >= 0) return munmap(address, size) == 0 ? 0 : fail(errno, "munmap failed");
   std::lock_guard lock(device->objectsMutex);
   auto it = device->mappings.find(address);
   if (it == device->mappings.end() || it->second.size != size) {
@@ -550,6 +609,11 @@ int sable_shim_munmap(struct sable_shim_device* device, void* address, uint64_t 
 
 void sable_shim_close(struct sable_shim_device* device) {
   if (device == nullptr) return;
+  if (device->node >= 0) {  // the driver reclaims the client's objects when the file closes
+    close(device->node);
+    delete device;
+    return;
+  }
   {
     std::lock_guard lock(device->objectsMutex);
     device->mappings.clear();

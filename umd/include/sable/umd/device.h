@@ -44,6 +44,9 @@ class Connection;
 struct DeviceInfo {
   std::string name = {};     // device name, e.g. "sable-npu"
   std::string backend = {};  // "func", "rtl", "fpga"
+  // How the UAPI is reached: "kernel driver" (a device node such as /dev/sable-npu0, named by
+  // SABLE_DEVICE or OpenOptions::name) or "sable-simd (shared memory)" (the shim).
+  std::string transport = {};
   uint32_t uapi_version = 0;
   uint32_t firmware_version = 0;
   uint32_t firmware_interface = 0;

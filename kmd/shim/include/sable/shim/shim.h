@@ -24,6 +24,10 @@ struct sable_shim_device;
 #define SABLE_SHIM_SPAWN 1u /* no server running: start sable-simd as a child process, and say so on stderr */
 
 /*
+ * A `name` (or $SABLE_DEVICE) that is a path, such as "/dev/sable-npu0", opens the kernel
+ * driver's device node (kmd/linux) instead of a server: every call below becomes the system
+ * call it mirrors, and SABLE_SHIM_SPAWN does nothing.
+ *
  * Connects to the server of device `name` (NULL: $SABLE_DEVICE or SABLE_SHIM_DEFAULT_DEVICE)
  * and performs the compatibility handshake (SABLE_IOCTL_HANDSHAKE) with this build's versions.
  * With SABLE_SHIM_SPAWN and no server running, starts `sable-simd` ($SABLE_SIMD, else the one
@@ -38,6 +42,8 @@ void *sable_shim_mmap(struct sable_shim_device *device, uint64_t size, uint64_t 
 int sable_shim_munmap(struct sable_shim_device *device, void *address, uint64_t size);
 /* Closes the connection; the server frees the client's buffer objects, programs and jobs. */
 void sable_shim_close(struct sable_shim_device *device);
+/* How the device is reached: "kernel driver" or "sable-simd (shared memory)". */
+const char *sable_shim_transport(const struct sable_shim_device *device);
 /* The message of the calling thread's last failed call. */
 const char *sable_shim_last_error(void);
 
