@@ -80,7 +80,7 @@ TEST_F(NpuCache, RoundTripKeepsTheProgramAndTheModelsInterface) {
   ASSERT_EQ(cached->constantsOffset + cached->constantsBytes, blobs.data.size());
   EXPECT_TRUE(std::ranges::equal(std::span(blobs.data).subspan(cached->constantsOffset), tiny_.constants));
   // The stream's signature for the firmware is kept, made with the driver's key.
-  EXPECT_TRUE(umd::verifySignature(key_->publicKey(), p.stream, cached->streamSignature));
+  EXPECT_TRUE(umd::verifyStreamSignature(key_->publicKey(), p.stream, cached->streamSignature));
   EXPECT_EQ(p.inputBytes, tiny_.inputBytes);
   EXPECT_EQ(p.outputBytes, tiny_.outputBytes);
   EXPECT_EQ(p.scratchBytes, tiny_.scratchBytes);
