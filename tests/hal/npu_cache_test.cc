@@ -205,6 +205,21 @@ TEST_F(NpuCache, AnotherTokenDriverVersionHardwareOrKeyIsRejected) {
   EXPECT_FALSE(read(signedByOther).ok()) << "signed by another key";
 }
 
+// A blob of format 2 (signed over its bytes, not over their SHA-256) is refused with its version
+// named, never parsed.
+TEST_F(NpuCache, ABlobOfAnOlderFormatIsRefusedByItsVersion) {
+  CacheBlobs old = tinyBlobs();
+  ASSERT_EQ(old.model[8], kModelCacheFormatVersion);
+  old.model[8] = 2;
+  const auto body = std::span<const uint8_t>(old.model).first(old.model.size() - umd::kSignatureBytes);
+  const umd::Signature formerly = key_->sign(body);  // format 2's signature: Ed25519 over the bytes
+  std::copy(formerly.begin(), formerly.end(), old.model.end() - umd::kSignatureBytes);
+  auto refused = read(old);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("format version 2 (this driver reads 3)"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST_F(NpuCache, FlipsAcrossALargeModelCacheAreRejected) {
   const auto program = compile("mobilenet_v1");
   const CacheBlobs blobs =

@@ -288,6 +288,17 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
   umd::Signature signature{};
   std::memcpy(signature.data(), modelBlob.data() + signedPart.size(), signature.size());
   if (!umd::verifySignature(key, modelCacheSignedMessage(signedPart), signature)) {
+    // A blob of another format version is signed another way (formats 1 and 2: Ed25519 over the
+    // bytes themselves): its version, read from the unverified header for this message only,
+    // says why it is refused.
+    if (signedPart.size() >= kModelMagic.size() + 4 &&
+        std::equal(kModelMagic.begin(), kModelMagic.end(), signedPart.begin())) {
+      Reader header(signedPart.subspan(kModelMagic.size(), 4));
+      const uint32_t version = header.u32();
+      if (version != kModelCacheFormatVersion) {
+        return corrupt(fmt::format("format version {} (this driver reads {})", version, kModelCacheFormatVersion));
+      }
+    }
     return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
   }
   // 2. Header: format, token, who wrote it, for which hardware, and the data cache it goes with.
