@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  libboost1.74-dev libsodium-dev
+  libboost1.74-dev libsodium-dev libssl-dev
   verilator clang zlib1g-dev libsystemc-dev
   linux-headers-amd64 sparse device-tree-compiler
 )

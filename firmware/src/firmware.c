@@ -340,8 +340,19 @@ static uint32_t register_program(struct firmware *fw, uint32_t program, uint32_t
 				signature[i + b] = (uint8_t)(word >> (8u * b));
 			}
 		}
-		if (fw->platform->verify_signature == 0 || !in_device_memory(stream_base, stream_size) ||
-		    fw->platform->verify_signature(fw->platform->context, stream_base, stream_size, signature) == 0) {
+		/* What the signature signs: the domain, then the SHA-256 of exactly the bytes that
+		 * are validated below and run later (the program's own copy in device memory). */
+		static const char domain[] = SABLE_FW_STREAM_SIGNATURE_DOMAIN;
+		_Static_assert(sizeof(domain) == 17u, "the signature's domain is 16 characters");
+		uint8_t message[SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES];
+		for (uint32_t i = 0; i < 16u; ++i) {
+			message[i] = (uint8_t)domain[i];
+		}
+		if (fw->platform->digest_sha256 == 0 || fw->platform->verify_signature == 0 ||
+		    !in_device_memory(stream_base, stream_size) ||
+		    fw->platform->digest_sha256(fw->platform->context, stream_base, stream_size, message + 16) == 0 ||
+		    fw->platform->verify_signature(fw->platform->context, message, SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES,
+		                                   signature) == 0) {
 			cause = SABLE_ERROR_BAD_SIGNATURE;
 		}
 	}

@@ -41,8 +41,10 @@ Result<void> readCacheFileInto(int fd, std::span<uint8_t> bytes) {
 Result<std::vector<uint8_t>> readCacheFile(int fd) {
   SABLE_ASSIGN_OR_RETURN(const uint64_t size, cacheFileSize(fd));
   // Read to the end rather than to the size: the client may change the file meanwhile, and what
-  // was read is the one copy that is then verified and used.
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  // was read is the one copy that is then verified and used. The buffer has one byte more than
+  // the file had, so that a file of unchanged size is read without growing the buffer (a second
+  // allocation and copy of the whole file).
+  std::vector<uint8_t> bytes(static_cast<size_t>(size) + 1);
   uint64_t done = 0;
   for (;;) {
     if (done == bytes.size()) {

@@ -1,7 +1,7 @@
 // A fake control-core platform for the firmware tests: device memory, the host-interface block
 // with a timer the test controls, and a fake NPU register file that ends each started job as
-// the test scripted it, and a signature service trusting one key of its own (sign() signs with
-// it). sable_fw_main runs on a std::thread against it; waitIdle() returns once the firmware
+// the test scripted it, a SHA-256 hash engine and a signature service trusting one key of its own
+// (sign() signs a stream with it, as the firmware expects: docs/firmware.md, "Signed programs"). sable_fw_main runs on a std::thread against it; waitIdle() returns once the firmware
 // sleeps with nothing left to wake it, so tests are deterministic and fast.
 #pragma once
 
@@ -57,20 +57,32 @@ class FakeDevice {
     platform_.read32 = [](void* c, uint64_t a) { return static_cast<FakeDevice*>(c)->busRead(a); };
     platform_.write32 = [](void* c, uint64_t a, uint32_t v) { static_cast<FakeDevice*>(c)->busWrite(a, v); };
     platform_.wait_for_interrupt = [](void* c, uint64_t until) { static_cast<FakeDevice*>(c)->wait(until); };
-    platform_.verify_signature = [](void* c, uint64_t address, uint64_t length, const uint8_t signature[64]) {
-      return static_cast<FakeDevice*>(c)->verify(address, length, signature);
+    platform_.digest_sha256 = [](void* c, uint64_t address, uint64_t length, uint8_t digest[32]) {
+      return static_cast<FakeDevice*>(c)->digest(address, length, digest);
+    };
+    platform_.verify_signature = [](void* c, const uint8_t* message, uint32_t length, const uint8_t signature[64]) {
+      return static_cast<FakeDevice*>(c)->verify(message, length, signature);
     };
     if (sodium_init() < 0) std::abort();
     crypto_sign_keypair(public_key_.data(), secret_key_.data());
   }
-  // This device's key's signature of `bytes`.
+  // This device's key's signature of the stream `bytes`: of the domain ‖ SHA-256(bytes).
   std::array<uint8_t, 64> sign(const void* bytes, size_t length) const {
+    std::array<uint8_t, SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES> message{};
+    std::memcpy(message.data(), SABLE_FW_STREAM_SIGNATURE_DOMAIN, 16);
+    crypto_hash_sha256(message.data() + 16, static_cast<const uint8_t*>(bytes), length);
+    return signRaw(message.data(), message.size());
+  }
+  // This device's key's signature of exactly `bytes` (not what the firmware expects of a stream).
+  std::array<uint8_t, 64> signRaw(const void* bytes, size_t length) const {
     std::array<uint8_t, 64> signature{};
     crypto_sign_detached(signature.data(), nullptr, static_cast<const uint8_t*>(bytes), length, secret_key_.data());
     return signature;
   }
-  // A platform without a signature service (a control core that cannot verify).
+  // A platform without a signature service, or without a hash engine (a control core that
+  // cannot verify).
   void removeSignatureService() { platform_.verify_signature = nullptr; }
+  void removeHashEngine() { platform_.digest_sha256 = nullptr; }
   uint32_t verifications() const { return verifications_; }
   ~FakeDevice() { stop(); }
 
@@ -325,10 +337,14 @@ class FakeDevice {
     changed_.notify_all();
   }
 
-  int verify(uint64_t address, uint64_t length, const uint8_t signature[64]) {
-    ++verifications_;
+  int digest(uint64_t address, uint64_t length, uint8_t out[32]) {
     if (address > memory_.size() || length > memory_.size() - address) return 0;
-    return crypto_sign_verify_detached(signature, memory_.data() + address, length, public_key_.data()) == 0;
+    crypto_hash_sha256(out, memory_.data() + address, length);
+    return 1;
+  }
+  int verify(const uint8_t* message, uint32_t length, const uint8_t signature[64]) {
+    ++verifications_;
+    return crypto_sign_verify_detached(signature, message, length, public_key_.data()) == 0;
   }
 
   sable_fw_platform platform_{};

@@ -271,6 +271,10 @@ TEST_F(FirmwareScheduler, OnlyStreamsSignedByATrustedKeyAreRegistered) {
   fill(2, flipped);
   EXPECT_EQ(registerFilled(2).error_cause, SABLE_ERROR_BAD_SIGNATURE) << "a damaged signature";
 
+  fill(2, dev_.signRaw(words.data(), words.size() * 4));
+  EXPECT_EQ(registerFilled(2).error_cause, SABLE_ERROR_BAD_SIGNATURE)
+      << "a signature of the stream's bytes themselves (interface 2.0), not of its digest";
+
   FakeDevice other;  // another device's key
   fill(0, other.sign(words.data(), words.size() * 4));
   EXPECT_EQ(registerFilled(0).error_cause, SABLE_ERROR_BAD_SIGNATURE) << "signed by a key this device does not trust";
@@ -283,6 +287,14 @@ TEST_F(FirmwareScheduler, OnlyStreamsSignedByATrustedKeyAreRegistered) {
 
 TEST_F(FirmwareScheduler, APlatformWithoutASignatureServiceRegistersNothing) {
   dev_.removeSignatureService();
+  bootFirmware();
+  const auto c = registerProgram(0, goodTile());
+  EXPECT_EQ(c.error_cause, SABLE_ERROR_BAD_SIGNATURE);
+  EXPECT_EQ(programState(0), SABLE_FW_PROGRAM_REJECTED);
+}
+
+TEST_F(FirmwareScheduler, APlatformWithoutAHashEngineRegistersNothing) {
+  dev_.removeHashEngine();
   bootFirmware();
   const auto c = registerProgram(0, goodTile());
   EXPECT_EQ(c.error_cause, SABLE_ERROR_BAD_SIGNATURE);

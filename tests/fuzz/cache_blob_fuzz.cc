@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const sable::hal::CacheIdentity identity{"fuzz", "fuzz-hardware"};
   if (resign && model.size() >= sable::umd::kSignatureBytes) {
     const auto body = std::span<const uint8_t>(model).first(model.size() - sable::umd::kSignatureBytes);
-    const auto signature = fuzzKey().sign(body);
+    const auto signature = sable::hal::signModelCache(fuzzKey(), body);
     std::memcpy(model.data() + body.size(), signature.data(), signature.size());
   }
   auto loaded = sable::hal::readCacheBlobs(model, dataCache, token, identity, fuzzKey().publicKey());

@@ -80,7 +80,7 @@ TEST_F(NpuCache, RoundTripKeepsTheProgramAndTheModelsInterface) {
   ASSERT_EQ(cached->constantsOffset + cached->constantsBytes, blobs.data.size());
   EXPECT_TRUE(std::ranges::equal(std::span(blobs.data).subspan(cached->constantsOffset), tiny_.constants));
   // The stream's signature for the firmware is kept, made with the driver's key.
-  EXPECT_TRUE(umd::verifySignature(key_->publicKey(), p.stream, cached->streamSignature));
+  EXPECT_TRUE(umd::verifyStreamSignature(key_->publicKey(), p.stream, cached->streamSignature));
   EXPECT_EQ(p.inputBytes, tiny_.inputBytes);
   EXPECT_EQ(p.outputBytes, tiny_.outputBytes);
   EXPECT_EQ(p.scratchBytes, tiny_.scratchBytes);
@@ -203,6 +203,21 @@ TEST_F(NpuCache, AnotherTokenDriverVersionHardwareOrKeyIsRejected) {
       << "verified with another driver's key";
   const CacheBlobs signedByOther = writeCacheBlobs(tiny_, modelInterface(tinyModel_), token(1), identity(), *other_);
   EXPECT_FALSE(read(signedByOther).ok()) << "signed by another key";
+}
+
+// A blob of format 2 (signed over its bytes, not over their SHA-256) is refused with its version
+// named, never parsed.
+TEST_F(NpuCache, ABlobOfAnOlderFormatIsRefusedByItsVersion) {
+  CacheBlobs old = tinyBlobs();
+  ASSERT_EQ(old.model[8], kModelCacheFormatVersion);
+  old.model[8] = 2;
+  const auto body = std::span<const uint8_t>(old.model).first(old.model.size() - umd::kSignatureBytes);
+  const umd::Signature formerly = key_->sign(body);  // format 2's signature: Ed25519 over the bytes
+  std::copy(formerly.begin(), formerly.end(), old.model.end() - umd::kSignatureBytes);
+  auto refused = read(old);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("format version 2 (this driver reads 3)"), std::string::npos)
+      << refused.error().message;
 }
 
 TEST_F(NpuCache, FlipsAcrossALargeModelCacheAreRejected) {

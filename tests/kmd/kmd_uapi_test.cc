@@ -381,12 +381,14 @@ TEST(kmd_uapi, TheFirmwareRefusesUnsignedAlteredAndForeignSignedStreams) {
       EXPECT_EQ(r.second, SABLE_ERROR_BAD_SIGNATURE) << what << ": " << sable_error_cause_name(r.second);
     };
     expectRefused(attempt(client, words, umd::Signature{}, {}), "unsigned");
-    expectRefused(attempt(client, words, (*ourKey)->sign(bytes),
+    expectRefused(attempt(client, words, (*ourKey)->signStream(bytes),
                           [](Client::Bo& bo) { bo.data[32 + 4] ^= 1; }),  // a field of command 0, after signing
                   "altered after signing");
-    expectRefused(attempt(client, words, otherKey->sign(bytes), {}), "signed by a key the device does not trust");
+    expectRefused(attempt(client, words, otherKey->signStream(bytes), {}), "signed by a key the device does not trust");
     EXPECT_NE(std::string(sable_shim_last_error()).find("BAD_SIGNATURE"), std::string::npos) << sable_shim_last_error();
-    const auto signedOk = attempt(client, words, (*ourKey)->sign(bytes), {});
+    expectRefused(attempt(client, words, (*ourKey)->sign(bytes), {}),
+                  "a signature of the stream's bytes themselves, not of the signed message (interface 2.0)");
+    const auto signedOk = attempt(client, words, (*ourKey)->signStream(bytes), {});
     EXPECT_EQ(signedOk.first, 0) << "the same stream, signed: " << sable_shim_last_error();
   }
   {
@@ -395,9 +397,9 @@ TEST(kmd_uapi, TheFirmwareRefusesUnsignedAlteredAndForeignSignedStreams) {
     ASSERT_TRUE(server.waitReady());
     Client client(server.name());
     ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
-    const auto refused = attempt(client, words, (*ourKey)->sign(bytes), {});
+    const auto refused = attempt(client, words, (*ourKey)->signStream(bytes), {});
     EXPECT_EQ(refused.second, SABLE_ERROR_BAD_SIGNATURE);
-    const auto accepted = attempt(client, words, otherKey->sign(bytes), {});
+    const auto accepted = attempt(client, words, otherKey->signStream(bytes), {});
     EXPECT_EQ(accepted.first, 0) << sable_shim_last_error();
   }
   fs::remove_all(otherDir);

@@ -357,7 +357,7 @@ Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t off
     // The firmware runs only signed streams: the driver signs what it registers.
     SABLE_ASSIGN_OR_RETURN(const SigningKey* key, SigningKey::processKey());
     SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, stream.map());
-    const Signature made = key->sign(mapped.subspan(offset, streamSize));
+    const Signature made = key->signStream(mapped.subspan(offset, streamSize));
     std::memcpy(request.signature, made.data(), made.size());
   }
   const int result = sable_shim_ioctl(connection_->get(), SABLE_IOCTL_PROGRAM_REGISTER, &request);

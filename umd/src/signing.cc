@@ -1,6 +1,7 @@
 #include "sable/umd/signing.h"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,8 +13,11 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "sable/firmware/host_interface.h"
 
 namespace sable::umd {
 namespace {
@@ -156,6 +160,52 @@ Signature SigningKey::sign(std::span<const uint8_t> message) const {
   Signature signature{};
   crypto_sign_detached(signature.data(), nullptr, message.data(), message.size(), secret_.data());
   return signature;
+}
+
+Signature SigningKey::signStream(std::span<const uint8_t> stream) const {
+  const auto message = streamSignedMessage(sha256(stream));
+  return sign(message);
+}
+
+Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
+  if (context_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), EVP_sha256(), nullptr) != 1) {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_));
+    throw std::runtime_error("OpenSSL cannot start a SHA-256");
+  }
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_)); }
+
+Sha256& Sha256::update(std::span<const uint8_t> bytes) {
+  if (!bytes.empty()) EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(context_), bytes.data(), bytes.size());
+  return *this;
+}
+
+Sha256& Sha256::update(std::string_view bytes) {
+  return update(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+}
+
+Digest Sha256::finish() {
+  Digest out{};
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(context_), out.data(), &length);
+  return out;
+}
+
+Digest sha256(std::span<const uint8_t> bytes) { return Sha256().update(bytes).finish(); }
+
+std::array<uint8_t, kStreamSignedMessageBytes> streamSignedMessage(const Digest& streamDigest) {
+  static_assert(sizeof(SABLE_FW_STREAM_SIGNATURE_DOMAIN) - 1 == 16);
+  static_assert(SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES == kStreamSignedMessageBytes);
+  std::array<uint8_t, kStreamSignedMessageBytes> message{};
+  std::memcpy(message.data(), SABLE_FW_STREAM_SIGNATURE_DOMAIN, 16);
+  std::memcpy(message.data() + 16, streamDigest.data(), streamDigest.size());
+  return message;
+}
+
+bool verifyStreamSignature(const PublicKey& key, std::span<const uint8_t> stream, const Signature& signature) {
+  const auto message = streamSignedMessage(sha256(stream));
+  return verifySignature(key, message, signature);
 }
 
 bool verifySignature(const PublicKey& key, std::span<const uint8_t> message, const Signature& signature) {

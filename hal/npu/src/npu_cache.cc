@@ -41,21 +41,13 @@ void putU64(uint8_t* out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-// Leaf i of the data cache's hash tree: BLAKE2b-256("sable data leaf v2" ‖ le64(i) ‖ bytes).
+// Leaf i of the data cache's hash tree: SHA-256("sable data leaf v3" ‖ le64(i) ‖ bytes).
 constexpr size_t kLeafBytes = size_t{256} << 10;
 
 Hash leafHash(std::span<const uint8_t> bytes, uint64_t index) {
   std::array<uint8_t, 8> position{};
   putU64(position.data(), index);
-  Hash out{};
-  crypto_generichash_state state;
-  crypto_generichash_init(&state, nullptr, 0, out.size());
-  constexpr std::string_view kDomain = "sable data leaf v2";
-  crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(kDomain.data()), kDomain.size());
-  crypto_generichash_update(&state, position.data(), position.size());
-  crypto_generichash_update(&state, bytes.data(), bytes.size());
-  crypto_generichash_final(&state, out.data(), out.size());
-  return out;
+  return umd::Sha256().update("sable data leaf v3").update(position).update(bytes).finish();
 }
 
 class Writer {
@@ -124,13 +116,26 @@ class Reader {
   bool ok_ = true;
 };
 
+// What the model cache's signature signs: a domain, then SHA-256 of every byte before the
+// signature (a prehash: the long part is hashed once, with the CPU's SHA extensions, rather than
+// by Ed25519's SHA-512).
+std::array<uint8_t, 32 + kHashBytes> modelCacheSignedMessage(std::span<const uint8_t> signedPart) {
+  constexpr std::string_view kDomain = "sable model cache v3 sha256 sig:";
+  static_assert(kDomain.size() == 32);
+  std::array<uint8_t, 32 + kHashBytes> message{};
+  std::memcpy(message.data(), kDomain.data(), kDomain.size());
+  const umd::Digest digest = umd::sha256(signedPart);
+  std::memcpy(message.data() + kDomain.size(), digest.data(), digest.size());
+  return message;
+}
+
 Error corrupt(std::string_view what) { return generalFailure("model cache rejected: {}", what); }
 
 }  // namespace
 
 namespace {
 
-// The data cache's hash (docs/cache.md). Root: BLAKE2b-256("sable data cache v2" ‖ le64(size) ‖
+// The data cache's hash (docs/cache.md). Root: SHA-256("sable data cache v3" ‖ le64(size) ‖
 // leaf 0 ‖ leaf 1 ‖ …), the leaves over consecutive kLeafBytes slices (the last one shorter; one
 // empty leaf for an empty cache). The size and each leaf's position are hashed, so no two inputs
 // share a tree. A helper thread starts on the leaves at construction; finish() hashes the rest on
@@ -159,15 +164,10 @@ class DataCacheHasher {
     if (helper_.joinable()) helper_.join();
     std::array<uint8_t, 8> size{};
     putU64(size.data(), data_.size());
-    Hash out{};
-    crypto_generichash_state state;
-    crypto_generichash_init(&state, nullptr, 0, out.size());
-    constexpr std::string_view kDomain = "sable data cache v2";
-    crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(kDomain.data()), kDomain.size());
-    crypto_generichash_update(&state, size.data(), size.size());
-    for (const Hash& leaf : hashes_) crypto_generichash_update(&state, leaf.data(), leaf.size());
-    crypto_generichash_final(&state, out.data(), out.size());
-    return out;
+    umd::Sha256 root;
+    root.update("sable data cache v3").update(size);
+    for (const Hash& leaf : hashes_) root.update(leaf);
+    return root.finish();
   }
 
  private:
@@ -188,6 +188,10 @@ class DataCacheHasher {
 }  // namespace
 
 Hash dataCacheHash(std::span<const uint8_t> dataCache) { return DataCacheHasher(dataCache).finish(); }
+
+umd::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart) {
+  return key.sign(modelCacheSignedMessage(signedPart));
+}
 
 Model modelInterface(const Model& model) {
   Model out;
@@ -253,7 +257,7 @@ CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const 
   }
   payload.u64(program.stream.size());
   payload.bytes(program.stream);
-  payload.bytes(streamSignature != nullptr ? *streamSignature : key.sign(program.stream));
+  payload.bytes(streamSignature != nullptr ? *streamSignature : key.signStream(program.stream));
 
   Writer model;
   model.bytes(kModelMagic);
@@ -265,7 +269,7 @@ CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const 
   model.string(identity.hardwareConfig);
   model.u64(payload.out().size());
   model.bytes(payload.out());
-  const umd::Signature signature = key.sign(model.out());
+  const umd::Signature signature = signModelCache(key, model.out());
   model.bytes(signature);
   blobs.model = std::move(model.out());
   return blobs;
@@ -283,7 +287,18 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
   const auto signedPart = modelBlob.first(modelBlob.size() - umd::kSignatureBytes);
   umd::Signature signature{};
   std::memcpy(signature.data(), modelBlob.data() + signedPart.size(), signature.size());
-  if (!umd::verifySignature(key, signedPart, signature)) {
+  if (!umd::verifySignature(key, modelCacheSignedMessage(signedPart), signature)) {
+    // A blob of another format version is signed another way (formats 1 and 2: Ed25519 over the
+    // bytes themselves): its version, read from the unverified header for this message only,
+    // says why it is refused.
+    if (signedPart.size() >= kModelMagic.size() + 4 &&
+        std::equal(kModelMagic.begin(), kModelMagic.end(), signedPart.begin())) {
+      Reader header(signedPart.subspan(kModelMagic.size(), 4));
+      const uint32_t version = header.u32();
+      if (version != kModelCacheFormatVersion) {
+        return corrupt(fmt::format("format version {} (this driver reads {})", version, kModelCacheFormatVersion));
+      }
+    }
     return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
   }
   // 2. Header: format, token, who wrote it, for which hardware, and the data cache it goes with.

@@ -151,7 +151,7 @@ Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
   SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.mapPopulated());
   if (!program.constants.empty()) std::memcpy(bytes.data(), program.constants.data(), program.constants.size());
   SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
-  const umd::Signature signature = key->sign(program.stream);
+  const umd::Signature signature = key->signStream(program.stream);
   const uint64_t constantBytes = program.constants.size();
   return registerLoaded(device, std::move(program), std::move(constants), 0, constantBytes, signature);
 }

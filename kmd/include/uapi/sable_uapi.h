@@ -117,7 +117,9 @@ struct sable_uapi_region_binding {
  * constant regions' bounds) and records how many bytes of each job region it touches. A stream
  * the firmware rejects fails with -ENOEXEC and error_cause/error_command set. The firmware first
  * checks `signature` against the keys the device trusts: an unsigned stream, or one changed
- * after signing, fails with SABLE_ERROR_BAD_SIGNATURE whoever submits it (docs/cache.md).
+ * after signing, fails with SABLE_ERROR_BAD_SIGNATURE whoever submits it (docs/cache.md). What
+ * is signed is the firmware interface's (3.0: the domain SABLE_FW_STREAM_SIGNATURE_DOMAIN, then
+ * SHA-256 of the stream's bytes; docs/firmware.md, "Signed programs").
  */
 struct sable_uapi_program_register {
 	__u32 stream_handle;   /* in: buffer object holding the command stream */
@@ -129,7 +131,7 @@ struct sable_uapi_program_register {
 	__u32 program;         /* out: program handle */
 	__u32 error_cause;     /* out: SABLE_ERROR_* of sable/isa.h when rejected */
 	__u32 error_command;   /* out: index of the offending command */
-	__u8 signature[64];    /* in: Ed25519 signature of the stream's bytes by a key the device trusts */
+	__u8 signature[64];    /* in: Ed25519 signature, by a key the device trusts, of the domain and the stream's SHA-256 */
 	__u64 region_extent[SABLE_UAPI_MAX_REGIONS]; /* out: bytes each region must hold */
 };
 

@@ -22,6 +22,7 @@ FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint6
   platform_.read32 = &FirmwareHost::read32;
   platform_.write32 = &FirmwareHost::write32;
   platform_.wait_for_interrupt = &FirmwareHost::waitForInterrupt;
+  platform_.digest_sha256 = &FirmwareHost::digestSha256;
   platform_.verify_signature = &FirmwareHost::verifySignature;
   // The NPU's interrupt line, wired to the control core's IRQ_STATUS.NPU.
   npu_.setInterruptHandler([this] { raise(SABLE_HOSTIF_IRQ_NPU); });
@@ -41,16 +42,25 @@ void FirmwareHost::start() {
   }
 }
 
-// The signature service reads the signed bytes straight from device memory, as a crypto engine
-// with its own bus master would.
-int FirmwareHost::verifySignature(void* context, uint64_t address, uint64_t length, const uint8_t signature[64]) {
+// The hash engine reads the bytes straight from device memory, as a crypto block with its own bus
+// master would (SHA-256: OpenSSL, with the CPU's SHA extensions where it has them).
+int FirmwareHost::digestSha256(void* context, uint64_t address, uint64_t length, uint8_t digest[32]) {
   auto* self = static_cast<FirmwareHost*>(context);
   if (address > self->memory_.size || length > self->memory_.size - address) return 0;
+  const umd::Digest out = umd::sha256(std::span<const uint8_t>(self->memory_.data + address, length));
+  std::copy(out.begin(), out.end(), digest);
+  return 1;
+}
+
+// The signature service: Ed25519 with each key the device was provisioned with.
+int FirmwareHost::verifySignature(void* context, const uint8_t* message, uint32_t length,
+                                  const uint8_t signature[64]) {
+  auto* self = static_cast<FirmwareHost*>(context);
   umd::Signature sig{};
   std::copy(signature, signature + sig.size(), sig.begin());
-  const std::span<const uint8_t> message(self->memory_.data + address, length);
+  const std::span<const uint8_t> bytes(message, length);
   for (const umd::PublicKey& key : self->trustedKeys_) {
-    if (umd::verifySignature(key, message, sig)) return 1;
+    if (umd::verifySignature(key, bytes, sig)) return 1;
   }
   return 0;
 }

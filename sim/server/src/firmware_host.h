@@ -47,7 +47,8 @@ class FirmwareHost {
   static uint32_t read32(void* context, uint64_t address);
   static void write32(void* context, uint64_t address, uint32_t value);
   static void waitForInterrupt(void* context, uint64_t untilUs);
-  static int verifySignature(void* context, uint64_t address, uint64_t length, const uint8_t signature[64]);
+  static int digestSha256(void* context, uint64_t address, uint64_t length, uint8_t digest[32]);
+  static int verifySignature(void* context, const uint8_t* message, uint32_t length, const uint8_t signature[64]);
   uint32_t readHostInterface(uint32_t offset);
   void writeHostInterface(uint32_t offset, uint32_t value);
   void raise(uint32_t bits);

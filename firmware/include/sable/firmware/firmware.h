@@ -33,11 +33,16 @@ struct sable_fw_platform {
 	/* Sleeps until an interrupt is pending (HOSTIF IRQ_STATUS != 0) or the HOSTIF timer reaches
 	 * until_us, whichever is first. May return early. */
 	void (*wait_for_interrupt)(void *context, uint64_t until_us);
+	/* The control core's hash engine (a SHA-256 unit that reads device memory with its own bus
+	 * master, as a real control core's crypto block does): writes the SHA-256 of the `length`
+	 * bytes of device memory at `address` to `digest`; returns nonzero on success, 0 when the
+	 * range is not device memory. */
+	int (*digest_sha256)(void *context, uint64_t address, uint64_t length, uint8_t digest[32]);
 	/* The control core's signature service (a boot-ROM routine or crypto engine holding the
 	 * public keys provisioned into the device): nonzero when `signature` is an Ed25519 signature,
-	 * by one of those keys, of the `length` bytes of device memory at `address`. The firmware
-	 * registers no program without it (docs/cache.md). */
-	int (*verify_signature)(void *context, uint64_t address, uint64_t length, const uint8_t signature[64]);
+	 * by one of those keys, of the `length` bytes at `message` (the firmware's own memory). The
+	 * firmware registers no program without both services (docs/firmware.md, "Signed programs"). */
+	int (*verify_signature)(void *context, const uint8_t *message, uint32_t length, const uint8_t signature[64]);
 };
 
 /* Boots, publishes SABLE_FW_STATE_READY in the boot block, serves the rings until the host

@@ -15,7 +15,14 @@
 #include <stdint.h>
 
 /* Version of this interface: (major << 16) | minor. A different major is refused at handshake. */
-#define SABLE_FW_INTERFACE_VERSION ((2u << 16) | 0u)
+#define SABLE_FW_INTERFACE_VERSION ((3u << 16) | 0u)
+
+/* What a program's signature signs (3.0; docs/firmware.md, "Signed programs"): Ed25519, by a key
+ * the device trusts, of the 48-byte message SABLE_FW_STREAM_SIGNATURE_DOMAIN (its 16 characters,
+ * no terminator) followed by the SHA-256 of the stream's bytes. */
+#define SABLE_FW_STREAM_SIGNATURE_DOMAIN "sable stream v3:"
+#define SABLE_FW_STREAM_DIGEST_BYTES 32u
+#define SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES (16u + SABLE_FW_STREAM_DIGEST_BYTES)
 
 /* ---- The firmware's address map -------------------------------------------------------------
  * Device memory (what DMA addresses) starts at 0 and ends below SABLE_FW_NPU_CSR_BASE. */

@@ -22,8 +22,8 @@
 
 namespace sable::hal {
 
-constexpr uint32_t kModelCacheFormatVersion = 2;
-constexpr uint32_t kDataCacheFormatVersion = 2;
+constexpr uint32_t kModelCacheFormatVersion = 3;
+constexpr uint32_t kDataCacheFormatVersion = 3;
 // The data cache's header: the packed weights follow it, at an offset aligned for the device, so
 // that a data cache read straight into a buffer object is the program's constant region as is.
 constexpr uint64_t kDataCacheHeaderBytes = 64;
@@ -50,9 +50,13 @@ struct CachedProgram {
   uint64_t constantsBytes = 0;
 };
 
-// BLAKE2b-based hash of a whole data cache (docs/cache.md): a two-level tree over 256 KiB leaves,
+// SHA-256-based hash of a whole data cache (docs/cache.md): a two-level tree over 256 KiB leaves,
 // so that the leaves are hashed on two threads.
 std::array<uint8_t, 32> dataCacheHash(std::span<const uint8_t> dataCache);
+
+// The model cache's signature of `signedPart` (every byte before the signature): Ed25519 over a
+// domain and SHA-256(signedPart) (docs/cache.md).
+umd::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart);
 
 // `streamSignature`: the signature the stream was registered with (made with `key` when null);
 // `constants`: the program's packed weights (its `constants` when not given).
