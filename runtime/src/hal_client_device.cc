@@ -25,6 +25,8 @@ class HalClientPreparedModel final : public PreparedModel {
                          std::vector<hal::OutputShape> declaredOutputs)
       : prepared_(std::move(prepared)), path_(path), declaredOutputs_(std::move(declaredOutputs)) {}
 
+  const std::shared_ptr<hal::IPreparedModel>& halPreparedModel() const { return prepared_; }
+
   hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
     SABLE_ASSIGN_OR_RETURN(hal::ExecutionResult result, run(request, options));
     if (result.status != hal::ErrorStatus::NONE) {
@@ -101,6 +103,8 @@ class HalClientDevice final : public Device {
  public:
   HalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device, HalExecutionPath path)
       : name_(std::move(name)), device_(std::move(device)), path_(path) {}
+
+  const std::shared_ptr<hal::IDevice>& halDevice() const { return device_; }
 
   std::string name() const override { return name_; }
   hal::DeviceType type() const override { return device_->getType().value; }
@@ -180,6 +184,16 @@ std::optional<HalExecutionPath> halExecutionPathFromString(std::string_view name
 std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device,
                                             HalExecutionPath path) {
   return std::make_shared<HalClientDevice>(std::move(name), std::move(device), path);
+}
+
+std::shared_ptr<hal::IDevice> halDeviceOf(const Device& device) {
+  const auto* client = dynamic_cast<const HalClientDevice*>(&device);
+  return client != nullptr ? client->halDevice() : nullptr;
+}
+
+std::shared_ptr<hal::IPreparedModel> halPreparedModelOf(const PreparedModel& prepared) {
+  const auto* client = dynamic_cast<const HalClientPreparedModel*>(&prepared);
+  return client != nullptr ? client->halPreparedModel() : nullptr;
 }
 
 std::shared_ptr<hal::IDevice> npuHalDevice() {
