@@ -112,8 +112,6 @@ bool isDevice(const ANeuralNetworksDevice* device) {
 
 // ---- compilation -------------------------------------------------------------------------------
 
-hal::ExecutionPreference preferenceOf(int32_t code) { return static_cast<hal::ExecutionPreference>(code); }
-
 // The token a device is given for a compilation: the application's token bound to the device, its
 // version and the compilation's settings, as AOSP's TokenHasher, so that a cache written for one
 // device or driver version is never offered to another.
@@ -1319,18 +1317,22 @@ int ANeuralNetworksMemory_createFromDesc(const ANeuralNetworksMemoryDesc* desc, 
   m->zeroPoint = desc->zeroPoint;
   m->dimensions = desc->dimensions;
   const bool known = desc->rankKnown && !hal::hasUnknownDimensions(desc->operandType, desc->dimensions);
-  const auto bytes = known ? hal::sizeOfData(desc->operandType, desc->dimensions) : std::nullopt;
+  // 0 when unknown (a tensor has at least one element once its dimensions are known).
+  uint64_t bytes = 0;
+  if (known) {
+    if (auto size = hal::sizeOfData(desc->operandType, desc->dimensions)) bytes = *size;
+  }
   allocateOnDevice(*desc, *m);
   if (!m->buffer) {
     // NNAPI's fallback when no driver allocates: shared memory, which needs a known size.
-    if (!bytes) {
+    if (bytes == 0) {
       return fail(ANEURALNETWORKS_OP_FAILED, "Memory_createFromDesc: no device allocated it and its size is unknown");
     }
-    auto shared = hal::SharedMemory::create(*bytes, "nnapi-desc-memory");
+    auto shared = hal::SharedMemory::create(bytes, "nnapi-desc-memory");
     if (!shared.ok()) return fail(shared.error());
     m->shared = std::move(*shared);
   }
-  m->size = bytes ? *bytes : 0;
+  m->size = bytes;
   *memory = m.release();
   return ANEURALNETWORKS_NO_ERROR;
 }
