@@ -76,6 +76,7 @@ int main(void) {
   ANeuralNetworksModel* model = reluModel();
   EXPECT_CODE(ANeuralNetworksModel_getSupportedOperationsForDevices(model, &cpu, 1, supported), ANEURALNETWORKS_BAD_STATE);
   EXPECT_CODE(ANeuralNetworksModel_setOperandValue(NULL, 0, NULL, 0), ANEURALNETWORKS_UNEXPECTED_NULL);
+  /* A failing call changes nothing: the model still finishes below. */
   EXPECT_CODE(ANeuralNetworksModel_setOperandValueFromMemory(model, 0, NULL, 0, 4), ANEURALNETWORKS_UNEXPECTED_NULL);
   EXPECT_CODE(ANeuralNetworksModel_setOperandValueFromModel(NULL, 0, model), ANEURALNETWORKS_UNEXPECTED_NULL);
   EXPECT_CODE(ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(NULL, 0, NULL), ANEURALNETWORKS_UNEXPECTED_NULL);

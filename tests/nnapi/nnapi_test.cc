@@ -231,10 +231,14 @@ TEST(NnapiModel, RejectsBadOperandsAndOperationsWithNnapiCodes) {
   EXPECT_EQ(ANeuralNetworksModel_addOperand(m, &nullDims), ANEURALNETWORKS_UNEXPECTED_NULL);
   ANeuralNetworksOperandType quantNoScale{ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, 1, dims, 0.0f, 0};
   EXPECT_EQ(ANeuralNetworksModel_addOperand(m, &quantNoScale), ANEURALNETWORKS_BAD_DATA);
-  // After any failed call the model can no longer be finished.
-  const uint32_t none = 0;
-  EXPECT_EQ(ANeuralNetworksModel_identifyInputsAndOutputs(m, 0, &none, 0, &none), kOk);
-  EXPECT_EQ(ANeuralNetworksModel_finish(m), ANEURALNETWORKS_BAD_DATA);
+  // The failed calls changed nothing: the same model still builds and finishes.
+  addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {2});
+  addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {2});
+  const uint32_t in = 0, out = 1, twice[2] = {0, 0};
+  ASSERT_EQ(ANeuralNetworksModel_addOperation(m, ANEURALNETWORKS_RELU, 1, &in, 1, &out), kOk);
+  EXPECT_EQ(ANeuralNetworksModel_identifyInputsAndOutputs(m, 2, twice, 1, &out), ANEURALNETWORKS_BAD_DATA);
+  ASSERT_EQ(ANeuralNetworksModel_identifyInputsAndOutputs(m, 1, &in, 1, &out), kOk);
+  EXPECT_EQ(ANeuralNetworksModel_finish(m), kOk);
 }
 
 TEST(NnapiModel, ChecksIndexesLengthsAndTheFinishedState) {
@@ -249,7 +253,6 @@ TEST(NnapiModel, ChecksIndexesLengthsAndTheFinishedState) {
   EXPECT_EQ(ANeuralNetworksModel_setOperandValue(m, 7, &fuse, 4), ANEURALNETWORKS_BAD_DATA);
   EXPECT_EQ(ANeuralNetworksModel_setOperandValue(m, -1, &fuse, 4), ANEURALNETWORKS_BAD_DATA);
   EXPECT_EQ(ANeuralNetworksModel_setOperandValue(m, 2, nullptr, 4), ANEURALNETWORKS_UNEXPECTED_NULL);
-  // The bad calls above made this model unusable; build the rest on a fresh one.
   model = newModel();
   m = model.get();
   addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {2});
@@ -270,7 +273,7 @@ TEST(NnapiModel, ChecksIndexesLengthsAndTheFinishedState) {
             ANEURALNETWORKS_UNEXPECTED_NULL);
 
   EXPECT_EQ(ANeuralNetworksModel_finish(m), ANEURALNETWORKS_BAD_DATA) << "finish before identifyInputsAndOutputs";
-  model = newModel();  // that finish failure also invalidated it
+  model = newModel();
   m = model.get();
   addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {2});
   addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {2});
@@ -306,6 +309,12 @@ TEST(NnapiModel, RejectsAnOperationWhoseSignatureIsWrongAtFinish) {
   ASSERT_EQ(ANeuralNetworksModel_addOperation(m, ANEURALNETWORKS_ADD, 1, &in, 1, &out), kOk);
   ASSERT_EQ(ANeuralNetworksModel_identifyInputsAndOutputs(m, 1, &in, 1, &out), kOk);
   EXPECT_EQ(ANeuralNetworksModel_finish(m), ANEURALNETWORKS_BAD_DATA);
+  // A model whose finish failed takes no more calls.
+  EXPECT_EQ(ANeuralNetworksModel_finish(m), ANEURALNETWORKS_BAD_STATE);
+  ANeuralNetworksOperandType scalar{ANEURALNETWORKS_INT32, 0, nullptr, 0.0f, 0};
+  EXPECT_EQ(ANeuralNetworksModel_addOperand(m, &scalar), ANEURALNETWORKS_BAD_STATE);
+  ANeuralNetworksCompilation* c = nullptr;
+  EXPECT_EQ(ANeuralNetworksCompilation_create(m, &c), ANEURALNETWORKS_BAD_STATE);
 }
 
 // A float ADD of the input and a constant [1, 2, ...] (CPU only: the NPU runs quantized types).

@@ -47,18 +47,17 @@ SABLE_OPERATION_TYPES(SABLE_CHECK_OPERATION)
 
 static_assert(ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN == hal::kByteSizeOfCacheToken);
 
-// A model call on a finished model is BAD_STATE; a failing call marks the model invalid.
+// A model call on a finished model, or on one whose finish failed, is BAD_STATE (as AOSP's
+// ModelBuilder::badState). Any other failing call changes nothing: the model stays usable.
 int checkModifiable(ANeuralNetworksModel* model, const char* function) {
   if (model == nullptr) return fail(ANEURALNETWORKS_UNEXPECTED_NULL, std::string(function) + ": model is null");
   if (model->finished) {
     return fail(ANEURALNETWORKS_BAD_STATE, std::string(function) + ": the model is already finished");
   }
+  if (model->invalid) {
+    return fail(ANEURALNETWORKS_BAD_STATE, std::string(function) + ": the model failed to finish");
+  }
   return ANEURALNETWORKS_NO_ERROR;
-}
-
-int invalidate(ANeuralNetworksModel* model, int code, const std::string& message) {
-  model->invalid = true;
-  return fail(code, message);
 }
 
 bool validOperandIndex(const ANeuralNetworksModel* model, int32_t index) {
@@ -192,16 +191,16 @@ void ANeuralNetworksModel_free(ANeuralNetworksModel* model) { delete model; }
 
 int ANeuralNetworksModel_addOperand(ANeuralNetworksModel* model, const ANeuralNetworksOperandType* type) {
   if (int code = checkModifiable(model, "addOperand"); code != ANEURALNETWORKS_NO_ERROR) return code;
-  if (type == nullptr) return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "addOperand: type is null");
+  if (type == nullptr) return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "addOperand: type is null");
   if (type->dimensionCount > 0 && type->dimensions == nullptr) {
-    return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "addOperand: dimensions is null");
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "addOperand: dimensions is null");
   }
   // OEM types are not part of the NDK's feature level 4 interface.
   if (!hal::isKnownOperandType(type->type) || type->type > ANEURALNETWORKS_MODEL) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA, fmt::format("addOperand: unknown operand type {}", type->type));
+    return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("addOperand: unknown operand type {}", type->type));
   }
   if (model->operands.size() >= UINT32_MAX) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA, "addOperand: too many operands");
+    return fail(ANEURALNETWORKS_BAD_DATA, "addOperand: too many operands");
   }
   hal::Operand operand;
   operand.type = static_cast<OperandType>(type->type);
@@ -213,7 +212,7 @@ int ANeuralNetworksModel_addOperand(ANeuralNetworksModel* model, const ANeuralNe
   hal::Model alone;
   alone.main.operands.push_back(operand);
   if (auto valid = hal::validateOperand(alone, alone.main, 0); !valid.ok()) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA, "addOperand: " + valid.error().message);
+    return fail(ANEURALNETWORKS_BAD_DATA, "addOperand: " + valid.error().message);
   }
   model->operands.push_back(std::move(operand));
   return ANEURALNETWORKS_NO_ERROR;
@@ -223,14 +222,14 @@ int ANeuralNetworksModel_setOperandValue(ANeuralNetworksModel* model, int32_t in
                                          size_t length) {
   if (int code = checkModifiable(model, "setOperandValue"); code != ANEURALNETWORKS_NO_ERROR) return code;
   if (buffer == nullptr && length != 0) {
-    return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandValue: buffer is null");
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandValue: buffer is null");
   }
   if (!validOperandIndex(model, index)) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA, fmt::format("setOperandValue: no operand {}", index));
+    return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("setOperandValue: no operand {}", index));
   }
   hal::Operand& operand = model->operands[static_cast<size_t>(index)];
   if (operand.lifetime != OperandLifeTime::TEMPORARY_VARIABLE) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandValue: operand {} already has a value or a role ({})", index,
                                   hal::toString(operand.lifetime)));
   }
@@ -239,12 +238,12 @@ int ANeuralNetworksModel_setOperandValue(ANeuralNetworksModel* model, int32_t in
     return ANEURALNETWORKS_NO_ERROR;
   }
   if (operand.type == OperandType::SUBGRAPH) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       "setOperandValue: a MODEL operand takes its value from setOperandValueFromModel");
   }
   const auto needed = hal::sizeOfData(operand.type, operand.dimensions);
   if (hal::hasUnknownDimensions(operand.type, operand.dimensions) || !needed || *needed != length) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandValue: operand {} needs {} bytes (fully specified), got {}", index,
                                   needed ? *needed : 0, length));
   }
@@ -252,7 +251,7 @@ int ANeuralNetworksModel_setOperandValue(ANeuralNetworksModel* model, int32_t in
     // Copied now; aligned so that any element type can be read in place.
     const size_t offset = (model->operandValues.size() + 7) / 8 * 8;
     if (offset + length > UINT32_MAX) {
-      return invalidate(model, ANEURALNETWORKS_BAD_DATA, "setOperandValue: the model's copied values exceed 4 GiB");
+      return fail(ANEURALNETWORKS_BAD_DATA, "setOperandValue: the model's copied values exceed 4 GiB");
     }
     model->operandValues.resize(offset + length);
     std::memcpy(model->operandValues.data() + offset, buffer, length);
@@ -272,15 +271,15 @@ int ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(
     return code;
   }
   if (channelQuant == nullptr || (channelQuant->scaleCount > 0 && channelQuant->scales == nullptr)) {
-    return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandSymmPerChannelQuantParams: null parameters");
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandSymmPerChannelQuantParams: null parameters");
   }
   if (!validOperandIndex(model, index)) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandSymmPerChannelQuantParams: no operand {}", index));
   }
   hal::Operand& operand = model->operands[static_cast<size_t>(index)];
   if (operand.type != OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandSymmPerChannelQuantParams: operand {} is {}, not "
                                   "TENSOR_QUANT8_SYMM_PER_CHANNEL",
                                   index, hal::toString(operand.type)));
@@ -288,14 +287,14 @@ int ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(
   if (channelQuant->channelDim >= operand.dimensions.size() ||
       (operand.dimensions[channelQuant->channelDim] != 0 &&
        operand.dimensions[channelQuant->channelDim] != channelQuant->scaleCount)) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandSymmPerChannelQuantParams: channelDim {} with {} scales does not fit "
                                   "operand {} of rank {}",
                                   channelQuant->channelDim, channelQuant->scaleCount, index, operand.dimensions.size()));
   }
   for (uint32_t i = 0; i < channelQuant->scaleCount; ++i) {
     if (!(channelQuant->scales[i] > 0.0f)) {
-      return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+      return fail(ANEURALNETWORKS_BAD_DATA,
                         fmt::format("setOperandSymmPerChannelQuantParams: scale {} is not positive", i));
     }
   }
@@ -310,28 +309,28 @@ int ANeuralNetworksModel_setOperandValueFromMemory(ANeuralNetworksModel* model, 
                                                    size_t length) {
   if (int code = checkModifiable(model, "setOperandValueFromMemory"); code != ANEURALNETWORKS_NO_ERROR) return code;
   if (memory == nullptr) {
-    return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandValueFromMemory: memory is null");
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandValueFromMemory: memory is null");
   }
   if (!validOperandIndex(model, index)) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA, fmt::format("setOperandValueFromMemory: no operand {}", index));
+    return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("setOperandValueFromMemory: no operand {}", index));
   }
   if (memory->fromDesc) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       "setOperandValueFromMemory: a memory from ANeuralNetworksMemoryDesc cannot hold constants");
   }
   hal::Operand& operand = model->operands[static_cast<size_t>(index)];
   if (operand.lifetime != OperandLifeTime::TEMPORARY_VARIABLE || operand.type == OperandType::SUBGRAPH) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandValueFromMemory: operand {} cannot take a value", index));
   }
   const auto needed = hal::sizeOfData(operand.type, operand.dimensions);
   if (hal::hasUnknownDimensions(operand.type, operand.dimensions) || !needed || *needed != length) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandValueFromMemory: operand {} needs {} bytes, got {}", index,
                                   needed ? *needed : 0, length));
   }
   if (offset > memory->size || length > memory->size - offset || memory->offset + offset > UINT32_MAX) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandValueFromMemory: [{}, +{}) is outside the memory's {} bytes", offset,
                                   length, memory->size));
   }
@@ -353,17 +352,17 @@ int ANeuralNetworksModel_setOperandValueFromModel(ANeuralNetworksModel* model, i
                                                   const ANeuralNetworksModel* value) {
   if (int code = checkModifiable(model, "setOperandValueFromModel"); code != ANEURALNETWORKS_NO_ERROR) return code;
   if (value == nullptr) {
-    return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandValueFromModel: value is null");
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandValueFromModel: value is null");
   }
   if (!value->finished) {
-    return invalidate(model, ANEURALNETWORKS_BAD_STATE, "setOperandValueFromModel: the referenced model is not finished");
+    return fail(ANEURALNETWORKS_BAD_STATE, "setOperandValueFromModel: the referenced model is not finished");
   }
   if (!validOperandIndex(model, index)) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA, fmt::format("setOperandValueFromModel: no operand {}", index));
+    return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("setOperandValueFromModel: no operand {}", index));
   }
   hal::Operand& operand = model->operands[static_cast<size_t>(index)];
   if (operand.type != OperandType::SUBGRAPH || operand.lifetime != OperandLifeTime::TEMPORARY_VARIABLE) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+    return fail(ANEURALNETWORKS_BAD_DATA,
                       fmt::format("setOperandValueFromModel: operand {} is not an unset MODEL operand", index));
   }
   operand.lifetime = OperandLifeTime::SUBGRAPH;
@@ -376,23 +375,23 @@ int ANeuralNetworksModel_addOperation(ANeuralNetworksModel* model, ANeuralNetwor
                                       const uint32_t* outputs) {
   if (int code = checkModifiable(model, "addOperation"); code != ANEURALNETWORKS_NO_ERROR) return code;
   if ((inputCount > 0 && inputs == nullptr) || (outputCount > 0 && outputs == nullptr)) {
-    return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "addOperation: inputs or outputs is null");
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "addOperation: inputs or outputs is null");
   }
   if (!hal::isKnownOperationType(type) || type == static_cast<int>(OperationType::OEM_OPERATION)) {
-    return invalidate(model, ANEURALNETWORKS_BAD_DATA, fmt::format("addOperation: unknown operation type {}", type));
+    return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("addOperation: unknown operation type {}", type));
   }
   hal::Operation operation;
   operation.type = static_cast<OperationType>(type);
   for (uint32_t i = 0; i < inputCount; ++i) {
     if (inputs[i] >= model->operands.size()) {
-      return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+      return fail(ANEURALNETWORKS_BAD_DATA,
                         fmt::format("addOperation: input {} names operand {}, of {}", i, inputs[i], model->operands.size()));
     }
     operation.inputs.push_back(inputs[i]);
   }
   for (uint32_t i = 0; i < outputCount; ++i) {
     if (outputs[i] >= model->operands.size()) {
-      return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+      return fail(ANEURALNETWORKS_BAD_DATA,
                         fmt::format("addOperation: output {} names operand {}, of {}", i, outputs[i],
                                     model->operands.size()));
     }
@@ -407,7 +406,7 @@ int ANeuralNetworksModel_addOperation(ANeuralNetworksModel* model, ANeuralNetwor
     }
     if (written || (operand.lifetime != OperandLifeTime::TEMPORARY_VARIABLE &&
                     operand.lifetime != OperandLifeTime::SUBGRAPH_OUTPUT)) {
-      return invalidate(model, ANEURALNETWORKS_BAD_DATA,
+      return fail(ANEURALNETWORKS_BAD_DATA,
                         fmt::format("addOperation: operand {} is already written or holds a value", out));
     }
   }
@@ -420,34 +419,30 @@ int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNetworksModel* model, u
                                                   const uint32_t* outputs) {
   if (int code = checkModifiable(model, "identifyInputsAndOutputs"); code != ANEURALNETWORKS_NO_ERROR) return code;
   if ((inputCount > 0 && inputs == nullptr) || (outputCount > 0 && outputs == nullptr)) {
-    return invalidate(model, ANEURALNETWORKS_UNEXPECTED_NULL, "identifyInputsAndOutputs: inputs or outputs is null");
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "identifyInputsAndOutputs: inputs or outputs is null");
   }
   if (model->identified) {
-    return invalidate(model, ANEURALNETWORKS_BAD_STATE, "identifyInputsAndOutputs: already called for this model");
+    return fail(ANEURALNETWORKS_BAD_STATE, "identifyInputsAndOutputs: already called for this model");
   }
-  auto mark = [&](uint32_t count, const uint32_t* list, OperandLifeTime lifetime, std::vector<uint32_t>* into) {
-    for (uint32_t i = 0; i < count; ++i) {
-      if (list[i] >= model->operands.size()) {
-        return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("identifyInputsAndOutputs: no operand {}", list[i]));
+  // Everything is checked before anything is marked, so that a failing call changes nothing.
+  std::vector<uint32_t> in(inputs, inputs + inputCount), out(outputs, outputs + outputCount);
+  std::vector<bool> listed(model->operands.size(), false);
+  for (const auto* list : {&in, &out}) {
+    for (uint32_t index : *list) {
+      if (index >= model->operands.size()) {
+        return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("identifyInputsAndOutputs: no operand {}", index));
       }
-      hal::Operand& operand = model->operands[list[i]];
-      if (operand.lifetime != OperandLifeTime::TEMPORARY_VARIABLE || operand.type == OperandType::SUBGRAPH) {
+      const hal::Operand& operand = model->operands[index];
+      if (operand.lifetime != OperandLifeTime::TEMPORARY_VARIABLE || operand.type == OperandType::SUBGRAPH ||
+          listed[index]) {
         return fail(ANEURALNETWORKS_BAD_DATA,
-                    fmt::format("identifyInputsAndOutputs: operand {} is a constant, or already an input or output",
-                                list[i]));
+                    fmt::format("identifyInputsAndOutputs: operand {} is a constant, or listed twice", index));
       }
-      operand.lifetime = lifetime;
-      into->push_back(list[i]);
+      listed[index] = true;
     }
-    return static_cast<int>(ANEURALNETWORKS_NO_ERROR);
-  };
-  std::vector<uint32_t> in, out;
-  int code = mark(inputCount, inputs, OperandLifeTime::SUBGRAPH_INPUT, &in);
-  if (code == ANEURALNETWORKS_NO_ERROR) code = mark(outputCount, outputs, OperandLifeTime::SUBGRAPH_OUTPUT, &out);
-  if (code != ANEURALNETWORKS_NO_ERROR) {
-    model->invalid = true;
-    return code;
   }
+  for (uint32_t index : in) model->operands[index].lifetime = OperandLifeTime::SUBGRAPH_INPUT;
+  for (uint32_t index : out) model->operands[index].lifetime = OperandLifeTime::SUBGRAPH_OUTPUT;
   model->inputs = std::move(in);
   model->outputs = std::move(out);
   model->identified = true;
@@ -464,9 +459,6 @@ int ANeuralNetworksModel_relaxComputationFloat32toFloat16(ANeuralNetworksModel* 
 
 int ANeuralNetworksModel_finish(ANeuralNetworksModel* model) {
   if (int code = checkModifiable(model, "finish"); code != ANEURALNETWORKS_NO_ERROR) return code;
-  if (model->invalid) {
-    return fail(ANEURALNETWORKS_BAD_DATA, "ANeuralNetworksModel_finish: an earlier call on this model failed");
-  }
   if (!model->identified) {
     return fail(ANEURALNETWORKS_BAD_DATA, "ANeuralNetworksModel_finish: identifyInputsAndOutputs was not called");
   }

@@ -14,7 +14,11 @@
 #include <thread>
 #include <vector>
 
+// The API's functions are the only symbols the library exports: everything else is compiled with
+// -fvisibility=hidden, and the version script (libneuralnetworks.map) hides what is linked in.
+#pragma GCC visibility push(default)
 #include "android/NeuralNetworks.h"
+#pragma GCC visibility pop
 #include "sable/hal/burst.h"
 #include "sable/hal/interfaces.h"
 #include "sable/hal/result.h"
@@ -108,7 +112,7 @@ struct ANeuralNetworksModel {
   std::vector<uint32_t> outputs;
   bool identified = false;
   bool relaxed = false;
-  // A call that failed makes the model unusable (finish then answers BAD_DATA), as in AOSP.
+  // A finish that failed makes the model unusable (every later call is BAD_STATE), as in AOSP.
   bool invalid = false;
   bool finished = false;
   // Built by finish: the HAL model (operations in run order, referenced models flattened in) and,
