@@ -88,8 +88,10 @@ uint32_t addInt32(ANeuralNetworksModel* m, uint32_t& next, int32_t value) {
 // A 3x3 quantized convolution of a [1, 8, 8, 8] input (SAME, stride 1, fused ReLU), weights from
 // `seed`: every operation the NPU compiles, small enough to run quickly on the simulator. The
 // filter (576 bytes) takes NNAPI's by-reference path, the bias (32 bytes) the copied one.
+// With `chainable`, the output has the input's quantization, so that one execution's output can
+// be the next one's input (a memory with both roles must have one operand type).
 constexpr size_t kConvBytes = 8 * 8 * 8;
-Model convModel(uint32_t seed) {
+Model convModel(uint32_t seed, bool chainable = false) {
   Model model = newModel();
   ANeuralNetworksModel* m = model.get();
   std::vector<uint8_t> filter(8 * 3 * 3 * 8);
@@ -107,7 +109,7 @@ Model convModel(uint32_t seed) {
   addOperand(m, ANEURALNETWORKS_TENSOR_INT32, {8}, 0.05f * 0.02f, 0);
   const uint32_t biases = n++;
   EXPECT_EQ(ANeuralNetworksModel_setOperandValue(m, static_cast<int32_t>(biases), bias.data(), bias.size() * 4), kOk);
-  addOperand(m, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, {1, 8, 8, 8}, 0.1f, 128);
+  addOperand(m, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, {1, 8, 8, 8}, chainable ? 0.05f : 0.1f, chainable ? 120 : 128);
   const uint32_t output = n++;
   const uint32_t inputs[7] = {input, weights, biases, addInt32(m, n, ANEURALNETWORKS_PADDING_SAME), addInt32(m, n, 1),
                               addInt32(m, n, 1), addInt32(m, n, ANEURALNETWORKS_FUSED_RELU)};
@@ -153,8 +155,8 @@ std::vector<uint8_t> runSync(ANeuralNetworksCompilation* c, const std::vector<ui
 }
 
 // The CPU device's answer for the convolution of `seed` on `input`.
-std::vector<uint8_t> cpuConv(uint32_t seed, const std::vector<uint8_t>& input) {
-  Model model = convModel(seed);
+std::vector<uint8_t> cpuConv(uint32_t seed, const std::vector<uint8_t>& input, bool chainable = false) {
+  Model model = convModel(seed, chainable);
   Compilation c = compileFor(model.get(), cpu());
   return runSync(c.get(), input);
 }
@@ -753,10 +755,11 @@ TEST_F(NpuTest, MemoryFromFdHoldsInputsConstantsAndOutputs) {
 // A memory the driver allocates (MemoryDesc): written as the output of one execution, read as the
 // input of the next, copied out with ANeuralNetworksMemory_copy.
 TEST_F(NpuTest, DeviceMemoryFromDescCarriesATensorBetweenExecutions) {
-  Model model = convModel(6);
+  Model model = convModel(6, /*chainable=*/true);
   Compilation c = compileFor(model.get(), npu());
   const auto input = convInput(6);
-  const auto twice = cpuConv(6, cpuConv(6, input));
+  const auto once = cpuConv(6, input, true);
+  const auto twice = cpuConv(6, once, true);
 
   ANeuralNetworksMemoryDesc* rawDesc = nullptr;
   ASSERT_EQ(ANeuralNetworksMemoryDesc_create(&rawDesc), kOk);
@@ -801,7 +804,7 @@ TEST_F(NpuTest, DeviceMemoryFromDescCarriesATensorBetweenExecutions) {
   ASSERT_EQ(ANeuralNetworksMemory_copy(rawMemory, rawPlain), kOk);
   std::vector<uint8_t> copied(kConvBytes);
   ASSERT_EQ(pread(fd, copied.data(), copied.size(), 0), static_cast<ssize_t>(kConvBytes));
-  EXPECT_EQ(copied, cpuConv(6, input));
+  EXPECT_EQ(copied, once) << "the memory still holds the first execution's output";
   close(fd);
 
   // A memory of another compilation's role is refused.

@@ -208,11 +208,17 @@ int ANeuralNetworksModel_addOperand(ANeuralNetworksModel* model, const ANeuralNe
   operand.scale = type->scale;
   operand.zeroPoint = type->zeroPoint;
   // The HAL's per-operand rules (rank of scalars, scale and zero point for the type, sizes), on
-  // the operand alone.
-  hal::Model alone;
-  alone.main.operands.push_back(operand);
-  if (auto valid = hal::validateOperand(alone, alone.main, 0); !valid.ok()) {
-    return fail(ANEURALNETWORKS_BAD_DATA, "addOperand: " + valid.error().message);
+  // the operand alone. A MODEL operand is checked once it references a model (at finish).
+  if (operand.type == OperandType::SUBGRAPH) {
+    if (!operand.dimensions.empty() || operand.scale != 0.0f || operand.zeroPoint != 0) {
+      return fail(ANEURALNETWORKS_BAD_DATA, "addOperand: a MODEL operand has no dimensions, scale or zero point");
+    }
+  } else {
+    hal::Model alone;
+    alone.main.operands.push_back(operand);
+    if (auto valid = hal::validateOperand(alone, alone.main, 0); !valid.ok()) {
+      return fail(ANEURALNETWORKS_BAD_DATA, "addOperand: " + valid.error().message);
+    }
   }
   model->operands.push_back(std::move(operand));
   return ANEURALNETWORKS_NO_ERROR;
