@@ -216,6 +216,12 @@ int ANeuralNetworksModel_addOperand(ANeuralNetworksModel* model, const ANeuralNe
   } else {
     hal::Model alone;
     alone.main.operands.push_back(operand);
+    // Per-channel scales come later (setOperandSymmPerChannelQuantParams) and are checked at
+    // finish; stand-ins let the rest of the operand be checked now.
+    if (operand.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL && !operand.dimensions.empty()) {
+      alone.main.operands[0].extraParams =
+          hal::SymmPerChannelQuantParams{std::vector<float>(std::max(operand.dimensions[0], 1u), 1.0f), 0};
+    }
     if (auto valid = hal::validateOperand(alone, alone.main, 0); !valid.ok()) {
       return fail(ANEURALNETWORKS_BAD_DATA, "addOperand: " + valid.error().message);
     }
