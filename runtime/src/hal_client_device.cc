@@ -127,7 +127,7 @@ class HalClientDevice final : public Device {
   }
 
   hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) override {
-    return prepare(model, {}, {}, {});
+    return prepare(model, {}, {}, {}, {});
   }
 
   bool cachingSupported() const override {
@@ -136,14 +136,25 @@ class HalClientDevice final : public Device {
   }
   hal::Result<std::shared_ptr<PreparedModel>> prepareModelWithCache(const hal::Model& model,
                                                                    const CacheFiles& cache) override {
-    if (!cachingSupported()) return prepareModel(model);
-    return prepare(model, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token);
+    return prepareModelWithOptions(model, {}, CacheUse::SAVE, cache);
   }
   hal::Result<std::shared_ptr<PreparedModel>> prepareModelFromCache(const hal::Model& model,
                                                                    const CacheFiles& cache) override {
+    return prepareModelWithOptions(model, {}, CacheUse::LOAD, cache);
+  }
+  hal::Result<std::shared_ptr<PreparedModel>> prepareModelWithOptions(const hal::Model& model,
+                                                                     const PrepareOptions& options, CacheUse use,
+                                                                     const CacheFiles& cache) override {
+    switch (use) {
+      case CacheUse::NONE: return prepare(model, {}, {}, {}, options);
+      case CacheUse::SAVE:
+        if (!cachingSupported()) return prepare(model, {}, {}, {}, options);
+        return prepare(model, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token, options);
+      case CacheUse::LOAD: break;
+    }
     auto callback = std::make_shared<hal::PreparedModelCallback>();
-    const hal::ErrorStatus launched =
-        device_->prepareModelFromCache_1_3({}, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token, callback);
+    const hal::ErrorStatus launched = device_->prepareModelFromCache_1_3(
+        options.deadline, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token, callback);
     callback->wait();
     const hal::ErrorStatus status = launched != hal::ErrorStatus::NONE ? launched : callback->status();
     if (status != hal::ErrorStatus::NONE) return errorFrom("prepareModelFromCache_1_3", status, callback->message());
@@ -155,11 +166,10 @@ class HalClientDevice final : public Device {
   hal::Result<std::shared_ptr<PreparedModel>> prepare(const hal::Model& model,
                                                       const std::vector<hal::NativeHandle>& modelCache,
                                                       const std::vector<hal::NativeHandle>& dataCache,
-                                                      const hal::CacheToken& token) {
+                                                      const hal::CacheToken& token, const PrepareOptions& options) {
     auto callback = std::make_shared<hal::PreparedModelCallback>();
-    const hal::ErrorStatus launched = device_->prepareModel_1_3(
-        model, hal::ExecutionPreference::FAST_SINGLE_ANSWER, hal::Priority::MEDIUM, {}, modelCache, dataCache, token,
-        callback);
+    const hal::ErrorStatus launched = device_->prepareModel_1_3(model, options.preference, options.priority,
+                                                                options.deadline, modelCache, dataCache, token, callback);
     callback->wait();
     const hal::ErrorStatus status = launched != hal::ErrorStatus::NONE ? launched : callback->status();
     if (status != hal::ErrorStatus::NONE) return errorFrom("prepareModel_1_3", status, callback->message());

@@ -142,14 +142,29 @@ std::string cacheFileName(const std::string& dir, const hal::CacheToken& token, 
   return name;
 }
 
-// Prepares the model on one device, through its compilation cache when the application set one
-// and the device caches: from the cache when the files hold a valid one, otherwise compiled and
-// saved into them.
+// The compilation's preference, priority and deadline as the HAL takes them.
+runtime::PrepareOptions prepareOptionsOf(const ANeuralNetworksCompilation& c, hal::OptionalTimePoint deadline) {
+  runtime::PrepareOptions options;
+  static_assert(ANEURALNETWORKS_PREFER_LOW_POWER == static_cast<int>(hal::ExecutionPreference::LOW_POWER));
+  static_assert(ANEURALNETWORKS_PREFER_SUSTAINED_SPEED == static_cast<int>(hal::ExecutionPreference::SUSTAINED_SPEED));
+  options.preference = static_cast<hal::ExecutionPreference>(c.preference);
+  options.priority = c.priority == ANEURALNETWORKS_PRIORITY_LOW    ? hal::Priority::LOW
+                     : c.priority == ANEURALNETWORKS_PRIORITY_HIGH ? hal::Priority::HIGH
+                                                                   : hal::Priority::MEDIUM;
+  options.deadline = deadline;
+  return options;
+}
+
+// Prepares the model on one device with the compilation's options, through its compilation cache
+// when the application set one and the device caches: from the cache when the files hold a valid
+// one, otherwise compiled and saved into them.
 hal::Result<std::shared_ptr<runtime::PreparedModel>> prepareOn(const ANeuralNetworksDevice& device,
-                                                               ANeuralNetworksCompilation& compilation) {
+                                                               ANeuralNetworksCompilation& compilation,
+                                                               hal::OptionalTimePoint deadline) {
   const hal::Model& model = *compilation.model;
+  const runtime::PrepareOptions options = prepareOptionsOf(compilation, deadline);
   if (!compilation.token || compilation.cacheDir.empty() || !device.device->cachingSupported()) {
-    return device.device->prepareModel(model);
+    return device.device->prepareModelWithOptions(model, options);
   }
   const hal::CacheToken token = deviceToken(*compilation.token, device, compilation);
   const std::string modelFile = cacheFileName(compilation.cacheDir, token, '1');
@@ -159,9 +174,14 @@ hal::Result<std::shared_ptr<runtime::PreparedModel>> prepareOn(const ANeuralNetw
     hal::UniqueFd dataFd(open(dataFile.c_str(), O_RDWR | O_CLOEXEC));
     struct stat st {};
     if (modelFd.valid() && dataFd.valid() && fstat(modelFd.get(), &st) == 0 && st.st_size > 0) {
-      auto loaded = device.device->prepareModelFromCache(model, {modelFd.get(), dataFd.get(), token});
+      auto loaded = device.device->prepareModelWithOptions(model, options, runtime::CacheUse::LOAD,
+                                                           {modelFd.get(), dataFd.get(), token});
       if (loaded.ok()) {
         compilation.fromCache = true;
+        return loaded;
+      }
+      const auto status = loaded.error().status;
+      if (status == hal::ErrorStatus::MISSED_DEADLINE_TRANSIENT || status == hal::ErrorStatus::MISSED_DEADLINE_PERSISTENT) {
         return loaded;
       }
       // A stale or foreign cache is not an error: compile again and overwrite it, as AOSP does.
@@ -172,9 +192,10 @@ hal::Result<std::shared_ptr<runtime::PreparedModel>> prepareOn(const ANeuralNetw
   hal::UniqueFd dataFd(open(dataFile.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!modelFd.valid() || !dataFd.valid()) {
     logError("cannot create the compilation cache files in " + compilation.cacheDir + ": " + std::strerror(errno));
-    return device.device->prepareModel(model);
+    return device.device->prepareModelWithOptions(model, options);
   }
-  return device.device->prepareModelWithCache(model, {modelFd.get(), dataFd.get(), token});
+  return device.device->prepareModelWithOptions(model, options, runtime::CacheUse::SAVE,
+                                                {modelFd.get(), dataFd.get(), token});
 }
 
 const ANeuralNetworksDevice* cpuDeviceAmong(const std::vector<const ANeuralNetworksDevice*>& devices) {
@@ -184,7 +205,7 @@ const ANeuralNetworksDevice* cpuDeviceAmong(const std::vector<const ANeuralNetwo
   return nullptr;
 }
 
-hal::Result<void> prepareCompilation(ANeuralNetworksCompilation& c) {
+hal::Result<void> prepareCompilation(ANeuralNetworksCompilation& c, hal::OptionalTimePoint deadline) {
   const hal::Model& model = *c.model;
   std::vector<std::shared_ptr<runtime::Device>> devices;
   for (const auto* device : c.devices) devices.push_back(device->device);
@@ -205,12 +226,14 @@ hal::Result<void> prepareCompilation(ANeuralNetworksCompilation& c) {
     SABLE_ASSIGN_OR_RETURN(c.prepared, runtime::makeAutoDevice(devices)->prepareModel(model));
     return {};
   }
-  auto prepared = prepareOn(*single, c);
+  auto prepared = prepareOn(*single, c, deadline);
   if (!prepared.ok()) {
     // AOSP's CPU fallback, when the CPU device is one of the compilation's and the model is not at
     // fault.
     const ANeuralNetworksDevice* cpu = cpuDeviceAmong(c.devices);
-    if (cpu == nullptr || cpu == single || prepared.error().status == hal::ErrorStatus::INVALID_ARGUMENT) {
+    const auto status = prepared.error().status;
+    if (cpu == nullptr || cpu == single || status == hal::ErrorStatus::INVALID_ARGUMENT ||
+        status == hal::ErrorStatus::MISSED_DEADLINE_TRANSIENT || status == hal::ErrorStatus::MISSED_DEADLINE_PERSISTENT) {
       return std::move(prepared).error();
     }
     logError("preparation on " + single->name + " failed (" + prepared.error().message + "); running on " + cpu->name);
@@ -804,14 +827,14 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation* compilation) {
   }
   compilation->finished = true;
   const auto start = Clock::now();
-  auto prepared = prepareCompilation(*compilation);
+  auto prepared = prepareCompilation(*compilation, deadlineAfter(compilation->timeoutNs));
   if (!prepared.ok()) {
     compilation->finishFailed = true;
     compilation->prepared.reset();
     return fail(prepared.error());
   }
-  // The runtime's preparation takes no deadline: a preparation that overran its timeout is
-  // discarded afterwards, as the HAL layer's own check after a preparation does.
+  // A HAL driver gets the deadline itself; a device that takes none (the CPU) is held to it here:
+  // a preparation that overran its timeout is discarded, as the HAL layer's check after one is.
   if (compilation->timeoutNs != 0 &&
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()) >
           compilation->timeoutNs) {
