@@ -10,7 +10,9 @@
  * generator (SplitMix64, seed 0x5ab1e0001), so that the model is the one `sable run
  * builtin:mobilenet_v1` runs. The input is a deterministic synthetic image.
  *
- *   build/tools/examples/mobilenet_v1_nnapi [--device NAME] [--iterations N]
+ *   build/tools/examples/mobilenet_v1_nnapi [--device NAME] [--iterations N] [--expect-fnv HEX]
+ *
+ * --expect-fnv also fails the run when the output's FNV-1a fingerprint is not HEX.
  *
  * The NPU device needs its device server, sable-simd: the driver starts one when none runs
  * (docs/nnapi.md lists the environment variables).
@@ -368,7 +370,7 @@ static void printDuration(const char* what, uint64_t ns) {
   }
 }
 
-static int run(const char* npuName, int iterations) {
+static int run(const char* npuName, int iterations, const char* expectedFnv) {
   ANeuralNetworksDevice* npu = NULL;
   ANeuralNetworksDevice* cpu = NULL;
   if (!findDevice(npuName, &npu)) return 0;
@@ -458,7 +460,15 @@ static int run(const char* npuName, int iterations) {
            npuName, cpuName, first, npuOut[first], cpuOut[first]);
     goto done;
   }
-  printf("outputs of %s and %s are bit-identical (%d bytes)\n", npuName, cpuName, kClasses);
+  /* A fingerprint of the whole output, to compare with other runs of the same model and input. */
+  uint64_t fnv = 1469598103934665603ull;
+  for (int i = 0; i < kClasses; ++i) fnv = (fnv ^ npuOut[i]) * 1099511628211ull;
+  printf("outputs of %s and %s are bit-identical (%d bytes, FNV-1a %016llx)\n", npuName, cpuName, kClasses,
+         (unsigned long long)fnv);
+  if (expectedFnv != NULL && strtoull(expectedFnv, NULL, 16) != fnv) {
+    printf("DIFFERENT: the output's FNV-1a is %016llx, expected %s\n", (unsigned long long)fnv, expectedFnv);
+    goto done;
+  }
   ok = 1;
 done:
   for (size_t i = 0; i < net.bufferCount; ++i) free(net.buffers[i]);
@@ -471,16 +481,19 @@ done:
 int main(int argc, char** argv) {
   const char* device = "sable-npu";
   int iterations = 1;
+  const char* expectedFnv = NULL;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
       device = argv[++i];
     } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
       iterations = atoi(argv[++i]);
       if (iterations < 1) iterations = 1;
+    } else if (strcmp(argv[i], "--expect-fnv") == 0 && i + 1 < argc) {
+      expectedFnv = argv[++i];
     } else {
-      fprintf(stderr, "usage: %s [--device NAME] [--iterations N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--device NAME] [--iterations N] [--expect-fnv HEX]\n", argv[0]);
       return 2;
     }
   }
-  return run(device, iterations) ? 0 : 1;
+  return run(device, iterations, expectedFnv) ? 0 : 1;
 }
