@@ -355,6 +355,49 @@ TEST(NnapiModel, LargeValuesAreReadAtFinishAndRunOnTheCpu) {
   EXPECT_EQ(dims[0], 64u);
 }
 
+// A constant in a memory from a file descriptor is referenced, not copied (NNAPI's rule: the
+// memory's content at execution time is what counts).
+TEST(NnapiModel, ConstantsFromMemoryAreReferenced) {
+  const int fd = memfd_create("nnapi-constant", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 64), 0);
+  const float constant[4] = {10.0f, 20.0f, 30.0f, 40.0f};
+  ASSERT_EQ(pwrite(fd, constant, sizeof constant, 16), static_cast<ssize_t>(sizeof constant));
+  ANeuralNetworksMemory* raw = nullptr;
+  ASSERT_EQ(ANeuralNetworksMemory_createFromFd(64, PROT_READ | PROT_WRITE, fd, 0, &raw), kOk);
+  Memory memory(raw);
+  Model model = newModel();
+  ANeuralNetworksModel* m = model.get();
+  addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {4});
+  addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {4});
+  addOperand(m, ANEURALNETWORKS_INT32);
+  addOperand(m, ANEURALNETWORKS_TENSOR_FLOAT32, {4});
+  EXPECT_EQ(ANeuralNetworksModel_setOperandValueFromMemory(m, 1, raw, 56, 16), ANEURALNETWORKS_BAD_DATA)
+      << "past the memory's end";
+  EXPECT_EQ(ANeuralNetworksModel_setOperandValueFromMemory(m, 1, raw, 16, 12), ANEURALNETWORKS_BAD_DATA)
+      << "shorter than the operand";
+  ASSERT_EQ(ANeuralNetworksModel_setOperandValueFromMemory(m, 1, raw, 16, 16), kOk);
+  const int32_t fuse = 0;
+  ASSERT_EQ(ANeuralNetworksModel_setOperandValue(m, 2, &fuse, 4), kOk);
+  const uint32_t inputs[3] = {0, 1, 2}, input = 0, output = 3;
+  ASSERT_EQ(ANeuralNetworksModel_addOperation(m, ANEURALNETWORKS_ADD, 3, inputs, 1, &output), kOk);
+  ASSERT_EQ(ANeuralNetworksModel_identifyInputsAndOutputs(m, 1, &input, 1, &output), kOk);
+  ASSERT_EQ(ANeuralNetworksModel_finish(m), kOk);
+  Compilation c = compileFor(m, cpu());
+  memory.reset();  // the model keeps the mapping alive
+  const float changed[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  ASSERT_EQ(pwrite(fd, changed, sizeof changed, 16), static_cast<ssize_t>(sizeof changed));
+  close(fd);
+  Execution e = newExecution(c.get());
+  const float in[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+  float out[4] = {};
+  ASSERT_EQ(ANeuralNetworksExecution_setInput(e.get(), 0, nullptr, in, sizeof in), kOk);
+  ASSERT_EQ(ANeuralNetworksExecution_setOutput(e.get(), 0, nullptr, out, sizeof out), kOk);
+  ASSERT_EQ(ANeuralNetworksExecution_compute(e.get()), kOk);
+  EXPECT_EQ(out[0], 1.5f);
+  EXPECT_EQ(out[3], 4.5f);
+}
+
 TEST(NnapiModel, IfReferencesModelsThroughSetOperandValueFromModel) {
   // then: out = x + x ; else: out = x. IF(cond, then, else, x).
   auto branch = [](bool add) {
@@ -724,7 +767,7 @@ TEST_F(NpuTest, BurstExecutionsMatchTheCpu) {
       << "a burst serves its own compilation";
 }
 
-TEST_F(NpuTest, MemoryFromFdHoldsInputsConstantsAndOutputs) {
+TEST_F(NpuTest, MemoryFromFdHoldsInputsAndOutputs) {
   const auto input = convInput(5);
   const int fd = memfd_create("nnapi-fd", MFD_CLOEXEC);
   ASSERT_GE(fd, 0);
