@@ -1,6 +1,8 @@
 // The objects behind the NNAPI C API's opaque handles (docs/nnapi.md). Each handle the API gives
-// out is a pointer to one of these structs; the entry points (api.cc, model.cc) validate every
-// pointer and value the application passes before they touch one.
+// out is a pointer to one of these structs. The entry points (api.cc, model.cc) check every
+// pointer the application passes for null, device pointers against the library's list, and every
+// index, size and code before they use them; like AOSP, they trust a non-null model, compilation,
+// execution, memory or event pointer to be a live handle of this library.
 #pragma once
 
 #include <atomic>
