@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -739,6 +740,20 @@ TEST_F(NpuTest, FencedExecutionsChainThroughTheirSyncFences) {
   ASSERT_EQ(pread(fd, written.data(), written.size(), 0), static_cast<ssize_t>(kConvBytes));
   EXPECT_EQ(written, once);
   close(fd);
+}
+
+// Executions of one compilation may run at once (the header's promise), from several threads.
+TEST_F(NpuTest, ConcurrentExecutionsOfOneCompilationMatchTheCpu) {
+  Model model = convModel(12);
+  Compilation c = compileFor(model.get(), npu());
+  constexpr int kThreads = 4;
+  std::vector<std::vector<uint8_t>> outputs(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] { outputs[t] = runSync(c.get(), convInput(20 + t)); });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(outputs[t], cpuConv(12, convInput(20 + t))) << "thread " << t;
 }
 
 TEST_F(NpuTest, BurstExecutionsMatchTheCpu) {
