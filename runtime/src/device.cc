@@ -35,6 +35,17 @@ hal::Result<std::shared_ptr<PreparedModel>> Device::prepareModelFromCache(const 
   return hal::generalFailure("{} does not prepare models from a compilation cache", name());
 }
 
+hal::Result<std::shared_ptr<PreparedModel>> Device::prepareModelWithOptions(const hal::Model& model,
+                                                                            const PrepareOptions& /*options*/,
+                                                                            CacheUse use, const CacheFiles& cache) {
+  switch (use) {
+    case CacheUse::NONE: break;
+    case CacheUse::SAVE: return prepareModelWithCache(model, cache);
+    case CacheUse::LOAD: return prepareModelFromCache(model, cache);
+  }
+  return prepareModel(model);
+}
+
 hal::Result<std::vector<std::string>> Device::unsupportedReasons(const hal::Model& model) const {
   return std::vector<std::string>(model.main.operations.size());
 }

@@ -25,6 +25,8 @@ class HalClientPreparedModel final : public PreparedModel {
                          std::vector<hal::OutputShape> declaredOutputs)
       : prepared_(std::move(prepared)), path_(path), declaredOutputs_(std::move(declaredOutputs)) {}
 
+  const std::shared_ptr<hal::IPreparedModel>& halPreparedModel() const { return prepared_; }
+
   hal::Result<ExecutionOutput> execute(const hal::Request& request, const ExecuteOptions& options) override {
     SABLE_ASSIGN_OR_RETURN(hal::ExecutionResult result, run(request, options));
     if (result.status != hal::ErrorStatus::NONE) {
@@ -102,6 +104,8 @@ class HalClientDevice final : public Device {
   HalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device, HalExecutionPath path)
       : name_(std::move(name)), device_(std::move(device)), path_(path) {}
 
+  const std::shared_ptr<hal::IDevice>& halDevice() const { return device_; }
+
   std::string name() const override { return name_; }
   hal::DeviceType type() const override { return device_->getType().value; }
   std::string versionString() const override { return device_->getVersionString().value; }
@@ -123,7 +127,7 @@ class HalClientDevice final : public Device {
   }
 
   hal::Result<std::shared_ptr<PreparedModel>> prepareModel(const hal::Model& model) override {
-    return prepare(model, {}, {}, {});
+    return prepare(model, {}, {}, {}, {});
   }
 
   bool cachingSupported() const override {
@@ -132,14 +136,25 @@ class HalClientDevice final : public Device {
   }
   hal::Result<std::shared_ptr<PreparedModel>> prepareModelWithCache(const hal::Model& model,
                                                                    const CacheFiles& cache) override {
-    if (!cachingSupported()) return prepareModel(model);
-    return prepare(model, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token);
+    return prepareModelWithOptions(model, {}, CacheUse::SAVE, cache);
   }
   hal::Result<std::shared_ptr<PreparedModel>> prepareModelFromCache(const hal::Model& model,
                                                                    const CacheFiles& cache) override {
+    return prepareModelWithOptions(model, {}, CacheUse::LOAD, cache);
+  }
+  hal::Result<std::shared_ptr<PreparedModel>> prepareModelWithOptions(const hal::Model& model,
+                                                                     const PrepareOptions& options, CacheUse use,
+                                                                     const CacheFiles& cache) override {
+    switch (use) {
+      case CacheUse::NONE: return prepare(model, {}, {}, {}, options);
+      case CacheUse::SAVE:
+        if (!cachingSupported()) return prepare(model, {}, {}, {}, options);
+        return prepare(model, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token, options);
+      case CacheUse::LOAD: break;
+    }
     auto callback = std::make_shared<hal::PreparedModelCallback>();
-    const hal::ErrorStatus launched =
-        device_->prepareModelFromCache_1_3({}, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token, callback);
+    const hal::ErrorStatus launched = device_->prepareModelFromCache_1_3(
+        options.deadline, {{{cache.modelCache}}}, {{{cache.dataCache}}}, cache.token, callback);
     callback->wait();
     const hal::ErrorStatus status = launched != hal::ErrorStatus::NONE ? launched : callback->status();
     if (status != hal::ErrorStatus::NONE) return errorFrom("prepareModelFromCache_1_3", status, callback->message());
@@ -151,11 +166,10 @@ class HalClientDevice final : public Device {
   hal::Result<std::shared_ptr<PreparedModel>> prepare(const hal::Model& model,
                                                       const std::vector<hal::NativeHandle>& modelCache,
                                                       const std::vector<hal::NativeHandle>& dataCache,
-                                                      const hal::CacheToken& token) {
+                                                      const hal::CacheToken& token, const PrepareOptions& options) {
     auto callback = std::make_shared<hal::PreparedModelCallback>();
-    const hal::ErrorStatus launched = device_->prepareModel_1_3(
-        model, hal::ExecutionPreference::FAST_SINGLE_ANSWER, hal::Priority::MEDIUM, {}, modelCache, dataCache, token,
-        callback);
+    const hal::ErrorStatus launched = device_->prepareModel_1_3(model, options.preference, options.priority,
+                                                                options.deadline, modelCache, dataCache, token, callback);
     callback->wait();
     const hal::ErrorStatus status = launched != hal::ErrorStatus::NONE ? launched : callback->status();
     if (status != hal::ErrorStatus::NONE) return errorFrom("prepareModel_1_3", status, callback->message());
@@ -180,6 +194,16 @@ std::optional<HalExecutionPath> halExecutionPathFromString(std::string_view name
 std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device,
                                             HalExecutionPath path) {
   return std::make_shared<HalClientDevice>(std::move(name), std::move(device), path);
+}
+
+std::shared_ptr<hal::IDevice> halDeviceOf(const Device& device) {
+  const auto* client = dynamic_cast<const HalClientDevice*>(&device);
+  return client != nullptr ? client->halDevice() : nullptr;
+}
+
+std::shared_ptr<hal::IPreparedModel> halPreparedModelOf(const PreparedModel& prepared) {
+  const auto* client = dynamic_cast<const HalClientPreparedModel*>(&prepared);
+  return client != nullptr ? client->halPreparedModel() : nullptr;
 }
 
 std::shared_ptr<hal::IDevice> npuHalDevice() {

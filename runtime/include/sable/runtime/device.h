@@ -1,5 +1,5 @@
 // The framework's view of a device: what the `sable` CLI, the conformance runner, the
-// partitioning runtime and (later) the NNAPI C API use to discover, query, prepare and execute.
+// partitioning runtime and the NNAPI C API (runtime/nnapi) use to discover, query, prepare and execute.
 // The CPU reference device implements it in-process, as NNAPI's runtime does its CPU fallback;
 // a HAL driver (sable-npu) is reached through its NN HAL IDevice (hal_client_device.h), as the
 // Android framework reaches a driver service.
@@ -36,6 +36,13 @@ struct CacheFiles {
   hal::CacheToken token{};
 };
 
+// What an application asks of a preparation (the NNAPI C API's setPreference, setPriority and
+// setTimeout): the HAL's preparation options; the deadline is in steady-clock nanoseconds.
+using PrepareOptions = hal::PrepareOptions;
+// Whether a preparation goes through a compilation cache: not at all, compiling and saving into
+// it, or loading from it.
+enum class CacheUse { NONE, SAVE, LOAD };
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -61,6 +68,13 @@ class Device {
   // the device does not cache or the cache is not valid for this token, driver and hardware.
   virtual hal::Result<std::shared_ptr<PreparedModel>> prepareModelFromCache(const hal::Model& model,
                                                                            const CacheFiles& cache);
+  // prepareModel, prepareModelWithCache (SAVE) or prepareModelFromCache (LOAD) with `options`,
+  // which a HAL driver receives (preference and priority with the model, the deadline to meet);
+  // the default ignores them.
+  virtual hal::Result<std::shared_ptr<PreparedModel>> prepareModelWithOptions(const hal::Model& model,
+                                                                             const PrepareOptions& options,
+                                                                             CacheUse use = CacheUse::NONE,
+                                                                             const CacheFiles& cache = {});
 };
 
 // Every device this build can reach, in a stable order.

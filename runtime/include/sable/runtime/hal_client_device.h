@@ -22,4 +22,10 @@ std::optional<HalExecutionPath> halExecutionPathFromString(std::string_view name
 std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device,
                                             HalExecutionPath path = HalExecutionPath::SYNC);
 
+// The HAL objects behind a device made by makeHalClientDevice and behind a model it prepared, or
+// null for any other device or prepared model: for a client that uses the HAL's other paths itself
+// (the NNAPI C API's fenced executions, bursts and driver-managed memories, docs/nnapi.md).
+std::shared_ptr<hal::IDevice> halDeviceOf(const Device& device);
+std::shared_ptr<hal::IPreparedModel> halPreparedModelOf(const PreparedModel& prepared);
+
 }  // namespace sable::runtime
