@@ -9,7 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libboost1.74-dev libsodium-dev libssl-dev
   verilator clang zlib1g-dev libsystemc-dev
-  linux-headers-amd64 sparse device-tree-compiler
+  linux-headers-amd64 sparse device-tree-compiler graphviz
 )
 
 missing=()

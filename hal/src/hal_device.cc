@@ -21,6 +21,7 @@
 #include "sable/hal/sync_fence.h"
 #include "sable/hal/unique_fd.h"
 #include "sable/hal/validation.h"
+#include "sable/hal/vlog.h"
 #include "task_group.h"
 
 namespace sable::hal {
@@ -352,6 +353,10 @@ class HalPreparedModel final : public IPreparedModel, public std::enable_shared_
     options.loopTimeoutNs = loopTimeoutDuration.value_or(kDefaultLoopTimeoutNs);
     auto output = prepared_->execute(resolved->request(), options);
     resolved->finish(output.ok());
+    SABLE_VLOG(Execution) << "request of " << request.inputs.size() << " inputs, " << request.outputs.size()
+                          << " outputs: " << (output.ok() ? "NONE" : toString(output.error().status)) << " after "
+                          << microsecondsSince(start) << " us"
+                          << (output.ok() ? "" : " (" + output.error().message + ")");
     if (!output.ok()) {
       ExecutionResult result = failed(output.error());
       if (result.status == ErrorStatus::OUTPUT_INSUFFICIENT_SIZE) result.outputShapes = output.error().outputShapes;

@@ -20,6 +20,7 @@
 
 #include "sable/hal/shared_memory.h"
 #include "sable/hal/validation.h"
+#include "sable/hal/vlog.h"
 #include "validate_internal.h"
 
 namespace sable::hal {
@@ -550,8 +551,14 @@ Result<HalVersion> validateOperand(const Model& model, const Subgraph& subgraph,
 }
 
 Result<HalVersion> validateModel(const Model& model) {
-  SABLE_ASSIGN_OR_RETURN(RequiredVersion required, validateModelAndVersion(model));
-  return required.version;
+  auto required = validateModelAndVersion(model);
+  SABLE_VLOG(Model) << "model of " << model.main.operands.size() << " operands, " << model.main.operations.size()
+                    << " operations, " << model.referenced.size() << " referenced subgraphs: "
+                    << (required.ok() ? "valid, needs HAL " + std::string(toString(required->version)) +
+                                            (required->reason.empty() ? "" : " (" + required->reason + ")")
+                                      : "invalid: " + required.error().message);
+  if (!required.ok()) return required.error();
+  return required->version;
 }
 
 Result<void> validateModelForVersion(const Model& model, HalVersion version) {

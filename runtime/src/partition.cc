@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sable/hal/validation.h"
+#include "sable/hal/vlog.h"
 
 namespace sable::runtime {
 namespace {
@@ -166,7 +167,10 @@ hal::Result<Placement> placeOperations(const hal::Model& model, const std::vecto
                                  tried.empty() ? "none" : tried);
     }
     placement.deviceOfOperation.push_back(*best);
+    SABLE_VLOG(Manager) << "operation " << k << " (" << hal::toString(model.main.operations[k].type) << ") -> "
+                        << devices[*best]->name();
   }
+  for (const std::string& unused : placement.unusedDevices) SABLE_VLOG(Manager) << "device not used: " << unused;
   return placement;
 }
 

@@ -21,5 +21,6 @@ CommandRunner addBenchDriverCommand(CLI::App& app);  // bench_driver_command.cc
 CommandRunner addBisectCommand(CLI::App& app);       // bisect_command.cc
 CommandRunner addCapabilitiesCommand(CLI::App& app);  // capabilities_command.cc
 CommandRunner addCompileCommand(CLI::App& app);       // compile_command.cc
+CommandRunner addGraphCommand(CLI::App& app);         // graph_command.cc
 
 }  // namespace sable::tools

@@ -15,6 +15,7 @@
 #include "sable/hal/npu_cache.h"
 #include "sable/hal/npu_capabilities.h"
 #include "sable/hal/validation.h"
+#include "sable/hal/vlog.h"
 #include "sable/umd/compiler/bound_inputs.h"
 #include "sable/umd/compiler/compiler.h"
 #include "sable/umd/compiler/legalize.h"
@@ -287,6 +288,8 @@ class NpuPreparedModel final : public DriverPreparedModel {
     }
     SABLE_ASSIGN_OR_RETURN(umd::Fence fence, device.submit(*loaded.registered, table, submit));
     SABLE_ASSIGN_OR_RETURN(umd::JobStatus status, fence.wait());
+    SABLE_VLOG(Driver) << "job of " << table.size() << " regions: " << status.causeName() << ", "
+                       << status.counter(SABLE_COUNTER_CYCLES) << " device cycles";
     if (status.error_cause == SABLE_ERROR_DEADLINE) {
       return makeError(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "sable-npu: the deadline passed");
     }
@@ -373,6 +376,9 @@ class NpuDriver final : public Driver {
     SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
     SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
+    SABLE_VLOG(Driver) << "prepared a model of " << model.main.operations.size() << " operations: program "
+                       << loaded.program.layers.size() << " layers registered with the firmware, priority "
+                       << static_cast<int>(options.priority);
     return std::shared_ptr<DriverPreparedModel>(
         std::make_shared<NpuPreparedModel>(model, config, options.priority, std::move(loaded), shared));
   }

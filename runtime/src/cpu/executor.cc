@@ -8,6 +8,7 @@
 #include "sable/hal/request_memory.h"
 #include "operation.h"
 #include "sable/hal/shared_memory.h"
+#include "sable/hal/vlog.h"
 
 namespace sable::runtime::cpu {
 namespace {
@@ -265,6 +266,8 @@ Result<void> SubgraphExecution::runOperation(const hal::Operation& operation) {
   Context context(*this, operation);
   if (operation.type == OperationType::IF) return runIf(context, operation);
   if (operation.type == OperationType::WHILE) return runWhile(context, operation);
+  SABLE_VLOG(CpuExe) << "operation " << hal::toString(operation.type) << " (" << operation.inputs.size()
+                     << " inputs, " << operation.outputs.size() << " outputs)";
   const OperationRegistration* registration = findOperation(operation.type);
   if (registration == nullptr) {
     return hal::generalFailure("the CPU reference device does not implement {}", hal::toString(operation.type));

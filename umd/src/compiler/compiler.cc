@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sable/hal/operand_data.h"
+#include "sable/hal/vlog.h"
 #include "sable/umd/command_builder.h"
 #include "sable/umd/compiler/fuse.h"
 #include "sable/umd/compiler/legalize.h"
@@ -301,6 +302,10 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   }
   SABLE_ASSIGN_OR_RETURN(program.stream, builder.finish());
   program.constants = constants.bytes();
+  SABLE_VLOG(Compilation) << "compiled " << opCount << " operations for " << config.name << " into "
+                          << program.layers.size() << " layers: " << program.stream.size() << " stream bytes, "
+                          << program.constants.size() << " constant bytes, " << program.scratchBytes
+                          << " scratch bytes";
   return program;
 }
 
