@@ -1,0 +1,166 @@
+// Small TFLite models for the importer's tests and fuzz seeds, written with the FlatBuffers
+// builder API of our schema subset (runtime/src/tflite/tflite_schema.fbs). A model is first a
+// plain description (ModelDesc) that a test mutates — an index out of range, an absurd shape, an
+// unknown operator — and then serialized, so every broken file is still a well-formed flatbuffer
+// unless the test breaks the bytes on purpose.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "tflite_schema_generated.h"
+
+namespace sable::tflitetest {
+
+namespace fb = sable::tflite_fb;
+
+struct TensorDesc {
+  std::vector<int32_t> shape;
+  fb::TensorType type = fb::TensorType::UINT8;
+  uint32_t buffer = 0;            // 0: no data (an activation)
+  std::vector<float> scales;      // empty: no quantization
+  std::vector<int64_t> zeroPoints;
+  int32_t quantizedDimension = 0;
+};
+
+struct OpDesc {
+  uint32_t opcodeIndex = 0;
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+  // Options written for the operator's builtin code (see serialize); NONE writes none.
+  fb::Padding padding = fb::Padding::VALID;
+  int32_t stride = 1;
+  int32_t filter = 2;  // pooling window
+  fb::ActivationFunctionType activation = fb::ActivationFunctionType::NONE;
+  bool writeOptions = true;
+};
+
+struct OpcodeDesc {
+  int32_t builtin = 0;
+  int32_t version = 1;
+  std::string custom;
+};
+
+struct ModelDesc {
+  uint32_t version = 3;
+  std::vector<OpcodeDesc> opcodes;
+  std::vector<std::vector<uint8_t>> buffers;  // buffers[0] is the empty sentinel
+  std::vector<TensorDesc> tensors;
+  std::vector<OpDesc> operators;
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+};
+
+inline std::vector<uint8_t> bytesOf(const std::vector<int32_t>& values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i)
+    for (int b = 0; b < 4; ++b) bytes[i * 4 + b] = static_cast<uint8_t>(static_cast<uint32_t>(values[i]) >> (8 * b));
+  return bytes;
+}
+
+// input uint8 [1,4,4,2] → CONV_2D 1x1 (3 filters, RELU6) → [1,4,4,3] → AVERAGE_POOL_2D 2x2 stride 2
+// → [1,2,2,3] → RESHAPE → [1,12] → SOFTMAX → output uint8 [1,12] (scale 1/256, zero point 0).
+inline ModelDesc smallCnn() {
+  ModelDesc m;
+  m.opcodes = {{static_cast<int32_t>(fb::BuiltinOperator::CONV_2D), 1},
+               {static_cast<int32_t>(fb::BuiltinOperator::AVERAGE_POOL_2D), 1},
+               {static_cast<int32_t>(fb::BuiltinOperator::RESHAPE), 1},
+               {static_cast<int32_t>(fb::BuiltinOperator::SOFTMAX), 1}};
+  m.buffers.push_back({});
+  m.buffers.push_back({130, 120, 140, 110, 128, 135});  // filter [3,1,1,2]
+  m.buffers.push_back(bytesOf({100, -50, 25}));          // bias [3]
+  m.tensors = {
+      {{1, 4, 4, 2}, fb::TensorType::UINT8, 0, {0.05f}, {128}},       // 0 input
+      {{3, 1, 1, 2}, fb::TensorType::UINT8, 1, {0.02f}, {128}},       // 1 filter
+      {{3}, fb::TensorType::INT32, 2, {0.001f}, {0}},                  // 2 bias
+      {{1, 4, 4, 3}, fb::TensorType::UINT8, 0, {0.03f}, {0}},          // 3 conv
+      {{1, 2, 2, 3}, fb::TensorType::UINT8, 0, {0.03f}, {0}},          // 4 pool
+      {{1, 12}, fb::TensorType::UINT8, 0, {0.03f}, {0}},               // 5 reshape
+      {{1, 12}, fb::TensorType::UINT8, 0, {1.0f / 256}, {0}},          // 6 softmax (output)
+  };
+  OpDesc conv{0, {0, 1, 2}, {3}};
+  conv.activation = fb::ActivationFunctionType::RELU6;
+  OpDesc pool{1, {3}, {4}};
+  pool.stride = 2;
+  m.operators = {conv, pool, {2, {4}, {5}}, {3, {5}, {6}}};
+  m.inputs = {0};
+  m.outputs = {6};
+  return m;
+}
+
+inline std::vector<uint8_t> serialize(const ModelDesc& m) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
+  for (const auto& c : m.opcodes) {
+    // As converters write it: the byte field holds codes below 127, else the placeholder.
+    const auto deprecated = static_cast<int8_t>(c.builtin < 127 ? c.builtin : 127);
+    codes.push_back(fb::CreateOperatorCode(b, deprecated, c.custom.empty() ? 0 : b.CreateString(c.custom), c.version,
+                                           static_cast<fb::BuiltinOperator>(c.builtin)));
+  }
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  for (const auto& data : m.buffers) {
+    if (data.empty()) {
+      buffers.push_back(fb::CreateBuffer(b));
+      continue;
+    }
+    b.ForceVectorAlignment(data.size(), 1, 16);
+    buffers.push_back(fb::CreateBuffer(b, b.CreateVector(data)));
+  }
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const auto& t = m.tensors[i];
+    flatbuffers::Offset<fb::QuantizationParameters> q = 0;
+    if (!t.scales.empty())
+      q = fb::CreateQuantizationParameters(b, 0, 0, b.CreateVector(t.scales), b.CreateVector(t.zeroPoints),
+                                           fb::QuantizationDetails::NONE, 0, t.quantizedDimension);
+    tensors.push_back(fb::CreateTensor(b, b.CreateVector(t.shape), t.type, t.buffer,
+                                       b.CreateString("t" + std::to_string(i)), q));
+  }
+  std::vector<flatbuffers::Offset<fb::Operator>> operators;
+  for (const auto& op : m.operators) {
+    int32_t builtin = op.opcodeIndex < m.opcodes.size() ? m.opcodes[op.opcodeIndex].builtin : -1;
+    auto type = fb::BuiltinOptions::NONE;
+    flatbuffers::Offset<void> options = 0;
+    if (op.writeOptions) {
+      switch (static_cast<fb::BuiltinOperator>(builtin)) {
+        case fb::BuiltinOperator::CONV_2D:
+          type = fb::BuiltinOptions::Conv2DOptions;
+          options = fb::CreateConv2DOptions(b, op.padding, op.stride, op.stride, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::DEPTHWISE_CONV_2D:
+          type = fb::BuiltinOptions::DepthwiseConv2DOptions;
+          options = fb::CreateDepthwiseConv2DOptions(b, op.padding, op.stride, op.stride, 1, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::AVERAGE_POOL_2D:
+        case fb::BuiltinOperator::MAX_POOL_2D:
+          type = fb::BuiltinOptions::Pool2DOptions;
+          options = fb::CreatePool2DOptions(b, op.padding, op.stride, op.stride, op.filter, op.filter, op.activation)
+                        .Union();
+          break;
+        case fb::BuiltinOperator::SOFTMAX:
+          type = fb::BuiltinOptions::SoftmaxOptions;
+          options = fb::CreateSoftmaxOptions(b, 1.0f).Union();
+          break;
+        case fb::BuiltinOperator::ADD:
+          type = fb::BuiltinOptions::AddOptions;
+          options = fb::CreateAddOptions(b, op.activation).Union();
+          break;
+        default: break;
+      }
+    }
+    operators.push_back(fb::CreateOperator(b, op.opcodeIndex, b.CreateVector(op.inputs), b.CreateVector(op.outputs),
+                                           type, options));
+  }
+  auto subgraph = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(m.inputs), b.CreateVector(m.outputs),
+                                     b.CreateVector(operators), b.CreateString("main"));
+  std::vector<flatbuffers::Offset<fb::SubGraph>> subgraphs = {subgraph};
+  auto model = fb::CreateModel(b, m.version, b.CreateVector(codes), b.CreateVector(subgraphs),
+                               b.CreateString("sable test model"), b.CreateVector(buffers));
+  fb::FinishModelBuffer(b, model);
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+}  // namespace sable::tflitetest
