@@ -61,31 +61,56 @@ inline std::vector<uint8_t> bytesOf(const std::vector<int32_t>& values) {
   return bytes;
 }
 
+inline OpcodeDesc opcode(fb::BuiltinOperator builtin, int32_t version = 1) {
+  OpcodeDesc c;
+  c.builtin = static_cast<int32_t>(builtin);
+  c.version = version;
+  return c;
+}
+
+inline TensorDesc tensor(std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer, float scale,
+                         int64_t zeroPoint) {
+  TensorDesc t;
+  t.shape = std::move(shape);
+  t.type = type;
+  t.buffer = buffer;
+  t.scales = {scale};
+  t.zeroPoints = {zeroPoint};
+  return t;
+}
+
+inline OpDesc op(uint32_t opcodeIndex, std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
+  OpDesc o;
+  o.opcodeIndex = opcodeIndex;
+  o.inputs = std::move(inputs);
+  o.outputs = std::move(outputs);
+  return o;
+}
+
 // input uint8 [1,4,4,2] → CONV_2D 1x1 (3 filters, RELU6) → [1,4,4,3] → AVERAGE_POOL_2D 2x2 stride 2
 // → [1,2,2,3] → RESHAPE → [1,12] → SOFTMAX → output uint8 [1,12] (scale 1/256, zero point 0).
 inline ModelDesc smallCnn() {
   ModelDesc m;
-  m.opcodes = {{static_cast<int32_t>(fb::BuiltinOperator::CONV_2D), 1},
-               {static_cast<int32_t>(fb::BuiltinOperator::AVERAGE_POOL_2D), 1},
-               {static_cast<int32_t>(fb::BuiltinOperator::RESHAPE), 1},
-               {static_cast<int32_t>(fb::BuiltinOperator::SOFTMAX), 1}};
+  for (auto op : {fb::BuiltinOperator::CONV_2D, fb::BuiltinOperator::AVERAGE_POOL_2D, fb::BuiltinOperator::RESHAPE,
+                  fb::BuiltinOperator::SOFTMAX})
+    m.opcodes.push_back(opcode(op));
   m.buffers.push_back({});
   m.buffers.push_back({130, 120, 140, 110, 128, 135});  // filter [3,1,1,2]
   m.buffers.push_back(bytesOf({100, -50, 25}));          // bias [3]
   m.tensors = {
-      {{1, 4, 4, 2}, fb::TensorType::UINT8, 0, {0.05f}, {128}},       // 0 input
-      {{3, 1, 1, 2}, fb::TensorType::UINT8, 1, {0.02f}, {128}},       // 1 filter
-      {{3}, fb::TensorType::INT32, 2, {0.001f}, {0}},                  // 2 bias
-      {{1, 4, 4, 3}, fb::TensorType::UINT8, 0, {0.03f}, {0}},          // 3 conv
-      {{1, 2, 2, 3}, fb::TensorType::UINT8, 0, {0.03f}, {0}},          // 4 pool
-      {{1, 12}, fb::TensorType::UINT8, 0, {0.03f}, {0}},               // 5 reshape
-      {{1, 12}, fb::TensorType::UINT8, 0, {1.0f / 256}, {0}},          // 6 softmax (output)
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.05f, 128),    // 0 input
+      tensor({3, 1, 1, 2}, fb::TensorType::UINT8, 1, 0.02f, 128),    // 1 filter
+      tensor({3}, fb::TensorType::INT32, 2, 0.001f, 0),               // 2 bias
+      tensor({1, 4, 4, 3}, fb::TensorType::UINT8, 0, 0.03f, 0),      // 3 conv
+      tensor({1, 2, 2, 3}, fb::TensorType::UINT8, 0, 0.03f, 0),      // 4 pool
+      tensor({1, 12}, fb::TensorType::UINT8, 0, 0.03f, 0),           // 5 reshape
+      tensor({1, 12}, fb::TensorType::UINT8, 0, 1.0f / 256, 0),      // 6 softmax (output)
   };
-  OpDesc conv{0, {0, 1, 2}, {3}};
+  OpDesc conv = op(0, {0, 1, 2}, {3});
   conv.activation = fb::ActivationFunctionType::RELU6;
-  OpDesc pool{1, {3}, {4}};
+  OpDesc pool = op(1, {3}, {4});
   pool.stride = 2;
-  m.operators = {conv, pool, {2, {4}, {5}}, {3, {5}, {6}}};
+  m.operators = {conv, pool, op(2, {4}, {5}), op(3, {5}, {6})};
   m.inputs = {0};
   m.outputs = {6};
   return m;
