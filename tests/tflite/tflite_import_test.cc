@@ -85,18 +85,7 @@ TEST(TfliteImport, SmallCnnMapsToNnapiOperationsAsTheDelegateDoes) {
 }
 
 TEST(TfliteImport, PerChannelInt8FilterBecomesSymmPerChannelWithBiasScaleZero) {
-  ModelDesc m = smallCnn();
-  for (int t : {0, 3, 4, 5}) {
-    m.tensors[t].type = fb::TensorType::INT8;
-    m.tensors[t].zeroPoints = {t == 0 ? 0 : -128};
-  }
-  m.tensors[6].type = fb::TensorType::INT8;
-  m.tensors[6].zeroPoints = {-128};  // int8 softmax: scale 1/256, zero point -128
-  m.tensors[1] = tflitetest::tensor({3, 1, 1, 2}, fb::TensorType::INT8, 1, 0.02f, 0);
-  m.tensors[1].scales = {0.02f, 0.03f, 0.04f};
-  m.tensors[1].zeroPoints = {0, 0, 0};
-  m.tensors[2].scales = {0.001f, 0.0015f, 0.002f};
-  m.tensors[2].zeroPoints = {0, 0, 0};
+  ModelDesc m = tflitetest::smallCnnInt8();
   auto model = import(m);
   ASSERT_TRUE(model.ok()) << model.error().message;
   const auto& conv = model->main.operations[0];
@@ -107,6 +96,22 @@ TEST(TfliteImport, PerChannelInt8FilterBecomesSymmPerChannelWithBiasScaleZero) {
   EXPECT_EQ(filter.channelQuant()->channelDim, 0u);
   EXPECT_EQ(model->main.operands[conv.inputs[2]].scale, 0.0f);
   EXPECT_EQ(model->main.operands[conv.inputs[0]].type, OperandType::TENSOR_QUANT8_ASYMM_SIGNED);
+}
+
+TEST(TfliteImport, DepthwiseAndAddMapWithTheMultiplierFromTheShapes) {
+  auto model = import(tflitetest::depthwiseAdd());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(operationTypes(*model), (std::vector<OperationType>{OperationType::DEPTHWISE_CONV_2D, OperationType::ADD,
+                                                                 OperationType::MAX_POOL_2D}));
+  const auto& dw = model->main.operations[0];
+  ASSERT_EQ(dw.inputs.size(), 8u);  // input, filter, bias, padding, stride w, h, multiplier, activation
+  int32_t padding = 0, multiplier = 0;
+  std::memcpy(&padding, model->operandValues.data() + model->main.operands[dw.inputs[3]].location.offset, 4);
+  std::memcpy(&multiplier, model->operandValues.data() + model->main.operands[dw.inputs[6]].location.offset, 4);
+  EXPECT_EQ(padding, 1) << "SAME → ANEURALNETWORKS_PADDING_SAME";
+  EXPECT_EQ(multiplier, 1);
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
 }
 
 TEST(TfliteImport, AMissingBiasBecomesZeros) {

@@ -116,6 +116,50 @@ inline ModelDesc smallCnn() {
   return m;
 }
 
+// smallCnn with int8 activations and a per-channel int8 filter (TF2 post-training quantization).
+inline ModelDesc smallCnnInt8() {
+  ModelDesc m = smallCnn();
+  for (int t : {0, 3, 4, 5, 6}) {
+    m.tensors[t].type = fb::TensorType::INT8;
+    m.tensors[t].zeroPoints = {t == 0 ? 0 : -128};
+  }
+  m.tensors[1].type = fb::TensorType::INT8;
+  m.tensors[1].scales = {0.02f, 0.03f, 0.04f};
+  m.tensors[1].zeroPoints = {0, 0, 0};
+  m.tensors[2].scales = {0.001f, 0.0015f, 0.002f};
+  m.tensors[2].zeroPoints = {0, 0, 0};
+  return m;
+}
+
+// input uint8 [1,4,4,2] → DEPTHWISE_CONV_2D 3x3 SAME (multiplier 1) → ADD with the input (RELU)
+// → MAX_POOL_2D 2x2 → output uint8 [1,2,2,2].
+inline ModelDesc depthwiseAdd() {
+  ModelDesc m;
+  for (auto op : {fb::BuiltinOperator::DEPTHWISE_CONV_2D, fb::BuiltinOperator::ADD, fb::BuiltinOperator::MAX_POOL_2D})
+    m.opcodes.push_back(opcode(op));
+  m.buffers.push_back({});
+  m.buffers.push_back({120, 130, 125, 135, 128, 128, 140, 110, 131, 127, 126, 129, 122, 133, 128, 128, 119, 137});
+  m.buffers.push_back(bytesOf({10, -10}));
+  m.tensors = {
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.05f, 128),  // 0 input
+      tensor({1, 3, 3, 2}, fb::TensorType::UINT8, 1, 0.01f, 128),  // 1 filter
+      tensor({2}, fb::TensorType::INT32, 2, 0.0005f, 0),            // 2 bias
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.04f, 120),  // 3 depthwise
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.06f, 0),    // 4 add
+      tensor({1, 2, 2, 2}, fb::TensorType::UINT8, 0, 0.06f, 0),    // 5 pool (output)
+  };
+  OpDesc dw = op(0, {0, 1, 2}, {3});
+  dw.padding = fb::Padding::SAME;
+  OpDesc add = op(1, {3, 0}, {4});
+  add.activation = fb::ActivationFunctionType::RELU;
+  OpDesc pool = op(2, {4}, {5});
+  pool.stride = 2;
+  m.operators = {dw, add, pool};
+  m.inputs = {0};
+  m.outputs = {5};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
