@@ -4,6 +4,7 @@
 // absent ($SABLE_SHARED_DIR, set by ctest).
 #include <cstdlib>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct RealModel {
   // conversions, which NNAPI expresses as DEQUANTIZE → float → QUANTIZE (docs/tflite.md).
   size_t unsupportedOnNpu;
 };
+
+// The parameter as ctest and gtest print it (found by argument-dependent lookup).
+void PrintTo(const RealModel& m, std::ostream* os) { *os << m.file; }
 
 class TfliteRealModel : public testing::TestWithParam<RealModel> {};
 
