@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "sable/hal/shared_memory.h"
 #include "sable/runtime/cpu_reference_device.h"
 #include "sable/runtime/execution.h"
 #include "sable/runtime/image_input.h"
@@ -112,6 +113,40 @@ TEST(TfliteImport, DepthwiseAndAddMapWithTheMultiplierFromTheShapes) {
   EXPECT_EQ(multiplier, 1);
   auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
   ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+}
+
+TEST(TfliteImport, AChainOfTheOtherOperatorsMapsAndRunsOnTheCpuReference) {
+  auto model = import(tflitetest::operatorChain());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model),
+            (std::vector<O>{O::PAD, O::RESIZE_BILINEAR, O::CONCATENATION, O::TRANSPOSE, O::MEAN, O::SQUEEZE,
+                            O::FULLY_CONNECTED, O::LOGISTIC, O::DEQUANTIZE, O::QUANTIZE, O::DEQUANTIZE, O::QUANTIZE}))
+      << "a requantizing QUANTIZE is DEQUANTIZE then QUANTIZE";
+  const auto& ops = model->main.operations;
+  auto value = [&](uint32_t operand, size_t i) {
+    const hal::Operand& o = model->main.operands[operand];
+    const uint8_t* base = o.lifetime == hal::OperandLifeTime::CONSTANT_COPY
+                              ? model->operandValues.data()
+                              : static_cast<const uint8_t*>(model->pools[o.location.poolIndex]->data());
+    int32_t v = 0;
+    std::memcpy(&v, base + o.location.offset + 4 * i, 4);
+    return v;
+  };
+  EXPECT_EQ(value(ops[1].inputs[1], 0), 3) << "RESIZE_BILINEAR output width";
+  EXPECT_EQ(value(ops[2].inputs[2], 0), 3) << "CONCATENATION axis -1 of rank 4 is 3";
+  EXPECT_EQ(value(ops[3].inputs[1], 1), 2) << "TRANSPOSE permutation";
+  EXPECT_EQ(value(ops[4].inputs[2], 0), 1) << "MEAN keep_dims";
+  EXPECT_EQ(model->main.operands[model->main.outputIndexes[1]].type, OperandType::TENSOR_QUANT8_ASYMM_SIGNED);
+
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  auto result = executeWithBuffers(**prepared, *model, {std::vector<uint8_t>(32, 150)});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->outputs.size(), 2u);
+  // The int8 output is the uint8 one shifted by the zero points' difference (same scale).
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(static_cast<int8_t>(result->outputs[1].bytes[i]), result->outputs[0].bytes[i] - 128) << i;
 }
 
 TEST(TfliteImport, AMissingBiasBecomesZeros) {

@@ -35,6 +35,9 @@ struct OpDesc {
   int32_t stride = 1;
   int32_t filter = 2;  // pooling window
   fb::ActivationFunctionType activation = fb::ActivationFunctionType::NONE;
+  int32_t axis = 0;                   // CONCATENATION
+  bool keepDims = false;              // MEAN
+  std::vector<int32_t> squeezeDims;   // SQUEEZE
   bool writeOptions = true;
 };
 
@@ -160,6 +163,65 @@ inline ModelDesc depthwiseAdd() {
   return m;
 }
 
+// Most other mapped operators in one chain, uint8 throughout (scale 0.05, zero point 128):
+// input [1,4,4,2] → PAD 1 on H and W → RESIZE_BILINEAR to 3x3 → CONCATENATION with itself on axis
+// -1 → TRANSPOSE H/W → MEAN over H, W (keep dims) → SQUEEZE → FULLY_CONNECTED to 3 → LOGISTIC →
+// DEQUANTIZE → QUANTIZE (output 0, uint8), and a requantizing QUANTIZE of the LOGISTIC result to
+// int8 (output 1).
+inline ModelDesc operatorChain() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  for (auto op : {B::PAD, B::RESIZE_BILINEAR, B::CONCATENATION, B::TRANSPOSE, B::MEAN, B::SQUEEZE, B::FULLY_CONNECTED,
+                  B::LOGISTIC, B::DEQUANTIZE, B::QUANTIZE})
+    m.opcodes.push_back(opcode(op));
+  m.buffers = {{},
+               bytesOf({0, 0, 1, 1, 1, 1, 0, 0}),                               // 1 paddings [4,2]
+               bytesOf({3, 3}),                                                  // 2 size [2]
+               bytesOf({0, 2, 1, 3}),                                            // 3 permutation [4]
+               bytesOf({1, 2}),                                                  // 4 axes [2]
+               {120, 130, 140, 110, 128, 129, 127, 126, 100, 150, 135, 121},     // 5 weights [3,4]
+               bytesOf({5, -5, 0})};                                             // 6 bias [3]
+  auto q = [](std::vector<int32_t> shape) { return tensor(std::move(shape), fb::TensorType::UINT8, 0, 0.05f, 128); };
+  auto ints = [](std::vector<int32_t> shape, uint32_t buffer) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = fb::TensorType::INT32;
+    t.buffer = buffer;
+    return t;
+  };
+  TensorDesc real;
+  real.shape = {1, 3};
+  real.type = fb::TensorType::FLOAT32;
+  m.tensors = {
+      q({1, 4, 4, 2}),                                                  // 0 input
+      ints({4, 2}, 1), q({1, 6, 6, 2}),                                 // 1 paddings, 2 padded
+      ints({2}, 2), q({1, 3, 3, 2}),                                    // 3 size, 4 resized
+      q({1, 3, 3, 4}),                                                  // 5 concatenated
+      ints({4}, 3), q({1, 3, 3, 4}),                                    // 6 permutation, 7 transposed
+      ints({2}, 4), q({1, 1, 1, 4}),                                    // 8 axes, 9 mean
+      q({1, 4}),                                                        // 10 squeezed
+      tensor({3, 4}, fb::TensorType::UINT8, 5, 0.02f, 128),             // 11 weights
+      tensor({3}, fb::TensorType::INT32, 6, 0.001f, 0),                 // 12 bias
+      tensor({1, 3}, fb::TensorType::UINT8, 0, 0.1f, 128),              // 13 fully connected
+      tensor({1, 3}, fb::TensorType::UINT8, 0, 1.0f / 256, 0),          // 14 logistic
+      real,                                                             // 15 dequantized
+      tensor({1, 3}, fb::TensorType::UINT8, 0, 1.0f / 256, 0),          // 16 output 0
+      tensor({1, 3}, fb::TensorType::INT8, 0, 1.0f / 256, -128),        // 17 output 1
+  };
+  OpDesc concat = op(2, {4, 4}, {5});
+  concat.axis = -1;
+  OpDesc mean = op(4, {7, 8}, {9});
+  mean.keepDims = true;
+  OpDesc squeeze = op(5, {9}, {10});
+  squeeze.squeezeDims = {1, 2};
+  m.operators = {op(0, {0, 1}, {2}), op(1, {2, 3}, {4}), concat,          op(3, {5, 6}, {7}),
+                 mean,               squeeze,            op(6, {10, 11, 12}, {13}), op(7, {13}, {14}),
+                 op(8, {14}, {15}),  op(9, {15}, {16}),  op(9, {14}, {17})};
+  m.inputs = {0};
+  m.outputs = {16, 17};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -212,6 +274,22 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::SOFTMAX:
           type = fb::BuiltinOptions::SoftmaxOptions;
           options = fb::CreateSoftmaxOptions(b, 1.0f).Union();
+          break;
+        case fb::BuiltinOperator::CONCATENATION:
+          type = fb::BuiltinOptions::ConcatenationOptions;
+          options = fb::CreateConcatenationOptions(b, op.axis, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::MEAN:
+          type = fb::BuiltinOptions::ReducerOptions;
+          options = fb::CreateReducerOptions(b, op.keepDims).Union();
+          break;
+        case fb::BuiltinOperator::SQUEEZE:
+          type = fb::BuiltinOptions::SqueezeOptions;
+          options = fb::CreateSqueezeOptions(b, b.CreateVector(op.squeezeDims)).Union();
+          break;
+        case fb::BuiltinOperator::FULLY_CONNECTED:
+          type = fb::BuiltinOptions::FullyConnectedOptions;
+          options = fb::CreateFullyConnectedOptions(b, op.activation).Union();
           break;
         case fb::BuiltinOperator::ADD:
           type = fb::BuiltinOptions::AddOptions;
