@@ -83,6 +83,15 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
   }
 }
 
+// Zero point i of a quantization (i < its count). Copied out byte-wise: the verifier checks a
+// vector's 4-byte length prefix for alignment but not its 8-byte elements, so a corrupt file can
+// place them misaligned (found by the fuzz target; a direct load would be undefined behaviour).
+int64_t zeroPointAt(const fb::QuantizationParameters& q, size_t i) {
+  int64_t value = 0;
+  std::memcpy(&value, reinterpret_cast<const uint8_t*>(q.zero_point()->data()) + i * sizeof(int64_t), sizeof value);
+  return flatbuffers::EndianScalar(value);
+}
+
 class Importer {
  public:
   explicit Importer(const fb::Model& model) : model_(model) {}
@@ -194,7 +203,7 @@ class Importer {
       if (!std::isfinite(s) || s < 0.0f) return importError("tensor {}: scale {} is not a finite value >= 0", index, s);
     }
     const float scale = scales > 0 ? q->scale()->Get(0) : 0.0f;
-    const int64_t zeroPoint = zeroPoints > 0 ? q->zero_point()->Get(0) : 0;
+    const int64_t zeroPoint = zeroPoints > 0 ? zeroPointAt(*q, 0) : 0;
     const bool quantized = scales > 0 && scale > 0.0f;
 
     auto needQuantization = [&](std::string_view type) -> hal::Result<void> {
@@ -229,7 +238,7 @@ class Importer {
             return importError("tensor {}: {} scales for {} channels along dimension {}", index, scales,
                                shape.dims[dim], dim);
           for (size_t i = 0; i < zeroPoints; ++i)
-            if (q->zero_point()->Get(static_cast<uint32_t>(i)) != 0)
+            if (zeroPointAt(*q, i) != 0)
               return importError("tensor {}: per-channel quantization with a non-zero zero point", index);
           for (size_t i = 0; i < scales; ++i) {
             if (q->scale()->Get(static_cast<uint32_t>(i)) <= 0.0f)
