@@ -14,7 +14,7 @@ cmake -S tests/fuzz -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_
       -DSABLE_BUILD_DIR="$PWD/build" >/dev/null
 ninja -C build-fuzz
 mkdir -p build-fuzz/artifacts
-for target in cache_blob stream_validator; do
+for target in cache_blob stream_validator tflite_import; do
   corpus="build-fuzz/corpus/$target"
   rm -rf "$corpus" && mkdir -p "$corpus"
   cp tests/fuzz/"$target"/* "$corpus"/

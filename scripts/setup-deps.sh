@@ -10,6 +10,7 @@ PACKAGES=(
   libboost1.74-dev libsodium-dev libssl-dev
   verilator clang zlib1g-dev libsystemc-dev
   linux-headers-amd64 sparse device-tree-compiler graphviz
+  libflatbuffers-dev flatbuffers-compiler libstb-dev
 )
 
 missing=()

@@ -19,6 +19,7 @@
 #include "sable/runtime/builtin_models.h"
 #include "sable/runtime/device.h"
 #include "sable/runtime/execution.h"
+#include "sable/runtime/image_input.h"
 #include "sable/umd/compiler/compiler.h"
 #include "tool_support.h"
 
@@ -33,6 +34,8 @@ struct RunArgs {
   bool dump = false;
   std::string cacheDir;  // compilation cache: load when valid, else compile and save
   std::string backend = "func";
+  std::string image;   // --image: the input, resized and quantized (docs/tflite.md)
+  std::string labels;  // --labels: one class name per output element
 };
 
 // FNV-1a, 64 bit: a stable fingerprint of the output bytes, not a security measure.
@@ -149,6 +152,37 @@ int runModel(const RunArgs& args) {
     return model.error().status == hal::ErrorStatus::INVALID_ARGUMENT ? 2 : 1;  // an unknown name is a usage error
   }
   const double buildMs = millisecondsSince(start);
+  // Image and labels are checked against the model before anything is prepared.
+  std::vector<std::string> labels;
+  if (!args.labels.empty()) {
+    auto loaded = runtime::loadLabels(args.labels);
+    if (!loaded.ok()) {
+      fail(loaded.error(), "--labels");
+      return 2;
+    }
+    const hal::Operand& out = model->main.operands[model->main.outputIndexes[0]];
+    size_t elements = 1;
+    for (uint32_t d : out.dimensions) elements *= d;
+    if (loaded->size() != elements) {
+      std::cerr << "sable run: --labels: '" << args.labels << "' has " << loaded->size() << " lines but the model's "
+                << "output has " << elements << " classes\n";
+      return 2;
+    }
+    labels = std::move(*loaded);
+  }
+  std::vector<std::vector<uint8_t>> imageInputs;
+  if (!args.image.empty()) {
+    if (model->main.inputIndexes.size() != 1) {
+      std::cerr << "sable run: --image: the model has " << model->main.inputIndexes.size() << " inputs (needs one)\n";
+      return 2;
+    }
+    auto bytes = runtime::imageInput(args.image, model->main.operands[model->main.inputIndexes[0]]);
+    if (!bytes.ok()) {
+      fail(bytes.error(), "--image");
+      return 2;
+    }
+    imageInputs.push_back(std::move(*bytes));
+  }
 
   auto device = runtime::findDevice(args.device);
   if (!device.ok()) {
@@ -200,7 +234,8 @@ int runModel(const RunArgs& args) {
     program = std::move(*compiled);
   }
 
-  const std::vector<std::vector<uint8_t>> inputs = syntheticInputs(*model, args.seed);
+  const std::vector<std::vector<uint8_t>> inputs =
+      args.image.empty() ? syntheticInputs(*model, args.seed) : imageInputs;
   start = std::chrono::steady_clock::now();
   runtime::ExecuteOptions options;
   options.measureTiming = hal::MeasureTiming::YES;
@@ -225,10 +260,16 @@ int runModel(const RunArgs& args) {
              weights / 1e6);
   fmt::print("device:   {} ({})\n", (*device)->name(), (*device)->versionString());
   if (const runtime::PartitionPlan* plan = runtime::partitionPlanOf(**prepared)) printPlan(*plan, *model);
-  fmt::print("input:    synthetic, seed {}\n", args.seed);
+  if (args.image.empty()) {
+    fmt::print("input:    synthetic, seed {}\n", args.seed);
+  } else {
+    fmt::print("input:    {} (resized to the input's [{}])\n", args.image,
+               fmt::join(model->main.operands[model->main.inputIndexes[0]].dimensions, ", "));
+  }
   fmt::print("top-5:\n");
   for (size_t i = 0; i < std::min<size_t>(5, classes); ++i) {
-    fmt::print("  {}. class {:4}  score {:.4f}\n", i + 1, order[i], elementValue(outputOperand, output, order[i]));
+    fmt::print("  {}. class {:4}  score {:.4f}{}\n", i + 1, order[i], elementValue(outputOperand, output, order[i]),
+               labels.empty() ? "" : "  " + labels[order[i]]);
   }
   if (!cacheNote.empty()) fmt::print("cache:    {}\n", cacheNote);
   fmt::print("time:     build {:.1f} ms, prepare {:.1f} ms, execute {:.1f} ms\n", buildMs, prepareMs, executeMs);
@@ -284,6 +325,10 @@ CommandRunner addRunCommand(CLI::App& app) {
   run->add_option("--cache-dir", args->cacheDir,
                   "Compilation cache (docs/cache.md): prepare from the cache saved there when it is valid (says so), "
                   "else compile and save it");
+  run->add_option("--image", args->image,
+                  "A BMP, PNG or JPEG image as the input: resized to the model's input and quantized with its scale "
+                  "and zero point (docs/tflite.md)");
+  run->add_option("--labels", args->labels, "A text file of class names, one per line per output element");
   run->add_flag("--check", args->check,
                 "Also run the CPU reference and say whether the outputs are identical (exit status 1 when not)");
   run->add_flag("--dump", args->dump,

@@ -9,6 +9,7 @@
 
 #include "sable/runtime/builtin_models.h"
 #include "sable/runtime/corpus.h"
+#include "sable/runtime/tflite_import.h"
 #include "sable/umd/command_builder.h"
 #include "sable/umd/device.h"
 
@@ -33,6 +34,7 @@ hal::Result<hal::Model> loadCorpusTest(const std::string& path, std::string_view
 }  // namespace
 
 hal::Result<hal::Model> loadModel(std::string_view spec) {
+  if (spec.ends_with(".tflite")) return runtime::importTfliteFile(std::string(spec));  // docs/tflite.md
   if (const size_t jsonl = spec.find(kCorpusSuffix); jsonl != std::string_view::npos) {
     const size_t end = jsonl + kCorpusSuffix.size();
     if (end == spec.size()) return loadCorpusTest(std::string(spec), "");
@@ -41,7 +43,7 @@ hal::Result<hal::Model> loadModel(std::string_view spec) {
   if (!spec.starts_with(kBuiltinPrefix)) {
     std::string names;
     for (const auto& name : runtime::builtinModelNames()) names += fmt::format(" builtin:{}", name);
-    return hal::invalidArgument("unknown model '{}': a built-in model ({} ) or a corpus test (FILE.jsonl#TEST)", spec,
+    return hal::invalidArgument("unknown model '{}': a built-in model ({} ), a corpus test (FILE.jsonl#TEST) or a FILE.tflite", spec,
                                 names);
   }
   return runtime::makeBuiltinModel(spec.substr(kBuiltinPrefix.size()));

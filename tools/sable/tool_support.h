@@ -22,12 +22,13 @@ inline constexpr std::string_view kReferenceDevice = "cpu-reference";
 
 // The model a command-line argument names: "builtin:NAME" (runtime/builtin_models.h), or a test
 // of the conformance corpus: "FILE.jsonl#TEST" (the test named TEST) or "FILE.jsonl" (its first
-// test). An unknown name is an INVALID_ARGUMENT error listing the known ones.
+// test), or a TensorFlow Lite file "FILE.tflite" (runtime/tflite_import.h). An unknown name is an
+// INVALID_ARGUMENT error listing the known ones.
 hal::Result<hal::Model> loadModel(std::string_view spec);
 // The --help text of a MODEL argument.
 inline constexpr const char* kModelHelp =
     "builtin:mobilenet_v1, builtin:mobilenet_v2, builtin:tiny_cnn, or a conformance corpus test FILE.jsonl#TEST "
-    "(FILE.jsonl: its first test); inputs are synthetic";
+    "(FILE.jsonl: its first test), or a FILE.tflite; inputs are synthetic";
 
 // One byte vector per model input, uniform bytes from seed + i for input i: for the first input
 // exactly runtime::makeSyntheticInput(model, seed).

@@ -1,0 +1,839 @@
+// The TFLite importer (docs/tflite.md). Order of work, as for every blob Sable reads: check the
+// size and file identifier, run flatbuffers::Verifier over the whole buffer, then walk the model
+// checking each index and size before it is used, building the NN HAL model with ModelBuilder.
+// The result goes through hal::validateModel, so an operation the mapping got wrong is reported
+// here rather than at preparation.
+#include "sable/runtime/tflite_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sable/hal/validation.h"
+#include "sable/runtime/model_builder.h"
+#include "tflite_schema_generated.h"
+
+namespace sable::runtime {
+namespace {
+
+namespace fb = sable::tflite_fb;
+using hal::OperandType;
+using hal::OperationType;
+
+// NNAPI's codes (NeuralNetworks.h) for the scalar operands the mapped operations take.
+constexpr int32_t kPaddingSame = 1;
+constexpr int32_t kPaddingValid = 2;
+constexpr int32_t kFuseNone = 0, kFuseRelu = 1, kFuseRelu1 = 2, kFuseRelu6 = 3;
+
+// Bounds on shapes: NNAPI operations take at most rank 6 here, and no CNN tensor is near these
+// sizes; anything above is a corrupt or hostile file, refused before arithmetic can overflow.
+constexpr size_t kMaxRank = 6;
+constexpr int64_t kMaxDimension = int64_t{1} << 24;
+constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 30;
+
+template <typename... Args>
+hal::Error importError(fmt::format_string<Args...> format, Args&&... args) {
+  return hal::makeError(hal::ErrorStatus::INVALID_ARGUMENT, "TFLite import: {}",
+                        fmt::format(format, std::forward<Args>(args)...));
+}
+
+std::string_view operatorName(int32_t code) {
+  const char* name = fb::EnumNameBuiltinOperator(static_cast<fb::BuiltinOperator>(code));
+  return name != nullptr && *name != '\0' ? name : "";
+}
+
+// The highest version of each operator whose semantics the mapping below reproduces. Later
+// versions add input types or options (int16 activations, hybrid weights...) that this importer
+// does not look at, so they are refused rather than silently mistranslated.
+std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
+  switch (op) {
+    case fb::BuiltinOperator::CONV_2D: return 3;           // 2: uint8/int8, 3: per-channel int8
+    case fb::BuiltinOperator::DEPTHWISE_CONV_2D: return 3;
+    case fb::BuiltinOperator::FULLY_CONNECTED: return 4;
+    case fb::BuiltinOperator::AVERAGE_POOL_2D:
+    case fb::BuiltinOperator::MAX_POOL_2D: return 2;
+    case fb::BuiltinOperator::ADD: return 2;
+    case fb::BuiltinOperator::SUB: return 2;
+    case fb::BuiltinOperator::MUL: return 3;
+    case fb::BuiltinOperator::RELU: return 2;
+    case fb::BuiltinOperator::RELU6: return 2;
+    case fb::BuiltinOperator::RELU_N1_TO_1: return 1;
+    case fb::BuiltinOperator::LOGISTIC: return 2;
+    case fb::BuiltinOperator::TANH: return 2;
+    case fb::BuiltinOperator::HARD_SWISH: return 1;
+    case fb::BuiltinOperator::SOFTMAX: return 2;
+    case fb::BuiltinOperator::RESHAPE: return 1;
+    case fb::BuiltinOperator::SQUEEZE: return 1;
+    case fb::BuiltinOperator::CONCATENATION: return 2;
+    case fb::BuiltinOperator::PAD: return 2;
+    case fb::BuiltinOperator::PADV2: return 2;
+    case fb::BuiltinOperator::MEAN: return 2;
+    case fb::BuiltinOperator::QUANTIZE: return 2;
+    case fb::BuiltinOperator::DEQUANTIZE: return 2;
+    case fb::BuiltinOperator::RESIZE_BILINEAR: return 3;
+    case fb::BuiltinOperator::RESIZE_NEAREST_NEIGHBOR: return 3;
+    case fb::BuiltinOperator::TRANSPOSE: return 2;
+    default: return std::nullopt;
+  }
+}
+
+// Zero point i of a quantization (i < its count). Copied out byte-wise: the verifier checks a
+// vector's 4-byte length prefix for alignment but not its 8-byte elements, so a corrupt file can
+// place them misaligned (found by the fuzz target; a direct load would be undefined behaviour).
+int64_t zeroPointAt(const fb::QuantizationParameters& q, size_t i) {
+  int64_t value = 0;
+  std::memcpy(&value, reinterpret_cast<const uint8_t*>(q.zero_point()->data()) + i * sizeof(int64_t), sizeof value);
+  return flatbuffers::EndianScalar(value);
+}
+
+class Importer {
+ public:
+  explicit Importer(const fb::Model& model) : model_(model) {}
+
+  hal::Result<hal::Model> run() {
+    if (model_.version() != 3) return importError("schema version {} (only version 3 is read)", model_.version());
+    const auto* subgraphs = model_.subgraphs();
+    if (subgraphs == nullptr || subgraphs->size() == 0) return importError("the model has no subgraph");
+    // Subgraph 0 is the model; others are bodies of control-flow operators, which are refused below.
+    graph_ = subgraphs->Get(0);
+    if (graph_ == nullptr || graph_->tensors() == nullptr) return importError("subgraph 0 has no tensors");
+    tensors_ = graph_->tensors();
+    operands_.assign(tensors_->size(), std::nullopt);
+
+    if (graph_->inputs() == nullptr || graph_->inputs()->size() == 0) return importError("subgraph 0 has no inputs");
+    if (graph_->outputs() == nullptr || graph_->outputs()->size() == 0) return importError("subgraph 0 has no outputs");
+    for (int32_t t : *graph_->inputs()) {
+      SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(t, "subgraph input"));
+      SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(t));
+      if (data != nullptr) return importError("subgraph input tensor {} has constant data", t);
+      if (operands_[t]) return importError("tensor {} is listed twice as a subgraph input", t);
+      SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(t, *tensor));
+      operands_[t] = builder_.addInput(shape.type, shape.dims, shape.scale, shape.zeroPoint);
+    }
+    if (graph_->operators() != nullptr) {
+      for (uint32_t i = 0; i < graph_->operators()->size(); ++i) {
+        const fb::Operator* op = graph_->operators()->Get(i);
+        auto mapped = mapOperator(i, *op);
+        if (!mapped.ok()) return std::move(mapped).error();
+      }
+    }
+    for (int32_t t : *graph_->outputs()) {
+      SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(t, "subgraph output"));
+      (void)tensor;
+      if (!operands_[t]) return importError("subgraph output tensor {} is written by no operator", t);
+      const hal::Operand& operand = builder_.model().main.operands[*operands_[t]];
+      if (operand.lifetime != hal::OperandLifeTime::TEMPORARY_VARIABLE)
+        return importError("subgraph output tensor {} is a subgraph input, a constant or listed twice", t);
+      builder_.makeOutput(*operands_[t]);
+    }
+    SABLE_ASSIGN_OR_RETURN(hal::Model model, builder_.finish());
+    auto valid = hal::validateModel(model);
+    if (!valid.ok()) return importError("the mapped model is not a valid NNAPI model: {}", valid.error().message);
+    return model;
+  }
+
+ private:
+  struct Shape {
+    OperandType type = OperandType::TENSOR_FLOAT32;
+    std::vector<uint32_t> dims;
+    float scale = 0.0f;
+    int32_t zeroPoint = 0;
+    std::vector<float> channelScales;  // per-channel quantization (TENSOR_QUANT8_SYMM_PER_CHANNEL)
+    uint32_t channelDim = 0;
+  };
+
+  hal::Result<const fb::Tensor*> tensorAt(int32_t index, std::string_view what) const {
+    if (index < 0 || static_cast<uint32_t>(index) >= tensors_->size())
+      return importError("{}: tensor index {} out of range (the subgraph has {} tensors)", what, index,
+                         tensors_->size());
+    const fb::Tensor* tensor = tensors_->Get(static_cast<uint32_t>(index));
+    if (tensor == nullptr) return importError("{}: tensor {} is null", what, index);
+    return tensor;
+  }
+
+  // The bytes of a tensor's buffer, or nullptr when it has none (an activation). Checks the buffer
+  // index and that the bytes fill the tensor exactly.
+  hal::Result<const flatbuffers::Vector<uint8_t>*> constantData(int32_t index) const {
+    const fb::Tensor* tensor = tensors_->Get(static_cast<uint32_t>(index));
+    const uint32_t b = tensor->buffer();
+    const auto* buffers = model_.buffers();
+    if (b == 0) return static_cast<const flatbuffers::Vector<uint8_t>*>(nullptr);  // buffer 0: the empty sentinel
+    if (buffers == nullptr || b >= buffers->size())
+      return importError("tensor {}: buffer index {} out of range (the model has {} buffers)", index, b,
+                         buffers == nullptr ? 0 : buffers->size());
+    const fb::Buffer* buffer = buffers->Get(b);
+    if (buffer == nullptr) return importError("tensor {}: buffer {} is null", index, b);
+    if (buffer->offset() > 1 || buffer->size() > 0)
+      return importError("tensor {}: buffer {} keeps its data outside the flatbuffer (not supported)", index, b);
+    if (buffer->data() == nullptr || buffer->data()->size() == 0) return static_cast<const flatbuffers::Vector<uint8_t>*>(nullptr);
+    return buffer->data();
+  }
+
+  // The operand type, dimensions and quantization of a tensor, with every field checked.
+  hal::Result<Shape> operandShape(int32_t index, const fb::Tensor& tensor) const {
+    Shape shape;
+    if (tensor.is_variable()) return importError("tensor {} is a variable tensor (not supported)", index);
+    if (tensor.sparsity() != nullptr) return importError("tensor {} is sparse (not supported)", index);
+    if (tensor.shape() == nullptr) return importError("tensor {} has no shape", index);
+    if (tensor.shape()->size() > kMaxRank)
+      return importError("tensor {} has rank {} (at most {})", index, tensor.shape()->size(), kMaxRank);
+    for (int32_t d : *tensor.shape()) {
+      if (d <= 0 || d > kMaxDimension)
+        return importError("tensor {} has dimension {} (each must be in 1..{})", index, d, kMaxDimension);
+      shape.dims.push_back(static_cast<uint32_t>(d));
+    }
+    // A scalar becomes a one-element tensor: NNAPI reads rank 0 as "unknown rank".
+    if (shape.dims.empty()) shape.dims.push_back(1);
+
+    const fb::QuantizationParameters* q = tensor.quantization();
+    const size_t scales = q != nullptr && q->scale() != nullptr ? q->scale()->size() : 0;
+    const size_t zeroPoints = q != nullptr && q->zero_point() != nullptr ? q->zero_point()->size() : 0;
+    if (q != nullptr && q->details_type() != fb::QuantizationDetails::NONE)
+      return importError("tensor {} has a custom quantization (not supported)", index);
+    if (zeroPoints != 0 && zeroPoints != scales)
+      return importError("tensor {}: {} zero points for {} scales", index, zeroPoints, scales);
+    for (size_t i = 0; i < scales; ++i) {
+      const float s = q->scale()->Get(static_cast<uint32_t>(i));
+      if (!std::isfinite(s) || s < 0.0f) return importError("tensor {}: scale {} is not a finite value >= 0", index, s);
+    }
+    const float scale = scales > 0 ? q->scale()->Get(0) : 0.0f;
+    const int64_t zeroPoint = zeroPoints > 0 ? zeroPointAt(*q, 0) : 0;
+    const bool quantized = scales > 0 && scale > 0.0f;
+
+    auto needQuantization = [&](std::string_view type) -> hal::Result<void> {
+      if (!quantized) return importError("tensor {} of type {} has no quantization scale", index, type);
+      return {};
+    };
+    switch (tensor.type()) {
+      case fb::TensorType::FLOAT32: shape.type = OperandType::TENSOR_FLOAT32; break;
+      case fb::TensorType::FLOAT16: shape.type = OperandType::TENSOR_FLOAT16; break;
+      case fb::TensorType::BOOL: shape.type = OperandType::TENSOR_BOOL8; break;
+      case fb::TensorType::INT32:
+        shape.type = OperandType::TENSOR_INT32;
+        // A bias: its scale is set by the operation that reads it (input scale × filter scale).
+        shape.scale = scales == 1 ? scale : 0.0f;
+        break;
+      case fb::TensorType::UINT8:
+        SABLE_TRY(needQuantization("UINT8"));
+        if (scales != 1) return importError("tensor {}: uint8 with {} scales (only per-tensor)", index, scales);
+        if (zeroPoint < 0 || zeroPoint > 255) return importError("tensor {}: uint8 zero point {}", index, zeroPoint);
+        shape.type = OperandType::TENSOR_QUANT8_ASYMM;
+        shape.scale = scale;
+        shape.zeroPoint = static_cast<int32_t>(zeroPoint);
+        break;
+      case fb::TensorType::INT8:
+        SABLE_TRY(needQuantization("INT8"));
+        if (scales > 1) {
+          // Per-channel: only symmetric, one scale per slice of the quantized dimension.
+          const int32_t dim = q->quantized_dimension();
+          if (dim < 0 || static_cast<size_t>(dim) >= shape.dims.size())
+            return importError("tensor {}: quantized dimension {} outside rank {}", index, dim, shape.dims.size());
+          if (scales != shape.dims[dim])
+            return importError("tensor {}: {} scales for {} channels along dimension {}", index, scales,
+                               shape.dims[dim], dim);
+          for (size_t i = 0; i < zeroPoints; ++i)
+            if (zeroPointAt(*q, i) != 0)
+              return importError("tensor {}: per-channel quantization with a non-zero zero point", index);
+          for (size_t i = 0; i < scales; ++i) {
+            if (q->scale()->Get(static_cast<uint32_t>(i)) <= 0.0f)
+              return importError("tensor {}: per-channel scale {} is not positive", index, i);
+            shape.channelScales.push_back(q->scale()->Get(static_cast<uint32_t>(i)));
+          }
+          shape.type = OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+          shape.channelDim = static_cast<uint32_t>(dim);
+          break;
+        }
+        if (zeroPoint < -128 || zeroPoint > 127) return importError("tensor {}: int8 zero point {}", index, zeroPoint);
+        shape.type = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+        shape.scale = scale;
+        shape.zeroPoint = static_cast<int32_t>(zeroPoint);
+        break;
+      case fb::TensorType::INT16:
+        SABLE_TRY(needQuantization("INT16"));
+        if (scales != 1 || zeroPoint != 0)
+          return importError("tensor {}: int16 must be quantized per tensor with zero point 0", index);
+        shape.type = OperandType::TENSOR_QUANT16_SYMM;
+        shape.scale = scale;
+        break;
+      default:
+        return importError("tensor {} has type {} (not supported)", index,
+                           static_cast<int>(tensor.type()));
+    }
+    const auto bytes = hal::sizeOfData(shape.type, shape.dims);
+    if (!bytes || *bytes > kMaxTensorBytes) return importError("tensor {} is too large", index);
+    return shape;
+  }
+
+  // The operand of tensor `index` read by an operation: its activation operand, or a constant
+  // operand made from its buffer the first time it is read.
+  hal::Result<uint32_t> input(int32_t index, std::string_view what) {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+    if (operands_[index]) return *operands_[index];
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(index));
+    if (data == nullptr) return importError("{}: tensor {} is read before any operator writes it", what, index);
+    SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(index, *tensor));
+    SABLE_ASSIGN_OR_RETURN(uint32_t operand, addConstant(index, shape, *data));
+    operands_[index] = operand;
+    return operand;
+  }
+
+  hal::Result<uint32_t> addConstant(int32_t index, const Shape& shape, const flatbuffers::Vector<uint8_t>& data) {
+    const size_t expected = *hal::sizeOfData(shape.type, shape.dims);
+    if (data.size() != expected)
+      return importError("tensor {}: buffer holds {} bytes, the tensor needs {}", index, data.size(), expected);
+    uint32_t operand = builder_.addConstant<uint8_t>(shape.type, shape.dims,
+                                                     std::vector<uint8_t>(data.begin(), data.end()), shape.scale,
+                                                     shape.zeroPoint);
+    if (!shape.channelScales.empty()) builder_.setChannelQuant(operand, shape.channelScales, shape.channelDim);
+    return operand;
+  }
+
+  // The operand an operation writes to tensor `index` (each tensor is written once).
+  hal::Result<uint32_t> output(int32_t index, std::string_view what) {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+    if (operands_[index]) return importError("{}: tensor {} is written twice or is a subgraph input", what, index);
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(index));
+    if (data != nullptr) return importError("{}: tensor {} has constant data", what, index);
+    SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(index, *tensor));
+    if (!shape.channelScales.empty())
+      return importError("{}: tensor {} is quantized per channel (only constants may be)", what, index);
+    const uint32_t operand = builder_.addTemporary(shape.type, shape.dims, shape.scale, shape.zeroPoint);
+    operands_[index] = operand;
+    return operand;
+  }
+
+  const hal::Operand& operand(uint32_t index) { return builder_.model().main.operands[index]; }
+
+  // The integer values of a constant INT32 or INT64 tensor (axes, paddings, permutations).
+  hal::Result<std::vector<int64_t>> constantInts(int32_t index, std::string_view what) const {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(index));
+    if (data == nullptr) return importError("{}: tensor {} must be a constant", what, index);
+    size_t elements = 1;
+    if (tensor->shape() == nullptr || tensor->shape()->size() > kMaxRank)
+      return importError("{}: tensor {} has no valid shape", what, index);
+    for (int32_t d : *tensor->shape()) {
+      if (d < 0 || d > kMaxDimension) return importError("{}: tensor {} has dimension {}", what, index, d);
+      elements *= static_cast<size_t>(d);
+    }
+    size_t width = 0;
+    if (tensor->type() == fb::TensorType::INT32) width = 4;
+    else if (tensor->type() == fb::TensorType::INT64) width = 8;
+    else return importError("{}: tensor {} must be int32 or int64", what, index);
+    if (elements > 4096 || data->size() != elements * width)
+      return importError("{}: tensor {} holds {} bytes for {} elements", what, index, data->size(), elements);
+    std::vector<int64_t> values(elements);
+    for (size_t i = 0; i < elements; ++i) {
+      if (width == 4) {
+        int32_t v;
+        std::memcpy(&v, data->data() + i * 4, 4);
+        values[i] = v;
+      } else {
+        std::memcpy(&values[i], data->data() + i * 8, 8);
+      }
+    }
+    return values;
+  }
+
+  uint32_t int32Tensor(const std::vector<int32_t>& values) {
+    return builder_.addConstant<int32_t>(OperandType::TENSOR_INT32, {static_cast<uint32_t>(values.size())}, values);
+  }
+
+  // --- operators ---------------------------------------------------------------------------------
+
+  struct Op {
+    uint32_t index;
+    std::string_view name;
+    const fb::Operator& op;
+    std::vector<int32_t> inputs;
+    std::vector<int32_t> outputs;
+  };
+
+  hal::Result<void> expectCounts(const Op& op, size_t minInputs, size_t maxInputs, size_t outputs) const {
+    if (op.inputs.size() < minInputs || op.inputs.size() > maxInputs)
+      return importError("operator {} ({}): {} inputs (expected {}..{})", op.index, op.name, op.inputs.size(),
+                         minInputs, maxInputs);
+    if (op.outputs.size() != outputs)
+      return importError("operator {} ({}): {} outputs (expected {})", op.index, op.name, op.outputs.size(), outputs);
+    return {};
+  }
+
+  template <typename Options>
+  hal::Result<const Options*> options(const Op& op) const {
+    const auto* options = op.op.template builtin_options_as<Options>();
+    if (options == nullptr)
+      return importError("operator {} ({}): missing or wrong builtin options", op.index, op.name);
+    return options;
+  }
+
+  hal::Result<int32_t> fuseCode(const Op& op, fb::ActivationFunctionType activation) const {
+    switch (activation) {
+      case fb::ActivationFunctionType::NONE: return kFuseNone;
+      case fb::ActivationFunctionType::RELU: return kFuseRelu;
+      case fb::ActivationFunctionType::RELU_N1_TO_1: return kFuseRelu1;
+      case fb::ActivationFunctionType::RELU6: return kFuseRelu6;
+      default:
+        return importError("operator {} ({}): fused activation {} (NNAPI fuses only RELU, RELU1, RELU6)", op.index,
+                           op.name, static_cast<int>(activation));
+    }
+  }
+
+  hal::Result<int32_t> paddingCode(const Op& op, fb::Padding padding) const {
+    switch (padding) {
+      case fb::Padding::SAME: return kPaddingSame;
+      case fb::Padding::VALID: return kPaddingValid;
+      default: return importError("operator {} ({}): padding {}", op.index, op.name, static_cast<int>(padding));
+    }
+  }
+
+  // The bias of a convolution or fully connected operator: TFLite's int32 tensor with the scale
+  // NNAPI requires (input scale × filter scale, or 0 beside a per-channel filter), or zeros when
+  // the operator has none (input index -1), as the delegate adds them.
+  hal::Result<uint32_t> bias(const Op& op, uint32_t activation, uint32_t filter, uint32_t channels) {
+    const hal::Operand& in = operand(activation);
+    const hal::Operand& f = operand(filter);
+    const bool isFloat = in.type == OperandType::TENSOR_FLOAT32 || in.type == OperandType::TENSOR_FLOAT16;
+    const OperandType type = isFloat ? in.type : OperandType::TENSOR_INT32;
+    const float scale = isFloat || f.channelQuant() != nullptr ? 0.0f : in.scale * f.scale;
+    const int32_t index = op.inputs.size() > 2 ? op.inputs[2] : -1;
+    if (index < 0) {
+      std::vector<uint8_t> zeros(*hal::sizeOfData(type, {channels}), 0);
+      return builder_.addConstant<uint8_t>(type, {channels}, zeros, scale, 0);
+    }
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, "bias"));
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(index));
+    if (data == nullptr) {
+      SABLE_ASSIGN_OR_RETURN(uint32_t b, input(index, "bias"));
+      return b;
+    }
+    SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(index, *tensor));
+    if (shape.type != type)
+      return importError("operator {} ({}): bias tensor {} has type {}, expected {}", op.index, op.name, index,
+                         hal::toString(shape.type), hal::toString(type));
+    // A fresh operand per use: the same bias tensor read beside different filters needs different scales.
+    shape.scale = scale;
+    shape.zeroPoint = 0;
+    return addConstant(index, shape, *data);
+  }
+
+  hal::Result<void> mapOperator(uint32_t index, const fb::Operator& fbOp) {
+    const auto* codes = model_.operator_codes();
+    if (codes == nullptr || fbOp.opcode_index() >= codes->size())
+      return importError("operator {}: opcode index {} out of range (the model has {} operator codes)", index,
+                         fbOp.opcode_index(), codes == nullptr ? 0 : codes->size());
+    const fb::OperatorCode* code = codes->Get(fbOp.opcode_index());
+    if (code == nullptr) return importError("operator {}: operator code {} is null", index, fbOp.opcode_index());
+    // Files before schema 3a store the operator only in the (byte) deprecated field; later ones in
+    // both, or only in builtin_code when it is past 127: the larger of the two is the operator.
+    const int32_t builtin =
+        std::max(static_cast<int32_t>(code->deprecated_builtin_code()), static_cast<int32_t>(code->builtin_code()));
+    if (builtin == static_cast<int32_t>(fb::BuiltinOperator::CUSTOM)) {
+      const char* custom = code->custom_code() != nullptr ? code->custom_code()->c_str() : "";
+      return importError("operator {}: custom operator '{}' is not supported", index, custom);
+    }
+    const auto op = static_cast<fb::BuiltinOperator>(builtin);
+    std::string_view name = operatorName(builtin);
+    const auto maxVersion = maxSupportedVersion(op);
+    if (!maxVersion) {
+      return importError("operator {}: builtin operator {}{}{} is not supported", index, builtin, name.empty() ? "" : " ",
+                         name);
+    }
+    if (code->version() < 1 || code->version() > *maxVersion)
+      return importError("operator {} ({}): version {} is not supported (versions 1..{})", index, name,
+                         code->version(), *maxVersion);
+    Op o{index, name, fbOp, {}, {}};
+    if (fbOp.inputs() != nullptr) o.inputs.assign(fbOp.inputs()->begin(), fbOp.inputs()->end());
+    if (fbOp.outputs() != nullptr) o.outputs.assign(fbOp.outputs()->begin(), fbOp.outputs()->end());
+    auto result = mapBuiltin(op, o);
+    if (!result.ok()) return std::move(result).error();
+    return {};
+  }
+
+  // An operator whose NNAPI operation takes the same tensors plus scalars `extra`.
+  hal::Result<void> emit(const Op& op, OperationType type, std::vector<uint32_t> inputs, std::vector<uint32_t> extra,
+                         uint32_t out) {
+    inputs.insert(inputs.end(), extra.begin(), extra.end());
+    builder_.addOperation(type, std::move(inputs), {out});
+    (void)op;
+    return {};
+  }
+
+  hal::Result<void> mapBuiltin(fb::BuiltinOperator code, const Op& op) {
+    using B = fb::BuiltinOperator;
+    auto in = [&](size_t i) -> hal::Result<uint32_t> {
+      if (i >= op.inputs.size()) return importError("operator {} ({}): missing input {}", op.index, op.name, i);
+      return input(op.inputs[i], fmt::format("operator {} ({}) input {}", op.index, op.name, i));
+    };
+    auto out = [&]() { return output(op.outputs[0], fmt::format("operator {} ({}) output", op.index, op.name)); };
+
+    switch (code) {
+      case B::CONV_2D: {
+        SABLE_TRY(expectCounts(op, 2, 3, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::Conv2DOptions>(op));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t w, in(1));
+        if (operand(w).dimensions.size() != 4) return importError("operator {} (CONV_2D): filter is not 4-D", op.index);
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, operand(w).dimensions[0]));
+        SABLE_ASSIGN_OR_RETURN(int32_t padding, paddingCode(op, o->padding()));
+        SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        std::vector<uint32_t> scalars = {builder_.addInt32(padding), builder_.addInt32(o->stride_w()),
+                                         builder_.addInt32(o->stride_h()), builder_.addInt32(fuse)};
+        if (o->dilation_w_factor() != 1 || o->dilation_h_factor() != 1) {
+          scalars.push_back(builder_.addBool(false));  // NHWC
+          scalars.push_back(builder_.addInt32(o->dilation_w_factor()));
+          scalars.push_back(builder_.addInt32(o->dilation_h_factor()));
+        }
+        return emit(op, OperationType::CONV_2D, {x, w, b}, scalars, y);
+      }
+      case B::DEPTHWISE_CONV_2D: {
+        SABLE_TRY(expectCounts(op, 2, 3, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::DepthwiseConv2DOptions>(op));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t w, in(1));
+        if (operand(w).dimensions.size() != 4 || operand(x).dimensions.size() != 4)
+          return importError("operator {} (DEPTHWISE_CONV_2D): input or filter is not 4-D", op.index);
+        const uint32_t outChannels = operand(w).dimensions[3];
+        const uint32_t inChannels = operand(x).dimensions[3];
+        // TFLite's kernel derives the multiplier from the shapes (newer converters write 0 in the
+        // option); NNAPI needs it explicitly and checks it against the shapes.
+        if (inChannels == 0 || outChannels % inChannels != 0)
+          return importError("operator {} (DEPTHWISE_CONV_2D): {} filter channels for {} input channels", op.index,
+                             outChannels, inChannels);
+        const int32_t multiplier = static_cast<int32_t>(outChannels / inChannels);
+        if (o->depth_multiplier() != 0 && o->depth_multiplier() != multiplier)
+          return importError("operator {} (DEPTHWISE_CONV_2D): depth multiplier {} but the shapes give {}", op.index,
+                             o->depth_multiplier(), multiplier);
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, outChannels));
+        SABLE_ASSIGN_OR_RETURN(int32_t padding, paddingCode(op, o->padding()));
+        SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        std::vector<uint32_t> scalars = {builder_.addInt32(padding), builder_.addInt32(o->stride_w()),
+                                         builder_.addInt32(o->stride_h()), builder_.addInt32(multiplier),
+                                         builder_.addInt32(fuse)};
+        if (o->dilation_w_factor() != 1 || o->dilation_h_factor() != 1) {
+          scalars.push_back(builder_.addBool(false));
+          scalars.push_back(builder_.addInt32(o->dilation_w_factor()));
+          scalars.push_back(builder_.addInt32(o->dilation_h_factor()));
+        }
+        return emit(op, OperationType::DEPTHWISE_CONV_2D, {x, w, b}, scalars, y);
+      }
+      case B::FULLY_CONNECTED: {
+        SABLE_TRY(expectCounts(op, 2, 3, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::FullyConnectedOptions>(op));
+        if (o->weights_format() != fb::FullyConnectedOptionsWeightsFormat::DEFAULT)
+          return importError("operator {} (FULLY_CONNECTED): shuffled weights are not supported", op.index);
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t w, in(1));
+        if (operand(w).dimensions.size() != 2)
+          return importError("operator {} (FULLY_CONNECTED): weights are not 2-D", op.index);
+        const uint32_t units = operand(w).dimensions[0];
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, units));
+        SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const hal::Operand result = operand(y);
+        if (result.dimensions.size() == 2) return emit(op, OperationType::FULLY_CONNECTED, {x, w, b}, {builder_.addInt32(fuse)}, y);
+        // keep_num_dims: NNAPI's output is [batch, units]; reshape it to TFLite's output shape.
+        uint64_t elements = 1;
+        for (uint32_t d : result.dimensions) elements *= d;
+        if (elements % units != 0) return importError("operator {} (FULLY_CONNECTED): output shape", op.index);
+        const uint32_t flat = builder_.addTemporary(result.type, {static_cast<uint32_t>(elements / units), units},
+                                                    result.scale, result.zeroPoint);
+        builder_.addOperation(OperationType::FULLY_CONNECTED, {x, w, b, builder_.addInt32(fuse)}, {flat});
+        std::vector<int32_t> dims(result.dimensions.begin(), result.dimensions.end());
+        builder_.addOperation(OperationType::RESHAPE, {flat, int32Tensor(dims)}, {y});
+        return {};
+      }
+      case B::AVERAGE_POOL_2D:
+      case B::MAX_POOL_2D: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::Pool2DOptions>(op));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(int32_t padding, paddingCode(op, o->padding()));
+        SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, code == B::AVERAGE_POOL_2D ? OperationType::AVERAGE_POOL_2D : OperationType::MAX_POOL_2D, {x},
+                    {builder_.addInt32(padding), builder_.addInt32(o->stride_w()), builder_.addInt32(o->stride_h()),
+                     builder_.addInt32(o->filter_width()), builder_.addInt32(o->filter_height()),
+                     builder_.addInt32(fuse)},
+                    y);
+      }
+      case B::ADD:
+      case B::MUL:
+      case B::SUB: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        fb::ActivationFunctionType activation = fb::ActivationFunctionType::NONE;
+        // The options table is optional in files (defaults: no activation).
+        if (code == B::ADD) {
+          if (const auto* o = op.op.builtin_options_as_AddOptions()) activation = o->fused_activation_function();
+        } else if (code == B::MUL) {
+          if (const auto* o = op.op.builtin_options_as_MulOptions()) activation = o->fused_activation_function();
+        } else if (const auto* o = op.op.builtin_options_as_SubOptions()) {
+          activation = o->fused_activation_function();
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t a, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, in(1));
+        SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, activation));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const OperationType type =
+            code == B::ADD ? OperationType::ADD : code == B::MUL ? OperationType::MUL : OperationType::SUB;
+        return emit(op, type, {a, b}, {builder_.addInt32(fuse)}, y);
+      }
+      case B::RELU:
+      case B::RELU6:
+      case B::RELU_N1_TO_1:
+      case B::LOGISTIC:
+      case B::TANH:
+      case B::HARD_SWISH: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const OperationType type = code == B::RELU           ? OperationType::RELU
+                                   : code == B::RELU6        ? OperationType::RELU6
+                                   : code == B::RELU_N1_TO_1 ? OperationType::RELU1
+                                   : code == B::LOGISTIC     ? OperationType::LOGISTIC
+                                   : code == B::TANH         ? OperationType::TANH
+                                                             : OperationType::HARD_SWISH;
+        return emit(op, type, {x}, {}, y);
+      }
+      case B::SOFTMAX: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::SoftmaxOptions>(op));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const uint32_t beta = operand(x).type == OperandType::TENSOR_FLOAT16 ? builder_.addFloat16(o->beta())
+                                                                             : builder_.addFloat32(o->beta());
+        return emit(op, OperationType::SOFTMAX, {x}, {beta}, y);
+      }
+      case B::RESHAPE: {
+        // The new shape is the output tensor's: TFLite gives it as an option, an input tensor or
+        // both, and all must agree with the (static) output shape, as the delegate assumes.
+        SABLE_TRY(expectCounts(op, 1, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        std::vector<int32_t> dims(operand(y).dimensions.begin(), operand(y).dimensions.end());
+        return emit(op, OperationType::RESHAPE, {x}, {int32Tensor(dims)}, y);
+      }
+      case B::SQUEEZE: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const auto rank = static_cast<int32_t>(operand(x).dimensions.size());
+        std::vector<int32_t> axes;
+        const auto* o = op.op.builtin_options_as_SqueezeOptions();
+        if (o != nullptr && o->squeeze_dims() != nullptr && o->squeeze_dims()->size() > 0) {
+          for (int32_t axis : *o->squeeze_dims()) {
+            if (axis < -rank || axis >= rank)
+              return importError("operator {} (SQUEEZE): axis {} outside rank {}", op.index, axis, rank);
+            axes.push_back(axis < 0 ? axis + rank : axis);
+          }
+        } else {
+          for (int32_t d = 0; d < rank; ++d)
+            if (operand(x).dimensions[d] == 1) axes.push_back(d);
+        }
+        if (axes.empty()) {  // nothing to squeeze: NNAPI has no empty axis tensor, a RESHAPE does it
+          std::vector<int32_t> dims(operand(y).dimensions.begin(), operand(y).dimensions.end());
+          return emit(op, OperationType::RESHAPE, {x}, {int32Tensor(dims)}, y);
+        }
+        return emit(op, OperationType::SQUEEZE, {x}, {int32Tensor(axes)}, y);
+      }
+      case B::CONCATENATION: {
+        if (op.inputs.empty()) return importError("operator {} (CONCATENATION): no inputs", op.index);
+        SABLE_TRY(expectCounts(op, 1, 1024, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::ConcatenationOptions>(op));
+        if (o->fused_activation_function() != fb::ActivationFunctionType::NONE)
+          return importError("operator {} (CONCATENATION): a fused activation (NNAPI has none here)", op.index);
+        std::vector<uint32_t> inputs;
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+          SABLE_ASSIGN_OR_RETURN(uint32_t x, in(i));
+          inputs.push_back(x);
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const auto rank = static_cast<int32_t>(operand(y).dimensions.size());
+        int32_t axis = o->axis();
+        if (axis < -rank || axis >= rank)
+          return importError("operator {} (CONCATENATION): axis {} outside rank {}", op.index, axis, rank);
+        if (axis < 0) axis += rank;
+        return emit(op, OperationType::CONCATENATION, inputs, {builder_.addInt32(axis)}, y);
+      }
+      case B::PAD:
+      case B::PADV2: {
+        SABLE_TRY(expectCounts(op, 2, code == B::PADV2 ? 3 : 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(auto paddings, constantInts(op.inputs[1], fmt::format("operator {} paddings", op.index)));
+        const size_t rank = operand(x).dimensions.size();
+        if (paddings.size() != rank * 2)
+          return importError("operator {} ({}): {} padding values for rank {}", op.index, op.name, paddings.size(), rank);
+        std::vector<int32_t> values;
+        for (int64_t p : paddings) {
+          if (p < 0 || p > kMaxDimension) return importError("operator {} ({}): padding {}", op.index, op.name, p);
+          values.push_back(static_cast<int32_t>(p));
+        }
+        const uint32_t padOperand = builder_.addConstant<int32_t>(OperandType::TENSOR_INT32,
+                                                                  {static_cast<uint32_t>(rank), 2}, values);
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        if (code == B::PAD || op.inputs.size() < 3 || op.inputs[2] < 0)
+          return emit(op, OperationType::PAD, {x}, {padOperand}, y);
+        // PADV2's value: a one-element tensor of the input's type; NNAPI takes it as a scalar —
+        // the quantized value itself (INT32) for quantized inputs, a FLOAT32 for float32.
+        SABLE_ASSIGN_OR_RETURN(const fb::Tensor* valueTensor, tensorAt(op.inputs[2], "PADV2 value"));
+        SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(op.inputs[2]));
+        if (data == nullptr) return importError("operator {} (PADV2): the pad value must be a constant", op.index);
+        const OperandType type = operand(x).type;
+        uint32_t value = 0;
+        if (type == OperandType::TENSOR_QUANT8_ASYMM && valueTensor->type() == fb::TensorType::UINT8 &&
+            data->size() == 1) {
+          value = builder_.addInt32(data->Get(0));
+        } else if (type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED && valueTensor->type() == fb::TensorType::INT8 &&
+                   data->size() == 1) {
+          value = builder_.addInt32(static_cast<int8_t>(data->Get(0)));
+        } else if (type == OperandType::TENSOR_FLOAT32 && valueTensor->type() == fb::TensorType::FLOAT32 &&
+                   data->size() == 4) {
+          float f;
+          std::memcpy(&f, data->data(), 4);
+          value = builder_.addFloat32(f);
+        } else {
+          return importError("operator {} (PADV2): the pad value is not one element of the input's type", op.index);
+        }
+        return emit(op, OperationType::PAD_V2, {x}, {padOperand, value}, y);
+      }
+      case B::MEAN: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(auto axes, constantInts(op.inputs[1], fmt::format("operator {} axes", op.index)));
+        const auto rank = static_cast<int64_t>(operand(x).dimensions.size());
+        std::vector<int32_t> values;
+        for (int64_t a : axes) {
+          if (a < -rank || a >= rank) return importError("operator {} (MEAN): axis {} outside rank {}", op.index, a, rank);
+          values.push_back(static_cast<int32_t>(a < 0 ? a + rank : a));
+        }
+        const auto* o = op.op.builtin_options_as_ReducerOptions();
+        const bool keepDims = o != nullptr && o->keep_dims();
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::MEAN, {x}, {int32Tensor(values), builder_.addInt32(keepDims ? 1 : 0)}, y);
+      }
+      case B::QUANTIZE: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const hal::Operand source = operand(x);
+        if (source.type == OperandType::TENSOR_FLOAT32 || source.type == OperandType::TENSOR_FLOAT16)
+          return emit(op, OperationType::QUANTIZE, {x}, {}, y);
+        // Requantization (e.g. uint8 → int8): NNAPI's QUANTIZE reads only float, so the delegate
+        // dequantizes first; the float path is exact for these 8-bit values (docs/tflite.md).
+        const uint32_t real = builder_.addTemporary(OperandType::TENSOR_FLOAT32, source.dimensions);
+        builder_.addOperation(OperationType::DEQUANTIZE, {x}, {real});
+        return emit(op, OperationType::QUANTIZE, {real}, {}, y);
+      }
+      case B::DEQUANTIZE: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::DEQUANTIZE, {x}, {}, y);
+      }
+      case B::RESIZE_BILINEAR:
+      case B::RESIZE_NEAREST_NEIGHBOR: {
+        SABLE_TRY(expectCounts(op, 1, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        bool alignCorners = false, halfPixel = false;
+        if (code == B::RESIZE_BILINEAR) {
+          if (const auto* o = op.op.builtin_options_as_ResizeBilinearOptions()) {
+            alignCorners = o->align_corners();
+            halfPixel = o->half_pixel_centers();
+          }
+        } else if (const auto* o = op.op.builtin_options_as_ResizeNearestNeighborOptions()) {
+          alignCorners = o->align_corners();
+          halfPixel = o->half_pixel_centers();
+        }
+        const std::vector<uint32_t> dims = operand(y).dimensions;  // a copy: adding operands reallocates
+        if (dims.size() != 4) return importError("operator {} ({}): output is not 4-D", op.index, op.name);
+        // NNAPI takes the output width, then the height (NHWC: dims 2 and 1).
+        std::vector<uint32_t> scalars = {builder_.addInt32(static_cast<int32_t>(dims[2])),
+                                         builder_.addInt32(static_cast<int32_t>(dims[1]))};
+        if (alignCorners || halfPixel || code == B::RESIZE_NEAREST_NEIGHBOR) {
+          scalars.push_back(builder_.addBool(false));  // NHWC (and required before the two flags)
+          scalars.push_back(builder_.addBool(alignCorners));
+          scalars.push_back(builder_.addBool(halfPixel));
+        }
+        return emit(op, code == B::RESIZE_BILINEAR ? OperationType::RESIZE_BILINEAR
+                                                   : OperationType::RESIZE_NEAREST_NEIGHBOR,
+                    {x}, scalars, y);
+      }
+      case B::TRANSPOSE: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(auto perm, constantInts(op.inputs[1], fmt::format("operator {} permutation", op.index)));
+        const auto rank = static_cast<int64_t>(operand(x).dimensions.size());
+        if (static_cast<int64_t>(perm.size()) != rank)
+          return importError("operator {} (TRANSPOSE): permutation of {} for rank {}", op.index, perm.size(), rank);
+        std::vector<int32_t> values;
+        for (int64_t p : perm) {
+          if (p < 0 || p >= rank) return importError("operator {} (TRANSPOSE): permutation entry {}", op.index, p);
+          values.push_back(static_cast<int32_t>(p));
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::TRANSPOSE, {x}, {int32Tensor(values)}, y);
+      }
+      default:
+        return importError("operator {}: builtin operator {} is not supported", op.index, op.name);
+    }
+  }
+
+  const fb::Model& model_;
+  const fb::SubGraph* graph_ = nullptr;
+  const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors_ = nullptr;
+  std::vector<std::optional<uint32_t>> operands_;  // tensor index → operand, once made
+  ModelBuilder builder_;
+};
+
+}  // namespace
+
+hal::Result<hal::Model> importTflite(std::span<const uint8_t> bytes) {
+  // Size first: the verifier's offsets are 32-bit, and a file shorter than the root offset and
+  // identifier is not worth looking at.
+  if (bytes.size() < 8) return importError("the file is {} bytes, too short to be a TFLite model", bytes.size());
+  if (bytes.size() > kMaxTfliteFileBytes)
+    return importError("the file is {} bytes (at most {} are read)", bytes.size(), kMaxTfliteFileBytes);
+  if (!fb::ModelBufferHasIdentifier(bytes.data())) {
+    std::string id;
+    for (size_t i = 4; i < 8; ++i) {
+      const char c = static_cast<char>(bytes[i]);
+      id += c >= 0x20 && c < 0x7f ? std::string(1, c) : fmt::format("\\x{:02x}", bytes[i]);
+    }
+    return importError("file identifier '{}' is not 'TFL3' (not a TFLite model)", id);
+  }
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
+  if (!fb::VerifyModelBuffer(verifier))
+    return importError("the FlatBuffers container is malformed (truncated or corrupt)");
+  const fb::Model* model = fb::GetModel(bytes.data());
+  return Importer(*model).run();
+}
+
+hal::Result<hal::Model> importTfliteFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) return importError("cannot open '{}'", path);
+  const std::streamoff size = file.tellg();
+  if (size < 0) return importError("cannot read '{}'", path);
+  if (static_cast<uint64_t>(size) > kMaxTfliteFileBytes)
+    return importError("'{}' is {} bytes (at most {} are read)", path, size, kMaxTfliteFileBytes);
+  // Aligned storage: the verifier checks alignment of scalars and vectors within the buffer.
+  std::vector<uint64_t> storage((static_cast<size_t>(size) + 7) / 8);
+  file.seekg(0);
+  if (!file.read(reinterpret_cast<char*>(storage.data()), size)) return importError("cannot read '{}'", path);
+  auto model = importTflite({reinterpret_cast<const uint8_t*>(storage.data()), static_cast<size_t>(size)});
+  if (!model.ok()) {
+    hal::Error error = std::move(model).error();
+    error.message = fmt::format("{}: {}", path, error.message);
+    return error;
+  }
+  return model;
+}
+
+}  // namespace sable::runtime

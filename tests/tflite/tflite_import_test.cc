@@ -1,0 +1,431 @@
+// The TFLite importer on small models written with the FlatBuffers builder (tflite_test_model.h):
+// the mapping to NNAPI operations and operands, and every kind of broken file giving a clear
+// INVALID_ARGUMENT error — truncation at every offset, a wrong identifier, indices out of range,
+// absurd shapes, unknown operators and versions — never a crash.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "sable/hal/shared_memory.h"
+#include "sable/runtime/cpu_reference_device.h"
+#include "sable/runtime/execution.h"
+#include "sable/runtime/image_input.h"
+#include "sable/runtime/tflite_import.h"
+#include "tflite_test_model.h"
+
+namespace sable::runtime {
+namespace {
+
+using hal::OperandType;
+using hal::OperationType;
+using tflitetest::ModelDesc;
+using tflitetest::serialize;
+using tflitetest::smallCnn;
+namespace fb = tflitetest::fb;
+
+hal::Result<hal::Model> import(const ModelDesc& desc) {
+  const std::vector<uint8_t> bytes = serialize(desc);
+  return importTflite(bytes);
+}
+
+// The import of `desc` fails with INVALID_ARGUMENT and a message containing every one of `parts`.
+void expectError(const ModelDesc& desc, const std::vector<std::string>& parts) {
+  auto model = import(desc);
+  ASSERT_FALSE(model.ok()) << "imported a broken model";
+  EXPECT_EQ(model.error().status, hal::ErrorStatus::INVALID_ARGUMENT);
+  for (const auto& part : parts)
+    EXPECT_NE(model.error().message.find(part), std::string::npos)
+        << "message '" << model.error().message << "' lacks '" << part << "'";
+}
+
+std::vector<OperationType> operationTypes(const hal::Model& model) {
+  std::vector<OperationType> types;
+  for (const auto& op : model.main.operations) types.push_back(op.type);
+  return types;
+}
+
+TEST(TfliteImport, SmallCnnMapsToNnapiOperationsAsTheDelegateDoes) {
+  auto model = import(smallCnn());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(operationTypes(*model), (std::vector<OperationType>{OperationType::CONV_2D, OperationType::AVERAGE_POOL_2D,
+                                                                 OperationType::RESHAPE, OperationType::SOFTMAX}));
+  const auto& ops = model->main.operations;
+  const auto& operands = model->main.operands;
+  // CONV_2D: input, filter, bias, implicit padding VALID (2), strides 1, 1, RELU6 (3).
+  ASSERT_EQ(ops[0].inputs.size(), 7u);
+  const hal::Operand& bias = operands[ops[0].inputs[2]];
+  EXPECT_EQ(bias.type, OperandType::TENSOR_INT32);
+  EXPECT_FLOAT_EQ(bias.scale, 0.05f * 0.02f) << "bias scale = input scale x filter scale, not the file's 0.001";
+  auto scalar = [&](uint32_t operand) {
+    int32_t v = 0;
+    std::memcpy(&v, model->operandValues.data() + operands[operand].location.offset, 4);
+    return v;
+  };
+  EXPECT_EQ(scalar(ops[0].inputs[3]), 2) << "VALID → ANEURALNETWORKS_PADDING_VALID";
+  EXPECT_EQ(scalar(ops[0].inputs[6]), 3) << "fused RELU6 → FUSED_RELU6";
+  // AVERAGE_POOL_2D: input, padding, stride w, h, filter w, h, activation.
+  ASSERT_EQ(ops[1].inputs.size(), 7u);
+  EXPECT_EQ(scalar(ops[1].inputs[2]), 2);
+  EXPECT_EQ(scalar(ops[1].inputs[4]), 2);
+  const hal::Operand& input = operands[model->main.inputIndexes[0]];
+  EXPECT_EQ(input.type, OperandType::TENSOR_QUANT8_ASYMM);
+  EXPECT_EQ(input.dimensions, (std::vector<uint32_t>{1, 4, 4, 2}));
+  EXPECT_EQ(input.zeroPoint, 128);
+
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  auto result = executeWithBuffers(**prepared, *model, {std::vector<uint8_t>(32, 140)});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->outputs[0].bytes.size(), 12u);
+}
+
+TEST(TfliteImport, PerChannelInt8FilterBecomesSymmPerChannelWithBiasScaleZero) {
+  ModelDesc m = tflitetest::smallCnnInt8();
+  auto model = import(m);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const auto& conv = model->main.operations[0];
+  const hal::Operand& filter = model->main.operands[conv.inputs[1]];
+  EXPECT_EQ(filter.type, OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL);
+  ASSERT_NE(filter.channelQuant(), nullptr);
+  EXPECT_EQ(filter.channelQuant()->scales, (std::vector<float>{0.02f, 0.03f, 0.04f}));
+  EXPECT_EQ(filter.channelQuant()->channelDim, 0u);
+  EXPECT_EQ(model->main.operands[conv.inputs[2]].scale, 0.0f);
+  EXPECT_EQ(model->main.operands[conv.inputs[0]].type, OperandType::TENSOR_QUANT8_ASYMM_SIGNED);
+}
+
+TEST(TfliteImport, DepthwiseAndAddMapWithTheMultiplierFromTheShapes) {
+  auto model = import(tflitetest::depthwiseAdd());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(operationTypes(*model), (std::vector<OperationType>{OperationType::DEPTHWISE_CONV_2D, OperationType::ADD,
+                                                                 OperationType::MAX_POOL_2D}));
+  const auto& dw = model->main.operations[0];
+  ASSERT_EQ(dw.inputs.size(), 8u);  // input, filter, bias, padding, stride w, h, multiplier, activation
+  int32_t padding = 0, multiplier = 0;
+  std::memcpy(&padding, model->operandValues.data() + model->main.operands[dw.inputs[3]].location.offset, 4);
+  std::memcpy(&multiplier, model->operandValues.data() + model->main.operands[dw.inputs[6]].location.offset, 4);
+  EXPECT_EQ(padding, 1) << "SAME → ANEURALNETWORKS_PADDING_SAME";
+  EXPECT_EQ(multiplier, 1);
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+}
+
+TEST(TfliteImport, AChainOfTheOtherOperatorsMapsAndRunsOnTheCpuReference) {
+  auto model = import(tflitetest::operatorChain());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model),
+            (std::vector<O>{O::PAD, O::RESIZE_BILINEAR, O::CONCATENATION, O::TRANSPOSE, O::MEAN, O::SQUEEZE,
+                            O::FULLY_CONNECTED, O::LOGISTIC, O::DEQUANTIZE, O::QUANTIZE, O::DEQUANTIZE, O::QUANTIZE}))
+      << "a requantizing QUANTIZE is DEQUANTIZE then QUANTIZE";
+  const auto& ops = model->main.operations;
+  auto value = [&](uint32_t operand, size_t i) {
+    const hal::Operand& o = model->main.operands[operand];
+    const uint8_t* base = o.lifetime == hal::OperandLifeTime::CONSTANT_COPY
+                              ? model->operandValues.data()
+                              : static_cast<const uint8_t*>(model->pools[o.location.poolIndex]->data());
+    int32_t v = 0;
+    std::memcpy(&v, base + o.location.offset + 4 * i, 4);
+    return v;
+  };
+  EXPECT_EQ(value(ops[1].inputs[1], 0), 3) << "RESIZE_BILINEAR output width";
+  EXPECT_EQ(value(ops[2].inputs[2], 0), 3) << "CONCATENATION axis -1 of rank 4 is 3";
+  EXPECT_EQ(value(ops[3].inputs[1], 1), 2) << "TRANSPOSE permutation";
+  EXPECT_EQ(value(ops[4].inputs[2], 0), 1) << "MEAN keep_dims";
+  EXPECT_EQ(model->main.operands[model->main.outputIndexes[1]].type, OperandType::TENSOR_QUANT8_ASYMM_SIGNED);
+
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  auto result = executeWithBuffers(**prepared, *model, {std::vector<uint8_t>(32, 150)});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->outputs.size(), 2u);
+  // The int8 output is the uint8 one shifted by the zero points' difference (same scale).
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(static_cast<int8_t>(result->outputs[1].bytes[i]), result->outputs[0].bytes[i] - 128) << i;
+}
+
+TEST(TfliteImport, AMissingBiasBecomesZeros) {
+  ModelDesc m = smallCnn();
+  m.operators[0].inputs = {0, 1, -1};
+  auto model = import(m);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const hal::Operand& bias = model->main.operands[model->main.operations[0].inputs[2]];
+  EXPECT_EQ(bias.type, OperandType::TENSOR_INT32);
+  EXPECT_EQ(bias.dimensions, (std::vector<uint32_t>{3}));
+}
+
+TEST(TfliteImport, TruncatedFilesAreRejectedAtEveryLength) {
+  const std::vector<uint8_t> bytes = serialize(smallCnn());
+  ASSERT_TRUE(importTflite(bytes).ok());
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    // A copy of exactly `length` bytes, so a read past the end is one past the allocation (ASan).
+    const std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(length));
+    auto model = importTflite(truncated);
+    ASSERT_FALSE(model.ok()) << "a file truncated to " << length << " of " << bytes.size() << " bytes imported";
+    EXPECT_EQ(model.error().status, hal::ErrorStatus::INVALID_ARGUMENT);
+    EXPECT_NE(model.error().message.find("TFLite import"), std::string::npos) << model.error().message;
+  }
+}
+
+TEST(TfliteImport, AWrongFileIdentifierIsNamed) {
+  std::vector<uint8_t> bytes = serialize(smallCnn());
+  std::memcpy(bytes.data() + 4, "TFL2", 4);
+  auto model = importTflite(bytes);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.error().message.find("'TFL2' is not 'TFL3'"), std::string::npos) << model.error().message;
+}
+
+TEST(TfliteImport, ACorruptContainerFailsVerification) {
+  std::vector<uint8_t> bytes = serialize(smallCnn());
+  // The root offset pointing past the end of the buffer.
+  bytes[0] = 0xf0;
+  bytes[1] = 0xff;
+  auto model = importTflite(bytes);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.error().message.find("malformed"), std::string::npos) << model.error().message;
+}
+
+TEST(TfliteImport, AnotherSchemaVersionIsRefused) {
+  ModelDesc m = smallCnn();
+  m.version = 2;
+  expectError(m, {"schema version 2"});
+}
+
+TEST(TfliteImport, OutOfRangeIndicesAreNamed) {
+  {
+    ModelDesc m = smallCnn();
+    m.tensors[1].buffer = 99;
+    expectError(m, {"tensor 1", "buffer index 99 out of range"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.operators[0].inputs[1] = 42;
+    expectError(m, {"operator 0 (CONV_2D) input 1", "tensor index 42 out of range"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.operators[2].outputs[0] = -7;
+    expectError(m, {"operator 2 (RESHAPE) output", "tensor index -7"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.inputs = {1000};
+    expectError(m, {"subgraph input", "tensor index 1000"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.outputs = {5000};
+    expectError(m, {"subgraph output", "tensor index 5000"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.operators[1].opcodeIndex = 17;
+    expectError(m, {"operator 1", "opcode index 17 out of range"});
+  }
+}
+
+TEST(TfliteImport, AbsurdShapesAreRefused) {
+  for (const std::vector<int32_t>& shape : std::vector<std::vector<int32_t>>{
+           {1, -1, 4, 2}, {1, 0, 4, 2}, {1, 1 << 30, 4, 2}, {1, 1, 1, 1, 1, 1, 1, 1}}) {
+    ModelDesc m = smallCnn();
+    m.tensors[0].shape = shape;
+    auto model = import(m);
+    ASSERT_FALSE(model.ok()) << "shape of rank " << shape.size() << " imported";
+    EXPECT_NE(model.error().message.find("tensor 0"), std::string::npos) << model.error().message;
+  }
+  // Each dimension allowed, the product too large (and past 64 bits when multiplied naively).
+  ModelDesc m = smallCnn();
+  m.tensors[3].shape = {1 << 24, 1 << 24, 1 << 24, 1 << 24};
+  expectError(m, {"tensor 3", "too large"});
+}
+
+TEST(TfliteImport, BufferAndQuantizationSizesMustMatchTheTensor) {
+  {
+    ModelDesc m = smallCnn();
+    m.buffers[1].pop_back();
+    expectError(m, {"tensor 1", "buffer holds 5 bytes, the tensor needs 6"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.tensors[0].zeroPoints = {128, 128};
+    expectError(m, {"tensor 0", "2 zero points for 1 scales"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.tensors[0].scales.clear();
+    m.tensors[0].zeroPoints.clear();
+    expectError(m, {"tensor 0", "no quantization scale"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.tensors[1] = tflitetest::tensor({3, 1, 1, 2}, fb::TensorType::INT8, 1, 0.02f, 0);
+    m.tensors[1].scales = {0.02f, 0.03f};
+    m.tensors[1].zeroPoints = {0, 0};
+    expectError(m, {"tensor 1", "2 scales for 3 channels"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.tensors[1].quantizedDimension = 9;
+    m.tensors[1].type = fb::TensorType::INT8;
+    m.tensors[1].scales = {0.1f, 0.1f, 0.1f};
+    m.tensors[1].zeroPoints = {0, 0, 0};
+    expectError(m, {"tensor 1", "quantized dimension 9"});
+  }
+}
+
+TEST(TfliteImport, UnknownAndCustomOperatorsAreNamedWithTheirIndex) {
+  {
+    ModelDesc m = smallCnn();
+    m.opcodes[2].builtin = 200;  // past every operator the format defines today
+    expectError(m, {"operator 2", "builtin operator 200 is not supported"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.opcodes[1].builtin = 16;  // LSTM: known to TFLite, not to this importer
+    expectError(m, {"operator 1", "builtin operator 16"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.opcodes[3].builtin = static_cast<int32_t>(fb::BuiltinOperator::CUSTOM);
+    m.opcodes[3].custom = "TFLite_Detection_PostProcess";
+    expectError(m, {"operator 3", "custom operator 'TFLite_Detection_PostProcess'"});
+  }
+}
+
+TEST(TfliteImport, AnUnsupportedOperatorVersionIsNamed) {
+  ModelDesc m = smallCnn();
+  m.opcodes[0].version = 9;
+  expectError(m, {"operator 0 (CONV_2D)", "version 9 is not supported"});
+}
+
+TEST(TfliteImport, MissingOptionsAndWrongArityAreErrors) {
+  {
+    ModelDesc m = smallCnn();
+    m.operators[0].writeOptions = false;
+    expectError(m, {"operator 0 (CONV_2D)", "builtin options"});
+  }
+  {
+    ModelDesc m = smallCnn();
+    m.operators[3].inputs = {5, 5, 5};
+    expectError(m, {"operator 3 (SOFTMAX)", "3 inputs"});
+  }
+}
+
+TEST(TfliteImport, AMappingThatNnapiRejectsIsReportedNotReturned) {
+  // A RESHAPE from uint8 to float32 has no NNAPI signature: the importer's final
+  // hal::validateModel says so instead of returning a model that fails at preparation.
+  ModelDesc m = smallCnn();
+  m.tensors[5].type = fb::TensorType::FLOAT32;
+  m.tensors[5].scales.clear();
+  m.tensors[5].zeroPoints.clear();
+  expectError(m, {"not a valid NNAPI model"});
+}
+
+TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
+  const std::vector<uint8_t> original = serialize(smallCnn());
+  uint64_t state = 12345;
+  auto next = [&] {  // xorshift64: a deterministic stream of mutations
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  size_t imported = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<uint8_t> bytes = original;
+    for (int k = 0; k < 1 + static_cast<int>(next() % 4); ++k) bytes[next() % bytes.size()] = static_cast<uint8_t>(next());
+    auto model = importTflite(bytes);
+    if (model.ok()) {
+      ++imported;
+    } else {
+      EXPECT_EQ(model.error().status, hal::ErrorStatus::INVALID_ARGUMENT) << model.error().message;
+    }
+  }
+  std::printf("%zu of 3000 corrupted models still imported (changed values, not structure)\n", imported);
+}
+
+TEST(TfliteImport, MissingFileIsAnError) {
+  auto model = importTfliteFile("/nonexistent/model.tflite");
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.error().message.find("cannot open"), std::string::npos) << model.error().message;
+}
+
+// --- images and labels -------------------------------------------------------------------------
+
+std::string tempFile(const std::string& name, const std::string& contents) {
+  const auto path = std::filesystem::temp_directory_path() / (std::to_string(getpid()) + "-" + name);
+  std::ofstream(path, std::ios::binary) << contents;
+  return path.string();
+}
+
+TEST(ImageInput, MissingAndCorruptImagesAreNamedErrors) {
+  hal::Operand input;
+  input.type = OperandType::TENSOR_QUANT8_ASYMM;
+  input.dimensions = {1, 8, 8, 3};
+  input.scale = 1.0f / 128;
+  input.zeroPoint = 128;
+  auto missing = imageInput("/nonexistent/picture.png", input);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("cannot open image '/nonexistent/picture.png'"), std::string::npos)
+      << missing.error().message;
+  const std::string corrupt = tempFile("corrupt.bmp", "BM this is not a bitmap at all");
+  auto bad = imageInput(corrupt, input);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("not a readable BMP, PNG or JPEG"), std::string::npos) << bad.error().message;
+  std::filesystem::remove(corrupt);
+}
+
+TEST(ImageInput, TheUsualUint8InputReceivesThePixelBytes) {
+  const char* shared = std::getenv("SABLE_SHARED_DIR");
+  const auto image = std::filesystem::path(shared != nullptr ? shared : "../shared") / "models" / "grace_hopper.bmp";
+  if (!std::filesystem::exists(image)) GTEST_SKIP() << "the test images are absent (" << image.string() << ")";
+  hal::Operand input;
+  input.type = OperandType::TENSOR_QUANT8_ASYMM;
+  input.dimensions = {1, 224, 224, 3};
+  input.scale = 0.0078125f;  // 1/128, as MobileNet v1/v2 quant
+  input.zeroPoint = 128;
+  auto bytes = imageInput(image.string(), input);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  auto decoded = loadImage(image.string(), 3);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->width, 512u);
+  EXPECT_EQ(decoded->height, 600u);
+  EXPECT_EQ(*bytes, resizeBilinear(*decoded, 224, 224).pixels) << "(p-128)/128 quantized at 1/128, 128 is p itself";
+  // int8, same scale, zero point 0: p − 128.
+  input.type = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+  input.zeroPoint = 0;
+  auto signedBytes = imageInput(image.string(), input);
+  ASSERT_TRUE(signedBytes.ok());
+  for (size_t i = 0; i < bytes->size(); i += 997)
+    EXPECT_EQ(static_cast<int8_t>((*signedBytes)[i]), static_cast<int>((*bytes)[i]) - 128) << "at " << i;
+}
+
+TEST(ImageInput, BilinearResizeKeepsAConstantImageAndInterpolates) {
+  Image image;
+  image.width = 2;
+  image.height = 1;
+  image.channels = 1;
+  image.pixels = {0, 100};
+  const Image wide = resizeBilinear(image, 4, 1);
+  // Half-pixel centres: x = 0.5·(i + 0.5) − 0.5 → −0.25 (clamped 0), 0.25, 0.75, 1.25 (clamped 1).
+  EXPECT_EQ(wide.pixels, (std::vector<uint8_t>{0, 25, 75, 100}));
+}
+
+TEST(Labels, LinesAreLabelsAndAnEmptyFileIsAnError) {
+  const std::string path = tempFile("labels.txt", "background\r\ncat\ndog");
+  auto labels = loadLabels(path);
+  ASSERT_TRUE(labels.ok()) << labels.error().message;
+  EXPECT_EQ(*labels, (std::vector<std::string>{"background", "cat", "dog"}));
+  std::filesystem::remove(path);
+  const std::string empty = tempFile("empty.txt", "");
+  EXPECT_FALSE(loadLabels(empty).ok());
+  std::filesystem::remove(empty);
+}
+
+}  // namespace
+}  // namespace sable::runtime

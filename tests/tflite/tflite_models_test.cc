@@ -1,0 +1,130 @@
+// The real TFLite models of ../shared/models (README there): each imports, runs on the NPU
+// (sable-npu, its own sable-simd) with outputs bit-identical to the CPU reference device on both
+// test images, and classifies them as independent TFLite runtimes do. Skipped when ../shared is
+// absent ($SABLE_SHARED_DIR, set by ctest).
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "npu_test_device.h"
+#include "sable/runtime/auto_device.h"
+#include "sable/runtime/cpu_reference_device.h"
+#include "sable/runtime/device.h"
+#include "sable/runtime/execution.h"
+#include "sable/runtime/image_input.h"
+#include "sable/runtime/tflite_import.h"
+
+namespace sable::runtime {
+namespace {
+
+std::filesystem::path modelsDir() {
+  const char* shared = std::getenv("SABLE_SHARED_DIR");
+  return std::filesystem::path(shared != nullptr && *shared != '\0' ? shared : "../shared") / "models";
+}
+
+struct RealModel {
+  const char* file;
+  // Top-1 expected for grace_hopper.bmp and cat.bmp; -1 where the models' README gives none.
+  int graceHopper;
+  int cat;
+  // Operations sable-npu does not run (the rest must be supported): the TF2 model's uint8 ⇄ int8
+  // conversions, which NNAPI expresses as DEQUANTIZE → float → QUANTIZE (docs/tflite.md).
+  size_t unsupportedOnNpu;
+};
+
+// The parameter as ctest and gtest print it (found by argument-dependent lookup).
+void PrintTo(const RealModel& m, std::ostream* os) { *os << m.file; }
+
+class TfliteRealModel : public testing::TestWithParam<RealModel> {};
+
+// The output of `model` for `input` on `device`, or a failure.
+std::vector<uint8_t> run(Device& device, const hal::Model& model, const std::vector<uint8_t>& input) {
+  auto prepared = device.prepareModel(model);
+  EXPECT_TRUE(prepared.ok()) << device.name() << ": " << prepared.error().message;
+  if (!prepared.ok()) return {};
+  auto result = executeWithBuffers(**prepared, model, {input});
+  EXPECT_TRUE(result.ok()) << device.name() << ": " << result.error().message;
+  if (!result.ok()) return {};
+  return result->outputs[0].bytes;
+}
+
+TEST_P(TfliteRealModel, ImportsRunsBitExactOnTheNpuAndClassifiesTheTestImages) {
+  const RealModel& param = GetParam();
+  const auto dir = modelsDir();
+  if (!std::filesystem::exists(dir / param.file))
+    GTEST_SKIP() << "the real models are absent (" << (dir / param.file).string()
+                 << "; set SABLE_SHARED_DIR to the directory holding models/)";
+  auto model = importTfliteFile((dir / param.file).string());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ASSERT_EQ(model->main.inputIndexes.size(), 1u);
+  ASSERT_EQ(model->main.outputIndexes.size(), 1u);
+  const hal::Operand& input = model->main.operands[model->main.inputIndexes[0]];
+  const hal::Operand& output = model->main.operands[model->main.outputIndexes[0]];
+  EXPECT_EQ(input.type, hal::OperandType::TENSOR_QUANT8_ASYMM);
+  EXPECT_EQ(output.dimensions, (std::vector<uint32_t>{1, 1001}));
+
+  std::string why;
+  Device* npu = devicetest::sharedNpuRuntimeDevice(&why);
+  if (npu == nullptr) GTEST_SKIP() << "sable-npu is unavailable: " << why;
+  auto supported = npu->getSupportedOperations(*model);
+  ASSERT_TRUE(supported.ok()) << supported.error().message;
+  std::vector<std::string> unsupported;
+  for (size_t k = 0; k < supported->size(); ++k)
+    if (!(*supported)[k]) unsupported.push_back(fmt::format("{} {}", k, hal::toString(model->main.operations[k].type)));
+  EXPECT_EQ(unsupported.size(), param.unsupportedOnNpu) << fmt::format("{}", fmt::join(unsupported, ", "));
+
+  // The whole model on sable-npu when it supports every operation; else partitioned (auto), the
+  // unsupported operations on the CPU reference and everything else on the NPU.
+  std::shared_ptr<Device> cpu = makeCpuReferenceDevice();
+  std::shared_ptr<Device> npuShared(npu, [](Device*) {});
+  std::shared_ptr<Device> device = param.unsupportedOnNpu == 0 ? npuShared : makeAutoDevice({cpu, npuShared});
+
+  auto labels = loadLabels((dir / "imagenet_labels.txt").string());
+  ASSERT_TRUE(labels.ok()) << labels.error().message;
+  ASSERT_EQ(labels->size(), 1001u);
+  for (const auto& [image, expected] : {std::pair{"grace_hopper.bmp", param.graceHopper}, {"cat.bmp", param.cat}}) {
+    SCOPED_TRACE(image);
+    auto bytes = imageInput((dir / image).string(), input);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+    const std::vector<uint8_t> reference = run(*cpu, *model, *bytes);
+    const std::vector<uint8_t> actual = run(*device, *model, *bytes);
+    ASSERT_EQ(reference.size(), 1001u);
+    ASSERT_EQ(actual.size(), reference.size());
+    size_t differing = 0, first = 0;
+    for (size_t i = 0; i < actual.size(); ++i)
+      if (actual[i] != reference[i] && differing++ == 0) first = i;
+    EXPECT_EQ(differing, 0u) << device->name() << " differs from cpu-reference in " << differing
+                             << " classes, first class " << first << ": " << int(actual[first]) << " vs "
+                             << int(reference[first]);
+    auto top = topK(output, actual, 5);
+    ASSERT_TRUE(top.ok()) << top.error().message;
+    std::string listing;
+    for (const auto& c : *top) listing += fmt::format(" {} {} ({:.3f});", c.index, (*labels)[c.index], c.score);
+    if (expected >= 0) {
+      EXPECT_EQ((*top)[0].index, static_cast<uint32_t>(expected)) << "top-5:" << listing;
+    }
+    std::printf("%s %s top-5:%s\n", param.file, image, listing.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, TfliteRealModel,
+    testing::Values(RealModel{"mobilenet_v1_1.0_224_quant.tflite", 653, 286, 0},
+                    RealModel{"mobilenet_v1_0.25_128_quant.tflite", -1, -1, 0},
+                    RealModel{"mobilenet_v2_1.0_224_quant.tflite", 653, 286, 0},
+                    RealModel{"tf2_mobilenet_v2_1.0_224_ptq.tflite", 653, 286, 4}),
+    [](const testing::TestParamInfo<RealModel>& param) {
+      std::string name = param.param.file;
+      name = name.substr(0, name.size() - std::string_view(".tflite").size());
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
+
+}  // namespace
+}  // namespace sable::runtime

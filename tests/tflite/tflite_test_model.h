@@ -1,0 +1,313 @@
+// Small TFLite models for the importer's tests and fuzz seeds, written with the FlatBuffers
+// builder API of our schema subset (runtime/src/tflite/tflite_schema.fbs). A model is first a
+// plain description (ModelDesc) that a test mutates — an index out of range, an absurd shape, an
+// unknown operator — and then serialized, so every broken file is still a well-formed flatbuffer
+// unless the test breaks the bytes on purpose.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "tflite_schema_generated.h"
+
+namespace sable::tflitetest {
+
+namespace fb = sable::tflite_fb;
+
+struct TensorDesc {
+  std::vector<int32_t> shape;
+  fb::TensorType type = fb::TensorType::UINT8;
+  uint32_t buffer = 0;            // 0: no data (an activation)
+  std::vector<float> scales;      // empty: no quantization
+  std::vector<int64_t> zeroPoints;
+  int32_t quantizedDimension = 0;
+};
+
+struct OpDesc {
+  uint32_t opcodeIndex = 0;
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+  // Options written for the operator's builtin code (see serialize); NONE writes none.
+  fb::Padding padding = fb::Padding::VALID;
+  int32_t stride = 1;
+  int32_t filter = 2;  // pooling window
+  fb::ActivationFunctionType activation = fb::ActivationFunctionType::NONE;
+  int32_t axis = 0;                   // CONCATENATION
+  bool keepDims = false;              // MEAN
+  std::vector<int32_t> squeezeDims;   // SQUEEZE
+  bool writeOptions = true;
+};
+
+struct OpcodeDesc {
+  int32_t builtin = 0;
+  int32_t version = 1;
+  std::string custom;
+};
+
+struct ModelDesc {
+  uint32_t version = 3;
+  std::vector<OpcodeDesc> opcodes;
+  std::vector<std::vector<uint8_t>> buffers;  // buffers[0] is the empty sentinel
+  std::vector<TensorDesc> tensors;
+  std::vector<OpDesc> operators;
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+};
+
+inline std::vector<uint8_t> bytesOf(const std::vector<int32_t>& values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i)
+    for (int b = 0; b < 4; ++b) bytes[i * 4 + b] = static_cast<uint8_t>(static_cast<uint32_t>(values[i]) >> (8 * b));
+  return bytes;
+}
+
+inline OpcodeDesc opcode(fb::BuiltinOperator builtin, int32_t version = 1) {
+  OpcodeDesc c;
+  c.builtin = static_cast<int32_t>(builtin);
+  c.version = version;
+  return c;
+}
+
+inline TensorDesc tensor(std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer, float scale,
+                         int64_t zeroPoint) {
+  TensorDesc t;
+  t.shape = std::move(shape);
+  t.type = type;
+  t.buffer = buffer;
+  t.scales = {scale};
+  t.zeroPoints = {zeroPoint};
+  return t;
+}
+
+inline OpDesc op(uint32_t opcodeIndex, std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
+  OpDesc o;
+  o.opcodeIndex = opcodeIndex;
+  o.inputs = std::move(inputs);
+  o.outputs = std::move(outputs);
+  return o;
+}
+
+// input uint8 [1,4,4,2] → CONV_2D 1x1 (3 filters, RELU6) → [1,4,4,3] → AVERAGE_POOL_2D 2x2 stride 2
+// → [1,2,2,3] → RESHAPE → [1,12] → SOFTMAX → output uint8 [1,12] (scale 1/256, zero point 0).
+inline ModelDesc smallCnn() {
+  ModelDesc m;
+  for (auto op : {fb::BuiltinOperator::CONV_2D, fb::BuiltinOperator::AVERAGE_POOL_2D, fb::BuiltinOperator::RESHAPE,
+                  fb::BuiltinOperator::SOFTMAX})
+    m.opcodes.push_back(opcode(op));
+  m.buffers.push_back({});
+  m.buffers.push_back({130, 120, 140, 110, 128, 135});  // filter [3,1,1,2]
+  m.buffers.push_back(bytesOf({100, -50, 25}));          // bias [3]
+  m.tensors = {
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.05f, 128),    // 0 input
+      tensor({3, 1, 1, 2}, fb::TensorType::UINT8, 1, 0.02f, 128),    // 1 filter
+      tensor({3}, fb::TensorType::INT32, 2, 0.001f, 0),               // 2 bias
+      tensor({1, 4, 4, 3}, fb::TensorType::UINT8, 0, 0.03f, 0),      // 3 conv
+      tensor({1, 2, 2, 3}, fb::TensorType::UINT8, 0, 0.03f, 0),      // 4 pool
+      tensor({1, 12}, fb::TensorType::UINT8, 0, 0.03f, 0),           // 5 reshape
+      tensor({1, 12}, fb::TensorType::UINT8, 0, 1.0f / 256, 0),      // 6 softmax (output)
+  };
+  OpDesc conv = op(0, {0, 1, 2}, {3});
+  conv.activation = fb::ActivationFunctionType::RELU6;
+  OpDesc pool = op(1, {3}, {4});
+  pool.stride = 2;
+  m.operators = {conv, pool, op(2, {4}, {5}), op(3, {5}, {6})};
+  m.inputs = {0};
+  m.outputs = {6};
+  return m;
+}
+
+// smallCnn with int8 activations and a per-channel int8 filter (TF2 post-training quantization).
+inline ModelDesc smallCnnInt8() {
+  ModelDesc m = smallCnn();
+  for (int t : {0, 3, 4, 5, 6}) {
+    m.tensors[t].type = fb::TensorType::INT8;
+    m.tensors[t].zeroPoints = {t == 0 ? 0 : -128};
+  }
+  m.tensors[1].type = fb::TensorType::INT8;
+  m.tensors[1].scales = {0.02f, 0.03f, 0.04f};
+  m.tensors[1].zeroPoints = {0, 0, 0};
+  m.tensors[2].scales = {0.001f, 0.0015f, 0.002f};
+  m.tensors[2].zeroPoints = {0, 0, 0};
+  return m;
+}
+
+// input uint8 [1,4,4,2] → DEPTHWISE_CONV_2D 3x3 SAME (multiplier 1) → ADD with the input (RELU)
+// → MAX_POOL_2D 2x2 → output uint8 [1,2,2,2].
+inline ModelDesc depthwiseAdd() {
+  ModelDesc m;
+  for (auto op : {fb::BuiltinOperator::DEPTHWISE_CONV_2D, fb::BuiltinOperator::ADD, fb::BuiltinOperator::MAX_POOL_2D})
+    m.opcodes.push_back(opcode(op));
+  m.buffers.push_back({});
+  m.buffers.push_back({120, 130, 125, 135, 128, 128, 140, 110, 131, 127, 126, 129, 122, 133, 128, 128, 119, 137});
+  m.buffers.push_back(bytesOf({10, -10}));
+  m.tensors = {
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.05f, 128),  // 0 input
+      tensor({1, 3, 3, 2}, fb::TensorType::UINT8, 1, 0.01f, 128),  // 1 filter
+      tensor({2}, fb::TensorType::INT32, 2, 0.0005f, 0),            // 2 bias
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.04f, 120),  // 3 depthwise
+      tensor({1, 4, 4, 2}, fb::TensorType::UINT8, 0, 0.06f, 0),    // 4 add
+      tensor({1, 2, 2, 2}, fb::TensorType::UINT8, 0, 0.06f, 0),    // 5 pool (output)
+  };
+  OpDesc dw = op(0, {0, 1, 2}, {3});
+  dw.padding = fb::Padding::SAME;
+  OpDesc add = op(1, {3, 0}, {4});
+  add.activation = fb::ActivationFunctionType::RELU;
+  OpDesc pool = op(2, {4}, {5});
+  pool.stride = 2;
+  m.operators = {dw, add, pool};
+  m.inputs = {0};
+  m.outputs = {5};
+  return m;
+}
+
+// Most other mapped operators in one chain, uint8 throughout (scale 0.05, zero point 128):
+// input [1,4,4,2] → PAD 1 on H and W → RESIZE_BILINEAR to 3x3 → CONCATENATION with itself on axis
+// -1 → TRANSPOSE H/W → MEAN over H, W (keep dims) → SQUEEZE → FULLY_CONNECTED to 3 → LOGISTIC →
+// DEQUANTIZE → QUANTIZE (output 0, uint8), and a requantizing QUANTIZE of the LOGISTIC result to
+// int8 (output 1).
+inline ModelDesc operatorChain() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  for (auto op : {B::PAD, B::RESIZE_BILINEAR, B::CONCATENATION, B::TRANSPOSE, B::MEAN, B::SQUEEZE, B::FULLY_CONNECTED,
+                  B::LOGISTIC, B::DEQUANTIZE, B::QUANTIZE})
+    m.opcodes.push_back(opcode(op));
+  m.buffers = {{},
+               bytesOf({0, 0, 1, 1, 1, 1, 0, 0}),                               // 1 paddings [4,2]
+               bytesOf({3, 3}),                                                  // 2 size [2]
+               bytesOf({0, 2, 1, 3}),                                            // 3 permutation [4]
+               bytesOf({1, 2}),                                                  // 4 axes [2]
+               {120, 130, 140, 110, 128, 129, 127, 126, 100, 150, 135, 121},     // 5 weights [3,4]
+               bytesOf({5, -5, 0})};                                             // 6 bias [3]
+  auto q = [](std::vector<int32_t> shape) { return tensor(std::move(shape), fb::TensorType::UINT8, 0, 0.05f, 128); };
+  auto ints = [](std::vector<int32_t> shape, uint32_t buffer) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = fb::TensorType::INT32;
+    t.buffer = buffer;
+    return t;
+  };
+  TensorDesc real;
+  real.shape = {1, 3};
+  real.type = fb::TensorType::FLOAT32;
+  m.tensors = {
+      q({1, 4, 4, 2}),                                                  // 0 input
+      ints({4, 2}, 1), q({1, 6, 6, 2}),                                 // 1 paddings, 2 padded
+      ints({2}, 2), q({1, 3, 3, 2}),                                    // 3 size, 4 resized
+      q({1, 3, 3, 4}),                                                  // 5 concatenated
+      ints({4}, 3), q({1, 3, 3, 4}),                                    // 6 permutation, 7 transposed
+      ints({2}, 4), q({1, 1, 1, 4}),                                    // 8 axes, 9 mean
+      q({1, 4}),                                                        // 10 squeezed
+      tensor({3, 4}, fb::TensorType::UINT8, 5, 0.02f, 128),             // 11 weights
+      tensor({3}, fb::TensorType::INT32, 6, 0.001f, 0),                 // 12 bias
+      tensor({1, 3}, fb::TensorType::UINT8, 0, 0.1f, 128),              // 13 fully connected
+      tensor({1, 3}, fb::TensorType::UINT8, 0, 1.0f / 256, 0),          // 14 logistic
+      real,                                                             // 15 dequantized
+      tensor({1, 3}, fb::TensorType::UINT8, 0, 1.0f / 256, 0),          // 16 output 0
+      tensor({1, 3}, fb::TensorType::INT8, 0, 1.0f / 256, -128),        // 17 output 1
+  };
+  OpDesc concat = op(2, {4, 4}, {5});
+  concat.axis = -1;
+  OpDesc mean = op(4, {7, 8}, {9});
+  mean.keepDims = true;
+  OpDesc squeeze = op(5, {9}, {10});
+  squeeze.squeezeDims = {1, 2};
+  m.operators = {op(0, {0, 1}, {2}), op(1, {2, 3}, {4}), concat,          op(3, {5, 6}, {7}),
+                 mean,               squeeze,            op(6, {10, 11, 12}, {13}), op(7, {13}, {14}),
+                 op(8, {14}, {15}),  op(9, {15}, {16}),  op(9, {14}, {17})};
+  m.inputs = {0};
+  m.outputs = {16, 17};
+  return m;
+}
+
+inline std::vector<uint8_t> serialize(const ModelDesc& m) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
+  for (const auto& c : m.opcodes) {
+    // As converters write it: the byte field holds codes below 127, else the placeholder.
+    const auto deprecated = static_cast<int8_t>(c.builtin < 127 ? c.builtin : 127);
+    codes.push_back(fb::CreateOperatorCode(b, deprecated, c.custom.empty() ? 0 : b.CreateString(c.custom), c.version,
+                                           static_cast<fb::BuiltinOperator>(c.builtin)));
+  }
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  for (const auto& data : m.buffers) {
+    if (data.empty()) {
+      buffers.push_back(fb::CreateBuffer(b));
+      continue;
+    }
+    b.ForceVectorAlignment(data.size(), 1, 16);
+    buffers.push_back(fb::CreateBuffer(b, b.CreateVector(data)));
+  }
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const auto& t = m.tensors[i];
+    flatbuffers::Offset<fb::QuantizationParameters> q = 0;
+    if (!t.scales.empty())
+      q = fb::CreateQuantizationParameters(b, 0, 0, b.CreateVector(t.scales), b.CreateVector(t.zeroPoints),
+                                           fb::QuantizationDetails::NONE, 0, t.quantizedDimension);
+    tensors.push_back(fb::CreateTensor(b, b.CreateVector(t.shape), t.type, t.buffer,
+                                       b.CreateString("t" + std::to_string(i)), q));
+  }
+  std::vector<flatbuffers::Offset<fb::Operator>> operators;
+  for (const auto& op : m.operators) {
+    int32_t builtin = op.opcodeIndex < m.opcodes.size() ? m.opcodes[op.opcodeIndex].builtin : -1;
+    auto type = fb::BuiltinOptions::NONE;
+    flatbuffers::Offset<void> options = 0;
+    if (op.writeOptions) {
+      switch (static_cast<fb::BuiltinOperator>(builtin)) {
+        case fb::BuiltinOperator::CONV_2D:
+          type = fb::BuiltinOptions::Conv2DOptions;
+          options = fb::CreateConv2DOptions(b, op.padding, op.stride, op.stride, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::DEPTHWISE_CONV_2D:
+          type = fb::BuiltinOptions::DepthwiseConv2DOptions;
+          options = fb::CreateDepthwiseConv2DOptions(b, op.padding, op.stride, op.stride, 1, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::AVERAGE_POOL_2D:
+        case fb::BuiltinOperator::MAX_POOL_2D:
+          type = fb::BuiltinOptions::Pool2DOptions;
+          options = fb::CreatePool2DOptions(b, op.padding, op.stride, op.stride, op.filter, op.filter, op.activation)
+                        .Union();
+          break;
+        case fb::BuiltinOperator::SOFTMAX:
+          type = fb::BuiltinOptions::SoftmaxOptions;
+          options = fb::CreateSoftmaxOptions(b, 1.0f).Union();
+          break;
+        case fb::BuiltinOperator::CONCATENATION:
+          type = fb::BuiltinOptions::ConcatenationOptions;
+          options = fb::CreateConcatenationOptions(b, op.axis, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::MEAN:
+          type = fb::BuiltinOptions::ReducerOptions;
+          options = fb::CreateReducerOptions(b, op.keepDims).Union();
+          break;
+        case fb::BuiltinOperator::SQUEEZE:
+          type = fb::BuiltinOptions::SqueezeOptions;
+          options = fb::CreateSqueezeOptions(b, b.CreateVector(op.squeezeDims)).Union();
+          break;
+        case fb::BuiltinOperator::FULLY_CONNECTED:
+          type = fb::BuiltinOptions::FullyConnectedOptions;
+          options = fb::CreateFullyConnectedOptions(b, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::ADD:
+          type = fb::BuiltinOptions::AddOptions;
+          options = fb::CreateAddOptions(b, op.activation).Union();
+          break;
+        default: break;
+      }
+    }
+    operators.push_back(fb::CreateOperator(b, op.opcodeIndex, b.CreateVector(op.inputs), b.CreateVector(op.outputs),
+                                           type, options));
+  }
+  auto subgraph = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(m.inputs), b.CreateVector(m.outputs),
+                                     b.CreateVector(operators), b.CreateString("main"));
+  std::vector<flatbuffers::Offset<fb::SubGraph>> subgraphs = {subgraph};
+  auto model = fb::CreateModel(b, m.version, b.CreateVector(codes), b.CreateVector(subgraphs),
+                               b.CreateString("sable test model"), b.CreateVector(buffers));
+  fb::FinishModelBuffer(b, model);
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+}  // namespace sable::tflitetest
