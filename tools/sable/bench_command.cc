@@ -111,7 +111,7 @@ int runUapiBench(const BenchOptions& options) {
     std::cerr << "sable bench --uapi: " << key.error().message << "\n";
     return 1;
   }
-  const umd::Signature signature = (*key)->sign(std::span(reinterpret_cast<const uint8_t*>(words), sizeof words));
+  const umd::Signature signature = (*key)->signStream(std::span(reinterpret_cast<const uint8_t*>(words), sizeof words));
   std::memcpy(reg.signature, signature.data(), signature.size());
   if (int r = device.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg); r != 0) {
     return failed("PROGRAM_REGISTER", r);
