@@ -269,28 +269,36 @@ static long sable_ioctl_fence_release(struct sable_client *client, void __user *
 	return sable_core_fence_release(client->npu->core, sable_owner(client), arg.fence);
 }
 
+/* Whether cmd is one of the UAPI's requests (kmd/include/uapi/sable_uapi.h). */
+static bool sable_uapi_request(unsigned int cmd)
+{
+	switch (cmd) {
+	case SABLE_IOCTL_HANDSHAKE:
+	case SABLE_IOCTL_GET_INFO:
+	case SABLE_IOCTL_BO_CREATE:
+	case SABLE_IOCTL_BO_FREE:
+	case SABLE_IOCTL_PROGRAM_REGISTER:
+	case SABLE_IOCTL_PROGRAM_RELEASE:
+	case SABLE_IOCTL_JOB_SUBMIT:
+	case SABLE_IOCTL_FENCE_WAIT:
+	case SABLE_IOCTL_JOB_STATUS:
+	case SABLE_IOCTL_FENCE_RELEASE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct sable_client *client = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
 	atomic64_inc(&client->npu->stats.ioctls);
-	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken)) {
-		switch (cmd) {
-		case SABLE_IOCTL_GET_INFO:
-		case SABLE_IOCTL_BO_CREATE:
-		case SABLE_IOCTL_BO_FREE:
-		case SABLE_IOCTL_PROGRAM_REGISTER:
-		case SABLE_IOCTL_PROGRAM_RELEASE:
-		case SABLE_IOCTL_JOB_SUBMIT:
-		case SABLE_IOCTL_FENCE_WAIT:
-		case SABLE_IOCTL_JOB_STATUS:
-		case SABLE_IOCTL_FENCE_RELEASE:
-			return -EPROTO; /* the UAPI: the handshake comes first */
-		default:
-			return -ENOTTY;
-		}
-	}
+	if (!sable_uapi_request(cmd))
+		return -ENOTTY;
+	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken))
+		return -EPROTO; /* the UAPI: the handshake comes first */
 	switch (cmd) {
 	case SABLE_IOCTL_HANDSHAKE:
 		return sable_ioctl_handshake(client, uarg);
@@ -310,10 +318,8 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return sable_ioctl_fence_wait(client, uarg);
 	case SABLE_IOCTL_JOB_STATUS:
 		return sable_ioctl_job_status(client, uarg);
-	case SABLE_IOCTL_FENCE_RELEASE:
+	default: /* SABLE_IOCTL_FENCE_RELEASE: sable_uapi_request listed every request */
 		return sable_ioctl_fence_release(client, uarg);
-	default:
-		return -ENOTTY;
 	}
 }
 
