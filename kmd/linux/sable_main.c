@@ -82,13 +82,15 @@ static long sable_ioctl_handshake(struct sable_client *client, void __user *uarg
 {
 	struct sable_npu *npu = client->npu;
 	struct sable_uapi_handshake arg;
+	struct sable_core_device_ids ids;
 	u32 state;
 	int err;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	sable_core_firmware_status(npu->core, &state, &npu->ids.firmware_version);
-	err = sable_core_handshake(&npu->ids, &arg);
+	ids = npu->ids; /* a copy: concurrent ioctls never write the device's */
+	sable_core_firmware_status(npu->core, &state, &ids.firmware_version);
+	err = sable_core_handshake(&ids, &arg);
 	/* Copied back on refusal too: the message says what to rebuild. */
 	if (copy_to_user(uarg, &arg, sizeof(arg)))
 		return -EFAULT;
@@ -106,11 +108,13 @@ static long sable_ioctl_get_info(struct sable_client *client, void __user *uarg)
 {
 	struct sable_npu *npu = client->npu;
 	struct sable_uapi_device_info info;
+	struct sable_core_device_ids ids;
 	u32 state;
 
 	memset(&info, 0, sizeof(info));
-	sable_core_firmware_status(npu->core, &state, &npu->ids.firmware_version);
-	sable_core_device_info(&npu->ids, &info);
+	ids = npu->ids; /* a copy: concurrent ioctls never write the device's */
+	sable_core_firmware_status(npu->core, &state, &ids.firmware_version);
+	sable_core_device_info(&ids, &info);
 	strscpy(info.device_name, npu->name, sizeof(info.device_name));
 	strscpy(info.backend, "fpga", sizeof(info.backend));
 	sable_core_memory_info(npu->core, &info.device_memory_bytes, &info.device_memory_free);

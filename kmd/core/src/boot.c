@@ -4,19 +4,6 @@
 
 #define SABLE_BOOT_MIN_MEMORY (4ull << 20)
 
-static void sable_boot_zero_device(const struct sable_core_os *os, uint64_t address, uint64_t bytes)
-{
-	static const uint8_t zeros[256];
-	uint32_t chunk;
-
-	while (bytes > 0) {
-		chunk = bytes < sizeof(zeros) ? (uint32_t)bytes : (uint32_t)sizeof(zeros);
-		os->mem_write(os->ctx, address, zeros, chunk);
-		address += chunk;
-		bytes -= chunk;
-	}
-}
-
 int sable_core_boot(struct sable_core *core, uint64_t memory_bytes, uint32_t watchdog_us)
 {
 	const struct sable_core_os *os = core->os;
@@ -27,7 +14,7 @@ int sable_core_boot(struct sable_core *core, uint64_t memory_bytes, uint32_t wat
 	if (memory_bytes < SABLE_BOOT_MIN_MEMORY || memory_bytes > SABLE_FW_DEVICE_MEMORY_LIMIT)
 		return -EINVAL;
 	sable_core_init(core, os);
-	sable_boot_zero_device(os, 0, SABLE_LAYOUT_HEAP);
+	sable_core_device_zero(os, 0, SABLE_LAYOUT_HEAP);
 	for (r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
 		err = sable_core_ring_setup(os, &core->submit[r],
 					    SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, submit) +

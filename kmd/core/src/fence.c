@@ -4,7 +4,6 @@
  * released job is unknown (-ENOENT) rather than someone else's job. */
 #include "internal.h"
 
-#define SABLE_FENCE_SLOT_BITS 16u
 
 uint64_t sable_core_fence_value(const struct sable_core *core, uint32_t slot)
 {
@@ -16,7 +15,7 @@ uint64_t sable_core_fence_value(const struct sable_core *core, uint32_t slot)
 static struct sable_core_fence *sable_fence_lookup(struct sable_core *core, uint64_t fence,
 						   int orphans)
 {
-	const uint64_t slot = fence & ((1u << SABLE_FENCE_SLOT_BITS) - 1u);
+	const uint64_t slot = sable_core_fence_slot(fence);
 	struct sable_core_fence *entry;
 
 	if (slot >= SABLE_CORE_MAX_FENCES || (fence >> SABLE_FENCE_SLOT_BITS) > 0xFFFFFFFFu)

@@ -16,6 +16,16 @@ uint32_t sable_core_isa_max_regions(const struct sable_core_os *os); /* HWCFG2, 
 uint32_t sable_core_isa_stream_header_bytes(void);
 uint32_t sable_core_isa_error_bad_job(void);
 
+/* Writes zeros over device memory (a new buffer object, the firmware area at boot). */
+void sable_core_device_zero(const struct sable_core_os *os, uint64_t address, uint64_t bytes);
+
+/* The table slot a fence value names (its low bits; the rest is the slot's generation). */
+#define SABLE_FENCE_SLOT_BITS 16u
+static inline uint32_t sable_core_fence_slot(uint64_t fence)
+{
+	return (uint32_t)(fence & ((1u << SABLE_FENCE_SLOT_BITS) - 1u));
+}
+
 /* Takes a free fence slot for `owner` (generation moved on): its index, or -ENOMEM. */
 int sable_core_fence_take_locked(struct sable_core *core, uint64_t owner);
 /* The fence value of a slot. */

@@ -78,7 +78,7 @@ static void sable_free(struct sable_core_allocator *a, uint64_t address, uint64_
 	a->free_bytes += bytes;
 }
 
-static void sable_device_zero(const struct sable_core_os *os, uint64_t address, uint64_t bytes)
+void sable_core_device_zero(const struct sable_core_os *os, uint64_t address, uint64_t bytes)
 {
 	static const uint8_t zeros[256];
 	uint32_t chunk;
@@ -182,7 +182,7 @@ int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_u
 	bo->size = arg->size;
 	bo->allocated = allocated;
 	/* Zero-filled: no client sees what another left in device memory. */
-	sable_device_zero(core->os, address, allocated);
+	sable_core_device_zero(core->os, address, allocated);
 	arg->handle = sable_handle(bo->generation, slot);
 	arg->mmap_offset = address;
 	arg->device_address = address;
@@ -718,7 +718,7 @@ int sable_core_job_status(struct sable_core *core, uint64_t owner, struct sable_
 	if (state == SABLE_CORE_FENCE_LOST)
 		return -EIO;
 	sable_core_lock(core);
-	fence = &core->fences[value & SABLE_HANDLE_SLOT_MASK];
+	fence = &core->fences[sable_core_fence_slot(value)];
 	if (state == SABLE_CORE_FENCE_SIGNALLED) {
 		arg->state = SABLE_JOB_COMPLETED;
 		arg->error_cause = record.error_cause;
