@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "sable/hal/validation.h"
+
 namespace sable::hal {
 namespace {
 
@@ -135,11 +137,61 @@ Result<v1_0::Request> convertToV1_0(const Request& request) {
   return out;
 }
 
+bool compliantWith(HalVersion version, const Model& model) { return validateModelForVersion(model, version).ok(); }
+
+Result<std::vector<bool>> compliantOperations(HalVersion version, const Model& model) {
+  SABLE_TRY(validateModel(model));
+  const HalVersion modelWide = model.relaxComputationFloat32toFloat16 ? HalVersion::V1_1 : HalVersion::V1_0;
+  std::vector<bool> compliant;
+  compliant.reserve(model.main.operations.size());
+  for (const Operation& operation : model.main.operations) {
+    SABLE_ASSIGN_OR_RETURN(HalVersion needed, validateOperation(model, model.main, operation));
+    needed = std::max(needed, modelWide);
+    for (const auto* indexes : {&operation.inputs, &operation.outputs}) {
+      for (uint32_t index : *indexes) {
+        SABLE_ASSIGN_OR_RETURN(HalVersion operandVersion, validateOperand(model, model.main, index));
+        needed = std::max(needed, operandVersion);
+      }
+    }
+    compliant.push_back(needed <= version);
+  }
+  return compliant;
+}
+
 PerformanceInfo lookupPerformance(const Capabilities& capabilities, OperandType type) {
   for (const auto& entry : capabilities.operandPerformance) {
     if (entry.type == type) return entry.info;
   }
   return {FLT_MAX, FLT_MAX};
+}
+
+Capabilities convertToV1_3(const v1_0::Capabilities& capabilities) {
+  Capabilities out;
+  // 1.0's figures cover float32 (scalar and tensor) and the asymmetric quantized tensor; every
+  // other type stays unlisted (FLT_MAX), as for a 1.0 driver in the framework.
+  out.relaxedFloat32toFloat16PerformanceScalar = capabilities.float32Performance;
+  out.relaxedFloat32toFloat16PerformanceTensor = capabilities.float32Performance;
+  out.operandPerformance = {{OperandType::FLOAT32, capabilities.float32Performance},
+                            {OperandType::TENSOR_FLOAT32, capabilities.float32Performance},
+                            {OperandType::TENSOR_QUANT8_ASYMM, capabilities.quantized8Performance}};
+  out.ifPerformance = out.whilePerformance = {FLT_MAX, FLT_MAX};
+  return out;
+}
+
+Capabilities convertToV1_3(const v1_1::Capabilities& capabilities) {
+  Capabilities out = convertToV1_3(v1_0::Capabilities{capabilities.float32Performance, capabilities.quantized8Performance});
+  out.relaxedFloat32toFloat16PerformanceScalar = capabilities.relaxedFloat32toFloat16Performance;
+  out.relaxedFloat32toFloat16PerformanceTensor = capabilities.relaxedFloat32toFloat16Performance;
+  return out;
+}
+
+Capabilities convertToV1_3(const v1_2::Capabilities& capabilities) {
+  Capabilities out;
+  out.relaxedFloat32toFloat16PerformanceScalar = capabilities.relaxedFloat32toFloat16PerformanceScalar;
+  out.relaxedFloat32toFloat16PerformanceTensor = capabilities.relaxedFloat32toFloat16PerformanceTensor;
+  out.operandPerformance = capabilities.operandPerformance;
+  out.ifPerformance = out.whilePerformance = {FLT_MAX, FLT_MAX};
+  return out;
 }
 
 v1_0::Capabilities convertToV1_0(const Capabilities& capabilities) {

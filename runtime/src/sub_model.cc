@@ -38,15 +38,20 @@ hal::Result<SubModel> extractSubModel(const hal::Model& model, const std::vector
     produced.insert(op.outputs.begin(), op.outputs.end());
   }
 
+  // Referenced subgraphs travel only with an operation that refers to one (IF, WHILE): a part
+  // without control flow is then a model an older HAL version can express.
+  const bool controlFlow = std::any_of(used.begin(), used.end(), [&](uint32_t original) {
+    return main.operands[original].lifetime == OperandLifeTime::SUBGRAPH;
+  });
   SubModel sub;
   hal::Model& out = sub.model;
-  out.referenced = model.referenced;
+  if (controlFlow) out.referenced = model.referenced;
   out.pools = model.pools;
   out.relaxComputationFloat32toFloat16 = model.relaxComputationFloat32toFloat16;
   out.extensionNameToPrefix = model.extensionNameToPrefix;
   // The referenced subgraphs' CONSTANT_COPY operands point into operandValues: with any, the
   // values travel whole and keep their offsets; without, only the part's constants are copied.
-  const bool keepValues = !model.referenced.empty();
+  const bool keepValues = !out.referenced.empty();
   if (keepValues) out.operandValues = model.operandValues;
   std::map<uint32_t, uint32_t> index;  // original operand → operand of the sub-model
   for (uint32_t original : used) {

@@ -3,7 +3,7 @@
 listed in the expected-pass file still passes (the list only grows as kernels land).
 
     check_conformance.py --sable BIN --shared DIR --expected FILE --out JSON [--device NAME]
-                         [--execution PATH] [--backend func|rtl] [--per-group N]
+                         [--execution PATH] [--hal-version V] [--backend func|rtl] [--per-group N]
 
 --per-group N runs a representative subset: the first N expected tests of each group (the test
 name's first word, which names the operation), e.g. for the RTL backend in the default CI.
@@ -39,6 +39,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", default="cpu-reference")
     ap.add_argument("--execution", default="sync", help="HAL execution path for sable-npu")
+    ap.add_argument("--hal-version", default="1.3", help="HAL version the runtime speaks to sable-npu")
     ap.add_argument("--backend", default="func", help="sable-npu's model: func or rtl (docs/sim.md)")
     ap.add_argument("--per-group", type=int, default=0,
                     help="run only the first N expected tests of each group (0: the whole corpus)")
@@ -51,7 +52,7 @@ def main():
 
     expected = read_expected(a.expected)
     command = [a.sable, "conformance", corpus, "--device", a.device, "--execution", a.execution,
-               "--backend", a.backend, "--json", a.out]
+               "--hal-version", a.hal_version, "--backend", a.backend, "--json", a.out]
     if a.per_group > 0:
         taken = {}
         subset = []
@@ -83,7 +84,7 @@ def main():
                    if status.get(n, ("missing",))[0] != "passed"]
     newly = sorted(n for n, (s, _) in status.items() if s == "passed" and n not in set(expected))
 
-    print(f"{a.device} ({a.execution}, {a.backend}): {summary}")
+    print(f"{a.device} ({a.execution}, HAL {a.hal_version}, {a.backend}): {summary}")
     print(f"expected to pass: {len(expected)}, regressions: {len(regressions)}, "
           f"passing but not listed: {len(newly)}")
     if newly:

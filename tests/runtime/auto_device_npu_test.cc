@@ -9,6 +9,7 @@
 #include "sable/runtime/auto_device.h"
 #include "sable/runtime/builtin_models.h"
 #include "sable/runtime/cpu_reference_device.h"
+#include "sable/runtime/npu_device.h"
 
 namespace sable::testing {
 namespace {
@@ -132,6 +133,69 @@ TEST(AutoDeviceNpu, MobileNetV1PlacesOperationsOnTheNpu) {
   ASSERT_TRUE(actual.ok()) << actual.error().message;
   const Quant8Mismatches m = compareQuant8((*expected)[0].bytes, actual->outputs[0].bytes, false);
   EXPECT_EQ(m.count, 0u) << m.first;
+}
+
+// in (quant8) → CONV_2D 3x3 (HAL 1.0) → HARD_SWISH (1.3) → AVERAGE_POOL_2D (1.0) → out: the NPU
+// runs all three, but a client speaking an older HAL cannot ask it about HARD_SWISH.
+hal::Model convHardSwishPool() {
+  ModelBuilder b;
+  const uint32_t in = b.addInput(kQ8, {1, 8, 8, 4}, 0.05f, 120);
+  runtime::SplitMix64 random(5);
+  std::vector<uint8_t> filter(4 * 3 * 3 * 4);
+  for (auto& v : filter) v = static_cast<uint8_t>(random.uniform(0, 255));
+  const std::vector<int32_t> bias = {-40, 7, 130, -200};
+  const uint32_t w = b.addConstant(kQ8, {4, 3, 3, 4}, filter, 0.02f, 128);
+  const uint32_t bi = b.addConstant(OperandType::TENSOR_INT32, {4}, bias, 0.05f * 0.02f, 0);
+  const uint32_t conv = b.addTemporary(kQ8, {1, 8, 8, 4}, 0.04f, 128);
+  b.addOperation(OperationType::CONV_2D, {in, w, bi, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0)},
+                 {conv});
+  const uint32_t swished = b.addTemporary(kQ8, {1, 8, 8, 4}, 0.03f, 100);
+  b.addOperation(OperationType::HARD_SWISH, {conv}, {swished});
+  const uint32_t out = b.addOutput(kQ8, {1, 4, 4, 4}, 0.03f, 100);
+  b.addOperation(OperationType::AVERAGE_POOL_2D,
+                 {swished, b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(0), b.addInt32(2),
+                  b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(0)},
+                 {out});
+  return b.build();
+}
+
+// AOSP's runtime speaks each driver's newest HAL; a 1.0-1.2 client of sable-npu must leave what
+// its version cannot express to the CPU, convert the rest down and still compute the same bytes.
+TEST(AutoDeviceNpu, AnOlderHalClientLeavesWhatItsVersionCannotExpressToTheCpu) {
+  const hal::Model model = convHardSwishPool();
+  std::string why;
+  if (!npuOrWhyNot(model, &why)) GTEST_SKIP() << "sable-npu is unavailable: " << why;
+  const std::vector<uint8_t> input = runtime::makeSyntheticInput(model, 4);
+  auto expected = runOnCpu(model, {input});
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  for (hal::HalVersion version : {hal::HalVersion::V1_0, hal::HalVersion::V1_1, hal::HalVersion::V1_2,
+                                  hal::HalVersion::V1_3}) {
+    SCOPED_TRACE(std::string("HAL ") + std::string(hal::toString(version)));
+    auto npu = runtime::makeNpuDevice(runtime::HalExecutionPath::SYNC, version);
+    auto supported = npu->getSupportedOperations(model);
+    ASSERT_TRUE(supported.ok()) << supported.error().message;
+    const bool v13 = version == hal::HalVersion::V1_3;
+    EXPECT_EQ(*supported, (std::vector<bool>{true, v13, true}));
+    if (!v13) {
+      auto refused = npu->prepareModel(model);
+      ASSERT_FALSE(refused.ok()) << "a model with a 1.3 operation was prepared through an older HAL";
+      EXPECT_NE(refused.error().message.find("HARD_SWISH"), std::string::npos) << refused.error().message;
+    }
+
+    auto automatic = runtime::makeAutoDevice({runtime::makeCpuReferenceDevice(), npu});
+    auto prepared = automatic->prepareModel(model);
+    ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+    const runtime::PartitionPlan* plan = runtime::partitionPlanOf(**prepared);
+    ASSERT_NE(plan, nullptr);
+    EXPECT_TRUE(plan->fallbackReason.empty()) << describe(*plan);
+    EXPECT_EQ(operationsOn(*plan, "sable-npu"), v13 ? 3u : 2u) << describe(*plan);
+    EXPECT_EQ(operationsOn(*plan, "cpu-reference"), v13 ? 0u : 1u) << describe(*plan);
+    auto actual = runtime::executeWithBuffers(**prepared, model, {input});
+    ASSERT_TRUE(actual.ok()) << actual.error().message;
+    const Quant8Mismatches m = compareQuant8((*expected)[0].bytes, actual->outputs[0].bytes, false);
+    EXPECT_EQ(m.count, 0u) << m.first;
+    EXPECT_EQ(actual->outputs[0].dimensions, (std::vector<uint32_t>{1, 4, 4, 4}));
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `sable conformance PATH... [--device NAME] [--filter REGEX] [--json FILE] [--verbose]`: runs the
 // NNAPI conformance corpus on a device and prints the failures and a final
 // "N passed, N failed, N skipped" line. Exit status: 0 no failures, 1 failures, 2 usage errors.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,8 @@
 #include "sable/runtime/corpus.h"
 #include "sable/runtime/device.h"
 #include "sable/runtime/npu_device.h"
+#include "sable/runtime/auto_device.h"
+#include "sable/runtime/cpu_reference_device.h"
 
 namespace sable::tools {
 namespace {
@@ -33,6 +36,7 @@ struct ConformanceArgs {
   std::vector<std::string> paths;
   std::string device = "cpu-reference";
   std::string execution = "sync";
+  std::string halVersion = "1.3";
   std::string filter;
   std::string json;
   bool verbose = false;
@@ -76,12 +80,30 @@ int runConformance(const ConformanceArgs& args) {
               << "'\n";
     return kExitUsage;
   }
-  if (*executionPath != runtime::HalExecutionPath::SYNC) {
-    if (args.device != "sable-npu") {
-      std::cerr << "sable conformance: --execution chooses a HAL execution path: only sable-npu is a HAL driver\n";
+  std::string versionName = "V" + args.halVersion;  // "1.2" names hal::HalVersion::V1_2
+  std::replace(versionName.begin(), versionName.end(), '.', '_');
+  const auto halVersion = hal::halVersionFromString(versionName);
+  if (!halVersion) {
+    std::cerr << "sable conformance: --hal-version must be 1.0, 1.1, 1.2 or 1.3, not '" << args.halVersion << "'\n";
+    return kExitUsage;
+  }
+  if (*executionPath != runtime::HalExecutionPath::SYNC || *halVersion != hal::HalVersion::V1_3) {
+    if (args.device != "sable-npu" && args.device != "auto") {
+      std::cerr << "sable conformance: --execution and --hal-version choose how the runtime speaks to a HAL "
+                   "driver: only sable-npu (alone or in auto) is one\n";
       return kExitUsage;
     }
-    device = runtime::makeNpuDevice(*executionPath);
+    // What the version has: 1.0 and 1.1 execute through `execute` only, fences came with 1.3.
+    const bool pathExists = *executionPath == runtime::HalExecutionPath::SYNC ||
+                            *halVersion == hal::HalVersion::V1_3 ||
+                            (*halVersion == hal::HalVersion::V1_2 && *executionPath != runtime::HalExecutionPath::FENCED);
+    if (!pathExists) {
+      std::cerr << "sable conformance: HAL " << args.halVersion << " has no " << args.execution
+                << " execution path\n";
+      return kExitUsage;
+    }
+    auto npu = runtime::makeNpuDevice(*executionPath, *halVersion);
+    device = args.device == "auto" ? runtime::makeAutoDevice({runtime::makeCpuReferenceDevice(), npu}) : npu;
   }
   std::optional<std::regex> filter;
   if (!args.filter.empty()) {
@@ -151,6 +173,9 @@ CommandRunner addConformanceCommand(CLI::App& app) {
   auto* command = app.add_subcommand("conformance", "Run the NNAPI conformance corpus on a device");
   command->add_option("paths", args->paths, "Corpus files (*.jsonl) or folders searched recursively");
   command->add_option("--device", args->device, "Device to run on (see `sable info`)")->capture_default_str();
+  command->add_option("--hal-version", args->halVersion,
+                      "The HAL version the runtime speaks to sable-npu (1.0-1.3): older versions convert models "
+                      "down and leave what they cannot express to the CPU");
   command->add_option("--execution", args->execution,
                       "The HAL execution path for sable-npu: sync, async, fenced or burst")
       ->capture_default_str();

@@ -19,8 +19,15 @@ namespace sable::runtime {
 enum class HalExecutionPath { SYNC, ASYNC, FENCED, BURST };
 std::optional<HalExecutionPath> halExecutionPathFromString(std::string_view name);  // "sync", ...
 
+// `version`: the HAL version the client speaks, as the framework speaks a driver's newest
+// interface. Before 1.3 it uses that version's methods only: capabilities converted up, the
+// operations the version cannot express unsupported (the driver is asked about the slice it can,
+// hal::compliantOperations), models converted down; deadlines and priorities are not sent, 1.0
+// and 1.1 execute through `execute` whatever the path, 1.2's fenced path is execute_1_2 (fences came
+// with 1.3), and caching needs 1.2.
 std::shared_ptr<Device> makeHalClientDevice(std::string name, std::shared_ptr<hal::IDevice> device,
-                                            HalExecutionPath path = HalExecutionPath::SYNC);
+                                            HalExecutionPath path = HalExecutionPath::SYNC,
+                                            hal::HalVersion version = hal::HalVersion::V1_3);
 
 // The HAL objects behind a device made by makeHalClientDevice and behind a model it prepared, or
 // null for any other device or prepared model: for a client that uses the HAL's other paths itself

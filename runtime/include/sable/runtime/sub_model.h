@@ -30,7 +30,8 @@ struct SubModelOptions {
 // ascending, at least one) as a model. Inputs: the non-constant tensors they read that none of
 // them produces (in ascending operand order). Outputs: the tensors they produce that the model
 // outputs or another operation reads (all of them with everyResultAnOutput), in ascending operand
-// order. Constants, referenced subgraphs and pools are carried over. The result is validated.
+// order. Constants and pools are carried over, the referenced subgraphs when an operation of the
+// part refers to one (IF, WHILE). The result is validated.
 hal::Result<SubModel> extractSubModel(const hal::Model& model, const std::vector<uint32_t>& operations,
                                       const SubModelOptions& options = {});
 
