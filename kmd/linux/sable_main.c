@@ -23,6 +23,7 @@
 #include <linux/of.h>
 #include <linux/of_address.h>
 #include <linux/platform_device.h>
+#include <linux/reset.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -40,6 +41,15 @@
 static unsigned int watchdog_ms = 1000;
 module_param(watchdog_ms, uint, 0444);
 MODULE_PARM_DESC(watchdog_ms, "the firmware's job watchdog: no progress for this long aborts a job");
+
+static unsigned int hang_timeout_ms = 10000;
+module_param(hang_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(hang_timeout_ms,
+		 "work pending and no ring moving for this long resets the device (0: never); above the longest job");
+
+static bool auto_reset = true;
+module_param(auto_reset, bool, 0644);
+MODULE_PARM_DESC(auto_reset, "reset a lost or hung device (else it stays lost until a debugfs reset)");
 
 static DEFINE_IDA(sable_ida);
 
@@ -433,27 +443,86 @@ static irqreturn_t sable_irq_thread(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-/* The firmware stopping (HALTED) or a corrupted ring loses the device: pending jobs end with
- * -EIO and clients can clean up; recovering needs the control core restarted (docs/kmd.md). */
+/* Resets the device (kmd/core: pending jobs fail, programs go stale, the firmware restarts on a
+ * fresh boot block); called by the health work only, so resets never overlap. */
+static void sable_reset(struct sable_npu *npu, const char *why, u32 state)
+{
+	struct sable_core_counters counters;
+	int err;
+
+	dev_err(npu->dev, "resetting the device: %s (firmware state %u)\n", why, state);
+	err = sable_core_reset(npu->core, (s64)SABLE_BOOT_TIMEOUT_MS * NSEC_PER_MSEC);
+	sable_core_get_counters(npu->core, &counters);
+	npu->ring_faults_seen = counters.ring_faults;
+	npu->gave_up = err != 0;
+	WRITE_ONCE(npu->reset_result, err);
+	if (err == 0)
+		dev_info(npu->dev, "reset done: serving again (%llu resets)\n", counters.resets);
+}
+
+/*
+ * The firmware stopping (not READY), a corrupted ring or no progress with work pending resets
+ * the device (auto_reset), or loses it: pending jobs end with -EIO and clients can clean up. A
+ * reset that fails leaves the device lost until one is requested through debugfs.
+ */
 static void sable_health(struct work_struct *work)
 {
 	struct sable_npu *npu = container_of(to_delayed_work(work), struct sable_npu, health);
+	const bool requested = atomic_xchg(&npu->reset_requested, 0) != 0;
 	struct sable_core_counters counters;
+	const char *why = NULL;
 	u32 state, version;
 
 	sable_core_firmware_status(npu->core, &state, &version);
 	sable_core_get_counters(npu->core, &counters);
-	if (state != SABLE_FW_STATE_READY || counters.ring_faults != 0) {
-		dev_err(npu->dev, "device lost: firmware state %u, %llu ring faults\n", state,
-			counters.ring_faults);
+	if (requested)
+		why = "requested through debugfs";
+	else if (npu->gave_up)
+		why = NULL;
+	else if (state != SABLE_FW_STATE_READY)
+		why = "the firmware is not READY";
+	else if (counters.ring_faults != npu->ring_faults_seen)
+		why = "a ring is corrupted";
+	else if (hang_timeout_ms != 0 &&
+		 sable_core_hung(npu->core, (u64)hang_timeout_ms * NSEC_PER_MSEC))
+		why = "no progress with work pending for hang_timeout_ms";
+
+	if (why && (requested || READ_ONCE(auto_reset))) {
+		sable_reset(npu, why, state);
+	} else if (why) {
+		dev_err(npu->dev, "device lost: %s (firmware state %u); auto_reset is off\n", why,
+			state);
 		atomic64_inc(&npu->stats.device_lost);
 		sable_core_device_lost(npu->core);
-		return;
+		npu->gave_up = true;
+	} else if (!npu->gave_up) {
+		/* A lost interrupt must not hang a job forever: drain the ring now and then. */
+		sable_core_process_completions(npu->core);
 	}
-	/* A lost interrupt must not hang a job forever: drain the ring now and then anyway. */
-	sable_core_process_completions(npu->core);
 	schedule_delayed_work(&npu->health, msecs_to_jiffies(SABLE_HEALTH_PERIOD_MS));
 }
+
+/* debugfs "reset": writing anything resets the device now (bring-up); the write returns when
+ * the reset is done, with its error. */
+static ssize_t sable_reset_write(struct file *file, const char __user *buf, size_t count,
+				 loff_t *ppos)
+{
+	struct sable_npu *npu = file->private_data;
+	int err;
+
+	atomic_set(&npu->reset_requested, 1);
+	mod_delayed_work(system_wq, &npu->health, 0);
+	flush_delayed_work(&npu->health);
+	err = READ_ONCE(npu->reset_result);
+	return err ? err : (ssize_t)count;
+}
+
+static const struct file_operations sable_reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = sable_reset_write,
+	.llseek = noop_llseek,
+};
 
 static int sable_counters_show(struct seq_file *s, void *unused)
 {
@@ -480,6 +549,9 @@ static int sable_counters_show(struct seq_file *s, void *unused)
 	seq_printf(s, "wait_timeouts %llu\n", core.wait_timeouts);
 	seq_printf(s, "stray_completions %llu\n", core.stray_completions);
 	seq_printf(s, "ring_faults %llu\n", core.ring_faults);
+	seq_printf(s, "jobs_lost %llu\n", core.jobs_lost);
+	seq_printf(s, "resets %llu\n", core.resets);
+	seq_printf(s, "resets_failed %llu\n", core.resets_failed);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sable_counters);
@@ -597,9 +669,9 @@ static int sable_boot(struct sable_npu *npu)
 	if (err)
 		return dev_err_probe(npu->dev, err, "device memory of %llu bytes is unusable (4 MiB at least)\n",
 				     npu->memory_size);
-	writel(lower_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_LO);
-	writel(upper_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_HI);
-	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+	err = sable_npu_firmware_start(npu);
+	if (err)
+		return dev_err_probe(npu->dev, err, "cannot start the control core\n");
 	deadline = jiffies + msecs_to_jiffies(SABLE_BOOT_TIMEOUT_MS);
 	while (time_before(jiffies, deadline)) {
 		sable_core_firmware_status(npu->core, &state, &version);
@@ -613,6 +685,7 @@ static int sable_boot(struct sable_npu *npu)
 			SABLE_BOOT_TIMEOUT_MS, state);
 		atomic64_inc(&npu->stats.device_lost);
 		sable_core_device_lost(npu->core);
+		npu->gave_up = true; /* a debugfs reset tries again */
 		return 0;
 	}
 	npu->ids.firmware_version = version;
@@ -648,6 +721,11 @@ static int sable_probe(struct platform_device *pdev)
 	if (err)
 		return err;
 
+	/* The control core's reset line, if the board wired one ("resets"): lets a reset stop a
+	 * firmware too hung to answer HALT. */
+	npu->reset = devm_reset_control_get_optional_exclusive(dev, NULL);
+	if (IS_ERR(npu->reset))
+		return dev_err_probe(dev, PTR_ERR(npu->reset), "cannot get the reset line\n");
 	sable_npu_os_init(npu);
 	sable_core_init(npu->core, &npu->os);
 	err = sable_core_identify(&npu->os, &npu->ids);
@@ -696,6 +774,7 @@ static int sable_probe(struct platform_device *pdev)
 	npu->debugfs = debugfs_create_dir(npu->name, NULL);
 	debugfs_create_file("counters", 0444, npu->debugfs, npu, &sable_counters_fops);
 	debugfs_create_file("ids", 0444, npu->debugfs, npu, &sable_ids_fops);
+	debugfs_create_file("reset", 0200, npu->debugfs, npu, &sable_reset_fops);
 	err = devm_add_action_or_reset(dev, sable_debugfs_remove, npu->debugfs);
 	if (err)
 		return err;

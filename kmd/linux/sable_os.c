@@ -6,9 +6,11 @@
  *
  * Device memory is the reserved region mapped at probe (sable_main.c).
  */
+#include <linux/delay.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/reset.h>
 #include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <asm/barrier.h>
@@ -182,6 +184,56 @@ static void sable_os_log(void *ctx, int level, const char *message)
 		dev_info(npu->dev, "%s\n", message);
 }
 
+/*
+ * Stopping the control core for a reset: HALT (the firmware aborts its job, quiets the NPU and
+ * publishes HALTED), then the board's reset line when there is one, which also stops a firmware
+ * too hung to answer HALT. Without a line, a firmware that does not answer cannot be stopped.
+ */
+static int sable_os_firmware_stop(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+	unsigned long deadline = jiffies + msecs_to_jiffies(SABLE_HALT_TIMEOUT_MS);
+	u32 state, version;
+
+	writel(1, npu->hostif + SABLE_HOSTIF_HALT);
+	for (;;) {
+		sable_core_firmware_status(npu->core, &state, &version);
+		if (state == SABLE_FW_STATE_HALTED || time_after(jiffies, deadline))
+			break;
+		usleep_range(1000, 2000);
+	}
+	if (npu->reset)
+		return reset_control_assert(npu->reset);
+	if (state != SABLE_FW_STATE_HALTED) {
+		dev_err(npu->dev, "the firmware did not halt within %d ms and there is no reset line\n",
+			SABLE_HALT_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/*
+ * Starting it on the boot block: the address in BOOT_LO/HI (read once by the firmware at its
+ * start), the reset line released, and a doorbell for a control core that waits in its boot
+ * code for one (without a reset line, the board's boot code runs sable_fw_main again when it
+ * returns after HALT: docs/kmd.md).
+ */
+int sable_npu_firmware_start(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+	int err;
+
+	writel(lower_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_LO);
+	writel(upper_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_HI);
+	if (npu->reset) {
+		err = reset_control_deassert(npu->reset);
+		if (err)
+			return err;
+	}
+	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+	return 0;
+}
+
 void sable_npu_os_init(struct sable_npu *npu)
 {
 	mutex_init(&npu->lock);
@@ -202,4 +254,6 @@ void sable_npu_os_init(struct sable_npu *npu)
 	npu->os.now_ns = sable_os_now_ns;
 	npu->os.log = sable_os_log;
 	npu->os.timer_us = sable_os_timer_us;
+	npu->os.firmware_stop = sable_os_firmware_stop;
+	npu->os.firmware_start = sable_npu_firmware_start;
 }

@@ -119,7 +119,9 @@ int sable_core_submit(struct sable_core *core, uint64_t owner, uint32_t priority
 	if (priority > SABLE_PRIORITY_HIGH)
 		return -EINVAL;
 	sable_core_lock(core);
-	slot = sable_core_fence_take_locked(core, owner);
+	slot = sable_core_serving_locked(core);
+	if (slot == 0)
+		slot = sable_core_fence_take_locked(core, owner);
 	if (slot < 0) {
 		sable_core_unlock(core);
 		return slot;
@@ -174,10 +176,11 @@ int sable_core_process_completions(struct sable_core *core)
 {
 	struct sable_fw_completion record;
 	int consumed = 0;
-	int popped;
+	int popped = 0;
 
 	sable_core_lock(core);
-	for (;;) {
+	/* A reset is laying the rings out again: what they hold belongs to the stopped firmware. */
+	while (!core->resetting) {
 		popped = sable_core_ring_pop(core->os, &core->completion, &record);
 		if (popped <= 0)
 			break;

@@ -41,4 +41,15 @@ void sable_core_program_completion_locked(struct sable_core *core,
 					  const struct sable_fw_completion *record);
 void sable_core_job_finished_locked(struct sable_core *core, struct sable_core_fence *fence);
 
+/* Loss and reset (objects.c, boot.c, reset.c). */
+/* 0 when the device serves requests, after waiting for a reset in progress to end; -EIO when it
+ * is lost; or the wait's error (a signal in the kernel). */
+int sable_core_serving_locked(struct sable_core *core);
+/* Pending jobs end lost (-EIO), waiting registrations with -EIO (the epoch moves), waiters wake. */
+void sable_core_fail_pending_locked(struct sable_core *core);
+/* With the firmware stopped: every program is freed; valid ones leave a stale handle. */
+void sable_core_forget_programs_locked(struct sable_core *core);
+/* Zeroes the firmware area, writes the boot block and empty rings (host indices back to 0). */
+int sable_core_layout_firmware_locked(struct sable_core *core);
+
 #endif /* SABLE_KMD_CORE_INTERNAL_H */

@@ -152,14 +152,16 @@ int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_u
 	uint64_t allocated;
 	uint64_t address;
 	uint32_t slot;
+	int err;
 
 	if (arg->size == 0 || arg->flags != 0 || arg->size > SABLE_FW_DEVICE_MEMORY_LIMIT)
 		return -EINVAL;
 	allocated = sable_page_round(arg->size);
 	sable_core_lock(core);
-	if (core->device_lost) {
+	err = sable_core_serving_locked(core);
+	if (err != 0) {
 		sable_core_unlock(core);
-		return -EIO;
+		return err;
 	}
 	for (slot = 0; slot < SABLE_CORE_MAX_BOS; ++slot) {
 		if (!core->bos[slot].live) {
@@ -277,8 +279,11 @@ static int sable_program_find_locked(struct sable_core *core, uint64_t owner, ui
 	if ((handle & SABLE_HANDLE_SLOT_MASK) == 0 || slot >= SABLE_CORE_MAX_PROGRAMS)
 		return -ENOENT;
 	program = &core->programs[slot];
-	if (program->state == SABLE_CORE_PROGRAM_FREE || program->released || program->abandoned ||
-	    program->generation != handle >> SABLE_HANDLE_SLOT_BITS)
+	if (program->generation != handle >> SABLE_HANDLE_SLOT_BITS)
+		return -ENOENT;
+	if (program->state == SABLE_CORE_PROGRAM_FREE && program->stale)
+		return program->owner != owner ? -EACCES : -ESTALE;
+	if (program->state == SABLE_CORE_PROGRAM_FREE || program->released || program->abandoned)
 		return -ENOENT;
 	if (program->owner != owner)
 		return -EACCES;
@@ -314,6 +319,10 @@ static void sable_program_retire_locked(struct sable_core *core, uint32_t slot)
 	struct sable_fw_message message;
 
 	if (program->state != SABLE_CORE_PROGRAM_VALID || !program->released || program->inflight > 0)
+		return;
+	/* Nobody will answer (lost) or the rings are about to be laid out again (resetting): the
+	 * loss or the reset frees the program itself. */
+	if (core->device_lost || core->resetting)
 		return;
 	sable_core_zero(&message, sizeof(message));
 	message.kind = SABLE_FW_MSG_RELEASE_PROGRAM;
@@ -431,6 +440,7 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	struct sable_fw_message message;
 	uint64_t stream_address = 0;
 	uint64_t deadline = 0;
+	uint32_t epoch;
 	uint32_t slot;
 	uint32_t handle;
 	uint32_t r;
@@ -445,13 +455,20 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 		deadline = os->now_ns(os->ctx) + (uint64_t)timeout_ns;
 
 	sable_core_lock(core);
-	if (core->device_lost) {
+	err = sable_core_serving_locked(core);
+	if (err != 0) {
 		sable_core_unlock(core);
-		return -EIO;
+		return err;
 	}
-	for (slot = 0; slot < SABLE_CORE_MAX_PROGRAMS; ++slot) {
-		if (core->programs[slot].state == SABLE_CORE_PROGRAM_FREE) {
-			program = &core->programs[slot];
+	/* A slot whose old handle is stale (a reset) last: reusing it turns -ESTALE into -ENOENT. */
+	for (slot = 0; slot < 2u * SABLE_CORE_MAX_PROGRAMS; ++slot) {
+		struct sable_core_program_slot *candidate =
+			&core->programs[slot % SABLE_CORE_MAX_PROGRAMS];
+
+		if (candidate->state == SABLE_CORE_PROGRAM_FREE &&
+		    (!candidate->stale || slot >= SABLE_CORE_MAX_PROGRAMS)) {
+			program = candidate;
+			slot %= SABLE_CORE_MAX_PROGRAMS;
 			break;
 		}
 	}
@@ -493,6 +510,7 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	os->mem_write(os->ctx, sable_program_entry(slot), &entry, sizeof(entry));
 
 	program->generation = sable_next_generation(program->generation);
+	program->stale = 0;
 	handle = sable_handle(program->generation, slot);
 	sable_core_zero(&message, sizeof(message));
 	message.kind = SABLE_FW_MSG_REGISTER_PROGRAM;
@@ -518,8 +536,9 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	program->inflight = 0;
 	os->doorbell(os->ctx);
 
+	epoch = core->epoch;
 	err = 0;
-	while (program->state == SABLE_CORE_PROGRAM_VALIDATING && !core->device_lost) {
+	while (program->state == SABLE_CORE_PROGRAM_VALIDATING && core->epoch == epoch) {
 		if (err == -ETIMEDOUT || timeout_ns == 0) {
 			err = -ETIMEDOUT;
 			break;
@@ -528,7 +547,10 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 		if (err < 0 && err != -ETIMEDOUT)
 			break;
 	}
-	if (program->state == SABLE_CORE_PROGRAM_VALID) {
+	if (core->epoch != epoch) {
+		/* Lost or reset meanwhile: the slot is the loss's or the reset's to free now. */
+		err = -EIO;
+	} else if (program->state == SABLE_CORE_PROGRAM_VALID) {
 		os->mem_read(os->ctx, sable_program_entry(slot) + offsetof(struct sable_fw_program, extent),
 			     program->info.extent, sizeof(program->info.extent));
 		for (r = 0; r < arg->region_count; ++r)
@@ -540,10 +562,6 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 		arg->error_command = program->error_command;
 		sable_program_destroy_locked(core, slot);
 		err = -ENOEXEC;
-	} else if (core->device_lost) {
-		/* The firmware will never answer: nothing reads the copy any more. */
-		sable_program_destroy_locked(core, slot);
-		err = -EIO;
 	} else {
 		/* Timed out or interrupted: the verdict cleans up when it comes. */
 		program->abandoned = 1;
@@ -558,11 +576,15 @@ int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t
 
 	sable_core_lock(core);
 	slot = sable_program_find_locked(core, owner, handle);
-	if (slot >= 0 && core->programs[slot].state != SABLE_CORE_PROGRAM_VALID)
+	if (slot == -ESTALE) {
+		/* Invalidated by a reset: nothing left but the mark that makes it stale. */
+		core->programs[(handle & SABLE_HANDLE_SLOT_MASK) - 1u].stale = 0;
+		slot = 0;
+	} else if (slot >= 0 && core->programs[slot].state != SABLE_CORE_PROGRAM_VALID) {
 		slot = -EBUSY; /* its registration has not returned yet */
-	if (slot >= 0) {
+	} else if (slot >= 0) {
 		core->programs[slot].released = 1;
-		if (core->device_lost)
+		if (core->device_lost && !core->resetting)
 			sable_program_destroy_locked(core, (uint32_t)slot);
 		else
 			sable_program_retire_locked(core, (uint32_t)slot);
@@ -615,11 +637,9 @@ int sable_core_job_submit(struct sable_core *core, uint64_t owner, struct sable_
 	    arg->buffer_count > SABLE_UAPI_MAX_REGIONS)
 		return -EINVAL;
 	sable_core_lock(core);
-	if (core->device_lost) {
-		sable_core_unlock(core);
-		return -EIO;
-	}
-	slot = sable_program_find_locked(core, owner, arg->program);
+	slot = sable_core_serving_locked(core);
+	if (slot == 0)
+		slot = sable_program_find_locked(core, owner, arg->program);
 	if (slot >= 0 && core->programs[slot].state != SABLE_CORE_PROGRAM_VALID)
 		slot = -ENOENT; /* not registered (yet) */
 	if (slot < 0) {
@@ -761,13 +781,15 @@ void sable_core_client_close(struct sable_core *core, uint64_t owner)
 	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
 		struct sable_core_program_slot *program = &core->programs[i];
 
-		if (program->state == SABLE_CORE_PROGRAM_FREE || program->owner != owner)
+		if (program->owner != owner)
 			continue;
-		if (program->state == SABLE_CORE_PROGRAM_VALIDATING) {
+		if (program->state == SABLE_CORE_PROGRAM_FREE) {
+			program->stale = 0;
+		} else if (program->state == SABLE_CORE_PROGRAM_VALIDATING) {
 			program->abandoned = 1;
 		} else if (program->state == SABLE_CORE_PROGRAM_VALID) {
 			program->released = 1;
-			if (core->device_lost)
+			if (core->device_lost && !core->resetting)
 				sable_program_destroy_locked(core, i);
 			else
 				sable_program_retire_locked(core, i);
@@ -785,12 +807,28 @@ void sable_core_client_close(struct sable_core *core, uint64_t owner)
 	sable_core_unlock(core);
 }
 
-void sable_core_device_lost(struct sable_core *core)
+/* A program nobody will reach any more once the firmware is gone: being released, released
+ * and idle, or its registering call gone (every registration is abandoned at a loss). */
+static int sable_program_unreachable(const struct sable_core_program_slot *program)
+{
+	return program->state == SABLE_CORE_PROGRAM_RELEASING ||
+	       program->state == SABLE_CORE_PROGRAM_REJECTED ||
+	       (program->state == SABLE_CORE_PROGRAM_VALIDATING && program->abandoned) ||
+	       (program->state == SABLE_CORE_PROGRAM_VALID && program->released &&
+		program->inflight == 0);
+}
+
+void sable_core_fail_pending_locked(struct sable_core *core)
 {
 	uint32_t i;
 
-	sable_core_lock(core);
-	core->device_lost = 1;
+	/* Registrations waiting for a verdict end with -EIO and leave their slot to the loss. */
+	core->epoch += 1;
+	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
+		if (core->programs[i].state == SABLE_CORE_PROGRAM_VALIDATING ||
+		    core->programs[i].state == SABLE_CORE_PROGRAM_REJECTED)
+			core->programs[i].abandoned = 1;
+	}
 	for (i = 0; i < SABLE_CORE_MAX_FENCES; ++i) {
 		struct sable_core_fence *fence = &core->fences[i];
 
@@ -798,16 +836,51 @@ void sable_core_device_lost(struct sable_core *core)
 			continue;
 		fence->state = SABLE_CORE_FENCE_LOST;
 		fence->signal_ns = core->os->now_ns(core->os->ctx);
+		core->counters.jobs_lost += 1;
 		sable_core_job_finished_locked(core, fence);
 	}
+	core->os->wake_all(core->os->ctx);
+}
+
+void sable_core_forget_programs_locked(struct sable_core *core)
+{
+	uint32_t i;
+
 	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
 		struct sable_core_program_slot *program = &core->programs[i];
+		const uint32_t valid = program->state == SABLE_CORE_PROGRAM_VALID &&
+				       !program->released && !program->abandoned;
 
-		/* Nothing will answer a RELEASE_PROGRAM, nor an abandoned registration. */
-		if (program->state == SABLE_CORE_PROGRAM_RELEASING ||
-		    (program->state == SABLE_CORE_PROGRAM_VALIDATING && program->abandoned))
+		if (program->state == SABLE_CORE_PROGRAM_FREE)
+			continue;
+		sable_program_destroy_locked(core, i);
+		program->stale = valid; /* its owner may still hold it: say why it is gone */
+	}
+}
+
+int sable_core_serving_locked(struct sable_core *core)
+{
+	int err;
+
+	while (core->resetting) {
+		err = core->os->wait(core->os->ctx, 0);
+		if (err < 0 && err != -ETIMEDOUT)
+			return err;
+	}
+	return core->device_lost ? -EIO : 0;
+}
+
+void sable_core_device_lost(struct sable_core *core)
+{
+	uint32_t i;
+
+	sable_core_lock(core);
+	core->device_lost = 1;
+	sable_core_fail_pending_locked(core);
+	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
+		/* Nothing will answer a RELEASE_PROGRAM, nor a registration. */
+		if (sable_program_unreachable(&core->programs[i]))
 			sable_program_destroy_locked(core, i);
 	}
-	core->os->wake_all(core->os->ctx);
 	sable_core_unlock(core);
 }

@@ -47,6 +47,13 @@ struct sable_core_os {
 	/* The firmware's free-running microsecond timer (host-interface TIMER): job deadlines are
 	 * given to the firmware in its time. */
 	uint64_t (*timer_us)(void *ctx);
+	/* Reset (sable_core_reset), optional: without both a lost device stays lost. Called
+	 * unlocked. firmware_stop returns once the control core no longer runs, i.e. no longer
+	 * reads or writes device memory (HALT and a wait for HALTED, a reset line, remoteproc);
+	 * firmware_start starts it again on the boot block at SABLE_LAYOUT_BOOT and returns without
+	 * waiting for READY. 0 or a negative errno. */
+	int (*firmware_stop)(void *ctx);
+	int (*firmware_start)(void *ctx);
 };
 
 /* ---- Identification and compatibility handshake ---------------------------------------------- */
@@ -173,6 +180,9 @@ struct sable_core_counters {
 	uint64_t wait_timeouts;
 	uint64_t stray_completions; /* for no pending fence: a firmware or ring fault */
 	uint64_t ring_faults;
+	uint64_t resets;          /* sable_core_reset calls that brought the firmware back */
+	uint64_t resets_failed;   /* ... that left the device lost */
+	uint64_t jobs_lost;       /* pending when the device was lost or reset: ended with -EIO */
 };
 
 /* ---- Device memory, buffer objects and programs (objects.c) -------------------------------- */
@@ -220,6 +230,9 @@ struct sable_core_program_slot {
 	uint32_t inflight;       /* submitted, unfinished jobs */
 	uint32_t error_cause;    /* the firmware's verdict */
 	uint32_t error_command;
+	/* FREE, but its last handle was valid when the device was reset: that handle gives -ESTALE
+	 * (register again) instead of -ENOENT until it is released or the slot is reused. */
+	uint32_t stale;
 	uint32_t constant_bos[SABLE_FW_MAX_REGIONS]; /* bo slot + 1 per constant region, 0 = none */
 	uint64_t owner;
 	uint64_t stream_address; /* the program's own copy of the stream */
@@ -238,6 +251,11 @@ struct sable_core {
 	uint64_t memory_bytes;
 	uint32_t max_regions;    /* the device's, from HWCFG2 */
 	uint32_t device_lost;    /* sable_core_device_lost was called: everything fails with -EIO */
+	uint32_t resetting;      /* sable_core_reset is between its stop and the firmware's READY */
+	uint32_t epoch;          /* moves at each loss or reset: a registration's wait ends with it */
+	uint32_t watchdog_us;    /* the boot block's, written again at each reset */
+	uint32_t progress_mark;  /* sable_core_hung: the rings' indices when last seen moving */
+	uint64_t progress_ns;
 	struct sable_core_allocator allocator;
 	struct sable_core_bo_slot bos[SABLE_CORE_MAX_BOS];
 	struct sable_core_program_slot programs[SABLE_CORE_MAX_PROGRAMS];
@@ -271,7 +289,7 @@ int sable_core_fence_wait(struct sable_core *core, uint64_t owner, uint64_t fenc
 int sable_core_fence_query(struct sable_core *core, uint64_t owner, uint64_t fence,
 			   uint32_t *state, struct sable_fw_completion *record);
 
-/* Forgets a signalled fence: -ENOENT unknown, stale or already released, -EACCES another
+/* Forgets a signalled (or lost) fence: -ENOENT unknown, stale or already released, -EACCES another
  * owner's, -EBUSY not signalled yet. */
 int sable_core_fence_release(struct sable_core *core, uint64_t owner, uint64_t fence);
 
@@ -320,11 +338,13 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 				struct sable_uapi_program_register *arg,
 				const struct sable_uapi_region_binding *bindings, int64_t timeout_ns);
 /* PROGRAM_RELEASE: an idle program leaves the firmware now (RELEASE_PROGRAM), one with
- * unfinished jobs after the last of them. -ENOENT, -EACCES, -EBUSY while being validated. */
+ * unfinished jobs after the last of them. -ENOENT, -EACCES, -EBUSY while being validated.
+ * Releasing a handle a reset invalidated (-ESTALE elsewhere) succeeds: it forgets it. */
 int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t handle);
 
 /* JOB_SUBMIT: the buffer table checked against the program (sable_core_validate_buffers), its
- * region table written, RUN_JOB on the priority's ring. On a bad buffer *bad_entry names it. */
+ * region table written, RUN_JOB on the priority's ring. On a bad buffer *bad_entry names it.
+ * -ESTALE: the program was registered before a device reset; register it again. */
 int sable_core_job_submit(struct sable_core *core, uint64_t owner, struct sable_uapi_job_submit *arg,
 			  const struct sable_uapi_job_buffer *buffers, uint32_t *bad_entry);
 /* JOB_STATUS by fence: state (QUEUED until the firmware took the message), outcome, counters and
@@ -342,6 +362,28 @@ void sable_core_client_close(struct sable_core *core, uint64_t owner);
  * called again; releasing fences, programs and buffer objects still works, so clients can clean
  * up. */
 void sable_core_device_lost(struct sable_core *core);
+
+/* ---- Reset and recovery (reset.c) ------------------------------------------------------------
+ * Brings a lost, hung or healthy device back into service, with clients still open:
+ *   1. every pending job fails (FENCE_WAIT and JOB_STATUS give -EIO), a waiting registration
+ *      fails with -EIO, requests that need the device wait for the reset to end;
+ *   2. os->firmware_stop: the control core no longer touches device memory;
+ *   3. every program is invalidated (its handle gives -ESTALE: register it again; releasing it
+ *      is still fine), the firmware area is zeroed and laid out again (boot block, rings,
+ *      program table, the watchdog of sable_core_boot); buffer objects, their memory, their
+ *      mappings and their handles stay valid;
+ *   4. os->firmware_start, then a wait of at most timeout_ns for the firmware's READY.
+ * 0 once the firmware is READY: new work is served. -EOPNOTSUPP without the OS's stop/start,
+ * -EBUSY while another reset runs, -ETIMEDOUT (no READY), -EIO (the firmware refused the boot
+ * block) or the stop/start's error: the device is then lost (-EIO) until a reset succeeds.
+ * Thread-safe; sleeps; never call it locked or from the interrupt path. */
+int sable_core_reset(struct sable_core *core, int64_t timeout_ns);
+
+/* Whether the firmware stopped making progress (what the driver's periodic health check asks):
+ * 1 when work is pending (a job, a registration or a release) and neither a submission ring's
+ * head nor the completion ring's tail moved for timeout_ns, else 0. A job that runs longer than
+ * timeout_ns without completing looks hung: choose it above the longest job. */
+int sable_core_hung(struct sable_core *core, uint64_t timeout_ns);
 
 #ifdef __cplusplus
 }
