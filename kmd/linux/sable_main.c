@@ -13,6 +13,9 @@
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/interrupt.h>
@@ -283,20 +286,157 @@ static long sable_ioctl_fence_release(struct sable_client *client, void __user *
 	return sable_core_fence_release(client->npu->core, sable_owner(client), arg.fence);
 }
 
-/* Whether cmd is one of the UAPI's requests (kmd/include/uapi/sable_uapi.h). */
+/* Maps device memory from `address` (a device address) into the whole of vma: uncached unless
+ * the NPU's master is cache-coherent with the CPU. The caller checked the range. */
+static int sable_remap(struct sable_npu *npu, struct vm_area_struct *vma, u64 address)
+{
+	if (!npu->memory_coherent)
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+	return remap_pfn_range(vma, vma->vm_start, PHYS_PFN(npu->memory_phys + address),
+			       vma->vm_end - vma->vm_start, vma->vm_page_prot);
+}
+
+/*
+ * An exported buffer object (BO_EXPORT): the dma-buf holds the object's memory in kmd/core (like
+ * a mapping) until its release, whoever frees the handle or closes the device meanwhile.
+ */
+struct sable_dmabuf {
+	struct sable_npu *npu;
+	u64 address; /* device address */
+	u64 bytes;   /* page-rounded */
+	u32 cookie;  /* kmd/core's hold */
+};
+
+/*
+ * The device memory is a no-map carve-out: it has no struct page, so the importer gets a one-entry
+ * table of DMA addresses only (dma_map_resource of the physical range for its device), which is
+ * all the dma-buf contract lets an importer use.
+ */
+static struct sg_table *sable_dmabuf_map(struct dma_buf_attachment *attach,
+					 enum dma_data_direction dir)
+{
+	struct sable_dmabuf *buf = attach->dmabuf->priv;
+	struct sg_table *table;
+	dma_addr_t dma;
+	int err;
+
+	table = kzalloc(sizeof(*table), GFP_KERNEL);
+	if (!table)
+		return ERR_PTR(-ENOMEM);
+	err = sg_alloc_table(table, 1, GFP_KERNEL);
+	if (err) {
+		kfree(table);
+		return ERR_PTR(err);
+	}
+	dma = dma_map_resource(attach->dev, buf->npu->memory_phys + buf->address, buf->bytes, dir,
+			       DMA_ATTR_SKIP_CPU_SYNC);
+	if (dma_mapping_error(attach->dev, dma)) {
+		sg_free_table(table);
+		kfree(table);
+		return ERR_PTR(-EIO);
+	}
+	sg_dma_address(table->sgl) = dma;
+	sg_dma_len(table->sgl) = buf->bytes;
+	return table;
+}
+
+static void sable_dmabuf_unmap(struct dma_buf_attachment *attach, struct sg_table *table,
+			       enum dma_data_direction dir)
+{
+	dma_unmap_resource(attach->dev, sg_dma_address(table->sgl), sg_dma_len(table->sgl), dir,
+			   DMA_ATTR_SKIP_CPU_SYNC);
+	sg_free_table(table);
+	kfree(table);
+}
+
+/* The dma-buf core checked that the range lies within the buffer. */
+static int sable_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	struct sable_dmabuf *buf = dmabuf->priv;
+
+	return sable_remap(buf->npu, vma, buf->address + ((u64)vma->vm_pgoff << PAGE_SHIFT));
+}
+
+static void sable_dmabuf_release(struct dma_buf *dmabuf)
+{
+	struct sable_dmabuf *buf = dmabuf->priv;
+
+	sable_core_bo_unmap(buf->npu->core, buf->cookie);
+	kfree(buf);
+}
+
+static const struct dma_buf_ops sable_dmabuf_ops = {
+	.map_dma_buf = sable_dmabuf_map,
+	.unmap_dma_buf = sable_dmabuf_unmap,
+	.mmap = sable_dmabuf_mmap,
+	.release = sable_dmabuf_release,
+};
+
+static long sable_ioctl_bo_export(struct sable_client *client, void __user *uarg)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct sable_npu *npu = client->npu;
+	struct sable_uapi_bo_export arg;
+	struct sable_dmabuf *buf;
+	struct dma_buf *dmabuf;
+	int fd;
+	int err;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags & ~SABLE_BO_EXPORT_CLOEXEC || arg.pad != 0)
+		return -EINVAL;
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	buf->npu = npu;
+	err = sable_core_bo_hold(npu->core, sable_owner(client), arg.handle, &buf->address,
+				 &buf->bytes, &buf->cookie);
+	if (err) {
+		kfree(buf);
+		return err;
+	}
+	info.ops = &sable_dmabuf_ops;
+	info.size = buf->bytes;
+	info.flags = O_RDWR;
+	info.priv = buf;
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf)) {
+		sable_core_bo_unmap(npu->core, buf->cookie);
+		kfree(buf);
+		return PTR_ERR(dmabuf);
+	}
+	/* From here on, dma_buf_put releases the hold. The descriptor is installed only once the
+	 * caller has its number: a failed copy leaves no descriptor behind. */
+	fd = get_unused_fd_flags(O_RDWR | (arg.flags & SABLE_BO_EXPORT_CLOEXEC ? O_CLOEXEC : 0));
+	if (fd < 0) {
+		dma_buf_put(dmabuf);
+		return fd;
+	}
+	arg.fd = fd;
+	arg.size = buf->bytes;
+	if (copy_to_user(uarg, &arg, sizeof(arg))) {
+		put_unused_fd(fd);
+		dma_buf_put(dmabuf);
+		return -EFAULT;
+	}
+	fd_install(fd, dmabuf->file);
+	atomic64_inc(&npu->stats.exports);
+	return 0;
+}
+
+/* Whether cmd is one of the UAPI's requests (their one list: SABLE_UAPI_REQUESTS). */
 static bool sable_uapi_request(unsigned int cmd)
 {
 	switch (cmd) {
-	case SABLE_IOCTL_HANDSHAKE:
-	case SABLE_IOCTL_GET_INFO:
-	case SABLE_IOCTL_BO_CREATE:
-	case SABLE_IOCTL_BO_FREE:
-	case SABLE_IOCTL_PROGRAM_REGISTER:
-	case SABLE_IOCTL_PROGRAM_RELEASE:
-	case SABLE_IOCTL_JOB_SUBMIT:
-	case SABLE_IOCTL_FENCE_WAIT:
-	case SABLE_IOCTL_JOB_STATUS:
-	case SABLE_IOCTL_FENCE_RELEASE:
+#define SABLE_REQUEST_CASE(request) case request:
+	SABLE_UAPI_REQUESTS(SABLE_REQUEST_CASE)
+#undef SABLE_REQUEST_CASE
 		return true;
 	default:
 		return false;
@@ -332,8 +472,10 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return sable_ioctl_fence_wait(client, uarg);
 	case SABLE_IOCTL_JOB_STATUS:
 		return sable_ioctl_job_status(client, uarg);
-	default: /* SABLE_IOCTL_FENCE_RELEASE: sable_uapi_request listed every request */
+	case SABLE_IOCTL_FENCE_RELEASE:
 		return sable_ioctl_fence_release(client, uarg);
+	default: /* SABLE_IOCTL_BO_EXPORT: sable_uapi_request listed every request */
+		return sable_ioctl_bo_export(client, uarg);
 	}
 }
 
@@ -390,15 +532,7 @@ static int sable_mmap(struct file *file, struct vm_area_struct *vma)
 	}
 	map->npu = npu;
 	refcount_set(&map->refs, 1);
-	if (!npu->memory_coherent)
-		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
-#else
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
-#endif
-	err = remap_pfn_range(vma, vma->vm_start, PHYS_PFN(npu->memory_phys + address), bytes,
-			      vma->vm_page_prot);
+	err = sable_remap(npu, vma, address);
 	if (err) {
 		sable_core_bo_unmap(npu->core, map->cookie);
 		kfree(map);
@@ -539,6 +673,7 @@ static int sable_counters_show(struct seq_file *s, void *unused)
 		   (long long)atomic64_read(&npu->stats.handshakes_refused));
 	seq_printf(s, "ioctls %lld\n", (long long)atomic64_read(&npu->stats.ioctls));
 	seq_printf(s, "mmaps %lld\n", (long long)atomic64_read(&npu->stats.mmaps));
+	seq_printf(s, "exports %lld\n", (long long)atomic64_read(&npu->stats.exports));
 	seq_printf(s, "device_lost %lld\n", (long long)atomic64_read(&npu->stats.device_lost));
 	seq_printf(s, "memory_bytes %llu\nmemory_free %llu\n", total, free_bytes);
 	seq_printf(s, "jobs_submitted %llu\n", core.jobs_submitted);
@@ -809,3 +944,4 @@ module_platform_driver(sable_driver);
 
 MODULE_DESCRIPTION("Sable NPU driver: the UAPI of kmd/include/uapi over kmd/core");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);

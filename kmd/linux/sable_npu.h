@@ -27,6 +27,7 @@ struct sable_npu_stats {
 	atomic64_t handshakes_refused;
 	atomic64_t ioctls;
 	atomic64_t mmaps;
+	atomic64_t exports;   /* dma-bufs exported (BO_EXPORT) */
 	atomic64_t device_lost;
 };
 

@@ -88,7 +88,7 @@ TEST(KmdCoreHandshake, EachIncompatibilityIsRefusedWithEPROTOAndSaysWhatToRebuil
   const sable_core_device_ids ids = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S16]);
   const Refusal cases[] = {
       {"older UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 1u << 16; },
-       "UAPI version mismatch: the client has 1.0 and the kernel driver has 2.0; the client is older"},
+       "UAPI version mismatch: the client has 1.0 and the kernel driver has 2.1; the client is older"},
       {"newer UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 3u << 16; },
        "the kernel driver is older: rebuild the driver and the firmware"},
       {"ISA", [](sable_uapi_handshake& a) { a.client_isa_version = (SABLE_ISA_VERSION_MAJOR + 1) << 16; },
@@ -1161,6 +1161,25 @@ TEST_F(KmdCoreObjects, AMappedObjectOutlivesItsHandleUntilItsLastUnmap) {
   EXPECT_EQ(core->allocator.free_bytes, heap);
 }
 
+
+TEST_F(KmdCoreObjects, AnExportHoldsTheWholeObjectPastItsFreeAndItsClientsClose) {
+  const uint64_t heap = core->allocator.free_bytes;
+  const uint32_t handle = bo(5000, 4);
+  sable_core_bo info{};
+  ASSERT_EQ(sable_core_bo_get(core.get(), 4, handle, &info), 0);
+  uint64_t address = 0, bytes = 0;
+  uint32_t cookie = 0;
+  EXPECT_EQ(sable_core_bo_hold(core.get(), 5, handle, &address, &bytes, &cookie), -EACCES);
+  EXPECT_EQ(sable_core_bo_hold(core.get(), 4, handle + 0x10000, &address, &bytes, &cookie), -ENOENT);
+  ASSERT_EQ(sable_core_bo_hold(core.get(), 4, handle, &address, &bytes, &cookie), 0);
+  EXPECT_EQ(address, info.device_address);
+  EXPECT_EQ(bytes, 8192u) << "the page-rounded object";
+  ASSERT_EQ(sable_core_bo_free(core.get(), 4, handle), 0);
+  sable_core_client_close(core.get(), 4);
+  EXPECT_EQ(core->allocator.free_bytes, heap - 8192) << "the exported memory stays";
+  sable_core_bo_unmap(core.get(), cookie);  // the dma-buf's release
+  EXPECT_EQ(core->allocator.free_bytes, heap);
+}
 
 // ---- Reset and recovery (reset.c) -------------------------------------------------------------
 

@@ -236,6 +236,23 @@ int sable_core_bo_map(struct sable_core *core, uint64_t owner, uint64_t address,
 	return err;
 }
 
+int sable_core_bo_hold(struct sable_core *core, uint64_t owner, uint32_t handle,
+		       uint64_t *address, uint64_t *bytes, uint32_t *cookie)
+{
+	int slot;
+
+	sable_core_lock(core);
+	slot = sable_bo_find_locked(core, owner, handle);
+	if (slot >= 0) {
+		core->bos[slot].maps += 1;
+		*address = core->bos[slot].address;
+		*bytes = core->bos[slot].allocated;
+		*cookie = (uint32_t)slot + 1u;
+	}
+	sable_core_unlock(core);
+	return slot < 0 ? slot : 0;
+}
+
 void sable_core_bo_unmap(struct sable_core *core, uint32_t cookie)
 {
 	sable_core_lock(core);

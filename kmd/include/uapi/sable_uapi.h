@@ -15,6 +15,8 @@
  *   -EPROTO    compatibility handshake refused
  *   -EIO       the device is gone or failed
  *   -ENOEXEC   the firmware rejected a program (see error_cause / error_command)
+ *   -ESTALE    the program was registered before a device reset: register it again (2.1)
+ *   -EOPNOTSUPP the request cannot be served by this implementation (2.1: BO_EXPORT in the shim)
  * Firmware-level job failures are not ioctl errors: the job completes and its status says why.
  */
 #ifndef SABLE_UAPI_H
@@ -26,7 +28,9 @@
 #include <linux/ioctl.h>
 
 #define SABLE_UAPI_VERSION_MAJOR 2
-#define SABLE_UAPI_VERSION_MINOR 0
+/* Minor versions add requests and errors that older clients never see:
+ *   2.1  SABLE_IOCTL_BO_EXPORT; -ESTALE after a device reset (kmd/linux). */
+#define SABLE_UAPI_VERSION_MINOR 1
 #define SABLE_UAPI_VERSION ((SABLE_UAPI_VERSION_MAJOR << 16) | SABLE_UAPI_VERSION_MINOR)
 
 #define SABLE_UAPI_NAME_BYTES 32
@@ -97,6 +101,22 @@ struct sable_uapi_bo_create {
 struct sable_uapi_bo_free {
 	__u32 handle;
 	__u32 pad;
+};
+
+/*
+ * SABLE_IOCTL_BO_EXPORT (2.1): a dma-buf file descriptor of a buffer object, for zero-copy
+ * sharing with other devices (DMA through the importer's own mapping) and with processes that
+ * receive the descriptor (mmap of it maps the object from offset 0). The object's memory stays
+ * allocated while the dma-buf lives, even after BO_FREE or the client's close. Only the kernel
+ * driver exports: the shim answers -EOPNOTSUPP (docs/kmd.md).
+ */
+#define SABLE_BO_EXPORT_CLOEXEC 1u /* the descriptor is close-on-exec */
+struct sable_uapi_bo_export {
+	__u32 handle;   /* in */
+	__u32 flags;    /* in: SABLE_BO_EXPORT_* */
+	__s32 fd;       /* out: the dma-buf, read-write */
+	__u32 pad;      /* in: 0 */
+	__u64 size;     /* out: bytes of the dma-buf (the object's page-rounded size) */
 };
 
 /* How a program's region is bound. */
@@ -202,5 +222,21 @@ struct sable_uapi_fence_release {
 #define SABLE_IOCTL_FENCE_WAIT       _IOW(SABLE_IOCTL_MAGIC, 0x07, struct sable_uapi_fence_wait)
 #define SABLE_IOCTL_JOB_STATUS       _IOWR(SABLE_IOCTL_MAGIC, 0x08, struct sable_uapi_job_status)
 #define SABLE_IOCTL_FENCE_RELEASE    _IOW(SABLE_IOCTL_MAGIC, 0x09, struct sable_uapi_fence_release)
+#define SABLE_IOCTL_BO_EXPORT        _IOWR(SABLE_IOCTL_MAGIC, 0x0A, struct sable_uapi_bo_export)
+
+/* Every request, once, for the implementations' checks of a request code (kmd/linux, kmd/shim):
+ * SABLE_UAPI_REQUESTS(X) expands X(request) for each. */
+#define SABLE_UAPI_REQUESTS(X) \
+	X(SABLE_IOCTL_HANDSHAKE) \
+	X(SABLE_IOCTL_GET_INFO) \
+	X(SABLE_IOCTL_BO_CREATE) \
+	X(SABLE_IOCTL_BO_FREE) \
+	X(SABLE_IOCTL_PROGRAM_REGISTER) \
+	X(SABLE_IOCTL_PROGRAM_RELEASE) \
+	X(SABLE_IOCTL_JOB_SUBMIT) \
+	X(SABLE_IOCTL_FENCE_WAIT) \
+	X(SABLE_IOCTL_JOB_STATUS) \
+	X(SABLE_IOCTL_FENCE_RELEASE) \
+	X(SABLE_IOCTL_BO_EXPORT)
 
 #endif /* SABLE_UAPI_H */

@@ -208,7 +208,7 @@ struct sable_core_bo_slot {
 	uint32_t live;
 	uint32_t doomed;      /* its owner is gone: freed when its last user finishes */
 	uint32_t users;       /* programs binding it as a constant region, unfinished jobs */
-	uint32_t maps;        /* CPU mappings (mmap) */
+	uint32_t maps;        /* CPU mappings (mmap) and exported dma-bufs */
 	uint32_t pad;
 	uint64_t owner;
 	uint64_t address;
@@ -325,6 +325,11 @@ int sable_core_bo_get(struct sable_core *core, uint64_t owner, uint32_t handle,
 int sable_core_bo_map(struct sable_core *core, uint64_t owner, uint64_t address, uint64_t bytes,
 		      uint32_t *cookie);
 void sable_core_bo_unmap(struct sable_core *core, uint32_t cookie);
+/* A hold on the whole object `handle` that keeps its memory like a mapping (an exported dma-buf):
+ * its device address and page-rounded bytes out, released with sable_core_bo_unmap(cookie).
+ * -ENOENT, -EACCES. */
+int sable_core_bo_hold(struct sable_core *core, uint64_t owner, uint32_t handle,
+		       uint64_t *address, uint64_t *bytes, uint32_t *cookie);
 /* Device memory in bytes and what is free of it, for GET_INFO. */
 void sable_core_memory_info(struct sable_core *core, uint64_t *total, uint64_t *free_bytes);
 
