@@ -31,12 +31,12 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
 
 #include "sable_npu.h"
 
 /* How long a registration waits for the firmware's verdict (signature check and validation of
- * the whole stream): generous, it is interruptible and abandoned registrations clean up. */
+ * the whole stream): generous, it is interruptible and abandoned registrations clean up.
+ */
 #define SABLE_REGISTER_TIMEOUT_NS (10LL * NSEC_PER_SEC)
 #define SABLE_BOOT_TIMEOUT_MS 5000
 #define SABLE_HEALTH_PERIOD_MS 1000
@@ -244,7 +244,8 @@ static long sable_ioctl_job_submit(struct sable_client *client, void __user *uar
 		goto out;
 	}
 	/* The job runs whatever happens now; a lost fence value only means the caller cannot
-	 * wait for it, and the job's resources go back at completion or close. */
+	 * wait for it, and the job's resources go back at completion or close.
+	 */
 	if (copy_to_user(uarg, &arg, sizeof(arg)))
 		err = -EFAULT;
 out:
@@ -287,12 +288,13 @@ static long sable_ioctl_fence_release(struct sable_client *client, void __user *
 }
 
 /* Maps device memory from `address` (a device address) into the whole of vma: uncached unless
- * the NPU's master is cache-coherent with the CPU. The caller checked the range. */
+ * the NPU's master is cache-coherent with the CPU. The caller checked the range.
+ */
 static int sable_remap(struct sable_npu *npu, struct vm_area_struct *vma, u64 address)
 {
 	if (!npu->memory_coherent)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef SABLE_HAVE_VM_FLAGS_SET
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 #else
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
@@ -412,7 +414,8 @@ static long sable_ioctl_bo_export(struct sable_client *client, void __user *uarg
 		return PTR_ERR(dmabuf);
 	}
 	/* From here on, dma_buf_put releases the hold. The descriptor is installed only once the
-	 * caller has its number: a failed copy leaves no descriptor behind. */
+	 * caller has its number: a failed copy leaves no descriptor behind.
+	 */
 	fd = get_unused_fd_flags(O_RDWR | (arg.flags & SABLE_BO_EXPORT_CLOEXEC ? O_CLOEXEC : 0));
 	if (fd < 0) {
 		dma_buf_put(dmabuf);
@@ -480,7 +483,8 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 }
 
 /* A mapping holds its buffer object's memory (kmd/core) until it is unmapped; a forked copy of
- * the mapping (vm_ops->open) holds it too. The cookie rides in vm_private_data. */
+ * the mapping (vm_ops->open) holds it too. The cookie rides in vm_private_data.
+ */
 struct sable_vma {
 	struct sable_npu *npu;
 	u32 cookie;
@@ -510,7 +514,8 @@ static const struct vm_operations_struct sable_vm_ops = {
 };
 
 /* mmap(offset = the object's mmap_offset, i.e. its device address): the object's pages of the
- * reserved region, uncached unless the NPU's master is cache-coherent with the CPU. */
+ * reserved region, uncached unless the NPU's master is cache-coherent with the CPU.
+ */
 static int sable_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct sable_client *client = file->private_data;
@@ -578,7 +583,8 @@ static irqreturn_t sable_irq_thread(int irq, void *data)
 }
 
 /* Resets the device (kmd/core: pending jobs fail, programs go stale, the firmware restarts on a
- * fresh boot block); called by the health work only, so resets never overlap. */
+ * fresh boot block); called by the health work only, so resets never overlap.
+ */
 static void sable_reset(struct sable_npu *npu, const char *why, u32 state)
 {
 	struct sable_core_counters counters;
@@ -637,7 +643,8 @@ static void sable_health(struct work_struct *work)
 }
 
 /* debugfs "reset": writing anything resets the device now (bring-up); the write returns when
- * the reset is done, with its error. */
+ * the reset is done, with its error.
+ */
 static ssize_t sable_reset_write(struct file *file, const char __user *buf, size_t count,
 				 loff_t *ppos)
 {
@@ -737,7 +744,8 @@ static void sable_health_stop(void *data)
 }
 
 /* Asks the firmware to stop (HALT) when the driver goes away, so it no longer touches memory
- * the kernel is about to reuse. */
+ * the kernel is about to reuse.
+ */
 static void sable_firmware_halt(void *data)
 {
 	struct sable_npu *npu = data;
@@ -763,7 +771,8 @@ static int sable_map(struct platform_device *pdev, const char *name, void __iome
 }
 
 /* The device memory: the reserved-memory node of "memory-region" (a fixed physical range the
- * board's interconnect translates to device address 0 for the NPU and the control core). */
+ * board's interconnect translates to device address 0 for the NPU and the control core).
+ */
 static int sable_map_memory(struct platform_device *pdev, struct sable_npu *npu)
 {
 	struct device *dev = &pdev->dev;
@@ -792,7 +801,8 @@ static int sable_map_memory(struct platform_device *pdev, struct sable_npu *npu)
 
 /* Lays the firmware's structures out, tells the host-interface block where the boot block is
  * and waits for the firmware (started by the board: remoteproc, a reset release, or already
- * waiting for a boot block) to report READY. */
+ * waiting for a boot block) to report READY.
+ */
 static int sable_boot(struct sable_npu *npu)
 {
 	unsigned long deadline;
@@ -802,7 +812,8 @@ static int sable_boot(struct sable_npu *npu)
 
 	err = sable_core_boot(npu->core, npu->memory_size, watchdog_ms * 1000u);
 	if (err)
-		return dev_err_probe(npu->dev, err, "device memory of %llu bytes is unusable (4 MiB at least)\n",
+		return dev_err_probe(npu->dev, err,
+				     "device memory of %llu bytes is unusable (4 MiB at least)\n",
 				     npu->memory_size);
 	err = sable_npu_firmware_start(npu);
 	if (err)
@@ -812,7 +823,7 @@ static int sable_boot(struct sable_npu *npu)
 		sable_core_firmware_status(npu->core, &state, &version);
 		if (state != SABLE_FW_STATE_OFF)
 			break;
-		msleep(10);
+		usleep_range(10000, 20000);
 	}
 	if (state != SABLE_FW_STATE_READY) {
 		/* The node still appears, so that `sable info` can say what is wrong. */
@@ -857,7 +868,8 @@ static int sable_probe(struct platform_device *pdev)
 		return err;
 
 	/* The control core's reset line, if the board wired one ("resets"): lets a reset stop a
-	 * firmware too hung to answer HALT. */
+	 * firmware too hung to answer HALT.
+	 */
 	npu->reset = devm_reset_control_get_optional_exclusive(dev, NULL);
 	if (IS_ERR(npu->reset))
 		return dev_err_probe(dev, PTR_ERR(npu->reset), "cannot get the reset line\n");

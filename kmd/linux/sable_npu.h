@@ -16,7 +16,8 @@ struct dentry;
 struct reset_control;
 
 /* How long the firmware has to publish HALTED after HALT before a reset gives up (or uses the
- * reset line). */
+ * reset line).
+ */
 #define SABLE_HALT_TIMEOUT_MS 1000
 
 /* What debugfs shows besides kmd/core's own counters. */
@@ -38,7 +39,8 @@ struct sable_npu {
 	void __iomem *hostif;   /* the host-interface block (host_interface.h SABLE_HOSTIF_*) */
 	resource_size_t hostif_size;
 	/* Device memory: the reserved region of the "memory-region" phandle, which the board's
-	 * interconnect shows the NPU and the control core at device address 0 (docs/kmd.md). */
+	 * interconnect shows the NPU and the control core at device address 0 (docs/kmd.md).
+	 */
 	phys_addr_t memory_phys;
 	u64 memory_size;
 	void *memory;           /* memremap()ed, write-back when the NPU's master is coherent */
@@ -58,7 +60,8 @@ struct sable_npu {
 	struct sable_core_os os;
 	struct sable_core *core; /* kvzalloc: the core's tables are ~150 KiB */
 	/* Watches the firmware (not READY, a corrupted ring, no progress) and resets the device;
-	 * every reset runs in it, so two never overlap. */
+	 * every reset runs in it, so two never overlap.
+	 */
 	struct delayed_work health;
 	atomic_t reset_requested;  /* debugfs "reset": the next health run resets */
 	int reset_result;          /* of the last reset, for the debugfs writer */

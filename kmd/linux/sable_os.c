@@ -22,7 +22,8 @@ static u32 sable_os_reg_read(void *ctx, u32 offset)
 	struct sable_npu *npu = ctx;
 
 	if (offset > npu->csr_size - sizeof(u32) || offset % sizeof(u32) != 0) {
-		dev_WARN_ONCE(npu->dev, 1, "register read at 0x%x outside the CSR window\n", offset);
+		dev_WARN_ONCE(npu->dev, 1, "register read at 0x%x outside the CSR window\n",
+			      offset);
 		return ~0u;
 	}
 	return readl(npu->csr + offset);
@@ -33,7 +34,8 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
 	struct sable_npu *npu = ctx;
 
 	if (offset > npu->csr_size - sizeof(u32) || offset % sizeof(u32) != 0) {
-		dev_WARN_ONCE(npu->dev, 1, "register write at 0x%x outside the CSR window\n", offset);
+		dev_WARN_ONCE(npu->dev, 1, "register write at 0x%x outside the CSR window\n",
+			      offset);
 		return;
 	}
 	writel(value, npu->csr + offset);
@@ -46,7 +48,8 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
 static bool sable_os_in_memory(struct sable_npu *npu, u64 address, u32 bytes)
 {
 	if (address > npu->memory_size || bytes > npu->memory_size - address) {
-		dev_WARN_ONCE(npu->dev, 1, "device memory access at 0x%llx + %u outside %llu bytes\n",
+		dev_WARN_ONCE(npu->dev, 1,
+			      "device memory access at 0x%llx + %u outside %llu bytes\n",
 			      address, bytes, npu->memory_size);
 		return false;
 	}
@@ -72,7 +75,8 @@ static void sable_os_mem_write(void *ctx, u64 address, const void *src, u32 byte
 }
 
 /* Ring indices: an acquire load and a release store, ordering entries against indices for the
- * control core on the other side, which is another bus master: dma_rmb/dma_wmb, not smp_*. */
+ * control core on the other side, which is another bus master: dma_rmb/dma_wmb, not smp_*.
+ */
 static u32 sable_os_mem_load32(void *ctx, u64 address)
 {
 	struct sable_npu *npu = ctx;

@@ -5,7 +5,8 @@
 #define SABLE_BOOT_MIN_MEMORY (4ull << 20)
 
 /* Zeroes the firmware area and writes the boot block and the empty rings (the host's indices
- * start again at 0): at boot, and at each reset with the firmware stopped. */
+ * start again at 0): at boot, and at each reset with the firmware stopped.
+ */
 int sable_core_layout_firmware_locked(struct sable_core *core)
 {
 	const struct sable_core_os *os = core->os;
@@ -15,10 +16,13 @@ int sable_core_layout_firmware_locked(struct sable_core *core)
 
 	sable_core_device_zero(os, 0, SABLE_LAYOUT_HEAP);
 	for (r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
-		err = sable_core_ring_setup(os, &core->submit[r],
-					    SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, submit) +
-						    r * sizeof(struct sable_fw_ring),
-					    SABLE_LAYOUT_SUBMIT_RINGS + r * SABLE_LAYOUT_SUBMIT_RING_BYTES,
+		const uint64_t descriptor = SABLE_LAYOUT_BOOT +
+					    offsetof(struct sable_fw_boot, submit) +
+					    r * sizeof(struct sable_fw_ring);
+		const uint64_t base = SABLE_LAYOUT_SUBMIT_RINGS +
+				      r * SABLE_LAYOUT_SUBMIT_RING_BYTES;
+
+		err = sable_core_ring_setup(os, &core->submit[r], descriptor, base,
 					    SABLE_LAYOUT_SUBMIT_RING_ENTRIES,
 					    sizeof(struct sable_fw_message));
 		if (err != 0)
@@ -26,7 +30,8 @@ int sable_core_layout_firmware_locked(struct sable_core *core)
 	}
 	err = sable_core_ring_setup(os, &core->completion,
 				    SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, completion),
-				    SABLE_LAYOUT_COMPLETION_RING, SABLE_LAYOUT_COMPLETION_RING_ENTRIES,
+				    SABLE_LAYOUT_COMPLETION_RING,
+				    SABLE_LAYOUT_COMPLETION_RING_ENTRIES,
 				    sizeof(struct sable_fw_completion));
 	if (err != 0)
 		return err;
@@ -69,6 +74,8 @@ void sable_core_firmware_status(struct sable_core *core, uint32_t *state, uint32
 {
 	const struct sable_core_os *os = core->os;
 
-	*state = os->mem_load32(os->ctx, SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, fw_state));
-	*version = os->mem_load32(os->ctx, SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, fw_version));
+	*state = os->mem_load32(os->ctx,
+				SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, fw_state));
+	*version = os->mem_load32(os->ctx,
+				  SABLE_LAYOUT_BOOT + offsetof(struct sable_fw_boot, fw_version));
 }

@@ -75,7 +75,8 @@ int sable_core_reset(struct sable_core *core, int64_t timeout_ns)
 	sable_core_unlock(core);
 
 	/* Unlocked: stopping may wait for the firmware, whose last completions and interrupt take
-	 * the lock (and find the core resetting). */
+	 * the lock (and find the core resetting).
+	 */
 	err = os->firmware_stop(os->ctx);
 	sable_core_lock(core);
 	if (err == 0) {
