@@ -10,6 +10,7 @@ PACKAGES=(
   libboost1.74-dev libsodium-dev libssl-dev
   verilator clang zlib1g-dev libsystemc-dev
   linux-headers-amd64 sparse device-tree-compiler graphviz
+  linux-source-6.1  # checkpatch.pl for scripts/build-kmd-module.sh (not in the headers package)
   libflatbuffers-dev flatbuffers-compiler libstb-dev
 )
 

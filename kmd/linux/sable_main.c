@@ -13,6 +13,9 @@
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/interrupt.h>
@@ -23,16 +26,17 @@
 #include <linux/of.h>
 #include <linux/of_address.h>
 #include <linux/platform_device.h>
+#include <linux/reset.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
 
 #include "sable_npu.h"
 
 /* How long a registration waits for the firmware's verdict (signature check and validation of
- * the whole stream): generous, it is interruptible and abandoned registrations clean up. */
+ * the whole stream): generous, it is interruptible and abandoned registrations clean up.
+ */
 #define SABLE_REGISTER_TIMEOUT_NS (10LL * NSEC_PER_SEC)
 #define SABLE_BOOT_TIMEOUT_MS 5000
 #define SABLE_HEALTH_PERIOD_MS 1000
@@ -40,6 +44,15 @@
 static unsigned int watchdog_ms = 1000;
 module_param(watchdog_ms, uint, 0444);
 MODULE_PARM_DESC(watchdog_ms, "the firmware's job watchdog: no progress for this long aborts a job");
+
+static unsigned int hang_timeout_ms = 10000;
+module_param(hang_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(hang_timeout_ms,
+		 "work pending and no ring moving for this long resets the device (0: never); above the longest job");
+
+static bool auto_reset = true;
+module_param(auto_reset, bool, 0644);
+MODULE_PARM_DESC(auto_reset, "reset a lost or hung device (else it stays lost until a debugfs reset)");
 
 static DEFINE_IDA(sable_ida);
 
@@ -231,7 +244,8 @@ static long sable_ioctl_job_submit(struct sable_client *client, void __user *uar
 		goto out;
 	}
 	/* The job runs whatever happens now; a lost fence value only means the caller cannot
-	 * wait for it, and the job's resources go back at completion or close. */
+	 * wait for it, and the job's resources go back at completion or close.
+	 */
 	if (copy_to_user(uarg, &arg, sizeof(arg)))
 		err = -EFAULT;
 out:
@@ -273,20 +287,159 @@ static long sable_ioctl_fence_release(struct sable_client *client, void __user *
 	return sable_core_fence_release(client->npu->core, sable_owner(client), arg.fence);
 }
 
-/* Whether cmd is one of the UAPI's requests (kmd/include/uapi/sable_uapi.h). */
+/* Maps device memory from `address` (a device address) into the whole of vma: uncached unless
+ * the NPU's master is cache-coherent with the CPU. The caller checked the range.
+ */
+static int sable_remap(struct sable_npu *npu, struct vm_area_struct *vma, u64 address)
+{
+	if (!npu->memory_coherent)
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+#ifdef SABLE_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+	return remap_pfn_range(vma, vma->vm_start, PHYS_PFN(npu->memory_phys + address),
+			       vma->vm_end - vma->vm_start, vma->vm_page_prot);
+}
+
+/*
+ * An exported buffer object (BO_EXPORT): the dma-buf holds the object's memory in kmd/core (like
+ * a mapping) until its release, whoever frees the handle or closes the device meanwhile.
+ */
+struct sable_dmabuf {
+	struct sable_npu *npu;
+	u64 address; /* device address */
+	u64 bytes;   /* page-rounded */
+	u32 cookie;  /* kmd/core's hold */
+};
+
+/*
+ * The device memory is a no-map carve-out: it has no struct page, so the importer gets a one-entry
+ * table of DMA addresses only (dma_map_resource of the physical range for its device), which is
+ * all the dma-buf contract lets an importer use.
+ */
+static struct sg_table *sable_dmabuf_map(struct dma_buf_attachment *attach,
+					 enum dma_data_direction dir)
+{
+	struct sable_dmabuf *buf = attach->dmabuf->priv;
+	struct sg_table *table;
+	dma_addr_t dma;
+	int err;
+
+	table = kzalloc(sizeof(*table), GFP_KERNEL);
+	if (!table)
+		return ERR_PTR(-ENOMEM);
+	err = sg_alloc_table(table, 1, GFP_KERNEL);
+	if (err) {
+		kfree(table);
+		return ERR_PTR(err);
+	}
+	dma = dma_map_resource(attach->dev, buf->npu->memory_phys + buf->address, buf->bytes, dir,
+			       DMA_ATTR_SKIP_CPU_SYNC);
+	if (dma_mapping_error(attach->dev, dma)) {
+		sg_free_table(table);
+		kfree(table);
+		return ERR_PTR(-EIO);
+	}
+	sg_dma_address(table->sgl) = dma;
+	sg_dma_len(table->sgl) = buf->bytes;
+	return table;
+}
+
+static void sable_dmabuf_unmap(struct dma_buf_attachment *attach, struct sg_table *table,
+			       enum dma_data_direction dir)
+{
+	dma_unmap_resource(attach->dev, sg_dma_address(table->sgl), sg_dma_len(table->sgl), dir,
+			   DMA_ATTR_SKIP_CPU_SYNC);
+	sg_free_table(table);
+	kfree(table);
+}
+
+/* The dma-buf core checked that the range lies within the buffer. */
+static int sable_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	struct sable_dmabuf *buf = dmabuf->priv;
+
+	return sable_remap(buf->npu, vma, buf->address + ((u64)vma->vm_pgoff << PAGE_SHIFT));
+}
+
+static void sable_dmabuf_release(struct dma_buf *dmabuf)
+{
+	struct sable_dmabuf *buf = dmabuf->priv;
+
+	sable_core_bo_unmap(buf->npu->core, buf->cookie);
+	kfree(buf);
+}
+
+static const struct dma_buf_ops sable_dmabuf_ops = {
+	.map_dma_buf = sable_dmabuf_map,
+	.unmap_dma_buf = sable_dmabuf_unmap,
+	.mmap = sable_dmabuf_mmap,
+	.release = sable_dmabuf_release,
+};
+
+static long sable_ioctl_bo_export(struct sable_client *client, void __user *uarg)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct sable_npu *npu = client->npu;
+	struct sable_uapi_bo_export arg;
+	struct sable_dmabuf *buf;
+	struct dma_buf *dmabuf;
+	int fd;
+	int err;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags & ~SABLE_BO_EXPORT_CLOEXEC || arg.pad != 0)
+		return -EINVAL;
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	buf->npu = npu;
+	err = sable_core_bo_hold(npu->core, sable_owner(client), arg.handle, &buf->address,
+				 &buf->bytes, &buf->cookie);
+	if (err) {
+		kfree(buf);
+		return err;
+	}
+	info.ops = &sable_dmabuf_ops;
+	info.size = buf->bytes;
+	info.flags = O_RDWR;
+	info.priv = buf;
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf)) {
+		sable_core_bo_unmap(npu->core, buf->cookie);
+		kfree(buf);
+		return PTR_ERR(dmabuf);
+	}
+	/* From here on, dma_buf_put releases the hold. The descriptor is installed only once the
+	 * caller has its number: a failed copy leaves no descriptor behind.
+	 */
+	fd = get_unused_fd_flags(O_RDWR | (arg.flags & SABLE_BO_EXPORT_CLOEXEC ? O_CLOEXEC : 0));
+	if (fd < 0) {
+		dma_buf_put(dmabuf);
+		return fd;
+	}
+	arg.fd = fd;
+	arg.size = buf->bytes;
+	if (copy_to_user(uarg, &arg, sizeof(arg))) {
+		put_unused_fd(fd);
+		dma_buf_put(dmabuf);
+		return -EFAULT;
+	}
+	fd_install(fd, dmabuf->file);
+	atomic64_inc(&npu->stats.exports);
+	return 0;
+}
+
+/* Whether cmd is one of the UAPI's requests (their one list: SABLE_UAPI_REQUESTS). */
 static bool sable_uapi_request(unsigned int cmd)
 {
 	switch (cmd) {
-	case SABLE_IOCTL_HANDSHAKE:
-	case SABLE_IOCTL_GET_INFO:
-	case SABLE_IOCTL_BO_CREATE:
-	case SABLE_IOCTL_BO_FREE:
-	case SABLE_IOCTL_PROGRAM_REGISTER:
-	case SABLE_IOCTL_PROGRAM_RELEASE:
-	case SABLE_IOCTL_JOB_SUBMIT:
-	case SABLE_IOCTL_FENCE_WAIT:
-	case SABLE_IOCTL_JOB_STATUS:
-	case SABLE_IOCTL_FENCE_RELEASE:
+#define SABLE_REQUEST_CASE(request) case request:
+	SABLE_UAPI_REQUESTS(SABLE_REQUEST_CASE)
+#undef SABLE_REQUEST_CASE
 		return true;
 	default:
 		return false;
@@ -322,13 +475,16 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return sable_ioctl_fence_wait(client, uarg);
 	case SABLE_IOCTL_JOB_STATUS:
 		return sable_ioctl_job_status(client, uarg);
-	default: /* SABLE_IOCTL_FENCE_RELEASE: sable_uapi_request listed every request */
+	case SABLE_IOCTL_FENCE_RELEASE:
 		return sable_ioctl_fence_release(client, uarg);
+	default: /* SABLE_IOCTL_BO_EXPORT: sable_uapi_request listed every request */
+		return sable_ioctl_bo_export(client, uarg);
 	}
 }
 
 /* A mapping holds its buffer object's memory (kmd/core) until it is unmapped; a forked copy of
- * the mapping (vm_ops->open) holds it too. The cookie rides in vm_private_data. */
+ * the mapping (vm_ops->open) holds it too. The cookie rides in vm_private_data.
+ */
 struct sable_vma {
 	struct sable_npu *npu;
 	u32 cookie;
@@ -358,7 +514,8 @@ static const struct vm_operations_struct sable_vm_ops = {
 };
 
 /* mmap(offset = the object's mmap_offset, i.e. its device address): the object's pages of the
- * reserved region, uncached unless the NPU's master is cache-coherent with the CPU. */
+ * reserved region, uncached unless the NPU's master is cache-coherent with the CPU.
+ */
 static int sable_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct sable_client *client = file->private_data;
@@ -380,15 +537,7 @@ static int sable_mmap(struct file *file, struct vm_area_struct *vma)
 	}
 	map->npu = npu;
 	refcount_set(&map->refs, 1);
-	if (!npu->memory_coherent)
-		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
-#else
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
-#endif
-	err = remap_pfn_range(vma, vma->vm_start, PHYS_PFN(npu->memory_phys + address), bytes,
-			      vma->vm_page_prot);
+	err = sable_remap(npu, vma, address);
 	if (err) {
 		sable_core_bo_unmap(npu->core, map->cookie);
 		kfree(map);
@@ -433,27 +582,88 @@ static irqreturn_t sable_irq_thread(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-/* The firmware stopping (HALTED) or a corrupted ring loses the device: pending jobs end with
- * -EIO and clients can clean up; recovering needs the control core restarted (docs/kmd.md). */
+/* Resets the device (kmd/core: pending jobs fail, programs go stale, the firmware restarts on a
+ * fresh boot block); called by the health work only, so resets never overlap.
+ */
+static void sable_reset(struct sable_npu *npu, const char *why, u32 state)
+{
+	struct sable_core_counters counters;
+	int err;
+
+	dev_err(npu->dev, "resetting the device: %s (firmware state %u)\n", why, state);
+	err = sable_core_reset(npu->core, (s64)SABLE_BOOT_TIMEOUT_MS * NSEC_PER_MSEC);
+	sable_core_get_counters(npu->core, &counters);
+	npu->ring_faults_seen = counters.ring_faults;
+	npu->gave_up = err != 0;
+	WRITE_ONCE(npu->reset_result, err);
+	if (err == 0)
+		dev_info(npu->dev, "reset done: serving again (%llu resets)\n", counters.resets);
+}
+
+/*
+ * The firmware stopping (not READY), a corrupted ring or no progress with work pending resets
+ * the device (auto_reset), or loses it: pending jobs end with -EIO and clients can clean up. A
+ * reset that fails leaves the device lost until one is requested through debugfs.
+ */
 static void sable_health(struct work_struct *work)
 {
 	struct sable_npu *npu = container_of(to_delayed_work(work), struct sable_npu, health);
+	const bool requested = atomic_xchg(&npu->reset_requested, 0) != 0;
 	struct sable_core_counters counters;
+	const char *why = NULL;
 	u32 state, version;
 
 	sable_core_firmware_status(npu->core, &state, &version);
 	sable_core_get_counters(npu->core, &counters);
-	if (state != SABLE_FW_STATE_READY || counters.ring_faults != 0) {
-		dev_err(npu->dev, "device lost: firmware state %u, %llu ring faults\n", state,
-			counters.ring_faults);
+	if (requested)
+		why = "requested through debugfs";
+	else if (npu->gave_up)
+		why = NULL;
+	else if (state != SABLE_FW_STATE_READY)
+		why = "the firmware is not READY";
+	else if (counters.ring_faults != npu->ring_faults_seen)
+		why = "a ring is corrupted";
+	else if (hang_timeout_ms != 0 &&
+		 sable_core_hung(npu->core, (u64)hang_timeout_ms * NSEC_PER_MSEC))
+		why = "no progress with work pending for hang_timeout_ms";
+
+	if (why && (requested || READ_ONCE(auto_reset))) {
+		sable_reset(npu, why, state);
+	} else if (why) {
+		dev_err(npu->dev, "device lost: %s (firmware state %u); auto_reset is off\n", why,
+			state);
 		atomic64_inc(&npu->stats.device_lost);
 		sable_core_device_lost(npu->core);
-		return;
+		npu->gave_up = true;
+	} else if (!npu->gave_up) {
+		/* A lost interrupt must not hang a job forever: drain the ring now and then. */
+		sable_core_process_completions(npu->core);
 	}
-	/* A lost interrupt must not hang a job forever: drain the ring now and then anyway. */
-	sable_core_process_completions(npu->core);
 	schedule_delayed_work(&npu->health, msecs_to_jiffies(SABLE_HEALTH_PERIOD_MS));
 }
+
+/* debugfs "reset": writing anything resets the device now (bring-up); the write returns when
+ * the reset is done, with its error.
+ */
+static ssize_t sable_reset_write(struct file *file, const char __user *buf, size_t count,
+				 loff_t *ppos)
+{
+	struct sable_npu *npu = file->private_data;
+	int err;
+
+	atomic_set(&npu->reset_requested, 1);
+	mod_delayed_work(system_wq, &npu->health, 0);
+	flush_delayed_work(&npu->health);
+	err = READ_ONCE(npu->reset_result);
+	return err ? err : (ssize_t)count;
+}
+
+static const struct file_operations sable_reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = sable_reset_write,
+	.llseek = noop_llseek,
+};
 
 static int sable_counters_show(struct seq_file *s, void *unused)
 {
@@ -470,6 +680,7 @@ static int sable_counters_show(struct seq_file *s, void *unused)
 		   (long long)atomic64_read(&npu->stats.handshakes_refused));
 	seq_printf(s, "ioctls %lld\n", (long long)atomic64_read(&npu->stats.ioctls));
 	seq_printf(s, "mmaps %lld\n", (long long)atomic64_read(&npu->stats.mmaps));
+	seq_printf(s, "exports %lld\n", (long long)atomic64_read(&npu->stats.exports));
 	seq_printf(s, "device_lost %lld\n", (long long)atomic64_read(&npu->stats.device_lost));
 	seq_printf(s, "memory_bytes %llu\nmemory_free %llu\n", total, free_bytes);
 	seq_printf(s, "jobs_submitted %llu\n", core.jobs_submitted);
@@ -480,6 +691,9 @@ static int sable_counters_show(struct seq_file *s, void *unused)
 	seq_printf(s, "wait_timeouts %llu\n", core.wait_timeouts);
 	seq_printf(s, "stray_completions %llu\n", core.stray_completions);
 	seq_printf(s, "ring_faults %llu\n", core.ring_faults);
+	seq_printf(s, "jobs_lost %llu\n", core.jobs_lost);
+	seq_printf(s, "resets %llu\n", core.resets);
+	seq_printf(s, "resets_failed %llu\n", core.resets_failed);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sable_counters);
@@ -530,7 +744,8 @@ static void sable_health_stop(void *data)
 }
 
 /* Asks the firmware to stop (HALT) when the driver goes away, so it no longer touches memory
- * the kernel is about to reuse. */
+ * the kernel is about to reuse.
+ */
 static void sable_firmware_halt(void *data)
 {
 	struct sable_npu *npu = data;
@@ -556,7 +771,8 @@ static int sable_map(struct platform_device *pdev, const char *name, void __iome
 }
 
 /* The device memory: the reserved-memory node of "memory-region" (a fixed physical range the
- * board's interconnect translates to device address 0 for the NPU and the control core). */
+ * board's interconnect translates to device address 0 for the NPU and the control core).
+ */
 static int sable_map_memory(struct platform_device *pdev, struct sable_npu *npu)
 {
 	struct device *dev = &pdev->dev;
@@ -585,7 +801,8 @@ static int sable_map_memory(struct platform_device *pdev, struct sable_npu *npu)
 
 /* Lays the firmware's structures out, tells the host-interface block where the boot block is
  * and waits for the firmware (started by the board: remoteproc, a reset release, or already
- * waiting for a boot block) to report READY. */
+ * waiting for a boot block) to report READY.
+ */
 static int sable_boot(struct sable_npu *npu)
 {
 	unsigned long deadline;
@@ -595,17 +812,18 @@ static int sable_boot(struct sable_npu *npu)
 
 	err = sable_core_boot(npu->core, npu->memory_size, watchdog_ms * 1000u);
 	if (err)
-		return dev_err_probe(npu->dev, err, "device memory of %llu bytes is unusable (4 MiB at least)\n",
+		return dev_err_probe(npu->dev, err,
+				     "device memory of %llu bytes is unusable (4 MiB at least)\n",
 				     npu->memory_size);
-	writel(lower_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_LO);
-	writel(upper_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_HI);
-	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+	err = sable_npu_firmware_start(npu);
+	if (err)
+		return dev_err_probe(npu->dev, err, "cannot start the control core\n");
 	deadline = jiffies + msecs_to_jiffies(SABLE_BOOT_TIMEOUT_MS);
 	while (time_before(jiffies, deadline)) {
 		sable_core_firmware_status(npu->core, &state, &version);
 		if (state != SABLE_FW_STATE_OFF)
 			break;
-		msleep(10);
+		usleep_range(10000, 20000);
 	}
 	if (state != SABLE_FW_STATE_READY) {
 		/* The node still appears, so that `sable info` can say what is wrong. */
@@ -613,6 +831,7 @@ static int sable_boot(struct sable_npu *npu)
 			SABLE_BOOT_TIMEOUT_MS, state);
 		atomic64_inc(&npu->stats.device_lost);
 		sable_core_device_lost(npu->core);
+		npu->gave_up = true; /* a debugfs reset tries again */
 		return 0;
 	}
 	npu->ids.firmware_version = version;
@@ -648,6 +867,12 @@ static int sable_probe(struct platform_device *pdev)
 	if (err)
 		return err;
 
+	/* The control core's reset line, if the board wired one ("resets"): lets a reset stop a
+	 * firmware too hung to answer HALT.
+	 */
+	npu->reset = devm_reset_control_get_optional_exclusive(dev, NULL);
+	if (IS_ERR(npu->reset))
+		return dev_err_probe(dev, PTR_ERR(npu->reset), "cannot get the reset line\n");
 	sable_npu_os_init(npu);
 	sable_core_init(npu->core, &npu->os);
 	err = sable_core_identify(&npu->os, &npu->ids);
@@ -696,6 +921,7 @@ static int sable_probe(struct platform_device *pdev)
 	npu->debugfs = debugfs_create_dir(npu->name, NULL);
 	debugfs_create_file("counters", 0444, npu->debugfs, npu, &sable_counters_fops);
 	debugfs_create_file("ids", 0444, npu->debugfs, npu, &sable_ids_fops);
+	debugfs_create_file("reset", 0200, npu->debugfs, npu, &sable_reset_fops);
 	err = devm_add_action_or_reset(dev, sable_debugfs_remove, npu->debugfs);
 	if (err)
 		return err;
@@ -730,3 +956,4 @@ module_platform_driver(sable_driver);
 
 MODULE_DESCRIPTION("Sable NPU driver: the UAPI of kmd/include/uapi over kmd/core");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);

@@ -13,6 +13,12 @@
 #include "sable/kmd/core.h"
 
 struct dentry;
+struct reset_control;
+
+/* How long the firmware has to publish HALTED after HALT before a reset gives up (or uses the
+ * reset line).
+ */
+#define SABLE_HALT_TIMEOUT_MS 1000
 
 /* What debugfs shows besides kmd/core's own counters. */
 struct sable_npu_stats {
@@ -22,6 +28,7 @@ struct sable_npu_stats {
 	atomic64_t handshakes_refused;
 	atomic64_t ioctls;
 	atomic64_t mmaps;
+	atomic64_t exports;   /* dma-bufs exported (BO_EXPORT) */
 	atomic64_t device_lost;
 };
 
@@ -32,11 +39,13 @@ struct sable_npu {
 	void __iomem *hostif;   /* the host-interface block (host_interface.h SABLE_HOSTIF_*) */
 	resource_size_t hostif_size;
 	/* Device memory: the reserved region of the "memory-region" phandle, which the board's
-	 * interconnect shows the NPU and the control core at device address 0 (docs/kmd.md). */
+	 * interconnect shows the NPU and the control core at device address 0 (docs/kmd.md).
+	 */
 	phys_addr_t memory_phys;
 	u64 memory_size;
 	void *memory;           /* memremap()ed, write-back when the NPU's master is coherent */
 	bool memory_coherent;
+	struct reset_control *reset; /* the control core's reset line ("resets"), optional */
 	int irq;
 	int id;                 /* the N of /dev/sable-npuN */
 	char name[24];
@@ -50,11 +59,19 @@ struct sable_npu {
 
 	struct sable_core_os os;
 	struct sable_core *core; /* kvzalloc: the core's tables are ~150 KiB */
-	struct delayed_work health; /* watches the firmware's state: HALTED = device lost */
+	/* Watches the firmware (not READY, a corrupted ring, no progress) and resets the device;
+	 * every reset runs in it, so two never overlap.
+	 */
+	struct delayed_work health;
+	atomic_t reset_requested;  /* debugfs "reset": the next health run resets */
+	int reset_result;          /* of the last reset, for the debugfs writer */
+	bool gave_up;              /* health work only: lost, resets only on request */
+	u64 ring_faults_seen;      /* health work only: faults already answered by a reset */
 	struct sable_core_device_ids ids;
 	struct sable_npu_stats stats;
 };
 
 void sable_npu_os_init(struct sable_npu *npu);
+int sable_npu_firmware_start(void *ctx);
 
 #endif /* SABLE_NPU_H */

@@ -6,9 +6,11 @@
  *
  * Device memory is the reserved region mapped at probe (sable_main.c).
  */
+#include <linux/delay.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/reset.h>
 #include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <asm/barrier.h>
@@ -20,7 +22,8 @@ static u32 sable_os_reg_read(void *ctx, u32 offset)
 	struct sable_npu *npu = ctx;
 
 	if (offset > npu->csr_size - sizeof(u32) || offset % sizeof(u32) != 0) {
-		dev_WARN_ONCE(npu->dev, 1, "register read at 0x%x outside the CSR window\n", offset);
+		dev_WARN_ONCE(npu->dev, 1, "register read at 0x%x outside the CSR window\n",
+			      offset);
 		return ~0u;
 	}
 	return readl(npu->csr + offset);
@@ -31,7 +34,8 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
 	struct sable_npu *npu = ctx;
 
 	if (offset > npu->csr_size - sizeof(u32) || offset % sizeof(u32) != 0) {
-		dev_WARN_ONCE(npu->dev, 1, "register write at 0x%x outside the CSR window\n", offset);
+		dev_WARN_ONCE(npu->dev, 1, "register write at 0x%x outside the CSR window\n",
+			      offset);
 		return;
 	}
 	writel(value, npu->csr + offset);
@@ -44,7 +48,8 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
 static bool sable_os_in_memory(struct sable_npu *npu, u64 address, u32 bytes)
 {
 	if (address > npu->memory_size || bytes > npu->memory_size - address) {
-		dev_WARN_ONCE(npu->dev, 1, "device memory access at 0x%llx + %u outside %llu bytes\n",
+		dev_WARN_ONCE(npu->dev, 1,
+			      "device memory access at 0x%llx + %u outside %llu bytes\n",
 			      address, bytes, npu->memory_size);
 		return false;
 	}
@@ -70,7 +75,8 @@ static void sable_os_mem_write(void *ctx, u64 address, const void *src, u32 byte
 }
 
 /* Ring indices: an acquire load and a release store, ordering entries against indices for the
- * control core on the other side, which is another bus master: dma_rmb/dma_wmb, not smp_*. */
+ * control core on the other side, which is another bus master: dma_rmb/dma_wmb, not smp_*.
+ */
 static u32 sable_os_mem_load32(void *ctx, u64 address)
 {
 	struct sable_npu *npu = ctx;
@@ -182,6 +188,56 @@ static void sable_os_log(void *ctx, int level, const char *message)
 		dev_info(npu->dev, "%s\n", message);
 }
 
+/*
+ * Stopping the control core for a reset: HALT (the firmware aborts its job, quiets the NPU and
+ * publishes HALTED), then the board's reset line when there is one, which also stops a firmware
+ * too hung to answer HALT. Without a line, a firmware that does not answer cannot be stopped.
+ */
+static int sable_os_firmware_stop(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+	unsigned long deadline = jiffies + msecs_to_jiffies(SABLE_HALT_TIMEOUT_MS);
+	u32 state, version;
+
+	writel(1, npu->hostif + SABLE_HOSTIF_HALT);
+	for (;;) {
+		sable_core_firmware_status(npu->core, &state, &version);
+		if (state == SABLE_FW_STATE_HALTED || time_after(jiffies, deadline))
+			break;
+		usleep_range(1000, 2000);
+	}
+	if (npu->reset)
+		return reset_control_assert(npu->reset);
+	if (state != SABLE_FW_STATE_HALTED) {
+		dev_err(npu->dev, "the firmware did not halt within %d ms and there is no reset line\n",
+			SABLE_HALT_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/*
+ * Starting it on the boot block: the address in BOOT_LO/HI (read once by the firmware at its
+ * start), the reset line released, and a doorbell for a control core that waits in its boot
+ * code for one (without a reset line, the board's boot code runs sable_fw_main again when it
+ * returns after HALT: docs/kmd.md).
+ */
+int sable_npu_firmware_start(void *ctx)
+{
+	struct sable_npu *npu = ctx;
+	int err;
+
+	writel(lower_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_LO);
+	writel(upper_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_HI);
+	if (npu->reset) {
+		err = reset_control_deassert(npu->reset);
+		if (err)
+			return err;
+	}
+	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+	return 0;
+}
+
 void sable_npu_os_init(struct sable_npu *npu)
 {
 	mutex_init(&npu->lock);
@@ -202,4 +258,6 @@ void sable_npu_os_init(struct sable_npu *npu)
 	npu->os.now_ns = sable_os_now_ns;
 	npu->os.log = sable_os_log;
 	npu->os.timer_us = sable_os_timer_us;
+	npu->os.firmware_stop = sable_os_firmware_stop;
+	npu->os.firmware_start = sable_npu_firmware_start;
 }

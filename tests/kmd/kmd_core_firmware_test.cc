@@ -12,8 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "firmware_host.h"
-#include "kmd_core_os.h"
+#include "kmd_core_board.h"
 #include "kmd_support.h"
 #include "sable/isa.h"
 #include "sable/kmd/core.h"
@@ -24,60 +23,12 @@
 namespace sable::kmdtest {
 namespace {
 
-using kmd::test::HostOs;
-
-constexpr uint64_t kMemoryBytes = 16ull << 20;
 constexpr int64_t kSecond = 1'000'000'000;
 
-class KmdCoreOnFirmware : public ::testing::Test {
+class KmdCoreOnFirmware : public ::testing::Test, protected FirmwareBoard {
  protected:
-  void SetUp() override {
-    auto key = umd::SigningKey::processKey();
-    ASSERT_TRUE(key.ok()) << key.error().message;
-    key_ = *key;
-    memory_ = sim::DeviceMemory{host_.at(0, kMemoryBytes), kMemoryBytes};
-    npu_ = std::make_unique<sim::FuncModel>(sable_hw_configs[SABLE_HW_CONFIG_DEFAULT], memory_);
-    // The host OS of the tests, with the NPU's registers, the doorbell and the timer of the
-    // simulated SoC instead of the test's register array.
-    os_ = *host_.os();
-    os_.ctx = this;
-    os_.reg_read = [](void* c, uint32_t offset) { return self(c)->npu_->readRegister(offset); };
-    os_.reg_write = [](void* c, uint32_t offset, uint32_t value) { self(c)->npu_->writeRegister(offset, value); };
-    os_.mem_read = [](void* c, uint64_t a, void* d, uint32_t n) { self(c)->host_.os()->mem_read(&self(c)->host_, a, d, n); };
-    os_.mem_write = [](void* c, uint64_t a, const void* s, uint32_t n) {
-      self(c)->host_.os()->mem_write(&self(c)->host_, a, s, n);
-    };
-    os_.mem_load32 = [](void* c, uint64_t a) { return self(c)->host_.load32(a); };
-    os_.mem_store32 = [](void* c, uint64_t a, uint32_t v) { self(c)->host_.store32(a, v); };
-    os_.doorbell = [](void* c) { self(c)->firmware_->ringDoorbell(); };
-    os_.lock = [](void* c) { self(c)->host_.os()->lock(&self(c)->host_); };
-    os_.unlock = [](void* c) { self(c)->host_.os()->unlock(&self(c)->host_); };
-    os_.wait = [](void* c, uint64_t deadline) { return self(c)->host_.os()->wait(&self(c)->host_, deadline); };
-    os_.wake_all = [](void* c) { self(c)->host_.os()->wake_all(&self(c)->host_); };
-    os_.log = [](void*, int, const char*) {};
-    os_.timer_us = [](void* c) { return self(c)->firmware_->timerUs(); };
-    core_ = std::make_unique<sable_core>();
-    sable_core_init(core_.get(), &os_);
-    ASSERT_EQ(sable_core_boot(core_.get(), kMemoryBytes, 1'000'000), 0);
-
-    server::FirmwareHost::Hooks hooks;
-    // The host interrupt: what the module's threaded IRQ handler does.
-    hooks.hostInterrupt = [this] { sable_core_process_completions(core_.get()); };
-    firmware_ = std::make_unique<server::FirmwareHost>(memory_, *npu_, SABLE_LAYOUT_BOOT, std::move(hooks),
-                                                       std::vector<umd::PublicKey>{key_->publicKey()});
-    firmware_->start();
-    uint32_t state = 0, version = 0;
-    for (int i = 0; i < 5000 && state != SABLE_FW_STATE_READY; ++i) {
-      sable_core_firmware_status(core_.get(), &state, &version);
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    ASSERT_EQ(state, SABLE_FW_STATE_READY) << "the firmware did not accept kmd/core's boot block";
-    EXPECT_NE(version, 0u);
-  }
-  void TearDown() override {
-    if (firmware_) firmware_->halt();
-  }
-  static KmdCoreOnFirmware* self(void* c) { return static_cast<KmdCoreOnFirmware*>(c); }
+  void SetUp() override { start(); }
+  void TearDown() override { halt(); }
 
   uint32_t createBo(uint64_t size, uint64_t owner = 1, uint64_t* address = nullptr) {
     sable_uapi_bo_create create{};
@@ -108,14 +59,6 @@ class KmdCoreOnFirmware : public ::testing::Test {
     if (out != nullptr) *out = reg;
     return result;
   }
-
-  HostOs host_{kMemoryBytes};
-  sable_core_os os_{};
-  const umd::SigningKey* key_ = nullptr;
-  sim::DeviceMemory memory_{};
-  std::unique_ptr<sim::FuncModel> npu_;
-  std::unique_ptr<sable_core> core_;
-  std::unique_ptr<server::FirmwareHost> firmware_;
 };
 
 TEST_F(KmdCoreOnFirmware, ACopyJobRunsThroughTheRealFirmwareAndItsStatusHasTheCounters) {
@@ -250,6 +193,149 @@ TEST_F(KmdCoreOnFirmware, AJobPastItsDeadlineEndsWithTheFirmwaresDeadlineCause) 
   status.fence = submit.fence;
   ASSERT_EQ(sable_core_job_status(core_.get(), 1, &status), 0);
   EXPECT_EQ(status.error_cause, SABLE_ERROR_DEADLINE);
+}
+
+TEST_F(KmdCoreOnFirmware, AFirmwareHungMidJobIsDetectedResetAndTheNextJobRunsCorrectly) {
+  constexpr uint32_t kLines = 8, kBytes = kLines * 16;
+  uint32_t program = 0;
+  ASSERT_EQ(registerStream(copyStream(kLines), 2, &program), 0);
+  uint64_t in = 0, out = 0;
+  const uint32_t input = createBo(4096, 1, &in), output = createBo(4096, 1, &out);
+  for (uint32_t i = 0; i < kBytes; ++i) host_.at(in, kBytes)[i] = static_cast<uint8_t>(i * 5 + 3);
+  sable_uapi_job_buffer buffers[2] = {{0, input, 0, kBytes}, {1, output, 0, kBytes}};
+  auto submit = [&](uint32_t handle, uint64_t* fence) {
+    sable_uapi_job_submit arg{};
+    arg.program = handle;
+    arg.buffer_count = 2;
+    uint32_t bad = 0;
+    const int result = sable_core_job_submit(core_.get(), 1, &arg, buffers, &bad);
+    *fence = arg.fence;
+    return result;
+  };
+
+  npu_->injectFault(sim::Fault::HungUnit);  // the job starts and never progresses
+  uint64_t hung = 0;
+  ASSERT_EQ(submit(program, &hung), 0);
+  std::thread waiter([&] { EXPECT_EQ(sable_core_fence_wait(core_.get(), 1, hung, 10 * kSecond), -EIO); });
+  // What the module's health work does every period: 50 ms without progress is a hang here.
+  const auto start = std::chrono::steady_clock::now();
+  while (sable_core_hung(core_.get(), 50'000'000) == 0) {
+    ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << "the hang was never detected";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(sable_core_reset(core_.get(), 5 * kSecond), 0);
+  waiter.join();
+  sable_uapi_job_status status{};
+  status.fence = hung;
+  EXPECT_EQ(sable_core_job_status(core_.get(), 1, &status), -EIO);
+  EXPECT_EQ(sable_core_fence_release(core_.get(), 1, hung), 0);
+  uint32_t state = 0, version = 0;
+  sable_core_firmware_status(core_.get(), &state, &version);
+  EXPECT_EQ(state, SABLE_FW_STATE_READY) << "a new firmware accepted the new boot block";
+
+  uint64_t next = 0;
+  EXPECT_EQ(submit(program, &next), -ESTALE) << "the firmware forgot the program";
+  uint32_t again = 0;
+  ASSERT_EQ(registerStream(copyStream(kLines), 2, &again), 0) << "registered again, signature checked again";
+  std::memset(host_.at(out, kBytes), 0, kBytes);
+  ASSERT_EQ(submit(again, &next), 0);
+  ASSERT_EQ(sable_core_fence_wait(core_.get(), 1, next, 5 * kSecond), 0);
+  status = {};
+  status.fence = next;
+  ASSERT_EQ(sable_core_job_status(core_.get(), 1, &status), 0);
+  EXPECT_EQ(status.error_cause, SABLE_ERROR_NONE) << sable_error_cause_name(status.error_cause);
+  for (uint32_t i = 0; i < kBytes; ++i) {
+    ASSERT_EQ(host_.at(out, kBytes)[i], static_cast<uint8_t>(i * 5 + 3)) << "byte " << i << " of the copy";
+  }
+  sable_core_counters counters{};
+  sable_core_get_counters(core_.get(), &counters);
+  EXPECT_EQ(counters.resets, 1u);
+  EXPECT_EQ(counters.jobs_lost, 1u);
+  EXPECT_EQ(counters.stray_completions, 0u) << "the aborted job's record was not applied to a new job";
+}
+
+TEST_F(KmdCoreOnFirmware, ConcurrentSubmittersRideThroughAKilledFirmwareAndItsReset) {
+  constexpr int kClients = 3, kJobsEach = 40;
+  constexpr uint32_t kLines = 4, kBytes = kLines * 16;
+  std::atomic<int> completed{0}, lost{0}, aborted{0};
+  std::atomic<bool> failed{false};
+  uint64_t in[kClients + 1] = {}, out[kClients + 1] = {};
+  uint32_t input[kClients + 1] = {}, output[kClients + 1] = {};
+  for (int c = 1; c <= kClients; ++c) {
+    input[c] = createBo(4096, static_cast<uint64_t>(c), &in[c]);
+    output[c] = createBo(4096, static_cast<uint64_t>(c), &out[c]);
+  }
+  // Registers (again); -EIO while the device is lost and not reset yet.
+  auto registerCopy = [&](uint64_t owner, uint32_t* program) {
+    for (int attempt = 0; attempt < 5000; ++attempt) {
+      const int result = registerStream(copyStream(kLines), 2, program, nullptr, true, owner);
+      if (result != -EIO) return result == 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  };
+  auto client = [&](uint64_t owner) {
+    uint32_t program = 0;
+    if (!registerCopy(owner, &program)) return (void)(failed = true);
+    const uint32_t inputBo = input[owner], outputBo = output[owner];
+    const uint64_t inAddress = in[owner], outAddress = out[owner];
+    for (int done = 0, attempt = 0; done < kJobsEach && attempt < 100 * kJobsEach; ++attempt) {
+      for (uint32_t i = 0; i < kBytes; ++i) host_.at(inAddress, kBytes)[i] = static_cast<uint8_t>(owner * 31 + attempt + i);
+      sable_uapi_job_buffer buffers[2] = {{0, inputBo, 0, kBytes}, {1, outputBo, 0, kBytes}};
+      sable_uapi_job_submit arg{};
+      arg.program = program;
+      arg.buffer_count = 2;
+      arg.priority = static_cast<uint32_t>(owner % 3);
+      uint32_t bad = 0;
+      const int submitted = sable_core_job_submit(core_.get(), owner, &arg, buffers, &bad);
+      if (submitted == -ESTALE) {  // what umd::Device does: register again, submit again
+        if (!registerCopy(owner, &program)) return (void)(failed = true);
+        continue;
+      }
+      if (submitted == -EIO || submitted == -ENOMEM) {  // lost and not reset yet, or a full table
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      if (submitted != 0) return (void)(failed = true);
+      const int waited = sable_core_fence_wait(core_.get(), owner, arg.fence, 10 * kSecond);
+      sable_uapi_job_status status{};
+      status.fence = arg.fence;
+      if (waited == 0 && sable_core_job_status(core_.get(), owner, &status) != 0) return (void)(failed = true);
+      if (waited == -EIO) {
+        lost += 1;
+      } else if (waited == 0 && status.error_cause == SABLE_ERROR_ABORTED) {
+        aborted += 1;  // the job the firmware was running when it was halted
+      } else if (waited != 0 || status.error_cause != SABLE_ERROR_NONE ||
+                 std::memcmp(host_.at(outAddress, kBytes), host_.at(inAddress, kBytes), kBytes) != 0) {
+        return (void)(failed = true);  // a job that completed must have copied its own input
+      } else {
+        completed += 1;
+        done += 1;
+      }
+      EXPECT_EQ(sable_core_fence_release(core_.get(), owner, arg.fence), 0);
+    }
+  };
+  std::vector<std::thread> clients;
+  for (int c = 1; c <= kClients; ++c) clients.emplace_back(client, static_cast<uint64_t>(c));
+  while (completed < kClients * kJobsEach / 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The control core dies with jobs in flight (HALT: its job aborted, HALTED published); the
+  // health check sees the firmware not READY and resets.
+  firmware_.load()->halt();
+  uint32_t state = 0, version = 0;
+  sable_core_firmware_status(core_.get(), &state, &version);
+  ASSERT_EQ(state, SABLE_FW_STATE_HALTED);
+  ASSERT_EQ(sable_core_reset(core_.get(), 5 * kSecond), 0);
+  for (std::thread& t : clients) t.join();
+  EXPECT_FALSE(failed) << "a client saw an error other than the reset's, or a wrong copy";
+  EXPECT_EQ(completed, kClients * kJobsEach) << "every client finished its jobs after the reset";
+  sable_core_counters counters{};
+  sable_core_get_counters(core_.get(), &counters);
+  EXPECT_EQ(counters.resets, 1u);
+  EXPECT_EQ(counters.jobs_lost, static_cast<uint64_t>(lost)) << "each lost job was seen lost by its client";
+  EXPECT_EQ(counters.stray_completions, 0u);
+  EXPECT_LE(aborted, 1) << "only the job running at the halt is aborted";
+  EXPECT_GT(lost + aborted, 0) << "the firmware died with jobs in flight";
+  for (const sable_core_fence& f : core_->fences) EXPECT_EQ(f.state, SABLE_CORE_FENCE_FREE) << "a fence leaked";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ class HostOs {
     os_.wake_all = [](void* c) { pthread_cond_broadcast(&self(c)->cond_); };
     os_.now_ns = [](void*) { return monotonicNs(); };
     os_.log = [](void* c, int, const char* message) { self(c)->log.emplace_back(message); };
+    // The control core's stop and start for sable_core_reset: the test plays them.
+    os_.firmware_stop = [](void* c) { return self(c)->firmwareStop ? self(c)->firmwareStop() : 0; };
+    os_.firmware_start = [](void* c) { return self(c)->firmwareStart ? self(c)->firmwareStart() : 0; };
   }
   ~HostOs() {
     pthread_cond_destroy(&cond_);
@@ -84,7 +88,9 @@ class HostOs {
   }
 
   std::atomic<uint64_t> doorbells{0};
-  std::vector<std::string> log;
+  std::vector<std::string> log;  // written under the core's lock or by the thread of a reset
+  std::function<int()> firmwareStop;
+  std::function<int()> firmwareStart;
 
  private:
   static HostOs* self(void* c) { return static_cast<HostOs*>(c); }

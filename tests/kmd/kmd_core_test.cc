@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -87,7 +88,7 @@ TEST(KmdCoreHandshake, EachIncompatibilityIsRefusedWithEPROTOAndSaysWhatToRebuil
   const sable_core_device_ids ids = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S16]);
   const Refusal cases[] = {
       {"older UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 1u << 16; },
-       "UAPI version mismatch: the client has 1.0 and the kernel driver has 2.0; the client is older"},
+       "UAPI version mismatch: the client has 1.0 and the kernel driver has 2.1; the client is older"},
       {"newer UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 3u << 16; },
        "the kernel driver is older: rebuild the driver and the firmware"},
       {"ISA", [](sable_uapi_handshake& a) { a.client_isa_version = (SABLE_ISA_VERSION_MAJOR + 1) << 16; },
@@ -1158,6 +1159,263 @@ TEST_F(KmdCoreObjects, AMappedObjectOutlivesItsHandleUntilItsLastUnmap) {
   EXPECT_EQ(core->allocator.free_bytes, heap) << "freed at the last unmap";
   sable_core_bo_unmap(core.get(), second);  // a stray unmap changes nothing
   EXPECT_EQ(core->allocator.free_bytes, heap);
+}
+
+
+TEST_F(KmdCoreObjects, AnExportHoldsTheWholeObjectPastItsFreeAndItsClientsClose) {
+  const uint64_t heap = core->allocator.free_bytes;
+  const uint32_t handle = bo(5000, 4);
+  sable_core_bo info{};
+  ASSERT_EQ(sable_core_bo_get(core.get(), 4, handle, &info), 0);
+  uint64_t address = 0, bytes = 0;
+  uint32_t cookie = 0;
+  EXPECT_EQ(sable_core_bo_hold(core.get(), 5, handle, &address, &bytes, &cookie), -EACCES);
+  EXPECT_EQ(sable_core_bo_hold(core.get(), 4, handle + 0x10000, &address, &bytes, &cookie), -ENOENT);
+  ASSERT_EQ(sable_core_bo_hold(core.get(), 4, handle, &address, &bytes, &cookie), 0);
+  EXPECT_EQ(address, info.device_address);
+  EXPECT_EQ(bytes, 8192u) << "the page-rounded object";
+  ASSERT_EQ(sable_core_bo_free(core.get(), 4, handle), 0);
+  sable_core_client_close(core.get(), 4);
+  EXPECT_EQ(core->allocator.free_bytes, heap - 8192) << "the exported memory stays";
+  sable_core_bo_unmap(core.get(), cookie);  // the dma-buf's release
+  EXPECT_EQ(core->allocator.free_bytes, heap);
+}
+
+// ---- Reset and recovery (reset.c) -------------------------------------------------------------
+
+class KmdCoreReset : public KmdCoreObjects {
+ protected:
+  static constexpr int64_t kResetTimeout = 2'000'000'000;
+  KmdCoreReset() {
+    // The firmware's side of a restart: stopping is immediate; starting reads the boot block
+    // kmd/core laid out again and reports READY (or what the test says).
+    host.firmwareStop = [this] {
+      ++stops;
+      return stopResult;
+    };
+    host.firmwareStart = [this] {
+      ++starts;
+      sable_fw_boot boot{};
+      std::memcpy(&boot, host.at(SABLE_LAYOUT_BOOT, sizeof boot), sizeof boot);
+      bootSeenAtStart = boot;
+      if (startState != SABLE_FW_STATE_OFF) {
+        host.store32(SABLE_LAYOUT_BOOT + offsetof(sable_fw_boot, fw_version), 0x10002);
+        host.store32(SABLE_LAYOUT_BOOT + offsetof(sable_fw_boot, fw_state), startState);
+      }
+      return 0;
+    };
+    host.store32(SABLE_LAYOUT_BOOT + offsetof(sable_fw_boot, fw_state), SABLE_FW_STATE_READY);
+  }
+  uint32_t fwState() { return host.load32(SABLE_LAYOUT_BOOT + offsetof(sable_fw_boot, fw_state)); }
+
+  int stops = 0;
+  int starts = 0;
+  int stopResult = 0;
+  uint32_t startState = SABLE_FW_STATE_READY;
+  sable_fw_boot bootSeenAtStart{};
+};
+
+TEST_F(KmdCoreReset, PendingJobsFailProgramsGoStaleBuffersSurviveAndNewWorkIsServed) {
+  const uint64_t heap = core->allocator.free_bytes;
+  uint32_t program = 0;
+  ASSERT_EQ(registerProgram(&program), 0);
+  const uint32_t in = bo(), out = bo();
+  sable_core_bo infoIn{};
+  ASSERT_EQ(sable_core_bo_get(core.get(), 1, in, &infoIn), 0);
+  for (uint32_t i = 0; i < 64; ++i) host.at(infoIn.device_address, 64)[i] = static_cast<uint8_t>(3 * i + 1);
+  uint32_t cookie = 0;
+  ASSERT_EQ(sable_core_bo_map(core.get(), 1, infoIn.device_address, 4096, &cookie), 0);
+  uint64_t fence = 0;
+  ASSERT_EQ(submit(program, in, out, &fence), 0);
+  sable_fw_message m{};
+  ASSERT_TRUE(ring(SABLE_FW_RING_LOW).pop(&m)) << "the firmware took the job, then hung";
+  std::thread waiter([&] { EXPECT_EQ(sable_core_fence_wait(core.get(), 1, fence, -1), -EIO); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+
+  ASSERT_EQ(sable_core_reset(core.get(), kResetTimeout), 0);
+  waiter.join();
+  EXPECT_EQ(stops, 1);
+  EXPECT_EQ(starts, 1);
+  // The firmware started on a fresh boot block: empty rings, every program-table entry free.
+  EXPECT_EQ(bootSeenAtStart.magic, SABLE_FW_BOOT_MAGIC);
+  EXPECT_EQ(bootSeenAtStart.fw_state, SABLE_FW_STATE_OFF);
+  EXPECT_EQ(bootSeenAtStart.watchdog_us, 1000u) << "the watchdog of the first boot";
+  for (const sable_fw_ring& r : bootSeenAtStart.submit) {
+    EXPECT_EQ(r.head, 0u);
+    EXPECT_EQ(r.tail, 0u);
+  }
+  EXPECT_EQ(bootSeenAtStart.completion.tail, 0u);
+  EXPECT_EQ(host.load32(SABLE_LAYOUT_PROGRAM_TABLE + uint64_t{m.program} * sizeof(sable_fw_program)),
+            SABLE_FW_PROGRAM_FREE);
+
+  // The lost job: -EIO, and its fence can be forgotten.
+  sable_uapi_job_status status{};
+  status.fence = fence;
+  EXPECT_EQ(sable_core_job_status(core.get(), 1, &status), -EIO);
+  EXPECT_EQ(sable_core_fence_release(core.get(), 1, fence), 0);
+  // The program is stale, for its owner only; buffers, their contents and mappings are intact.
+  uint64_t next = 0;
+  EXPECT_EQ(submit(program, in, out, &next), -ESTALE);
+  EXPECT_EQ(submit(program, in, out, &next, 2), -EACCES);
+  sable_core_bo again{};
+  ASSERT_EQ(sable_core_bo_get(core.get(), 1, in, &again), 0);
+  EXPECT_EQ(again.device_address, infoIn.device_address);
+  for (uint32_t i = 0; i < 64; ++i) ASSERT_EQ(host.at(infoIn.device_address, 64)[i], static_cast<uint8_t>(3 * i + 1));
+  EXPECT_EQ(core->allocator.free_bytes, heap - 3 * 4096) << "stream, in, out: the program's copy is free";
+
+  // Registered again, the program runs from the first slot of the fresh rings.
+  uint32_t fresh = 0;
+  ASSERT_EQ(registerProgram(&fresh), 0);
+  EXPECT_NE(fresh, program);
+  EXPECT_EQ(submit(program, in, out, &next), -ESTALE) << "the old handle stays stale";
+  ASSERT_EQ(submit(fresh, in, out, &next), 0);
+  FirmwareRing low = ring(SABLE_FW_RING_LOW);
+  EXPECT_EQ(low.tail(), 1u) << "the host's index started again at 0";
+  EXPECT_EQ(answer(), 1);
+  EXPECT_EQ(sable_core_fence_wait(core.get(), 1, next, 0), 0);
+
+  EXPECT_EQ(sable_core_program_release(core.get(), 1, program), 0) << "releasing a stale handle forgets it";
+  EXPECT_EQ(submit(program, in, out, &next), -ENOENT);
+  EXPECT_EQ(sable_core_program_release(core.get(), 1, program), -ENOENT);
+  sable_core_bo_unmap(core.get(), cookie);
+  EXPECT_EQ(sable_core_bo_free(core.get(), 1, in), 0);
+  sable_core_counters counters{};
+  sable_core_get_counters(core.get(), &counters);
+  EXPECT_EQ(counters.resets, 1u);
+  EXPECT_EQ(counters.resets_failed, 0u);
+  EXPECT_EQ(counters.jobs_lost, 1u);
+  EXPECT_EQ(counters.stray_completions, 0u);
+}
+
+TEST_F(KmdCoreReset, AResetRecoversALostDeviceAndAFailedResetLeavesItLost) {
+  sable_core_os withoutHooks = *host.os();
+  withoutHooks.firmware_stop = nullptr;
+  sable_core other{};
+  sable_core_init(&other, &withoutHooks);
+  EXPECT_EQ(sable_core_reset(&other, kResetTimeout), -EOPNOTSUPP) << "no way to restart the control core";
+
+  sable_core_device_lost(core.get());
+  sable_uapi_bo_create create{};
+  create.size = 64;
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &create), -EIO);
+
+  stopResult = -EIO;  // the control core did not stop: nothing may be laid out under it
+  EXPECT_EQ(sable_core_reset(core.get(), kResetTimeout), -EIO);
+  EXPECT_EQ(starts, 0);
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &create), -EIO) << "still lost";
+
+  stopResult = 0;
+  startState = SABLE_FW_STATE_OFF;  // the firmware never answers
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ(sable_core_reset(core.get(), 30'000'000), -ETIMEDOUT);
+  EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(30));
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &create), -EIO);
+
+  startState = SABLE_FW_STATE_HALTED;  // the firmware refuses the boot block
+  EXPECT_EQ(sable_core_reset(core.get(), kResetTimeout), -EIO);
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &create), -EIO);
+
+  startState = SABLE_FW_STATE_READY;
+  ASSERT_EQ(sable_core_reset(core.get(), kResetTimeout), 0);
+  EXPECT_EQ(sable_core_bo_create(core.get(), 1, &create), 0) << "served again";
+  uint32_t program = 0;
+  EXPECT_EQ(registerProgram(&program), 0);
+  sable_core_counters counters{};
+  sable_core_get_counters(core.get(), &counters);
+  EXPECT_EQ(counters.resets, 1u);
+  EXPECT_EQ(counters.resets_failed, 3u);
+  ASSERT_FALSE(host.log.empty());
+  EXPECT_NE(host.log.back().find("READY again"), std::string::npos) << host.log.back();
+  EXPECT_NE(host.log.front().find("reset failed (error -5"), std::string::npos) << host.log.front();
+}
+
+TEST_F(KmdCoreReset, RequestsDuringAResetWaitForItAndAWaitingRegistrationFailsWithEIO) {
+  // A registration the firmware never answers.
+  sable_uapi_program_register reg{};
+  reg.stream_handle = bo();
+  reg.stream_size = 256;
+  reg.region_count = 1;
+  sable_uapi_region_binding binding{};
+  std::thread registering([&] {
+    EXPECT_EQ(sable_core_program_register(core.get(), 1, &reg, &binding, -1), -EIO);
+    EXPECT_EQ(reg.program, 0u);
+  });
+  sable_fw_message m{};
+  while (!ring(SABLE_FW_RING_CONTROL).pop(&m)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  // The control core takes its time to stop; meanwhile a client creates a buffer object and
+  // another reset is asked for.
+  std::atomic<bool> stopping{false}, release{false}, created{false};
+  host.firmwareStop = [&] {
+    stopping = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return 0;
+  };
+  std::thread resetting([&] { EXPECT_EQ(sable_core_reset(core.get(), kResetTimeout), 0); });
+  while (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  registering.join();  // ended by the reset's start, before the firmware even stopped
+  std::thread creating([&] {
+    sable_uapi_bo_create create{};
+    create.size = 64;
+    EXPECT_EQ(sable_core_bo_create(core.get(), 1, &create), 0);
+    created = true;
+  });
+  EXPECT_EQ(sable_core_reset(core.get(), kResetTimeout), -EBUSY) << "one reset at a time";
+  EXPECT_EQ(sable_core_process_completions(core.get()), 0) << "the old rings are not read any more";
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_FALSE(created) << "a request that needs the device waits for the reset";
+  release = true;
+  resetting.join();
+  creating.join();
+  EXPECT_TRUE(created);
+  for (const auto& p : core->programs) EXPECT_EQ(p.state, SABLE_CORE_PROGRAM_FREE);
+  EXPECT_FALSE(ring(SABLE_FW_RING_CONTROL).pop(&m)) << "the registration is not sent to the new firmware";
+  uint32_t program = 0;
+  EXPECT_EQ(registerProgram(&program), 0);
+}
+
+TEST_F(KmdCoreReset, AClosedClientForgetsItsStaleProgramsAndAStaleSlotIsReusedLast) {
+  uint32_t a = 0, b = 0;
+  ASSERT_EQ(registerProgram(&a, SABLE_FW_PROGRAM_VALID, 1), 0);
+  ASSERT_EQ(registerProgram(&b, SABLE_FW_PROGRAM_VALID, 2), 0);
+  ASSERT_EQ(sable_core_reset(core.get(), kResetTimeout), 0);
+  sable_core_client_close(core.get(), 1);
+  const uint32_t in = bo(4096, 2), out = bo(4096, 2);
+  uint64_t fence = 0;
+  EXPECT_EQ(submit(b, in, out, &fence, 2), -ESTALE);
+  for (const auto& p : core->programs) {
+    if (p.owner == 1) {
+      EXPECT_EQ(p.stale, 0u) << "the closed client's stale marks are gone";
+    }
+  }
+  // 127 registrations fill every slot but one without reusing the stale one.
+  std::vector<uint32_t> programs;
+  for (uint32_t i = 0; i + 1 < SABLE_CORE_MAX_PROGRAMS; ++i) {
+    uint32_t p = 0;
+    ASSERT_EQ(registerProgram(&p, SABLE_FW_PROGRAM_VALID, 3), 0) << i;
+    programs.push_back(p);
+  }
+  EXPECT_EQ(submit(b, in, out, &fence, 2), -ESTALE) << "the stale slot is taken last";
+}
+
+TEST_F(KmdCoreReset, AHangIsWorkPendingWithNoRingMovingForTheTimeout) {
+  constexpr uint64_t kTimeout = 20'000'000;
+  EXPECT_EQ(sable_core_hung(core.get(), 0), 0) << "idle is not hung";
+  uint32_t program = 0;
+  ASSERT_EQ(registerProgram(&program), 0);
+  const uint32_t in = bo(), out = bo();
+  uint64_t fence = 0;
+  ASSERT_EQ(submit(program, in, out, &fence), 0);
+  EXPECT_EQ(sable_core_hung(core.get(), kTimeout), 0) << "the first look starts the clock";
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  sable_fw_message m{};
+  ASSERT_TRUE(ring(SABLE_FW_RING_LOW).pop(&m));  // the firmware takes the job: progress
+  EXPECT_EQ(sable_core_hung(core.get(), kTimeout), 0);
+  EXPECT_EQ(sable_core_hung(core.get(), kTimeout), 0) << "less than the timeout since";
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(sable_core_hung(core.get(), kTimeout), 1) << "then nothing for the timeout";
+  ASSERT_EQ(sable_core_reset(core.get(), kResetTimeout), 0);
+  EXPECT_EQ(sable_core_hung(core.get(), 0), 0) << "nothing pending after the reset";
 }
 
 }  // namespace

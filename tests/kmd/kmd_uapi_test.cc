@@ -158,6 +158,32 @@ TEST(kmd_uapi, BufferObjectsAreZeroedMappedAndFreed) {
   EXPECT_EQ(after.device_memory_free, before.device_memory_free);
 }
 
+TEST(kmd_uapi, ExportingADmaBufIsRefusedByTheShimWithWhyAndChangesNothing) {
+  ServerProcess server(uniqueDeviceName("export"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  sable_uapi_handshake hello{};
+  hello.client_uapi_version = SABLE_UAPI_VERSION;
+  hello.client_isa_version = SABLE_ISA_VERSION;
+  hello.client_fw_interface = SABLE_FW_INTERFACE_VERSION;
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), 0);
+  EXPECT_EQ(hello.kernel_uapi_version & 0xFFFFu, 1u) << "2.1: the minor version that added BO_EXPORT";
+  hello.client_uapi_version = SABLE_UAPI_VERSION_MAJOR << 16;  // a 2.0 client still works
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), 0) << hello.message;
+
+  Client::Bo bo = client.createBo(5000);
+  sable_uapi_bo_export exported{};
+  exported.handle = bo.handle;
+  exported.fd = -7;
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_EXPORT, &exported), -EOPNOTSUPP);
+  const std::string why = sable_shim_last_error();
+  EXPECT_NE(why.find("needs the kernel driver"), std::string::npos) << why;
+  EXPECT_EQ(exported.fd, -7) << "no descriptor came back";
+  sable_uapi_bo_free release{bo.handle, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &release), 0) << "the object is untouched and freed as usual";
+}
+
 TEST(kmd_uapi, CopyJobMovesTheDataAndReportsCounters) {
   ServerProcess server(uniqueDeviceName("copy"));
   ASSERT_TRUE(server.waitReady());

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -39,6 +40,15 @@ class Connection {
   sable_shim_device* device_;
 };
 
+// A registered program's handle and how to register it again after a device reset.
+struct ProgramRegistration {
+  std::mutex mutex;  // guards handle against a concurrent registerAgain
+  uint32_t handle = 0;
+  std::vector<uint8_t> stream;                     // the bytes the kernel copied at registration
+  std::vector<sable_uapi_region_binding> bindings;  // constant buffer objects survive a reset
+  Signature signature{};
+};
+
 }  // namespace detail
 
 namespace {
@@ -64,6 +74,7 @@ ErrorStatus statusOf(int error) {
       return ErrorStatus::MISSED_DEADLINE_TRANSIENT;
     case EPROTO:
     case EIO:
+    case ESTALE:
       return ErrorStatus::DEVICE_UNAVAILABLE;
     default:
       return ErrorStatus::GENERAL_FAILURE;
@@ -214,19 +225,20 @@ RegionBinding RegionBinding::constant(const BufferObject& buffer, uint64_t offse
 
 // ---- Program ----
 
-Program::Program(std::shared_ptr<detail::Connection> connection, uint32_t handle, std::vector<uint64_t> extents)
-    : connection_(std::move(connection)), handle_(handle), extents_(std::move(extents)) {}
+Program::Program(std::shared_ptr<detail::Connection> connection,
+                 std::shared_ptr<detail::ProgramRegistration> registration, std::vector<uint64_t> extents)
+    : connection_(std::move(connection)), registration_(std::move(registration)), extents_(std::move(extents)) {}
 
 Program::Program(Program&& other) noexcept
     : connection_(std::move(other.connection_)),
-      handle_(std::exchange(other.handle_, 0)),
+      registration_(std::move(other.registration_)),
       extents_(std::move(other.extents_)) {}
 
 Program& Program::operator=(Program&& other) noexcept {
   if (this != &other) {
     release();
     connection_ = std::move(other.connection_);
-    handle_ = std::exchange(other.handle_, 0);
+    registration_ = std::move(other.registration_);
     extents_ = std::move(other.extents_);
   }
   return *this;
@@ -234,11 +246,19 @@ Program& Program::operator=(Program&& other) noexcept {
 
 Program::~Program() { release(); }
 
+uint32_t Program::handle() const {
+  if (!registration_) return 0;
+  std::lock_guard lock(registration_->mutex);
+  return registration_->handle;
+}
+
 void Program::release() noexcept {
   if (!connection_) return;
-  sable_uapi_program_release request{.program = handle_, .pad = 0};
+  // A handle a reset made stale is released too: the kernel forgets it.
+  sable_uapi_program_release request{.program = handle(), .pad = 0};
   (void)sable_shim_ioctl(connection_->get(), SABLE_IOCTL_PROGRAM_RELEASE, &request);
   connection_.reset();
+  registration_.reset();
 }
 
 // ---- Fence ----
@@ -351,15 +371,19 @@ Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t off
   request.stream_offset = offset;
   request.stream_size = streamSize;
   request.regions = reinterpret_cast<uint64_t>(raw.data());
+  // The stream as registered, kept to register it again after a device reset.
+  auto registration = std::make_shared<detail::ProgramRegistration>();
+  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, stream.map());
+  registration->stream.assign(mapped.begin() + static_cast<ptrdiff_t>(offset),
+                              mapped.begin() + static_cast<ptrdiff_t>(offset + streamSize));
   if (signature != nullptr) {
-    std::memcpy(request.signature, signature->data(), signature->size());
+    registration->signature = *signature;
   } else {
     // The firmware runs only signed streams: the driver signs what it registers.
     SABLE_ASSIGN_OR_RETURN(const SigningKey* key, SigningKey::processKey());
-    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, stream.map());
-    const Signature made = key->signStream(mapped.subspan(offset, streamSize));
-    std::memcpy(request.signature, made.data(), made.size());
+    registration->signature = key->signStream(registration->stream);
   }
+  std::memcpy(request.signature, registration->signature.data(), registration->signature.size());
   const int result = sable_shim_ioctl(connection_->get(), SABLE_IOCTL_PROGRAM_REGISTER, &request);
   if (result < 0) {
     if (result == -ENOEXEC) {
@@ -371,8 +395,37 @@ Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t off
     }
     return shimError("registering a program", result);
   }
-  return Program(connection_, request.program,
-                 std::vector<uint64_t>(request.region_extent, request.region_extent + raw.size()));
+  registration->handle = request.program;
+  registration->bindings = std::move(raw);
+  return Program(connection_, std::move(registration),
+                 std::vector<uint64_t>(request.region_extent, request.region_extent + request.region_count));
+}
+
+Result<void> Device::registerAgain(const Program& program, uint32_t staleHandle) {
+  detail::ProgramRegistration& registration = *program.registration_;
+  std::lock_guard lock(registration.mutex);
+  if (registration.handle != staleHandle) return {};  // another thread did it meanwhile
+  SABLE_ASSIGN_OR_RETURN(BufferObject carrier, createBuffer(registration.stream.size()));
+  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, carrier.map());
+  std::memcpy(bytes.data(), registration.stream.data(), registration.stream.size());
+  sable_uapi_program_register request{};
+  request.stream_handle = carrier.handle();
+  request.region_count = static_cast<uint32_t>(registration.bindings.size());
+  request.stream_size = registration.stream.size();
+  request.regions = reinterpret_cast<uint64_t>(registration.bindings.data());
+  std::memcpy(request.signature, registration.signature.data(), registration.signature.size());
+  SABLE_TRY(ioctl(*connection_, SABLE_IOCTL_PROGRAM_REGISTER, &request,
+                  fmt::format("registering program {} again after a device reset", staleHandle)));
+  if (!std::equal(program.extents_.begin(), program.extents_.end(), request.region_extent)) {
+    sable_uapi_program_release fresh{.program = request.program, .pad = 0};
+    (void)sable_shim_ioctl(connection_->get(), SABLE_IOCTL_PROGRAM_RELEASE, &fresh);
+    return hal::generalFailure("program {} registered again after a device reset has other region extents",
+                               staleHandle);
+  }
+  sable_uapi_program_release stale{.program = staleHandle, .pad = 0};  // forgets the stale handle
+  (void)sable_shim_ioctl(connection_->get(), SABLE_IOCTL_PROGRAM_RELEASE, &stale);
+  registration.handle = request.program;
+  return {};
 }
 
 Result<Program> Device::registerProgram(std::span<const uint8_t> stream, const std::vector<RegionBinding>& bindings,
@@ -407,8 +460,8 @@ Result<Fence> Device::submit(const Program& program, const std::vector<JobBuffer
     case hal::Priority::MEDIUM: priority = SABLE_PRIORITY_MEDIUM; break;
     case hal::Priority::HIGH: priority = SABLE_PRIORITY_HIGH; break;
   }
+  if (!program.registration_) return hal::invalidArgument("submitting a job of a program that was moved from");
   sable_uapi_job_submit request{};
-  request.program = program.handle();
   request.priority = priority;
   request.buffer_count = static_cast<uint32_t>(raw.size());
   request.buffers = reinterpret_cast<uint64_t>(raw.data());
@@ -418,9 +471,20 @@ Result<Fence> Device::submit(const Program& program, const std::vector<JobBuffer
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options.deadline->time_since_epoch()).count();
     request.deadline_ns = ns > 0 ? static_cast<uint64_t>(ns) : 1u;
   }
-  SABLE_TRY(ioctl(*connection_, SABLE_IOCTL_JOB_SUBMIT, &request,
-                  fmt::format("submitting a job of program {}", program.handle())));
-  return Fence(connection_, request.fence);
+  // ESTALE: a device reset made the kernel forget the program; registered again, it is
+  // submitted again (a few times at most: each attempt may meet another reset).
+  for (int attempt = 0;; ++attempt) {
+    request.program = program.handle();
+    const int result = sable_shim_ioctl(connection_->get(), SABLE_IOCTL_JOB_SUBMIT, &request);
+    if (result == 0) return Fence(connection_, request.fence);
+    if (attempt < 3 && (result == -ESTALE || result == -ENOENT) && program.handle() != request.program) {
+      continue;  // another thread registered it again meanwhile (and released the stale handle)
+    }
+    if (result != -ESTALE || attempt == 3) {
+      return shimError(fmt::format("submitting a job of program {}", request.program), result);
+    }
+    SABLE_TRY(registerAgain(program, request.program));
+  }
 }
 
 }  // namespace sable::umd

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Validation of a job's buffer table against its program (UAPI SABLE_IOCTL_JOB_SUBMIT). The
  * firmware checks every command's addresses against the region table again; this check is the
- * driver's: one client never gets another's memory into a region table. */
+ * driver's: one client never gets another's memory into a region table.
+ */
 #include "sable/kmd/core.h"
 
 int sable_core_validate_buffers(const struct sable_core_program *program,
@@ -52,7 +53,8 @@ int sable_core_validate_buffers(const struct sable_core_program *program,
 			return -EINVAL; /* smaller than what the command stream touches */
 		if (bo.device_address > SABLE_FW_DEVICE_MEMORY_LIMIT ||
 		    buffer->offset > SABLE_FW_DEVICE_MEMORY_LIMIT - bo.device_address ||
-		    buffer->size > SABLE_FW_DEVICE_MEMORY_LIMIT - bo.device_address - buffer->offset)
+		    buffer->size >
+			    SABLE_FW_DEVICE_MEMORY_LIMIT - bo.device_address - buffer->offset)
 			return -EINVAL; /* a buffer object outside device memory: never trust it */
 		regions[buffer->region].base = bo.device_address + buffer->offset;
 		regions[buffer->region].size = buffer->size;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Fences and jobs: a fixed table of SABLE_CORE_MAX_FENCES slots. A fence value is
  * (generation << 16) | slot; a slot's generation moves on when it is taken, so the fence of a
- * released job is unknown (-ENOENT) rather than someone else's job. */
+ * released job is unknown (-ENOENT) rather than someone else's job.
+ */
 #include "internal.h"
-
 
 uint64_t sable_core_fence_value(const struct sable_core *core, uint32_t slot)
 {
@@ -11,7 +11,8 @@ uint64_t sable_core_fence_value(const struct sable_core *core, uint32_t slot)
 }
 
 /* The slot of a live fence, or NULL; a client's fence unless `orphans` (the completion path:
- * an orphaned job still completes). Called locked. */
+ * an orphaned job still completes). Called locked.
+ */
 static struct sable_core_fence *sable_fence_lookup(struct sable_core *core, uint64_t fence,
 						   int orphans)
 {
@@ -119,7 +120,9 @@ int sable_core_submit(struct sable_core *core, uint64_t owner, uint32_t priority
 	if (priority > SABLE_PRIORITY_HIGH)
 		return -EINVAL;
 	sable_core_lock(core);
-	slot = sable_core_fence_take_locked(core, owner);
+	slot = sable_core_serving_locked(core);
+	if (slot == 0)
+		slot = sable_core_fence_take_locked(core, owner);
 	if (slot < 0) {
 		sable_core_unlock(core);
 		return slot;
@@ -174,16 +177,18 @@ int sable_core_process_completions(struct sable_core *core)
 {
 	struct sable_fw_completion record;
 	int consumed = 0;
-	int popped;
+	int popped = 0;
 
 	sable_core_lock(core);
-	for (;;) {
+	/* A reset is laying the rings out again: what they hold belongs to the stopped firmware. */
+	while (!core->resetting) {
 		popped = sable_core_ring_pop(core->os, &core->completion, &record);
 		if (popped <= 0)
 			break;
 		consumed += 1;
 		/* A job's record signals its fence; a program's verdict or release goes to the
-		 * program table; anything else is counted as stray. */
+		 * program table; anything else is counted as stray.
+		 */
 		if (record.kind == SABLE_FW_MSG_RUN_JOB)
 			(void)sable_fence_signal_locked(core, record.job_id, &record);
 		else if (record.kind == SABLE_FW_MSG_REGISTER_PROGRAM ||
@@ -240,7 +245,8 @@ int sable_core_fence_wait(struct sable_core *core, uint64_t owner, uint64_t fenc
 			break;
 		}
 		/* -ETIMEDOUT ends the loop only after one more look at the fence: a completion
-		 * that raced with the deadline still counts. */
+		 * that raced with the deadline still counts.
+		 */
 		err = core->os->wait(core->os->ctx, deadline);
 		if (err < 0 && err != -ETIMEDOUT)
 			break; /* e.g. interrupted by a signal in the kernel */

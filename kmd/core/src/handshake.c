@@ -142,7 +142,8 @@ void sable_core_device_info(const struct sable_core_device_ids *ids,
 
 uint32_t sable_core_isa_max_regions(const struct sable_core_os *os)
 {
-	uint32_t regions = os->reg_read(os->ctx, SABLE_REG_HWCFG2) & SABLE_REG_HWCFG2_MAX_REGIONS_MASK;
+	uint32_t regions = os->reg_read(os->ctx, SABLE_REG_HWCFG2) &
+			   SABLE_REG_HWCFG2_MAX_REGIONS_MASK;
 
 	return regions < SABLE_FW_MAX_REGIONS ? regions : SABLE_FW_MAX_REGIONS;
 }

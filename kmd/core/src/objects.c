@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Buffer objects, programs and jobs: the UAPI requests above the rings and the fence table, with
  * the rules of docs/device.md. Handles are (generation << 16) | (slot + 1): a freed object's old
- * handle is unknown (-ENOENT) rather than naming a newer object, and 0 is never a handle. */
+ * handle is unknown (-ENOENT) rather than naming a newer object, and 0 is never a handle.
+ */
 #include "internal.h"
 
 #define SABLE_HANDLE_SLOT_BITS 16u
@@ -152,14 +153,16 @@ int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_u
 	uint64_t allocated;
 	uint64_t address;
 	uint32_t slot;
+	int err;
 
 	if (arg->size == 0 || arg->flags != 0 || arg->size > SABLE_FW_DEVICE_MEMORY_LIMIT)
 		return -EINVAL;
 	allocated = sable_page_round(arg->size);
 	sable_core_lock(core);
-	if (core->device_lost) {
+	err = sable_core_serving_locked(core);
+	if (err != 0) {
 		sable_core_unlock(core);
-		return -EIO;
+		return err;
 	}
 	for (slot = 0; slot < SABLE_CORE_MAX_BOS; ++slot) {
 		if (!core->bos[slot].live) {
@@ -234,6 +237,23 @@ int sable_core_bo_map(struct sable_core *core, uint64_t owner, uint64_t address,
 	return err;
 }
 
+int sable_core_bo_hold(struct sable_core *core, uint64_t owner, uint32_t handle,
+		       uint64_t *address, uint64_t *bytes, uint32_t *cookie)
+{
+	int slot;
+
+	sable_core_lock(core);
+	slot = sable_bo_find_locked(core, owner, handle);
+	if (slot >= 0) {
+		core->bos[slot].maps += 1;
+		*address = core->bos[slot].address;
+		*bytes = core->bos[slot].allocated;
+		*cookie = (uint32_t)slot + 1u;
+	}
+	sable_core_unlock(core);
+	return slot < 0 ? slot : 0;
+}
+
 void sable_core_bo_unmap(struct sable_core *core, uint32_t cookie)
 {
 	sable_core_lock(core);
@@ -277,8 +297,11 @@ static int sable_program_find_locked(struct sable_core *core, uint64_t owner, ui
 	if ((handle & SABLE_HANDLE_SLOT_MASK) == 0 || slot >= SABLE_CORE_MAX_PROGRAMS)
 		return -ENOENT;
 	program = &core->programs[slot];
-	if (program->state == SABLE_CORE_PROGRAM_FREE || program->released || program->abandoned ||
-	    program->generation != handle >> SABLE_HANDLE_SLOT_BITS)
+	if (program->generation != handle >> SABLE_HANDLE_SLOT_BITS)
+		return -ENOENT;
+	if (program->state == SABLE_CORE_PROGRAM_FREE && program->stale)
+		return program->owner != owner ? -EACCES : -ESTALE;
+	if (program->state == SABLE_CORE_PROGRAM_FREE || program->released || program->abandoned)
 		return -ENOENT;
 	if (program->owner != owner)
 		return -EACCES;
@@ -307,21 +330,30 @@ static void sable_program_destroy_locked(struct sable_core *core, uint32_t slot)
 }
 
 /* A valid program that is released and idle leaves the firmware: RELEASE_PROGRAM. The control
- * ring (256 entries) cannot be full: each of the 128 programs has at most one message in it. */
+ * ring (256 entries) cannot be full: each of the 128 programs has at most one message in it.
+ */
 static void sable_program_retire_locked(struct sable_core *core, uint32_t slot)
 {
 	struct sable_core_program_slot *program = &core->programs[slot];
 	struct sable_fw_message message;
 
-	if (program->state != SABLE_CORE_PROGRAM_VALID || !program->released || program->inflight > 0)
+	if (program->state != SABLE_CORE_PROGRAM_VALID || !program->released ||
+	    program->inflight > 0)
+		return;
+	/* Nobody will answer (lost) or the rings are about to be laid out again (resetting): the
+	 * loss or the reset frees the program itself.
+	 */
+	if (core->device_lost || core->resetting)
 		return;
 	sable_core_zero(&message, sizeof(message));
 	message.kind = SABLE_FW_MSG_RELEASE_PROGRAM;
 	message.program = slot;
 	message.job_id = sable_handle(program->generation, slot);
-	if (sable_core_ring_push(core->os, &core->submit[SABLE_FW_RING_CONTROL], &message, NULL) != 0) {
+	if (sable_core_ring_push(core->os, &core->submit[SABLE_FW_RING_CONTROL], &message,
+				 NULL) != 0) {
 		/* Only a corrupted ring gets here: keep the program (and its memory) rather than
-		 * free memory the firmware may still read. */
+		 * free memory the firmware may still read.
+		 */
 		core->counters.ring_faults += 1;
 		return;
 	}
@@ -368,7 +400,8 @@ void sable_core_program_completion_locked(struct sable_core *core,
 		}
 	} else {
 		if (program->error_cause == 0u /* SABLE_ERROR_NONE */)
-			program->error_cause = sable_core_isa_error_bad_job(); /* a verdict without a cause */
+			/* a verdict without a cause */
+			program->error_cause = sable_core_isa_error_bad_job();
 		program->state = SABLE_CORE_PROGRAM_REJECTED;
 		if (program->abandoned)
 			sable_program_destroy_locked(core, record->program);
@@ -379,7 +412,8 @@ void sable_core_program_completion_locked(struct sable_core *core,
 static int sable_program_check_locked(struct sable_core *core, uint64_t owner,
 				      const struct sable_uapi_program_register *arg,
 				      const struct sable_uapi_region_binding *bindings,
-				      struct sable_core_program_slot *program, uint64_t *stream_address)
+				      struct sable_core_program_slot *program,
+				      uint64_t *stream_address)
 {
 	struct sable_core_bo_slot *bo;
 	uint32_t r;
@@ -391,8 +425,9 @@ static int sable_program_check_locked(struct sable_core *core, uint64_t owner,
 	if (slot < 0)
 		return slot;
 	bo = &core->bos[slot];
-	if (arg->stream_size < sable_core_isa_stream_header_bytes() || arg->stream_offset > bo->size ||
-	    arg->stream_size > bo->size - arg->stream_offset || arg->stream_size > 0xFFFFFFFFull)
+	if (arg->stream_size < sable_core_isa_stream_header_bytes() ||
+	    arg->stream_offset > bo->size || arg->stream_size > bo->size - arg->stream_offset ||
+	    arg->stream_size > 0xFFFFFFFFull)
 		return -EINVAL;
 	*stream_address = bo->address + arg->stream_offset;
 	program->info.region_count = arg->region_count;
@@ -423,7 +458,8 @@ static int sable_program_check_locked(struct sable_core *core, uint64_t owner,
 
 int sable_core_program_register(struct sable_core *core, uint64_t owner,
 				struct sable_uapi_program_register *arg,
-				const struct sable_uapi_region_binding *bindings, int64_t timeout_ns)
+				const struct sable_uapi_region_binding *bindings,
+				int64_t timeout_ns)
 {
 	const struct sable_core_os *os = core->os;
 	struct sable_core_program_slot *program = NULL;
@@ -431,6 +467,7 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	struct sable_fw_message message;
 	uint64_t stream_address = 0;
 	uint64_t deadline = 0;
+	uint32_t epoch;
 	uint32_t slot;
 	uint32_t handle;
 	uint32_t r;
@@ -445,13 +482,20 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 		deadline = os->now_ns(os->ctx) + (uint64_t)timeout_ns;
 
 	sable_core_lock(core);
-	if (core->device_lost) {
+	err = sable_core_serving_locked(core);
+	if (err != 0) {
 		sable_core_unlock(core);
-		return -EIO;
+		return err;
 	}
-	for (slot = 0; slot < SABLE_CORE_MAX_PROGRAMS; ++slot) {
-		if (core->programs[slot].state == SABLE_CORE_PROGRAM_FREE) {
-			program = &core->programs[slot];
+	/* A slot whose handle a reset made stale last: reusing it turns -ESTALE into -ENOENT. */
+	for (slot = 0; slot < 2u * SABLE_CORE_MAX_PROGRAMS; ++slot) {
+		struct sable_core_program_slot *candidate =
+			&core->programs[slot % SABLE_CORE_MAX_PROGRAMS];
+
+		if (candidate->state == SABLE_CORE_PROGRAM_FREE &&
+		    (!candidate->stale || slot >= SABLE_CORE_MAX_PROGRAMS)) {
+			program = candidate;
+			slot %= SABLE_CORE_MAX_PROGRAMS;
 			break;
 		}
 	}
@@ -493,6 +537,7 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	os->mem_write(os->ctx, sable_program_entry(slot), &entry, sizeof(entry));
 
 	program->generation = sable_next_generation(program->generation);
+	program->stale = 0;
 	handle = sable_handle(program->generation, slot);
 	sable_core_zero(&message, sizeof(message));
 	message.kind = SABLE_FW_MSG_REGISTER_PROGRAM;
@@ -518,8 +563,9 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	program->inflight = 0;
 	os->doorbell(os->ctx);
 
+	epoch = core->epoch;
 	err = 0;
-	while (program->state == SABLE_CORE_PROGRAM_VALIDATING && !core->device_lost) {
+	while (program->state == SABLE_CORE_PROGRAM_VALIDATING && core->epoch == epoch) {
 		if (err == -ETIMEDOUT || timeout_ns == 0) {
 			err = -ETIMEDOUT;
 			break;
@@ -528,8 +574,12 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 		if (err < 0 && err != -ETIMEDOUT)
 			break;
 	}
-	if (program->state == SABLE_CORE_PROGRAM_VALID) {
-		os->mem_read(os->ctx, sable_program_entry(slot) + offsetof(struct sable_fw_program, extent),
+	if (core->epoch != epoch) {
+		/* Lost or reset meanwhile: the slot is the loss's or the reset's to free now. */
+		err = -EIO;
+	} else if (program->state == SABLE_CORE_PROGRAM_VALID) {
+		os->mem_read(os->ctx,
+			     sable_program_entry(slot) + offsetof(struct sable_fw_program, extent),
 			     program->info.extent, sizeof(program->info.extent));
 		for (r = 0; r < arg->region_count; ++r)
 			arg->region_extent[r] = program->info.extent[r];
@@ -540,10 +590,6 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 		arg->error_command = program->error_command;
 		sable_program_destroy_locked(core, slot);
 		err = -ENOEXEC;
-	} else if (core->device_lost) {
-		/* The firmware will never answer: nothing reads the copy any more. */
-		sable_program_destroy_locked(core, slot);
-		err = -EIO;
 	} else {
 		/* Timed out or interrupted: the verdict cleans up when it comes. */
 		program->abandoned = 1;
@@ -558,11 +604,15 @@ int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t
 
 	sable_core_lock(core);
 	slot = sable_program_find_locked(core, owner, handle);
-	if (slot >= 0 && core->programs[slot].state != SABLE_CORE_PROGRAM_VALID)
+	if (slot == -ESTALE) {
+		/* Invalidated by a reset: nothing left but the mark that makes it stale. */
+		core->programs[(handle & SABLE_HANDLE_SLOT_MASK) - 1u].stale = 0;
+		slot = 0;
+	} else if (slot >= 0 && core->programs[slot].state != SABLE_CORE_PROGRAM_VALID) {
 		slot = -EBUSY; /* its registration has not returned yet */
-	if (slot >= 0) {
+	} else if (slot >= 0) {
 		core->programs[slot].released = 1;
-		if (core->device_lost)
+		if (core->device_lost && !core->resetting)
 			sable_program_destroy_locked(core, (uint32_t)slot);
 		else
 			sable_program_retire_locked(core, (uint32_t)slot);
@@ -593,7 +643,8 @@ static int sable_job_lookup(void *ctx, uint32_t handle, struct sable_core_bo *bo
 	return 0;
 }
 
-int sable_core_job_submit(struct sable_core *core, uint64_t owner, struct sable_uapi_job_submit *arg,
+int sable_core_job_submit(struct sable_core *core, uint64_t owner,
+			  struct sable_uapi_job_submit *arg,
 			  const struct sable_uapi_job_buffer *buffers, uint32_t *bad_entry)
 {
 	const struct sable_core_os *os = core->os;
@@ -615,11 +666,9 @@ int sable_core_job_submit(struct sable_core *core, uint64_t owner, struct sable_
 	    arg->buffer_count > SABLE_UAPI_MAX_REGIONS)
 		return -EINVAL;
 	sable_core_lock(core);
-	if (core->device_lost) {
-		sable_core_unlock(core);
-		return -EIO;
-	}
-	slot = sable_program_find_locked(core, owner, arg->program);
+	slot = sable_core_serving_locked(core);
+	if (slot == 0)
+		slot = sable_program_find_locked(core, owner, arg->program);
 	if (slot >= 0 && core->programs[slot].state != SABLE_CORE_PROGRAM_VALID)
 		slot = -ENOENT; /* not registered (yet) */
 	if (slot < 0) {
@@ -630,8 +679,8 @@ int sable_core_job_submit(struct sable_core *core, uint64_t owner, struct sable_
 	lookup.core = core;
 	lookup.owner = owner;
 	lookup.count = 0;
-	err = sable_core_validate_buffers(&program->info, buffers, arg->buffer_count, sable_job_lookup,
-					  &lookup, table, bad_entry);
+	err = sable_core_validate_buffers(&program->info, buffers, arg->buffer_count,
+					  sable_job_lookup, &lookup, table, bad_entry);
 	if (err != 0) {
 		sable_core_unlock(core);
 		return err;
@@ -642,19 +691,22 @@ int sable_core_job_submit(struct sable_core *core, uint64_t owner, struct sable_
 		return fence_slot;
 	}
 	/* One region table per fence slot: the slot is not reused before the job completed. */
-	os->mem_write(os->ctx, SABLE_LAYOUT_REGION_TABLES + (uint64_t)fence_slot * SABLE_LAYOUT_REGION_TABLE_BYTES,
-		      table, program->info.region_count * (uint32_t)sizeof(table[0]));
 	sable_core_zero(&message, sizeof(message));
 	message.program = (uint32_t)slot;
 	message.region_table = SABLE_LAYOUT_REGION_TABLES +
 			       (uint64_t)fence_slot * SABLE_LAYOUT_REGION_TABLE_BYTES;
+	os->mem_write(os->ctx, message.region_table, table,
+		      program->info.region_count * (uint32_t)sizeof(table[0]));
 	message.region_count = program->info.region_count;
 	if (arg->deadline_ns != 0) {
 		/* CLOCK_MONOTONIC → the firmware's timer; a deadline already passed becomes the
-		 * timer's present (passed at once) rather than 0 (none). */
+		 * timer's present (passed at once) rather than 0 (none).
+		 */
 		now_ns = os->now_ns(os->ctx);
 		timer = os->timer_us ? os->timer_us(os->ctx) : 0;
-		message.deadline_us = timer + (arg->deadline_ns > now_ns ? (arg->deadline_ns - now_ns) / 1000u : 0);
+		message.deadline_us = timer;
+		if (arg->deadline_ns > now_ns)
+			message.deadline_us += (arg->deadline_ns - now_ns) / 1000u;
 		if (message.deadline_us == 0)
 			message.deadline_us = 1;
 	}
@@ -700,11 +752,13 @@ void sable_core_job_finished_locked(struct sable_core *core, struct sable_core_f
 		fence->state = SABLE_CORE_FENCE_FREE;
 }
 
-int sable_core_job_status(struct sable_core *core, uint64_t owner, struct sable_uapi_job_status *arg)
+int sable_core_job_status(struct sable_core *core, uint64_t owner,
+			  struct sable_uapi_job_status *arg)
 {
 	const uint64_t value = arg->fence;
 	struct sable_fw_completion record;
 	struct sable_core_fence *fence;
+	uint64_t run_ns;
 	uint32_t state;
 	uint32_t head;
 	uint32_t i;
@@ -728,15 +782,17 @@ int sable_core_job_status(struct sable_core *core, uint64_t owner, struct sable_
 		for (i = 0; i < arg->counter_count; ++i)
 			arg->counters[i] = record.counters[i];
 		arg->end_ns = fence->signal_ns;
-		/* The firmware's start, on the host's clock: the end minus the job's own duration. */
+		/* The firmware's start on the host's clock: the end minus the job's duration. */
+		run_ns = (record.end_us - record.start_us) * 1000u;
 		if (record.end_us >= record.start_us &&
-		    (record.end_us - record.start_us) * 1000u <= fence->signal_ns - fence->submit_ns)
-			arg->start_ns = fence->signal_ns - (record.end_us - record.start_us) * 1000u;
+		    run_ns <= fence->signal_ns - fence->submit_ns)
+			arg->start_ns = fence->signal_ns - run_ns;
 	} else {
 		/* The firmware consumed the message (its ring's head moved past it): running. */
 		head = core->os->mem_load32(core->os->ctx, core->submit[fence->ring].descriptor +
 							   offsetof(struct sable_fw_ring, head));
-		arg->state = (int32_t)(head - fence->ring_index) > 0 ? SABLE_JOB_RUNNING : SABLE_JOB_QUEUED;
+		arg->state = (int32_t)(head - fence->ring_index) > 0 ? SABLE_JOB_RUNNING :
+									SABLE_JOB_QUEUED;
 	}
 	arg->submit_ns = fence->submit_ns;
 	sable_core_unlock(core);
@@ -761,13 +817,15 @@ void sable_core_client_close(struct sable_core *core, uint64_t owner)
 	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
 		struct sable_core_program_slot *program = &core->programs[i];
 
-		if (program->state == SABLE_CORE_PROGRAM_FREE || program->owner != owner)
+		if (program->owner != owner)
 			continue;
-		if (program->state == SABLE_CORE_PROGRAM_VALIDATING) {
+		if (program->state == SABLE_CORE_PROGRAM_FREE) {
+			program->stale = 0;
+		} else if (program->state == SABLE_CORE_PROGRAM_VALIDATING) {
 			program->abandoned = 1;
 		} else if (program->state == SABLE_CORE_PROGRAM_VALID) {
 			program->released = 1;
-			if (core->device_lost)
+			if (core->device_lost && !core->resetting)
 				sable_program_destroy_locked(core, i);
 			else
 				sable_program_retire_locked(core, i);
@@ -785,12 +843,29 @@ void sable_core_client_close(struct sable_core *core, uint64_t owner)
 	sable_core_unlock(core);
 }
 
-void sable_core_device_lost(struct sable_core *core)
+/* A program nobody will reach any more once the firmware is gone: being released, released
+ * and idle, or its registering call gone (every registration is abandoned at a loss).
+ */
+static int sable_program_unreachable(const struct sable_core_program_slot *program)
+{
+	return program->state == SABLE_CORE_PROGRAM_RELEASING ||
+	       program->state == SABLE_CORE_PROGRAM_REJECTED ||
+	       (program->state == SABLE_CORE_PROGRAM_VALIDATING && program->abandoned) ||
+	       (program->state == SABLE_CORE_PROGRAM_VALID && program->released &&
+		program->inflight == 0);
+}
+
+void sable_core_fail_pending_locked(struct sable_core *core)
 {
 	uint32_t i;
 
-	sable_core_lock(core);
-	core->device_lost = 1;
+	/* Registrations waiting for a verdict end with -EIO and leave their slot to the loss. */
+	core->epoch += 1;
+	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
+		if (core->programs[i].state == SABLE_CORE_PROGRAM_VALIDATING ||
+		    core->programs[i].state == SABLE_CORE_PROGRAM_REJECTED)
+			core->programs[i].abandoned = 1;
+	}
 	for (i = 0; i < SABLE_CORE_MAX_FENCES; ++i) {
 		struct sable_core_fence *fence = &core->fences[i];
 
@@ -798,16 +873,51 @@ void sable_core_device_lost(struct sable_core *core)
 			continue;
 		fence->state = SABLE_CORE_FENCE_LOST;
 		fence->signal_ns = core->os->now_ns(core->os->ctx);
+		core->counters.jobs_lost += 1;
 		sable_core_job_finished_locked(core, fence);
 	}
+	core->os->wake_all(core->os->ctx);
+}
+
+void sable_core_forget_programs_locked(struct sable_core *core)
+{
+	uint32_t i;
+
 	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
 		struct sable_core_program_slot *program = &core->programs[i];
+		const uint32_t valid = program->state == SABLE_CORE_PROGRAM_VALID &&
+				       !program->released && !program->abandoned;
 
-		/* Nothing will answer a RELEASE_PROGRAM, nor an abandoned registration. */
-		if (program->state == SABLE_CORE_PROGRAM_RELEASING ||
-		    (program->state == SABLE_CORE_PROGRAM_VALIDATING && program->abandoned))
+		if (program->state == SABLE_CORE_PROGRAM_FREE)
+			continue;
+		sable_program_destroy_locked(core, i);
+		program->stale = valid; /* its owner may still hold it: say why it is gone */
+	}
+}
+
+int sable_core_serving_locked(struct sable_core *core)
+{
+	int err;
+
+	while (core->resetting) {
+		err = core->os->wait(core->os->ctx, 0);
+		if (err < 0 && err != -ETIMEDOUT)
+			return err;
+	}
+	return core->device_lost ? -EIO : 0;
+}
+
+void sable_core_device_lost(struct sable_core *core)
+{
+	uint32_t i;
+
+	sable_core_lock(core);
+	core->device_lost = 1;
+	sable_core_fail_pending_locked(core);
+	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS; ++i) {
+		/* Nothing will answer a RELEASE_PROGRAM, nor a registration. */
+		if (sable_program_unreachable(&core->programs[i]))
 			sable_program_destroy_locked(core, i);
 	}
-	core->os->wake_all(core->os->ctx);
 	sable_core_unlock(core);
 }

@@ -2,7 +2,8 @@
 /* The host's side of the rings of host_interface.h: free-running 32-bit indices, slot = index
  * % entries; the producer writes the entry, then publishes the tail; the consumer reads the
  * entry, then publishes the head. The other side's index is read from device memory and never
- * trusted: an index more than `entries` away from ours means corrupted memory (-EIO). */
+ * trusted: an index more than `entries` away from ours means corrupted memory (-EIO).
+ */
 #include "sable/kmd/core.h"
 
 #define SABLE_RING_HEAD_OFFSET offsetof(struct sable_fw_ring, head)
@@ -10,7 +11,8 @@
 #define SABLE_RING_MAX_ENTRIES 0x10000u /* free slots fit an int */
 
 int sable_core_ring_setup(const struct sable_core_os *os, struct sable_core_ring *ring,
-			  uint64_t descriptor, uint64_t base, uint32_t entries, uint32_t entry_bytes)
+			  uint64_t descriptor, uint64_t base, uint32_t entries,
+			  uint32_t entry_bytes)
 {
 	struct sable_fw_ring fw;
 	const uint64_t limit = SABLE_FW_DEVICE_MEMORY_LIMIT;

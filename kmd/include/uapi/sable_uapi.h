@@ -15,18 +15,24 @@
  *   -EPROTO    compatibility handshake refused
  *   -EIO       the device is gone or failed
  *   -ENOEXEC   the firmware rejected a program (see error_cause / error_command)
+ *   -ESTALE    the program was registered before a device reset: register it again (2.1)
+ *   -EOPNOTSUPP the request cannot be served by this implementation (2.1: BO_EXPORT in the shim)
  * Firmware-level job failures are not ioctl errors: the job completes and its status says why.
  */
 #ifndef SABLE_UAPI_H
 #define SABLE_UAPI_H
 
 /* The fixed-width types come from <linux/types.h> in user space too (Debian: linux-libc-dev),
- * as for every Linux UAPI header: defining them here would clash with glibc's own inclusion. */
+ * as for every Linux UAPI header: defining them here would clash with glibc's own inclusion.
+ */
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
 #define SABLE_UAPI_VERSION_MAJOR 2
-#define SABLE_UAPI_VERSION_MINOR 0
+/* Minor versions add requests and errors that older clients never see:
+ *   2.1  SABLE_IOCTL_BO_EXPORT; -ESTALE after a device reset (kmd/linux).
+ */
+#define SABLE_UAPI_VERSION_MINOR 1
 #define SABLE_UAPI_VERSION ((SABLE_UAPI_VERSION_MAJOR << 16) | SABLE_UAPI_VERSION_MINOR)
 
 #define SABLE_UAPI_NAME_BYTES 32
@@ -99,6 +105,22 @@ struct sable_uapi_bo_free {
 	__u32 pad;
 };
 
+/*
+ * SABLE_IOCTL_BO_EXPORT (2.1): a dma-buf file descriptor of a buffer object, for zero-copy
+ * sharing with other devices (DMA through the importer's own mapping) and with processes that
+ * receive the descriptor (mmap of it maps the object from offset 0). The object's memory stays
+ * allocated while the dma-buf lives, even after BO_FREE or the client's close. Only the kernel
+ * driver exports: the shim answers -EOPNOTSUPP (docs/kmd.md).
+ */
+#define SABLE_BO_EXPORT_CLOEXEC 1u /* the descriptor is close-on-exec */
+struct sable_uapi_bo_export {
+	__u32 handle;   /* in */
+	__u32 flags;    /* in: SABLE_BO_EXPORT_* */
+	__s32 fd;       /* out: the dma-buf, read-write */
+	__u32 pad;      /* in: 0 */
+	__u64 size;     /* out: bytes of the dma-buf (the object's page-rounded size) */
+};
+
 /* How a program's region is bound. */
 #define SABLE_REGION_JOB 0u       /* supplied by each job's buffer table */
 #define SABLE_REGION_CONSTANT 1u  /* bound once, at registration (weights, parameters) */
@@ -126,12 +148,15 @@ struct sable_uapi_program_register {
 	__u32 region_count;    /* in: regions the stream addresses, ≤ max_regions */
 	__u64 stream_offset;   /* in */
 	__u64 stream_size;     /* in: bytes, header included */
-	__u64 regions;         /* in: user pointer to region_count struct sable_uapi_region_binding */
+	__u64 regions;         /* in: user pointer to region_count sable_uapi_region_binding */
 	__u32 flags;           /* in: 0 */
 	__u32 program;         /* out: program handle */
 	__u32 error_cause;     /* out: SABLE_ERROR_* of sable/isa.h when rejected */
 	__u32 error_command;   /* out: index of the offending command */
-	__u8 signature[64];    /* in: Ed25519 signature, by a key the device trusts, of the domain and the stream's SHA-256 */
+	/* in: Ed25519 signature, by a key the device trusts, of the domain and the stream's
+	 * SHA-256
+	 */
+	__u8 signature[64];
 	__u64 region_extent[SABLE_UAPI_MAX_REGIONS]; /* out: bytes each region must hold */
 };
 
@@ -142,7 +167,8 @@ struct sable_uapi_program_release {
 };
 
 /* One entry of a job's buffer table: region `region` of the program is bytes
- * [offset, offset + size) of buffer object `handle`. */
+ * [offset, offset + size) of buffer object `handle`.
+ */
 struct sable_uapi_job_buffer {
 	__u32 region;
 	__u32 handle;
@@ -173,7 +199,8 @@ struct sable_uapi_fence_wait {
 #define SABLE_JOB_COMPLETED 2u
 
 /* SABLE_IOCTL_JOB_STATUS: state, outcome and counters of a job, by its fence. A fence can be
- * queried until SABLE_IOCTL_FENCE_RELEASE. */
+ * queried until SABLE_IOCTL_FENCE_RELEASE.
+ */
 struct sable_uapi_job_status {
 	__u64 fence;                 /* in */
 	__u32 state;                 /* out: SABLE_JOB_* */
@@ -196,11 +223,30 @@ struct sable_uapi_fence_release {
 #define SABLE_IOCTL_GET_INFO         _IOR(SABLE_IOCTL_MAGIC, 0x01, struct sable_uapi_device_info)
 #define SABLE_IOCTL_BO_CREATE        _IOWR(SABLE_IOCTL_MAGIC, 0x02, struct sable_uapi_bo_create)
 #define SABLE_IOCTL_BO_FREE          _IOW(SABLE_IOCTL_MAGIC, 0x03, struct sable_uapi_bo_free)
-#define SABLE_IOCTL_PROGRAM_REGISTER _IOWR(SABLE_IOCTL_MAGIC, 0x04, struct sable_uapi_program_register)
-#define SABLE_IOCTL_PROGRAM_RELEASE  _IOW(SABLE_IOCTL_MAGIC, 0x05, struct sable_uapi_program_release)
+#define SABLE_IOCTL_PROGRAM_REGISTER \
+	_IOWR(SABLE_IOCTL_MAGIC, 0x04, struct sable_uapi_program_register)
+#define SABLE_IOCTL_PROGRAM_RELEASE \
+	_IOW(SABLE_IOCTL_MAGIC, 0x05, struct sable_uapi_program_release)
 #define SABLE_IOCTL_JOB_SUBMIT       _IOWR(SABLE_IOCTL_MAGIC, 0x06, struct sable_uapi_job_submit)
 #define SABLE_IOCTL_FENCE_WAIT       _IOW(SABLE_IOCTL_MAGIC, 0x07, struct sable_uapi_fence_wait)
 #define SABLE_IOCTL_JOB_STATUS       _IOWR(SABLE_IOCTL_MAGIC, 0x08, struct sable_uapi_job_status)
 #define SABLE_IOCTL_FENCE_RELEASE    _IOW(SABLE_IOCTL_MAGIC, 0x09, struct sable_uapi_fence_release)
+#define SABLE_IOCTL_BO_EXPORT        _IOWR(SABLE_IOCTL_MAGIC, 0x0A, struct sable_uapi_bo_export)
+
+/* Every request, once, for the implementations' checks of a request code (kmd/linux, kmd/shim):
+ * SABLE_UAPI_REQUESTS(X) expands X(request) for each.
+ */
+#define SABLE_UAPI_REQUESTS(X) \
+	X(SABLE_IOCTL_HANDSHAKE) \
+	X(SABLE_IOCTL_GET_INFO) \
+	X(SABLE_IOCTL_BO_CREATE) \
+	X(SABLE_IOCTL_BO_FREE) \
+	X(SABLE_IOCTL_PROGRAM_REGISTER) \
+	X(SABLE_IOCTL_PROGRAM_RELEASE) \
+	X(SABLE_IOCTL_JOB_SUBMIT) \
+	X(SABLE_IOCTL_FENCE_WAIT) \
+	X(SABLE_IOCTL_JOB_STATUS) \
+	X(SABLE_IOCTL_FENCE_RELEASE) \
+	X(SABLE_IOCTL_BO_EXPORT)
 
 #endif /* SABLE_UAPI_H */

@@ -497,17 +497,17 @@ int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, vo
   message.code = code;
   const uint32_t bytes = _IOC_SIZE(code);
   switch (request) {
-    case SABLE_IOCTL_HANDSHAKE:
-    case SABLE_IOCTL_GET_INFO:
-    case SABLE_IOCTL_BO_CREATE:
-    case SABLE_IOCTL_BO_FREE:
-    case SABLE_IOCTL_PROGRAM_REGISTER:
-    case SABLE_IOCTL_PROGRAM_RELEASE:
-    case SABLE_IOCTL_JOB_SUBMIT:
-    case SABLE_IOCTL_FENCE_WAIT:
-    case SABLE_IOCTL_JOB_STATUS:
-    case SABLE_IOCTL_FENCE_RELEASE: break;
+#define SABLE_SHIM_REQUEST(name) case name:
+    SABLE_UAPI_REQUESTS(SABLE_SHIM_REQUEST) break;
+#undef SABLE_SHIM_REQUEST
     default: return fail(EINVAL, fmt::format("unknown UAPI request 0x{:08x}", code));
+  }
+  if (request == SABLE_IOCTL_BO_EXPORT) {
+    // sable-simd's device memory is one shared-memory segment holding every client's objects:
+    // a descriptor of it would hand out all of them, and one of a part of it cannot exist.
+    return fail(EOPNOTSUPP,
+                "dma-buf export needs the kernel driver (kmd/linux): sable-simd's device memory is one "
+                "shared segment of every client; share a buffer through the UAPI instead");
   }
   static_assert(sizeof(sable_uapi_program_register) <= wire::kArgBytes, "argument fits");
   message.arg_bytes = bytes;

@@ -10,8 +10,14 @@
 //   SABLE_ASSIGN_OR_RETURN(JobStatus status, fence.wait(std::chrono::seconds(5)));
 //
 // Errno → ErrorStatus: EINVAL, ENOENT, EACCES, ENOEXEC → INVALID_ARGUMENT; ENOMEM →
-// RESOURCE_EXHAUSTED_TRANSIENT; ETIMEDOUT → MISSED_DEADLINE_TRANSIENT; EPROTO, EIO and every
-// failure to open → DEVICE_UNAVAILABLE; anything else (EBUSY...) → GENERAL_FAILURE.
+// RESOURCE_EXHAUSTED_TRANSIENT; ETIMEDOUT → MISSED_DEADLINE_TRANSIENT; EPROTO, EIO, ESTALE and
+// every failure to open → DEVICE_UNAVAILABLE; anything else (EBUSY, EOPNOTSUPP...) →
+// GENERAL_FAILURE.
+//
+// A device reset (kmd/linux, docs/kmd.md) fails the jobs in flight (their wait: EIO →
+// DEVICE_UNAVAILABLE) and makes the kernel forget every program (ESTALE); buffer objects stay.
+// Device::submit then registers the program again, transparently, from the stream, signature
+// and bindings the Program kept, and submits with the new handle.
 //
 // Objects keep the connection alive (shared ownership), so they may outlive the Device they
 // came from; the connection closes when the last of them goes. A connection serves several
@@ -39,6 +45,7 @@ namespace sable::umd {
 
 namespace detail {
 class Connection;
+struct ProgramRegistration;  // what registering a program again needs (device.cc)
 }
 
 struct DeviceInfo {
@@ -126,18 +133,20 @@ class Program {
   Program& operator=(Program&&) noexcept;
   ~Program();
 
-  uint32_t handle() const { return handle_; }
+  // The kernel's handle; it changes when a device reset made submit register the program again.
+  uint32_t handle() const;
   uint32_t regionCount() const { return static_cast<uint32_t>(extents_.size()); }
   // Bytes each region must hold, as the firmware computed from the stream's DMA commands.
   std::span<const uint64_t> extents() const { return extents_; }
 
  private:
   friend class Device;
-  Program(std::shared_ptr<detail::Connection> connection, uint32_t handle, std::vector<uint64_t> extents);
+  Program(std::shared_ptr<detail::Connection> connection, std::shared_ptr<detail::ProgramRegistration> registration,
+          std::vector<uint64_t> extents);
   void release() noexcept;
 
   std::shared_ptr<detail::Connection> connection_;
-  uint32_t handle_ = 0;
+  std::shared_ptr<detail::ProgramRegistration> registration_;  // shared by moves only; never null while valid
   std::vector<uint64_t> extents_;
 };
 
@@ -234,6 +243,9 @@ class Device {
 
  private:
   Device(std::shared_ptr<detail::Connection> connection, DeviceInfo info);
+  // After ESTALE on `staleHandle`: registers the program again (once, whichever thread comes
+  // first) and gives it the new handle.
+  hal::Result<void> registerAgain(const Program& program, uint32_t staleHandle);
 
   std::shared_ptr<detail::Connection> connection_;
   DeviceInfo info_;

@@ -33,7 +33,8 @@
 #define SABLE_LAYOUT_HEAP (1ull << 20)
 
 /* The sizes above are the structures' (checked here rather than with sizeof, so the macros stay
- * usable in #if and in both languages). */
+ * usable in #if and in both languages).
+ */
 SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_message) == 40, "submit ring entry");
 SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_completion) == 176, "completion ring entry");
 SABLE_FW_STATIC_ASSERT(sizeof(struct sable_fw_program) == 864, "program table entry");
