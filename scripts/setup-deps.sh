@@ -11,6 +11,7 @@ PACKAGES=(
   verilator clang zlib1g-dev libsystemc-dev
   linux-headers-amd64 sparse device-tree-compiler graphviz
   libflatbuffers-dev flatbuffers-compiler libstb-dev
+  chromium
 )
 
 missing=()
