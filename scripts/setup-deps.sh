@@ -12,6 +12,7 @@ PACKAGES=(
   linux-headers-amd64 sparse device-tree-compiler graphviz
   linux-source-6.1  # checkpatch.pl for scripts/build-kmd-module.sh (not in the headers package)
   libflatbuffers-dev flatbuffers-compiler libstb-dev
+  chromium
 )
 
 missing=()

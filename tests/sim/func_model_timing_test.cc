@@ -75,6 +75,20 @@ TEST(FuncModelTiming, RunJobRecordsEachCommandsFinishCycle) {
   EXPECT_EQ(finish, (std::vector<uint64_t>{0, 0, 0})) << "decoding fails before anything executes";
 }
 
+TEST(FuncModelTiming, RunJobRecordsEachCommandsStartCycle) {
+  Harness h;
+  h.loadLines(0, 0, 0, 10);                  // from fetch(0) = 4
+  h.storeLines(0, 1, 0, 3);                  // from fetch(1) = 6
+  h.loadLines(16, 0, 160, 100, 0, 0);        // when the first load has freed the queue: 46
+  h.end();                                   // start = finish = the job's last cycle
+  const uint32_t size = h.writeJob();
+  std::vector<uint64_t> start{7}, finish;
+  const JobResult r = h.model->runJob(kStreamAddress, size, kTableAddress, 3, start, finish);
+  ASSERT_EQ(r.errorCause, SABLE_ERROR_NONE);
+  EXPECT_EQ(start, (std::vector<uint64_t>{4, 6, 46, 178}));
+  EXPECT_EQ(finish, (std::vector<uint64_t>{46, 41, 178, 178}));
+}
+
 TEST(FuncModelTiming, ComputeCommandCycles) {
   Harness h;
   matmul(h, 4, 3);  // from 4: 16 weight load + 12 rows + 31 fill/drain = 59

@@ -10,14 +10,18 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_report.h"
+#include "chrome_trace.h"
 #include "commands.h"
 #include "model_cache.h"
+#include "progress.h"
 #include "program_profile.h"
 #include "sable/runtime/device.h"
 #include "sable/runtime/execution.h"
@@ -47,8 +51,12 @@ struct BenchOptions {
   std::string config = "s16";
   std::string backend = "func";
   uint32_t seed = 1;
-  std::string trace;            // --backend rtl: FST waveform of a window of the job
+  // --trace FILE...: FILE.json a Chrome/Perfetto trace of the run, FILE.fst (--backend rtl) an FST
+  // waveform of a window of the job (one of each at most).
+  std::vector<std::string> traces;
+  std::string chromeTrace, waveform;  // chosen from traces by their extension
   uint64_t traceFrom = 0, traceTo = UINT64_MAX;
+  std::string html;
   std::string mismatchTrace;    // --backend rtl: FST waveform around the first mismatch
   std::string json;
   bool uapi = false;
@@ -171,19 +179,37 @@ int runUapiBench(const BenchOptions& options) {
   return 0;
 }
 
-// The operations of `model` the NPU of `config` cannot run, with the reasons.
-struct LeftOut {
-  uint32_t operation;
-  hal::OperationType type;
-  std::string reason;
-};
+// Writes what --json, --html and --trace FILE.json ask for; `jobStart` is when the job began on
+// the host's clock (`host`).
+int writeBenchOutputs(const BenchOptions& options, const BenchRun& run, const HostPhases& host, double jobStart) {
+  auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream file(path);
+    file << text;
+    if (!file.flush()) {
+      std::cerr << "sable bench: cannot write " << path << "\n";
+      return false;
+    }
+    return true;
+  };
+  if (!options.json.empty() && !write(options.json, benchJson(run).dump(2) + "\n")) return 1;
+  if (!options.html.empty() && !write(options.html, benchHtml(run))) return 1;
+  if (!options.chromeTrace.empty()) {
+    if (auto written = benchTrace(run, host, jobStart).write(options.chromeTrace); !written.ok()) {
+      std::cerr << "sable bench: " << written.error().message << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
 
 #ifdef SABLE_HAVE_RTL
 int runRtlBench(const BenchOptions& options, const hal::Model& benched, const umd::compiler::CompiledProgram& program,
-                const sable_hw_config& c, const std::vector<uint32_t>& operationOf);
+                BenchRun run, HostPhases& host);
 #endif
 
 int runModelBench(const BenchOptions& options) {
+  HostPhases host;
+  host.begin("load the model");
   auto model = loadModel(options.model);
   if (!model.ok()) {
     std::cerr << "sable bench: " << model.error().message << "\n";
@@ -195,14 +221,19 @@ int runModelBench(const BenchOptions& options) {
     return 2;
   }
   // Bench what the NPU supports; say what was left out (the CPU would run it).
+  host.begin("choose the operations the NPU supports");
+  BenchRun run;
+  run.model = options.model;
+  run.config = *config;
+  run.backend = options.backend;
   const auto support = umd::compiler::supportedOperations(*model, *config);
   std::vector<uint32_t> kept;
-  std::vector<LeftOut> leftOut;
   for (uint32_t k = 0; k < support.size(); ++k) {
     if (support[k].supported) {
       kept.push_back(k);
     } else {
-      leftOut.push_back({k, model->main.operations[k].type, support[k].reason});
+      run.leftOut.push_back(
+          {{"operation", k}, {"type", hal::toString(model->main.operations[k].type)}, {"reason", support[k].reason}});
     }
   }
   if (kept.empty()) {
@@ -210,8 +241,8 @@ int runModelBench(const BenchOptions& options) {
     return 1;
   }
   hal::Model benched = *model;
-  std::vector<uint32_t> operationOf = kept;  // benched operation → operation of the model
-  if (!leftOut.empty()) {
+  run.operationOf = kept;  // benched operation → operation of the model
+  if (!run.leftOut.empty()) {
     auto sub = runtime::extractSubModel(*model, kept);
     if (!sub.ok()) {
       std::cerr << "sable bench: cannot separate the supported operations: " << sub.error().message << "\n";
@@ -219,10 +250,11 @@ int runModelBench(const BenchOptions& options) {
     }
     benched = std::move(sub->model);
   }
+  host.begin("compile");
   const auto start = std::chrono::steady_clock::now();
   auto program = umd::compiler::compileModel(benched, *config);
-  const double compileMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  run.compileMs = millisecondsSince(start);
+  host.end();
   if (!program.ok()) {
     std::cerr << "sable bench: compilation failed: " << program.error().message << "\n";
     return 1;
@@ -233,17 +265,19 @@ int runModelBench(const BenchOptions& options) {
       std::cerr << "sable bench: the RTL is built for s16 only\n";
       return 2;
     }
-    return runRtlBench(options, benched, *program, *config, operationOf);
+    return runRtlBench(options, benched, *program, std::move(run), host);
 #else
     std::cerr << "sable bench: this build has no RTL (Verilator was not found)\n";
     return 2;
 #endif
   }
-  auto profile = profileProgram(*program, *config);
+  auto profile = profileProgram(*program, *config, &host);
   if (!profile.ok()) {
     std::cerr << "sable bench: " << profile.error().message << "\n";
     return 1;
   }
+  const double jobStart = host.phases().back().start;  // profileProgram's last phase is the job
+  run.profile = &*profile;
   const uint64_t cycles = profile->counters[SABLE_COUNTER_CYCLES];
   const sable_hw_config& c = *config;
 
@@ -256,59 +290,22 @@ int runModelBench(const BenchOptions& options) {
              arrayMacsPerCycle(c));
   fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>6} {:>6} {:>10}\n", "op", "type", "MACs", "cycles", "ideal",
              "bound", "util", "DRAM B");
-  nlohmann::json layers = nlohmann::json::array();
   for (const LayerProfile& layer : profile->layers) {
-    const uint32_t operation = operationOf[layer.report.operation];
+    const uint32_t operation = run.operationOf[layer.report.operation];
     const uint64_t dram = layer.report.stats.dramBytesRead + layer.report.stats.dramBytesWritten;
     fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>6} {:>5.1f}% {:>10}\n", operation,
                hal::toString(layer.report.type), layer.report.stats.macs, layer.estimatedCycles, layer.idealCycles,
                layer.bound, 100.0 * layer.utilization, dram);
-    layers.push_back({{"operation", operation},
-                      {"type", hal::toString(layer.report.type)},
-                      {"macs", layer.report.stats.macs},
-                      {"estimatedCycles", layer.estimatedCycles},
-                      {"idealCycles", layer.idealCycles},
-                      {"bound", layer.bound},
-                      {"utilization", layer.utilization},
-                      {"dramBytesRead", layer.report.stats.dramBytesRead},
-                      {"dramBytesWritten", layer.report.stats.dramBytesWritten}});
   }
   fmt::print("total: {} MACs, {} cycles ({:.3f} ms at {} MHz), ideal {} cycles, utilization {:.1f}%, {} DRAM bytes, "
              "peak device memory {} bytes\n",
              profile->macs, cycles, static_cast<double>(cycles) / (c.clock_mhz * 1000.0), c.clock_mhz,
              profile->idealCycles, 100.0 * profile->utilization, profile->dramBytes, profile->peakMemoryBytes);
-  fmt::print("compile time: {:.1f} ms\n", compileMs);
-  nlohmann::json left = nlohmann::json::array();
-  for (const LeftOut& l : leftOut) {
-    fmt::print("left out (not supported by the NPU): {}\n", l.reason);  // the reason names the operation
-    left.push_back({{"operation", l.operation}, {"type", hal::toString(l.type)}, {"reason", l.reason}});
+  fmt::print("compile time: {:.1f} ms\n", run.compileMs);
+  for (const auto& left : run.leftOut) {
+    fmt::print("left out (not supported by the NPU): {}\n", left["reason"].get<std::string>());  // it names the operation
   }
-  if (!options.json.empty()) {
-    nlohmann::json out{{"model", options.model},
-                       {"configuration",
-                        {{"name", c.name},
-                         {"arrayMacsPerCycle", arrayMacsPerCycle(c)},
-                         {"dwMacsPerCycle", c.dw_macs_per_cycle},
-                         {"dmaBytesPerCycle", c.dma_bytes_per_cycle},
-                         {"clockMHz", c.clock_mhz}}},
-                       {"layers", layers},
-                       {"total",
-                        {{"macs", profile->macs},
-                         {"estimatedCycles", cycles},
-                         {"idealCycles", profile->idealCycles},
-                         {"utilization", profile->utilization},
-                         {"dramBytes", profile->dramBytes},
-                         {"peakDeviceMemoryBytes", profile->peakMemoryBytes}}},
-                       {"compileMs", compileMs},
-                       {"leftOut", left}};
-    std::ofstream file(options.json);
-    file << out.dump(2) << "\n";
-    if (!file) {
-      std::cerr << "sable bench: cannot write " << options.json << "\n";
-      return 1;
-    }
-  }
-  return 0;
+  return writeBenchOutputs(options, run, host, jobStart);
 }
 
 
@@ -340,7 +337,17 @@ hal::Result<PlatformRun> runOnPlatform(const hal::Model& model, uint64_t seed) {
 }
 
 int runRtlBench(const BenchOptions& options, const hal::Model& benched, const umd::compiler::CompiledProgram& program,
-                const sable_hw_config& c, const std::vector<uint32_t>& operationOf) {
+                BenchRun run, HostPhases& host) {
+  const sable_hw_config& c = run.config;
+  const std::vector<uint32_t>& operationOf = run.operationOf;
+  // The functional model's estimate first (its cycles do not depend on the data): the total of
+  // the RTL's progress bar.
+  auto estimate = profileProgram(program, c);
+  if (!estimate.ok()) {
+    std::cerr << "sable bench: " << estimate.error().message << "\n";
+    return 1;
+  }
+  host.begin("build the program image (stream, constants, random inputs)");
   std::mt19937 rng(options.seed);
   std::vector<std::vector<uint8_t>> inputs;
   for (uint64_t bytes : program.inputBytes) {
@@ -349,30 +356,42 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
     inputs.push_back(std::move(data));
   }
   const umd::compiler::ProgramImage image = umd::compiler::buildProgramImage(program, inputs);
+  host.end();
   std::cerr << "simulating the RTL (and the functional model beside it)...\n";
   sim::RtlNpuOptions rtlOptions;
-  if (!options.trace.empty()) {
+  if (!options.waveform.empty()) {
     if (!sim::RtlNpu::traceSupported()) {
       std::cerr << "sable bench: this build has no waveform tracing (configure with -DSABLE_RTL_TRACE=ON)\n";
       return 2;
     }
-    rtlOptions.traceFile = options.trace;
+    rtlOptions.traceFile = options.waveform;
     rtlOptions.traceFrom = options.traceFrom;
     rtlOptions.traceTo = options.traceTo;
   }
-  if (isatty(STDERR_FILENO)) {
-    rtlOptions.progress = [](uint64_t cycles) { std::cerr << fmt::format("\r  RTL: {:.1f} M cycles", cycles / 1e6); };
-  }
+  std::optional<ProgressReporter> progress;
+  progress.emplace("RTL", "cycles", estimate->counters[SABLE_COUNTER_CYCLES], std::cerr, isatty(STDERR_FILENO) != 0);
+  rtlOptions.progress = [&progress](uint64_t cycles) { progress->update(cycles, "total: the model's estimate"); };
+  rtlOptions.progressInterval = 1 << 18;
   const sim::CosimJob job{image.streamAddress, image.streamBytes, image.regionTable, image.regionCount};
+  host.begin("run the job on the functional model, then on the RTL (co-simulation)");
   const sim::CosimReport report = sim::cosimulate(c, image.memory, job, rtlOptions);
-  if (rtlOptions.progress) std::cerr << "\n";
+  host.end();
+  progress.reset();
   if (report.model.errorCause != SABLE_ERROR_NONE) {
     std::cerr << fmt::format("sable bench: the functional model stopped the program: {} at command {}\n",
                              sable_error_cause_name(report.model.errorCause), report.model.errorCommand);
     return 1;
   }
-  const ProgramProfile rtl = profileFromFinish(program, c, report.rtl.counters, report.rtlFinish);
-  const ProgramProfile model = profileFromFinish(program, c, report.model.counters, report.modelFinish);
+  // The RTL reports when each command completed; its start is that less the model's duration.
+  const ProgramProfile rtl =
+      profileFromCommandCycles(program, c, report.rtl.counters,
+                               startsFromDurations(report.rtlFinish, report.modelStart, report.modelFinish),
+                               report.rtlFinish);
+  const ProgramProfile model =
+      profileFromCommandCycles(program, c, report.model.counters, report.modelStart, report.modelFinish);
+  run.profile = &rtl;
+  run.estimate = &model;
+  const double jobStart = host.phases().back().start;
   fmt::print("{} on the RTL ({}: {}x{} array, {} MHz) beside the functional model's estimate; inputs: seed {}\n",
              options.model, c.name, c.array_dim, c.array_dim, c.clock_mhz, options.seed);
   fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>7} {:>6}\n", "op", "type", "MACs", "RTL cyc", "model cyc",
@@ -398,10 +417,12 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
   fmt::print("simulation: {} cycles in {:.2f} s = {:.0f} simulated cycles per second (bare harness: the verilated "
              "RTL from C++, {})\n",
              report.rtl.simulatedCycles, report.rtlSeconds, bareSpeed,
-             options.trace.empty() ? "no tracing" : "tracing to " + options.trace);
+             options.waveform.empty() ? "no tracing" : "tracing to " + options.waveform);
   if (options.platform) {
     std::cerr << "running it again through the HAL on sable-simd --backend rtl (the SystemC platform)...\n";
+    host.begin("the same model through the HAL on sable-simd --backend rtl (SystemC platform)");
     auto platform = runOnPlatform(benched, options.seed);
+    host.end();
     if (!platform.ok()) {
       std::cerr << "sable bench: on the SystemC platform: " << platform.error().message << "\n";
       return 1;
@@ -414,6 +435,7 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
                                           : fmt::format(" ({:+} cycles beside the harness's run)",
                                                         static_cast<int64_t>(platform->cycles - cycles)));
   }
+  if (int written = writeBenchOutputs(options, run, host, jobStart); written != 0) return written;
   if (!report.match) {
     fmt::print("MISMATCH between the RTL and the functional model: {}\n", report.mismatch);
     if (!options.mismatchTrace.empty()) {
@@ -452,10 +474,15 @@ CommandRunner addBenchCommand(CLI::App& app) {
       ->check(CLI::IsMember({"func", "rtl"}))
       ->capture_default_str();
   bench->add_option("--seed", options->seed, "Seed of the random inputs of --backend rtl")->capture_default_str();
-  bench->add_option("--trace", options->trace,
-                    "--backend rtl: write an FST waveform of the job (a build with -DSABLE_RTL_TRACE=ON)");
-  bench->add_option("--trace-from", options->traceFrom, "First job cycle of --trace");
-  bench->add_option("--trace-to", options->traceTo, "Last job cycle of --trace");
+  bench->add_option("--html", options->html,
+                    "Write a self-contained HTML report of the model benchmark (per-layer table, utilization, "
+                    "cycles by unit, roofline) to this file");
+  bench->add_option("--trace", options->traces,
+                    "FILE.json: write a Chrome/Perfetto trace of the run (host phases, each unit's commands); "
+                    "FILE.fst, --backend rtl: an FST waveform of the job (a build with -DSABLE_RTL_TRACE=ON). "
+                    "May be given once of each");
+  bench->add_option("--trace-from", options->traceFrom, "First job cycle of --trace FILE.fst");
+  bench->add_option("--trace-to", options->traceTo, "Last job cycle of --trace FILE.fst");
   bench->add_flag("!--no-platform", options->platform,
                   "--backend rtl: skip the second run through the HAL on sable-simd --backend rtl (the SystemC "
                   "platform) that measures the platform's speed beside the bare harness's");
@@ -471,6 +498,27 @@ CommandRunner addBenchCommand(CLI::App& app) {
                   "Compilation cache on sable-npu: compile and load-from-cache times, their ratio and blob sizes "
                   "(MODEL, default both MobileNets)");
   return [options] {
+    // --trace by extension: the trace of the run or the RTL's waveform.
+    for (const std::string& file : options->traces) {
+      std::string* chosen = file.ends_with(".json") ? &options->chromeTrace
+                            : file.ends_with(".fst") ? &options->waveform
+                                                     : nullptr;
+      if (chosen == nullptr || !chosen->empty()) {
+        std::cerr << "sable bench: --trace " << file
+                  << ": give at most one FILE.json (Chrome/Perfetto trace) and one FILE.fst (RTL waveform)\n";
+        return 2;
+      }
+      *chosen = file;
+    }
+    if (!options->waveform.empty() && options->backend != "rtl") {
+      std::cerr << "sable bench: --trace FILE.fst is the RTL's waveform: it needs --backend rtl\n";
+      return 2;
+    }
+    const bool reports = !options->json.empty() || !options->html.empty() || !options->chromeTrace.empty();
+    if (reports && (options->model.empty() || options->uapi || options->cache)) {
+      std::cerr << "sable bench: --json, --html and --trace FILE.json report one MODEL's benchmark: name the MODEL\n";
+      return 2;
+    }
     if (options->cache) {
       return runCacheBench(options->model.empty() ? std::vector<std::string>{"builtin:mobilenet_v1",
                                                                              "builtin:mobilenet_v2"}

@@ -2,6 +2,7 @@
 // NNAPI conformance corpus on a device and prints the failures and a final
 // "N passed, N failed, N skipped" line. Exit status: 0 no failures, 1 failures, 2 usage errors.
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "progress.h"
 #include "tool_support.h"
 #include "sable/runtime/conformance.h"
 #include "sable/runtime/corpus.h"
@@ -29,8 +31,6 @@ using runtime::TestStatus;
 
 constexpr int kExitFailures = 1;
 constexpr int kExitUsage = 2;
-// Long runs report progress on stderr so a CI log shows the run is alive.
-constexpr size_t kProgressEvery = 500;
 
 struct ConformanceArgs {
   std::vector<std::string> paths;
@@ -43,6 +43,16 @@ struct ConformanceArgs {
   std::string backend = "func";
   std::vector<std::string> unknown;  // arguments CLI11 did not recognise
 };
+
+// The tests of a corpus file: its non-blank lines (one test each), the total of the progress line.
+uint64_t countTests(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  uint64_t tests = 0;
+  for (std::string line; std::getline(file, line);) {
+    tests += !std::all_of(line.begin(), line.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  }
+  return tests;
+}
 
 void printResult(const TestResult& result, bool verbose) {
   if (result.status == TestStatus::kFailed) {
@@ -130,6 +140,11 @@ int runConformance(const ConformanceArgs& args) {
   }
 
   ConformanceReport report;
+  // Long runs report progress on stderr (a bar on a terminal, a line now and then in a CI log),
+  // counting the corpus's tests read, those --filter leaves out included.
+  uint64_t total = 0, read = 0;
+  for (const auto& path : *files) total += countTests(path);
+  auto progress = ProgressReporter::onStderr("conformance", "tests", total);
   for (const auto& path : *files) {
     auto reader = runtime::CorpusReader::open(path);
     if (!reader.ok()) {
@@ -137,6 +152,7 @@ int runConformance(const ConformanceArgs& args) {
       return kExitUsage;
     }
     while (auto test = reader->next()) {
+      progress.update(++read, report.summaryLine());
       TestResult result;
       if (!test->ok()) {
         // A broken line is a failed test of the corpus, named by its location.
@@ -147,13 +163,13 @@ int runConformance(const ConformanceArgs& args) {
         if (filter && !std::regex_search((*test)->name, *filter)) continue;
         result = runtime::runConformanceTest(**device, **test);
       }
+      if (result.status == TestStatus::kFailed || args.verbose) progress.clearLine();
       printResult(result, args.verbose);
       report.add(std::move(result));
-      if (report.tests().size() % kProgressEvery == 0) {
-        std::cerr << "[" << report.tests().size() << " tests] " << report.summaryLine() << std::endl;
-      }
     }
   }
+  progress.update(read, report.summaryLine());
+  progress.finish();
 
   if (jsonFile.is_open()) {
     jsonFile << report.toJson() << "\n";

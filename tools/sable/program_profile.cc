@@ -15,6 +15,32 @@ namespace {
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
+// The unit that executes `opcode`; false for END and SYNC, which occupy none.
+bool unitOf(uint32_t opcode, Unit* unit) {
+  switch (opcode) {
+    case SABLE_OP_END:
+    case SABLE_OP_SYNC:
+      return false;
+    case SABLE_OP_DMA_LOAD: *unit = Unit::kLoad; return true;
+    case SABLE_OP_DMA_STORE: *unit = Unit::kStore; return true;
+    case SABLE_OP_MATMUL: *unit = Unit::kArray; return true;
+    case SABLE_OP_POSTPROC: *unit = Unit::kPostProcessing; return true;
+    default: *unit = Unit::kVector; return true;  // DEPTHWISE, POOL, ELTWISE, LUT, SOFTMAX
+  }
+}
+
+// The length of the union of [start, finish) intervals.
+uint64_t unionLength(std::vector<std::pair<uint64_t, uint64_t>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  uint64_t total = 0, coveredTo = 0;
+  for (const auto& [start, finish] : intervals) {
+    const uint64_t from = std::max(start, coveredTo);
+    if (finish > from) total += finish - from;
+    coveredTo = std::max(coveredTo, finish);
+  }
+  return total;
+}
+
 }  // namespace
 
 uint64_t peakDeviceMemory(const CompiledProgram& program) {
@@ -24,26 +50,40 @@ uint64_t peakDeviceMemory(const CompiledProgram& program) {
   return total;
 }
 
-hal::Result<ProgramProfile> profileProgram(const CompiledProgram& program, const sable_hw_config& config) {
+hal::Result<ProgramProfile> profileProgram(const CompiledProgram& program, const sable_hw_config& config,
+                                           HostPhases* host) {
   if (program.stream.size() < SABLE_STREAM_HEADER_BYTES + SABLE_COMMAND_BYTES) {
     return hal::invalidArgument("the program has no command stream");
   }
+  if (host != nullptr) host->begin("build the program image (stream, constants, zero inputs)");
   // Zero inputs: the cycle model does not look at data.
   umd::compiler::ProgramImage image = umd::compiler::buildProgramImage(program);
   sim::FuncModel model(config, sim::DeviceMemory{image.memory.data(), image.memory.size()});
-  std::vector<uint64_t> finish;
+  std::vector<uint64_t> start, finish;
+  if (host != nullptr) host->begin("run the job on the functional model (start to completion)");
   const sim::JobResult result =
-      model.runJob(image.streamAddress, image.streamBytes, image.regionTable, image.regionCount, finish);
+      model.runJob(image.streamAddress, image.streamBytes, image.regionTable, image.regionCount, start, finish);
+  if (host != nullptr) host->end();
   if (result.errorCause != SABLE_ERROR_NONE) {
     return hal::generalFailure("the functional model stopped the program: {} at command {}",
                                sable_error_cause_name(result.errorCause), result.errorCommand);
   }
-  return profileFromFinish(program, config, result.counters, finish);
+  return profileFromCommandCycles(program, config, result.counters, start, finish);
 }
 
-ProgramProfile profileFromFinish(const CompiledProgram& program, const sable_hw_config& config,
-                                 const std::array<uint64_t, SABLE_COUNTER_COUNT>& counters,
-                                 std::span<const uint64_t> finish) {
+std::vector<uint64_t> startsFromDurations(std::span<const uint64_t> finish, std::span<const uint64_t> referenceStart,
+                                          std::span<const uint64_t> referenceFinish) {
+  std::vector<uint64_t> start(finish.size());
+  for (size_t i = 0; i < finish.size() && i < referenceStart.size() && i < referenceFinish.size(); ++i) {
+    const uint64_t duration = referenceFinish[i] - std::min(referenceStart[i], referenceFinish[i]);
+    start[i] = finish[i] - std::min(duration, finish[i]);
+  }
+  return start;
+}
+
+ProgramProfile profileFromCommandCycles(const CompiledProgram& program, const sable_hw_config& config,
+                                        const std::array<uint64_t, SABLE_COUNTER_COUNT>& counters,
+                                        std::span<const uint64_t> start, std::span<const uint64_t> finish) {
   ProgramProfile profile;
   profile.counters = counters;
   const uint32_t commandCount = static_cast<uint32_t>(finish.size());  // END is the last
@@ -76,6 +116,30 @@ ProgramProfile profileFromFinish(const CompiledProgram& program, const sable_hw_
     profile.idealCycles += layer.idealCycles;
     profile.layers.push_back(std::move(layer));
   }
+  // Each command's span on its unit, and the units' busy cycles per layer.
+  const size_t streamCommands = (program.stream.size() - SABLE_STREAM_HEADER_BYTES) / SABLE_COMMAND_BYTES;
+  std::vector<std::array<std::vector<std::pair<uint64_t, uint64_t>>, kUnitCount>> busy(profile.layers.size());
+  for (uint32_t i = 0; i < commandCount && i < streamCommands && i < start.size(); ++i) {
+    CommandSpan span;
+    span.command = i;
+    uint32_t words[SABLE_COMMAND_WORDS];
+    std::memcpy(words, program.stream.data() + SABLE_STREAM_HEADER_BYTES + size_t{i} * SABLE_COMMAND_BYTES,
+                SABLE_COMMAND_BYTES);
+    span.opcode = sable_cmd_get_opcode(words);
+    if (!unitOf(span.opcode, &span.unit) || finish[i] == 0) continue;  // no unit, or not executed
+    const auto next = std::upper_bound(program.layers.begin(), program.layers.end(), i,
+                                       [](uint32_t c, const auto& layer) { return c < layer.firstCommand; });
+    if (next == program.layers.begin()) continue;  // before the first layer: none such today
+    span.layer = static_cast<uint32_t>(next - program.layers.begin() - 1);
+    span.start = std::min(start[i], finish[i]);
+    span.finish = finish[i];
+    busy[span.layer][static_cast<size_t>(span.unit)].emplace_back(span.start, span.finish);
+    profile.commands.push_back(span);
+  }
+  for (size_t l = 0; l < profile.layers.size(); ++l) {
+    for (size_t u = 0; u < kUnitCount; ++u) profile.layers[l].unitCycles[u] = unionLength(std::move(busy[l][u]));
+  }
+
   const uint64_t cycles = profile.counters[SABLE_COUNTER_CYCLES];
   if (cycles != 0) {
     profile.utilization = static_cast<double>(profile.macs) / (static_cast<double>(cycles) * arrayMacsPerCycle(config));

@@ -779,11 +779,13 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     // are visible and its tokens given.
     uint64_t occupied = bestStart + outcome.cycles;
     uint64_t finish = occupied;
+    uint64_t unitStart = bestStart;  // when the command's unit begins it (POSTPROC: later than its issue)
     const uint32_t opcode = sable_cmd_get_opcode(w);
     const bool matmul = opcode == SABLE_OP_MATMUL;
     if (opcode == SABLE_OP_POSTPROC) {
       occupied = bestStart + 1;
-      finish = std::max(bestStart, accumulatorReady) + outcome.cycles;
+      unitStart = std::max(bestStart, accumulatorReady);
+      finish = unitStart + outcome.cycles;
       ppuFinish = finish;
       const uint64_t nx = sable_cmd_postproc_get_nx(w), ny = sable_cmd_postproc_get_ny(w);
       const uint64_t output = sable_cmd_postproc_get_output_addr(w);
@@ -821,7 +823,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     queues[best].pop_front();
     counters[SABLE_COUNTER_CYCLES] = std::max(counters[SABLE_COUNTER_CYCLES], finish);
     ++counters[SABLE_COUNTER_COMMANDS];
-    observer.commandFinished(head.index, finish);
+    observer.commandFinished(head.index, unitStart, finish);
     observer.progress(counters);
   }
   if (hangArmed) {  // a stream of END alone hangs too
@@ -831,7 +833,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
   // END completes when it has been fetched and the queues have drained.
   counters[SABLE_COUNTER_CYCLES] = std::max(counters[SABLE_COUNTER_CYCLES], fetched(endIndex));
   ++counters[SABLE_COUNTER_COMMANDS];
-  observer.commandFinished(endIndex, counters[SABLE_COUNTER_CYCLES]);
+  observer.commandFinished(endIndex, counters[SABLE_COUNTER_CYCLES], counters[SABLE_COUNTER_CYCLES]);
   observer.progress(counters);
   return result;
 }

@@ -29,8 +29,9 @@ class JobObserver {
   virtual bool stopRequested() = 0;                // ABORT, SOFT_RESET or shutdown
   virtual void progress(const Counters& counters) = 0;  // after every completed command
   virtual void hang() = 0;                         // Fault::HungUnit; returns once stopRequested()
-  // After command `index` executed, with its modelled finish cycle (END: the job's last cycle).
-  virtual void commandFinished(uint32_t /*index*/, uint64_t /*finishCycle*/) {}
+  // After command `index` executed, with its modelled start and finish cycles (POSTPROC: the
+  // post-processing unit's start; END: both the job's last cycle).
+  virtual void commandFinished(uint32_t /*index*/, uint64_t /*startCycle*/, uint64_t /*finishCycle*/) {}
 };
 
 // The fixed latency of one DMA command (address generation and the AXI round trip), cycles.

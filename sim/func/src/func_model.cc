@@ -56,8 +56,10 @@ struct FuncModel::Impl final : detail::JobObserver {
   uint64_t runningJobId = 0;
   uint64_t runningGeneration = 0;
   bool runningOnWorker = false;
-  // runJob's record of command finish cycles, or null. Atomic: a worker job may be running when
-  // runJob sets it (and then rejects itself busy); the worker never writes through it.
+  // runJob's record of command start and finish cycles, or null. Atomic: a worker job may be
+  // running when runJob sets them (and then rejects itself busy); the worker never writes
+  // through them.
+  std::atomic<std::vector<uint64_t>*> startTrace{nullptr};
   std::atomic<std::vector<uint64_t>*> finishTrace{nullptr};
 
   std::thread worker;
@@ -78,9 +80,12 @@ struct FuncModel::Impl final : detail::JobObserver {
     }
     if (deliver) deliver();
   }
-  void commandFinished(uint32_t index, uint64_t finishCycle) override {
-    std::vector<uint64_t>* trace = finishTrace.load(std::memory_order_acquire);
-    if (trace != nullptr && !runningOnWorker && index < trace->size()) (*trace)[index] = finishCycle;
+  void commandFinished(uint32_t index, uint64_t startCycle, uint64_t finishCycle) override {
+    if (runningOnWorker) return;
+    std::vector<uint64_t>* starts = startTrace.load(std::memory_order_acquire);
+    if (starts != nullptr && index < starts->size()) (*starts)[index] = startCycle;
+    std::vector<uint64_t>* finishes = finishTrace.load(std::memory_order_acquire);
+    if (finishes != nullptr && index < finishes->size()) (*finishes)[index] = finishCycle;
   }
   void hang() override {
     std::unique_lock lock(mutex);
@@ -278,10 +283,20 @@ void FuncModel::injectFault(Fault fault) {
 
 JobResult FuncModel::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
                             std::vector<uint64_t>& finishCycles) {
-  finishCycles.assign(cmdSize > SABLE_STREAM_HEADER_BYTES ? (cmdSize - SABLE_STREAM_HEADER_BYTES) / SABLE_COMMAND_BYTES : 0, 0);
+  std::vector<uint64_t> startCycles;
+  return runJob(cmdBase, cmdSize, regionTable, regionCount, startCycles, finishCycles);
+}
+
+JobResult FuncModel::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
+                            std::vector<uint64_t>& startCycles, std::vector<uint64_t>& finishCycles) {
+  const size_t commands = cmdSize > SABLE_STREAM_HEADER_BYTES ? (cmdSize - SABLE_STREAM_HEADER_BYTES) / SABLE_COMMAND_BYTES : 0;
+  startCycles.assign(commands, 0);
+  finishCycles.assign(commands, 0);
+  impl_->startTrace.store(&startCycles, std::memory_order_release);
   impl_->finishTrace.store(&finishCycles, std::memory_order_release);
   JobResult result = runJob(cmdBase, cmdSize, regionTable, regionCount);
   impl_->finishTrace.store(nullptr, std::memory_order_release);
+  impl_->startTrace.store(nullptr, std::memory_order_release);
   return result;
 }
 

@@ -49,7 +49,8 @@ CosimReport cosimulate(const sable_hw_config& config, std::span<const uint8_t> i
   report.rtlMemory.assign(image.begin(), image.end());
   {
     FuncModel model(config, DeviceMemory{report.modelMemory.data(), report.modelMemory.size()});
-    report.model = model.runJob(job.cmdBase, job.cmdSize, job.regionTable, job.regionCount, report.modelFinish);
+    report.model = model.runJob(job.cmdBase, job.cmdSize, job.regionTable, job.regionCount, report.modelStart,
+                                report.modelFinish);
   }
   {
     RtlNpu rtl(DeviceMemory{report.rtlMemory.data(), report.rtlMemory.size()}, options);

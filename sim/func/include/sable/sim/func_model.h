@@ -68,6 +68,12 @@ class FuncModel final : public NpuBackend {
   // the tools attribute a program's cycles to its layers.
   JobResult runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
                    std::vector<uint64_t>& finishCycles);
+  // The same, also recording each command's modelled start cycle in startCycles (the cycle its
+  // unit begins it: for POSTPROC the post-processing unit's start, not its issue; END: the job's
+  // last cycle), sized and zeroed like finishCycles. `sable bench --trace/--html` draw the
+  // queues' activity from these.
+  JobResult runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionTable, uint32_t regionCount,
+                   std::vector<uint64_t>& startCycles, std::vector<uint64_t>& finishCycles);
 
   const sable_hw_config& config() const;
 

@@ -28,6 +28,7 @@ struct CosimReport {
   std::string mismatch;                 // the first difference, for a human (empty on a match)
   JobResult model;                      // the functional model's outcome
   RtlJobResult rtl;                     // the RTL's
+  std::vector<uint64_t> modelStart;     // the model's start cycle of each command
   std::vector<uint64_t> modelFinish;    // the model's finish cycle of each command
   std::vector<uint64_t> rtlFinish;      // the RTL's (completion trace port)
   double rtlSeconds = 0;                // wall-clock time of the RTL's run
