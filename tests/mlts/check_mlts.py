@@ -8,13 +8,14 @@ check_mlts.py SABLE MODELS_DIR shared_models
     latencies, every suite case SUCCESS, and an HTML page with the tables.
 
 check_mlts.py SABLE SEED_DIR classification
-    The suite's classification itself, on a small model of the importer's seed corpus: cases
-    that crash, hang and fail on purpose must be classified CRASH, HANG and FAILURE, make the
-    exit status 1, and their text must be escaped in the HTML page.
+    The suite's classification itself, with a small model of the importer's seed corpus (no
+    image input: it is benchmarked on a synthetic input): cases that crash, hang and fail on
+    purpose must be classified CRASH, HANG and FAILURE, make the exit status 1, and their text
+    must be escaped in the HTML page.
 """
 import json
 import os
-import struct
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,13 +60,15 @@ def shared_models(sable, models):
         status, _ = run([sable, "mlts", "--models", models, "--iterations", str(iterations),
                          "--json", report_path, "--html", html_path], timeout=900)
         check(status == 0, f"sable mlts exited with {status}, expected 0")
+        if not os.path.isfile(report_path):
+            failures.append("no JSON report written")
+            return 1
         with open(report_path) as f:
             report = json.load(f)
         with open(html_path) as f:
             html = f.read()
 
     rows = {(b["model"], b["device"]): b for b in report["benchmarks"]}
-    images = report["images"]
     for model in tflites:
         for device in DEVICES:
             b = rows.get((model, device))
@@ -92,7 +95,7 @@ def shared_models(sable, models):
             check(acc is not None, f"{model} on {device}: no accuracy")
             if acc is None:
                 continue
-            check(acc["images"] == len(images), f"{model} on {device}: {acc['images']} images compared")
+            check(acc["inputs"] == len(b["inputs"]), f"{model} on {device}: {acc['inputs']} inputs compared")
             check(acc["top1Agreement"] == 1.0, f"{model} on {device}: top-1 agreement {acc['top1Agreement']}")
             if model in NPU_WHOLE + NPU_PARTIAL:
                 check(acc["bitExactFraction"] == 1.0 and acc["maxAbsDifference"] == 0,
@@ -100,7 +103,7 @@ def shared_models(sable, models):
                       f"{acc['maxAbsDifference']}: expected identical to cpu-reference")
             check(acc["pass"], f"{model} on {device}: accuracy check failed")
             if model in KNOWN_MODELS:
-                for image, top1 in zip(images, b["top1"]):
+                for image, top1 in zip(b["inputs"], b["top1"]):
                     if image in KNOWN_TOP1:
                         check(top1 == KNOWN_TOP1[image], f"{model} on {device}: top-1 of {image} is {top1}, "
                               f"expected {KNOWN_TOP1[image]}")
@@ -121,38 +124,31 @@ def shared_models(sable, models):
     return 0
 
 
-def write_bmp(path, width, height):
-    """A 24-bit BMP of a gradient (the importer's seed models take small RGB images)."""
-    row = (width * 3 + 3) // 4 * 4
-    pixels = bytearray()
-    for y in range(height):
-        line = bytearray()
-        for x in range(width):
-            line += bytes([(x * 40) % 256, (y * 40) % 256, (x + y) * 20 % 256])
-        pixels += line + bytes(row - len(line))
-    header = struct.pack("<2sIHHI", b"BM", 54 + len(pixels), 0, 0, 54)
-    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, len(pixels), 2835, 2835, 0, 0)
-    with open(path, "wb") as f:
-        f.write(header + info + pixels)
-
-
 def classification(sable, seeds):
     with tempfile.TemporaryDirectory() as tmp:
         models = os.path.join(tmp, "models")
         os.mkdir(models)
-        os.symlink(os.path.join(seeds, "small_cnn.tflite"), os.path.join(models, "small_cnn.tflite"))
-        write_bmp(os.path.join(models, "gradient.bmp"), 8, 8)
+        shutil.copy(os.path.join(seeds, "small_cnn.tflite"), models)
         report_path = os.path.join(tmp, "mlts.json")
         html_path = os.path.join(tmp, "mlts.html")
-        status, out = run([sable, "mlts", "--models", models, "--skip-bench", "--suite-device", "cpu-reference",
+        status, out = run([sable, "mlts", "--models", models, "--devices", "cpu-reference", "--iterations", "2",
+                           "--suite-device", "cpu-reference",
                            "--cases", "injected_crash,injected_hang,injected_failure",
                            "--inject", "crash,hang,failure", "--timeout", "3",
                            "--json", report_path, "--html", html_path], timeout=120)
         check(status == 1, f"sable mlts exited with {status}, expected 1 (cases not SUCCESS)")
+        if not os.path.isfile(report_path):
+            failures.append("no JSON report written")
+            return 1
         with open(report_path) as f:
             report = json.load(f)
         with open(html_path) as f:
             html = f.read()
+    # The seed model's input is no image: it runs on one synthetic input.
+    rows = report["benchmarks"]
+    check(len(rows) == 1 and rows[0]["model"] == "small_cnn.tflite" and rows[0]["outcome"] == "SUCCESS"
+          and rows[0]["inputs"] == ["synthetic (seed 1)"] and rows[0]["accuracy"]["pass"],
+          f"the benchmark of small_cnn.tflite on cpu-reference: {rows}")
     cases = {c["name"]: c for c in report["suite"]["cases"]}
     check(sorted(cases) == ["injected_crash", "injected_failure", "injected_hang"],
           f"cases {sorted(cases)}: expected only the three injected ones")

@@ -27,6 +27,17 @@ bool isImage(const fs::path& path) {
   return ext == ".bmp" || ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
+constexpr uint64_t kSyntheticSeed = 1;
+
+// An input imageInput() can fill: [1, H, W, 1 or 3] of a type it quantizes to.
+bool isImageInput(const hal::Operand& input) {
+  const auto& d = input.dimensions;
+  const bool typed = input.type == hal::OperandType::TENSOR_QUANT8_ASYMM ||
+                     input.type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED ||
+                     input.type == hal::OperandType::TENSOR_FLOAT32;
+  return typed && d.size() == 4 && d[0] == 1 && d[1] > 0 && d[2] > 0 && (d[3] == 1 || d[3] == 3);
+}
+
 // "sable-npu 27 ops, cpu-reference 4 ops": where the steps of an `auto` preparation run.
 std::string describePlan(const runtime::PartitionPlan& plan) {
   std::map<std::string, size_t> perDevice;
@@ -58,12 +69,12 @@ hal::Result<std::string> measure(const BenchModel& bench, const std::string& dev
   out["compileMs"] = millisecondsSince(start);
   if (const runtime::PartitionPlan* plan = runtime::partitionPlanOf(*prepared)) out["plan"] = describePlan(*plan);
 
-  // One execution per image: the outputs compared with the reference (the first is the warm-up
+  // One execution per input: the outputs compared with the reference (the first is the warm-up
   // of the device as well).
   nlohmann::json outputs = nlohmann::json::array();
   std::vector<std::vector<uint8_t>> firstOutputs;
-  for (const auto& image : bench.images) {
-    SABLE_ASSIGN_OR_RETURN(auto result, runtime::executeWithBuffers(*prepared, model, {image}));
+  for (const auto& inputs : bench.inputs) {
+    SABLE_ASSIGN_OR_RETURN(auto result, runtime::executeWithBuffers(*prepared, model, inputs));
     nlohmann::json perOutput = nlohmann::json::array();
     for (const auto& tensor : result.outputs) perOutput.push_back(tensor.bytes);
     if (firstOutputs.empty())
@@ -72,9 +83,9 @@ hal::Result<std::string> measure(const BenchModel& bench, const std::string& dev
   }
   out["outputs"] = std::move(outputs);
 
-  // The timed executions, on the first image, the request built once as an application would:
+  // The timed executions, on the first input, the request built once as an application would:
   // the time is the device's execute() call alone.
-  SABLE_ASSIGN_OR_RETURN(runtime::PooledRequest pooled, runtime::makePooledRequest(model, {bench.images.at(0)}));
+  SABLE_ASSIGN_OR_RETURN(runtime::PooledRequest pooled, runtime::makePooledRequest(model, bench.inputs.at(0)));
   std::vector<double> latencies;
   bool deterministic = true;
   for (int i = 0; i < iterations; ++i) {
@@ -111,7 +122,6 @@ hal::Result<std::vector<BenchModel>> loadBenchModels(const std::string& dir) {
   }
   if (ec) return hal::invalidArgument("cannot list '{}': {}", dir, ec.message());
   if (models.empty()) return hal::invalidArgument("'{}' holds no .tflite model", dir);
-  if (images.empty()) return hal::invalidArgument("'{}' holds no test image (.bmp, .png, .jpg)", dir);
   std::sort(models.begin(), models.end());
   std::sort(images.begin(), images.end());
   std::vector<BenchModel> loaded;
@@ -122,16 +132,19 @@ hal::Result<std::vector<BenchModel>> loadBenchModels(const std::string& dir) {
     auto model = runtime::importTfliteFile(bench.path);
     if (!model.ok()) return hal::invalidArgument("{}: {}", bench.path, model.error().message);
     bench.model = std::move(*model);
-    if (bench.model.main.inputIndexes.size() != 1) {
-      return hal::invalidArgument("{}: has {} inputs; the benchmark feeds one image", bench.path,
-                                  bench.model.main.inputIndexes.size());
-    }
-    const hal::Operand& input = bench.model.main.operands[bench.model.main.inputIndexes[0]];
-    for (const auto& image : images) {
-      auto bytes = runtime::imageInput(image.string(), input);
-      if (!bytes.ok()) return hal::invalidArgument("{} for {}: {}", image.string(), bench.name, bytes.error().message);
-      bench.imageNames.push_back(image.filename().string());
-      bench.images.push_back(std::move(*bytes));
+    if (bench.model.main.inputIndexes.size() == 1 && !images.empty() &&
+        isImageInput(bench.model.main.operands[bench.model.main.inputIndexes[0]])) {
+      const hal::Operand& input = bench.model.main.operands[bench.model.main.inputIndexes[0]];
+      for (const auto& image : images) {
+        auto bytes = runtime::imageInput(image.string(), input);
+        if (!bytes.ok()) return hal::invalidArgument("{} for {}: {}", image.string(), bench.name, bytes.error().message);
+        bench.inputNames.push_back(image.filename().string());
+        bench.inputs.push_back({std::move(*bytes)});
+      }
+    } else {
+      // Not an image classifier (or no image at hand): one synthetic input, as `sable run` makes it.
+      bench.inputNames.push_back(fmt::format("synthetic (seed {})", kSyntheticSeed));
+      bench.inputs.push_back(syntheticInputs(bench.model, kSyntheticSeed));
     }
     loaded.push_back(std::move(bench));
   }
@@ -152,6 +165,7 @@ BenchResult benchmark(const BenchModel& model, const std::string& device, int it
   BenchResult result;
   result.model = model.name;
   result.device = device;
+  result.inputNames = model.inputNames;
   result.child = runInChild([&](const auto&) { return measure(model, device, iterations); }, timeout);
   if (result.child.outcome != CaseClass::SUCCESS) return result;
   nlohmann::json payload;
@@ -190,8 +204,8 @@ void compareWithReference(BenchResult& result, const BenchResult& reference, con
   if (!result.ran || !reference.ran || reference.child.outcome != CaseClass::SUCCESS) return;
   result.compared = true;
   Accuracy& a = result.accuracy;
-  a.images = std::min(result.outputs.size(), reference.outputs.size());
-  for (size_t i = 0; i < a.images; ++i) {
+  a.inputs = std::min(result.outputs.size(), reference.outputs.size());
+  for (size_t i = 0; i < a.inputs; ++i) {
     if (i < result.top1.size() && i < reference.top1.size() && result.top1[i] == reference.top1[i]) ++a.top1Agreements;
     const auto& actual = result.outputs[i];
     const auto& expected = reference.outputs[i];
@@ -208,7 +222,7 @@ void compareWithReference(BenchResult& result, const BenchResult& reference, con
       a.maxAbsDifference = std::max(a.maxAbsDifference, d.maxAbsDifference);
     }
   }
-  a.pass = !a.sizeMismatch && a.images == reference.outputs.size() && a.top1Agreements == a.images &&
+  a.pass = !a.sizeMismatch && a.inputs == reference.outputs.size() && a.top1Agreements == a.inputs &&
            a.maxAbsDifference <= tolerance && result.deterministic;
 }
 
@@ -225,11 +239,12 @@ nlohmann::json toJson(const BenchResult& r) {
   j["compileMs"] = r.compileMs;
   j["latencyMs"] = {{"median", r.medianMs}, {"p90", r.p90Ms}, {"samples", r.latenciesMs}};
   j["deterministic"] = r.deterministic;
+  j["inputs"] = r.inputNames;
   j["top1"] = r.top1;
   if (r.compared) {
     const Accuracy& a = r.accuracy;
-    j["accuracy"] = {{"images", a.images},
-                     {"top1Agreement", a.images == 0 ? 0.0 : static_cast<double>(a.top1Agreements) / a.images},
+    j["accuracy"] = {{"images", a.inputs},
+                     {"top1Agreement", a.inputs == 0 ? 0.0 : static_cast<double>(a.top1Agreements) / a.inputs},
                      {"bitExactFraction", a.elements == 0 ? 0.0 : static_cast<double>(a.identical) / a.elements},
                      {"identicalElements", a.identical},
                      {"elements", a.elements},

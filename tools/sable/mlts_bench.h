@@ -16,26 +16,26 @@
 
 namespace sable::tools::mlts {
 
-// A model of the models directory with its inputs: one per test image (each the model's only
-// input, as `sable run --image` makes it).
+// A model of the models directory with the inputs it runs on: one per test image when its input
+// is an image (as `sable run --image` makes it), else one synthetic input (as `sable run` makes it).
 struct BenchModel {
   std::string name;  // the file name
   std::string path;
   hal::Model model;
-  std::vector<std::string> imageNames;
-  std::vector<std::vector<uint8_t>> images;  // one input per image
+  std::vector<std::string> inputNames;                   // the image's file name, or "synthetic (seed 1)"
+  std::vector<std::vector<std::vector<uint8_t>>> inputs;  // [run][model input] bytes
 };
 
-// The real models of `dir` (every *.tflite, by name) with the test images of the directory
-// (*.bmp, *.png, *.jpg) as their inputs. An error names a directory without models or a model or
-// image that does not load.
+// The models of `dir` (every *.tflite, by name) with the test images of the directory (*.bmp,
+// *.png, *.jpg) as their inputs. An error names a directory without models, or a model or image
+// that does not load.
 hal::Result<std::vector<BenchModel>> loadBenchModels(const std::string& dir);
 
 // How one model compared with the CPU reference's outputs on the same images.
 struct Accuracy {
-  size_t images = 0;
-  size_t top1Agreements = 0;  // images whose top-1 class (output 0) equals the reference's
-  size_t elements = 0;        // output elements compared, over all images and outputs
+  size_t inputs = 0;
+  size_t top1Agreements = 0;  // inputs whose top-1 class (output 0) equals the reference's
+  size_t elements = 0;        // output elements compared, over all inputs and outputs
   size_t identical = 0;       // of which bit-identical
   int64_t maxAbsDifference = 0;  // in stored (quantized) units
   bool sizeMismatch = false;
@@ -46,6 +46,7 @@ struct Accuracy {
 struct BenchResult {
   std::string model;
   std::string device;
+  std::vector<std::string> inputNames;  // as BenchModel::inputNames
   ChildOutcome child;  // how its process ended; the fields below are valid on SUCCESS
   size_t operations = 0;
   size_t supportedOperations = 0;
@@ -56,14 +57,14 @@ struct BenchResult {
   double medianMs = 0;
   double p90Ms = 0;
   bool deterministic = true;  // every timed execution produced the warm-up's outputs
-  std::vector<std::vector<std::vector<uint8_t>>> outputs;  // [image][output] bytes
-  std::vector<uint32_t> top1;                              // per image, output 0
+  std::vector<std::vector<std::vector<uint8_t>>> outputs;  // [input][output] bytes
+  std::vector<uint32_t> top1;                              // per input, output 0
   bool compared = false;                                   // accuracy was computed (a reference exists)
   Accuracy accuracy;
 };
 
 // Runs `model` on `device` in a child: `iterations` timed executions (the first a warm-up, not
-// counted), after one execution per image for the outputs.
+// counted), after one execution per input for the outputs.
 BenchResult benchmark(const BenchModel& model, const std::string& device, int iterations,
                       std::chrono::milliseconds timeout);
 

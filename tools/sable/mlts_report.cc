@@ -71,7 +71,7 @@ std::string accuracyTable(const nlohmann::json& report) {
     const auto& a = b["accuracy"];
     const bool pass = a.value("pass", false);
     html += "<tr>" + cell(text(b["model"])) + cell(text(b["device"])) +
-            cell(fmt::format("{:.0f}% of {} images", 100 * a.value("top1Agreement", 0.0), text(a["images"])), "num") +
+            cell(fmt::format("{:.0f}% of {} inputs", 100 * a.value("top1Agreement", 0.0), text(a["inputs"])), "num") +
             cell(fmt::format("{:.2f}% ({} of {})", 100 * a.value("bitExactFraction", 0.0), text(a["identicalElements"]),
                              text(a["elements"])),
                  "num") +
@@ -128,10 +128,10 @@ td.crash { background: #f2a0a0; font-weight: bold; }
 )";
   html += "<h1>sable mlts</h1>\n";
   html += fmt::format("<p class=\"verdict\">{}</p>\n", passed ? "PASSED" : "FAILED");
-  html += fmt::format("<p>build {} &middot; models from {} &middot; images: {} &middot; {} iterations per model and "
+  html += fmt::format("<p>build {} &middot; models from {} &middot; inputs: {} &middot; {} iterations per model and "
                       "device (the first a warm-up)</p>\n",
                       htmlEscape(text(report["version"])), htmlEscape(text(report["modelsDir"])),
-                      htmlEscape(joined(report["images"])),
+                      htmlEscape(joined(report["inputs"])),
                       htmlEscape(text(report["iterations"])));
   html += "<h2>Latency</h2>\n<p>Wall clock per execution (the request built once), and the compilation "
           "(prepareModel) separately.</p>\n";

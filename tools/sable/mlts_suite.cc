@@ -30,18 +30,18 @@ constexpr int64_t kReferenceTolerance = 3;
 struct CaseContext {
   const BenchModel* bench = nullptr;
   std::shared_ptr<runtime::Device> device;
-  std::vector<uint8_t> input;
+  std::vector<std::vector<uint8_t>> inputs;  // the model's first run (BenchModel::inputs[0])
   std::vector<std::vector<uint8_t>> golden;  // per output
 };
 
 hal::Result<CaseContext> setUp(const BenchModel& bench, const std::string& deviceName) {
   CaseContext ctx;
   ctx.bench = &bench;
-  ctx.input = bench.images.at(0);
+  ctx.inputs = bench.inputs.at(0);
   const hal::Model& model = bench.model;
   SABLE_ASSIGN_OR_RETURN(auto reference, runtime::findDevice(kReferenceDevice));
   SABLE_ASSIGN_OR_RETURN(auto referencePrepared, reference->prepareModel(model));
-  SABLE_ASSIGN_OR_RETURN(auto expected, runtime::executeWithBuffers(*referencePrepared, model, {ctx.input}));
+  SABLE_ASSIGN_OR_RETURN(auto expected, runtime::executeWithBuffers(*referencePrepared, model, ctx.inputs));
   SABLE_ASSIGN_OR_RETURN(ctx.device, runtime::findDevice(deviceName));
   SABLE_ASSIGN_OR_RETURN(auto supported, ctx.device->getSupportedOperations(model));
   const auto unsupported = std::count(supported.begin(), supported.end(), false);
@@ -50,7 +50,7 @@ hal::Result<CaseContext> setUp(const BenchModel& bench, const std::string& devic
                                 deviceName, unsupported, supported.size(), bench.name);
   }
   SABLE_ASSIGN_OR_RETURN(auto prepared, ctx.device->prepareModel(model));
-  SABLE_ASSIGN_OR_RETURN(auto actual, runtime::executeWithBuffers(*prepared, model, {ctx.input}));
+  SABLE_ASSIGN_OR_RETURN(auto actual, runtime::executeWithBuffers(*prepared, model, ctx.inputs));
   for (size_t j = 0; j < actual.outputs.size(); ++j) {
     const hal::Operand& operand = model.main.operands[model.main.outputIndexes[j]];
     const TensorDifference d = compareTensors(operand, actual.outputs[j].bytes, expected.outputs[j].bytes);
@@ -84,7 +84,7 @@ hal::Result<void> executeChecked(runtime::PreparedModel& prepared, runtime::Pool
 }
 
 hal::Result<runtime::PooledRequest> request(const CaseContext& ctx) {
-  return runtime::makePooledRequest(ctx.bench->model, {ctx.input});
+  return runtime::makePooledRequest(ctx.bench->model, ctx.inputs);
 }
 
 // ---- the cases, each the body of a child ----
@@ -329,10 +329,10 @@ std::vector<CaseResult> runSuite(const BenchModel& model, const SuiteOptions& op
     ChildBody body;  // null: the killed-client case, run by the parent
   };
   std::vector<Case> cases = {
-      {"repeated_compilation", fmt::format("{} compilations of the model, one after another", 20 * r),
-       onDevice([r](const CaseContext& ctx, const auto&) { return repeatedCompilation(ctx, 20 * r); })},
-      {"repeated_execution", fmt::format("{} executions of one prepared model", 100 * r),
-       onDevice([r](const CaseContext& ctx, const auto&) { return repeatedExecution(ctx, 100 * r); })},
+      {"repeated_compilation", fmt::format("{} compilations of the model, one after another", 50 * r),
+       onDevice([r](const CaseContext& ctx, const auto&) { return repeatedCompilation(ctx, 50 * r); })},
+      {"repeated_execution", fmt::format("{} executions of one prepared model", 200 * r),
+       onDevice([r](const CaseContext& ctx, const auto&) { return repeatedExecution(ctx, 200 * r); })},
       {"many_prepared_models", "16 prepared models alive at once, each executed",
        onDevice([](const CaseContext& ctx, const auto&) { return manyPrepared(ctx, 16); })},
       {"concurrent_threads", fmt::format("4 threads x {} executions of one prepared model", 10 * r),

@@ -58,7 +58,7 @@ struct CaseResult {
   ChildOutcome outcome;
 };
 
-// Runs every case on `model` (its first image as the input; each case checks its outputs against
+// Runs every case on `model` (its first input, BenchModel::inputs[0]; each case checks its outputs against
 // the CPU reference's). `watch`, when given, checks after each case that the server lives and
 // reclaimed the case's memory (a FAILURE otherwise); the killed-client case needs it.
 std::vector<CaseResult> runSuite(const BenchModel& model, const SuiteOptions& options, const DeviceServerWatch* watch);
