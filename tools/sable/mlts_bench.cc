@@ -243,7 +243,7 @@ nlohmann::json toJson(const BenchResult& r) {
   j["top1"] = r.top1;
   if (r.compared) {
     const Accuracy& a = r.accuracy;
-    j["accuracy"] = {{"images", a.inputs},
+    j["accuracy"] = {{"inputs", a.inputs},
                      {"top1Agreement", a.inputs == 0 ? 0.0 : static_cast<double>(a.top1Agreements) / a.inputs},
                      {"bitExactFraction", a.elements == 0 ? 0.0 : static_cast<double>(a.identical) / a.elements},
                      {"identicalElements", a.identical},

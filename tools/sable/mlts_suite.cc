@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -203,16 +204,31 @@ hal::Result<std::string> abandonedExecutions(const CaseContext& ctx, int rounds)
                      started, stillRunning, preparations, preparationsRunning);
 }
 
-// The child that keeps executing until it is killed: a mark after preparing and after each
-// execution.
+// The child that keeps executing until it is killed: two threads, so that a job is in flight
+// on the device whenever the kill comes; a mark after preparing and after each execution of the
+// first thread.
 hal::Result<std::string> executeUntilKilled(const CaseContext& ctx, const std::function<void(std::string_view)>& progress) {
   SABLE_ASSIGN_OR_RETURN(auto prepared, ctx.device->prepareModel(ctx.bench->model));
   SABLE_ASSIGN_OR_RETURN(auto pooled, request(ctx));
+  SABLE_ASSIGN_OR_RETURN(auto second, request(ctx));
+  std::atomic<bool> stop{false};
+  hal::Result<void> secondResult{};
+  std::thread worker([&] {
+    while (!stop && secondResult.ok()) secondResult = executeChecked(*prepared, second, ctx, "the second thread");
+    stop = true;
+  });
   progress("prepared");
-  for (int i = 0;; ++i) {
-    SABLE_TRY(executeChecked(*prepared, pooled, ctx, fmt::format("execution {}", i + 1)));
-    progress("executed");
+  hal::Result<void> firstResult{};
+  for (int i = 0; firstResult.ok() && !stop; ++i) {
+    firstResult = executeChecked(*prepared, pooled, ctx, fmt::format("execution {}", i + 1));
+    if (firstResult.ok()) progress("executed");
   }
+  // Only an error ends the loops (the kill ends the process).
+  stop = true;
+  worker.join();
+  SABLE_TRY(firstResult);
+  SABLE_TRY(secondResult);
+  return std::string("ended without being killed");
 }
 
 // A child: set up, then the case's body.
