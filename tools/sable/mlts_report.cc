@@ -136,7 +136,7 @@ td.crash { background: #f2a0a0; font-weight: bold; }
   html += "<h2>Latency</h2>\n<p>Wall clock per execution (the request built once), and the compilation "
           "(prepareModel) separately.</p>\n";
   html += latencyTable(report);
-  html += fmt::format("<h2>Accuracy against {}</h2>\n<p>Outputs on every test image compared with the CPU reference "
+  html += fmt::format("<h2>Accuracy against {}</h2>\n<p>Outputs on every input compared with the CPU reference "
                       "device's; tolerance {} quantized units.</p>\n",
                       htmlEscape(text(report["referenceDevice"])), htmlEscape(text(report["tolerance"])));
   html += accuracyTable(report);
