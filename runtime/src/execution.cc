@@ -7,9 +7,8 @@
 
 namespace sable::runtime {
 
-hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, const hal::Model& model,
-                                                     const std::vector<std::vector<uint8_t>>& inputs,
-                                                     size_t outputCapacity, const ExecuteOptions& options) {
+hal::Result<PooledRequest> makePooledRequest(const hal::Model& model, const std::vector<std::vector<uint8_t>>& inputs,
+                                             size_t outputCapacity) {
   constexpr size_t kUnknownShapeCapacity = 1 << 20;
   std::vector<size_t> outputSizes;
   for (uint32_t index : model.main.outputIndexes) {
@@ -47,7 +46,15 @@ hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, co
     offset += static_cast<uint32_t>(aligned(s));
     request.outputs.push_back(argument);
   }
+  return PooledRequest{std::move(request), std::move(pool)};
+}
 
+hal::Result<ExecutionWithBuffers> executeWithBuffers(PreparedModel& prepared, const hal::Model& model,
+                                                     const std::vector<std::vector<uint8_t>>& inputs,
+                                                     size_t outputCapacity, const ExecuteOptions& options) {
+  SABLE_ASSIGN_OR_RETURN(PooledRequest pooled, makePooledRequest(model, inputs, outputCapacity));
+  const hal::Request& request = pooled.request;
+  const hal::MemoryPool& pool = pooled.pool;
   SABLE_ASSIGN_OR_RETURN(auto result, prepared.execute(request, options));
   ExecutionWithBuffers out;
   out.timing = result.timing;

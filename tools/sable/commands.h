@@ -22,5 +22,6 @@ CommandRunner addBisectCommand(CLI::App& app);       // bisect_command.cc
 CommandRunner addCapabilitiesCommand(CLI::App& app);  // capabilities_command.cc
 CommandRunner addCompileCommand(CLI::App& app);       // compile_command.cc
 CommandRunner addGraphCommand(CLI::App& app);         // graph_command.cc
+CommandRunner addMltsCommand(CLI::App& app);          // mlts_command.cc
 
 }  // namespace sable::tools
