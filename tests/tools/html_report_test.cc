@@ -40,6 +40,20 @@ TEST(HtmlReport, TableEscapesCellsAndRightAlignsNumericColumns) {
   EXPECT_EQ(out.find("<CONV>"), std::string::npos);
 }
 
+TEST(HtmlReport, CellClassesJoinTheNumericClassAndMissingOnesAreNone) {
+  Table t;
+  t.header = {"case", "ms", "class"};
+  t.rows = {{"a", "1.0", "CRASH"}, {"b", "2.0", "SUCCESS"}, {"c", "3.0", "HANG"}};
+  t.numeric = {1};
+  t.classes = {{"", "", "crash"}, {"", "slow", "success"}};  // row c has none
+  const std::string out = table(t);
+  EXPECT_NE(out.find("<td class=\"crash\">CRASH</td>"), std::string::npos) << out;
+  EXPECT_NE(out.find("<td class=\"num slow\">2.0</td>"), std::string::npos) << out;
+  EXPECT_NE(out.find("<td class=\"success\">SUCCESS</td>"), std::string::npos) << out;
+  EXPECT_NE(out.find("<td>HANG</td>"), std::string::npos) << out;
+  EXPECT_EQ(count(out, "class=\"num"), 3u) << "one numeric cell per row";
+}
+
 TEST(HtmlReport, BarChartHasOneBarPerLabelAndOneSegmentPerSeries) {
   BarChart chart;
   chart.id = "units";

@@ -36,6 +36,11 @@ svg.chart .title { font-size: 14px; font-weight: 600; }
 svg.chart .marker { stroke: #222; stroke-width: 2; }
 svg.chart .point { stroke: #222; stroke-width: 0.8; }
 p.note { color: #555; font-size: 0.9em; }
+p.verdict { font-size: 1.3em; font-weight: bold; }
+td.success { background: #c8f0c8; }
+td.failure { background: #f6d08a; }
+td.hang { background: #c8c8f6; }
+td.crash { background: #f2a0a0; font-weight: bold; }
 )";
 
 std::string number(double v) {
@@ -100,17 +105,22 @@ std::string table(const Table& t) {
   auto isNumeric = [&](size_t column) {
     return std::find(t.numeric.begin(), t.numeric.end(), column) != t.numeric.end();
   };
-  auto row = [&](const std::vector<std::string>& cells, std::string_view tag) {
+  static const std::vector<std::string> kNoClasses;
+  auto row = [&](const std::vector<std::string>& cells, std::string_view tag, const std::vector<std::string>& classes) {
     std::string out = "<tr>";
     for (size_t c = 0; c < cells.size(); ++c) {
-      out += fmt::format("<{0}{1}>{2}</{0}>", tag, isNumeric(c) ? " class=\"num\"" : "", escape(cells[c]));
+      std::string cls = isNumeric(c) ? "num" : "";
+      if (c < classes.size() && !classes[c].empty()) cls += (cls.empty() ? "" : " ") + classes[c];
+      out += fmt::format("<{0}{1}>{2}</{0}>", tag, cls.empty() ? "" : " class=\"" + escape(cls) + "\"",
+                         escape(cells[c]));
     }
     return out + "</tr>\n";
   };
-  std::string out = fmt::format("<table id=\"{}\">\n<thead>{}</thead>\n<tbody>\n", escape(t.id), row(t.header, "th"));
-  for (const auto& cells : t.rows) out += row(cells, "td");
+  std::string out =
+      fmt::format("<table id=\"{}\">\n<thead>{}</thead>\n<tbody>\n", escape(t.id), row(t.header, "th", kNoClasses));
+  for (size_t r = 0; r < t.rows.size(); ++r) out += row(t.rows[r], "td", r < t.classes.size() ? t.classes[r] : kNoClasses);
   out += "</tbody>\n";
-  if (!t.footer.empty()) out += "<tfoot>" + row(t.footer, "td") + "</tfoot>\n";
+  if (!t.footer.empty()) out += "<tfoot>" + row(t.footer, "td", kNoClasses) + "</tfoot>\n";
   return out + "</table>\n";
 }
 
@@ -258,6 +268,10 @@ Page::Page(std::string title) : title_(std::move(title)) {}
 void Page::addHeading(std::string_view text) { body_ += fmt::format("<h2>{}</h2>\n", escape(text)); }
 
 void Page::addParagraph(std::string_view text) { body_ += fmt::format("<p class=\"note\">{}</p>\n", escape(text)); }
+
+void Page::addVerdict(bool passed) {
+  body_ += fmt::format("<p class=\"verdict\">{}</p>\n", passed ? "PASSED" : "FAILED");
+}
 
 void Page::addFacts(const std::vector<std::pair<std::string, std::string>>& facts) {
   body_ += "<dl class=\"facts\">\n";

@@ -28,6 +28,9 @@ struct Table {
   std::vector<std::vector<std::string>> rows;
   std::vector<size_t> numeric;
   std::vector<std::string> footer;  // a last row (totals), empty: none
+  // Optional CSS classes per body cell, classes[row][column] (missing or empty: none), e.g. the
+  // page's outcome colours "success", "failure", "hang", "crash".
+  std::vector<std::vector<std::string>> classes;
 };
 std::string table(const Table& table);
 
@@ -84,6 +87,7 @@ class Page {
   explicit Page(std::string title);
   void addHeading(std::string_view text);                   // <h2>
   void addParagraph(std::string_view text);                 // <p>
+  void addVerdict(bool passed);                             // a large PASSED / FAILED line
   void addFacts(const std::vector<std::pair<std::string, std::string>>& facts);  // a definition list
   void addHtml(std::string html);                           // from table(), barChart(), ...
   std::string render() const;
