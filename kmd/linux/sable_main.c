@@ -595,9 +595,7 @@ static void sable_reset(struct sable_npu *npu, const char *why, u32 state)
 	sable_core_get_counters(npu->core, &counters);
 	npu->ring_faults_seen = counters.ring_faults;
 	npu->gave_up = err != 0;
-	WRITE_ONCE(npu->reset_result, err);
-	if (err == 0)
-		dev_info(npu->dev, "reset done: serving again (%llu resets)\n", counters.resets);
+	WRITE_ONCE(npu->reset_result, err); /* kmd/core logged the outcome */
 }
 
 /*
