@@ -33,10 +33,11 @@ std::string outcomeClass(const std::string& outcome) {
 std::string ms(const nlohmann::json& value) { return value.is_number() ? fmt::format("{:.2f}", value.get<double>()) : ""; }
 
 html::Table latencyTable(const nlohmann::json& report) {
-  html::Table table{.id = "latency",
-                    .header = {"model", "device", "outcome", "operations on the device", "compile (ms)", "median (ms)",
-                               "p90 (ms)", "samples", "plan"},
-                    .numeric = {4, 5, 6, 7}};
+  html::Table table;
+  table.id = "latency";
+  table.header = {"model", "device", "outcome", "operations on the device", "compile (ms)", "median (ms)", "p90 (ms)",
+                  "samples", "plan"};
+  table.numeric = {4, 5, 6, 7};
   for (const auto& b : report.value("benchmarks", nlohmann::json::array())) {
     const std::string outcome = text(b.value("outcome", nlohmann::json()));
     std::string ops = fmt::format("{} of {}", text(b.value("supportedOperations", nlohmann::json())),
@@ -59,10 +60,11 @@ html::Table latencyTable(const nlohmann::json& report) {
 }
 
 html::Table accuracyTable(const nlohmann::json& report) {
-  html::Table table{.id = "accuracy",
-                    .header = {"model", "device", "top-1 agreement", "bit-exact outputs",
-                               "max |difference| (quantized units)", "deterministic", "result"},
-                    .numeric = {2, 3, 4}};
+  html::Table table;
+  table.id = "accuracy";
+  table.header = {"model", "device", "top-1 agreement", "bit-exact outputs", "max |difference| (quantized units)",
+                  "deterministic", "result"};
+  table.numeric = {2, 3, 4};
   for (const auto& b : report.value("benchmarks", nlohmann::json::array())) {
     if (!b.contains("accuracy")) continue;
     const auto& a = b["accuracy"];
@@ -79,7 +81,10 @@ html::Table accuracyTable(const nlohmann::json& report) {
 }
 
 html::Table suiteTable(const nlohmann::json& report) {
-  html::Table table{.id = "suite", .header = {"case", "what it does", "class", "time (ms)", "detail"}, .numeric = {3}};
+  html::Table table;
+  table.id = "suite";
+  table.header = {"case", "what it does", "class", "time (ms)", "detail"};
+  table.numeric = {3};
   for (const auto& c : report["suite"].value("cases", nlohmann::json::array())) {
     const std::string outcome = text(c["outcome"]);
     table.rows.push_back({text(c["name"]), text(c["description"]), outcome, ms(c["milliseconds"]), text(c["detail"])});
