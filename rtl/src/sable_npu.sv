@@ -120,8 +120,11 @@ module sable_npu #(
   assign m_awid = 4'd0;
 
   // ---- memories: scratchpad read ports 0 store DMA, 1–2 array, 3 post-processing, 4–7 vector;
-  //      write ports 0 load DMA, 1 post-processing, 2 vector. Accumulator read ports 0 array,
-  //      1 post-processing, 2 vector; write ports 0 array, 1 vector. ----
+  //      write ports 0 load DMA, 1 post-processing, 2 vector. The accumulator is banked
+  //      (docs/rtl.md, "Banked memories"), its ports in priority order: read 0 array, 1 vector,
+  //      2 post-processing; write 0 array, 1 vector. The array and the vector unit never run
+  //      together (sable_compute_seq), so only the post-processing unit's reads can be refused:
+  //      it takes its grant. ----
   logic [7:0] sp_re;
   logic [7:0][15:0] sp_raddr;
   logic [7:0][8*DIM-1:0] sp_rdata;
@@ -135,13 +138,19 @@ module sable_npu #(
   logic [1:0] acc_we;
   logic [1:0][15:0] acc_waddr;
   logic [1:0][32*DIM-1:0] acc_wdata;
+  logic [2:0] acc_rgrant;
+  logic [1:0] acc_wgrant;
 
   sable_scratchpad #(.DIM(DIM), .LINES(SP_LINES), .NR(8), .NW(3)) scratchpad (
       .clk, .rst_n, .zero(mem_zero), .re(sp_re), .raddr(sp_raddr), .rdata(sp_rdata), .we(sp_we), .waddr(sp_waddr),
       .wdata(sp_wdata), .wstrb(sp_wstrb));
-  sable_accumulator #(.DIM(DIM), .ROWS(ACC_ROWS), .NR(3), .NW(2)) accumulator (
-      .clk, .rst_n, .zero(mem_zero), .re(acc_re), .raddr(acc_raddr), .rdata(acc_rdata), .we(acc_we),
-      .waddr(acc_waddr), .wdata(acc_wdata));
+  sable_banked_mem #(.WIDTH(32 * DIM), .LINES(ACC_ROWS), .STRB_BITS(32 * DIM), .NR(3), .NW(2)) accumulator (
+      .clk, .rst_n, .zero(mem_zero), .re(acc_re), .raddr(acc_raddr), .rgrant(acc_rgrant), .rdata(acc_rdata),
+      .we(acc_we), .waddr(acc_waddr), .wdata(acc_wdata), .wstrb('1), .wgrant(acc_wgrant));
+  // Always granted (the highest priority, never concurrent with each other): the array's and the
+  // vector unit's.
+  logic unused_acc_grants;
+  assign unused_acc_grants = ^{acc_rgrant[1:0], acc_wgrant};
 
   // ---- units ----
   sable_dma_load #(.DIM(DIM)) dma_load (
@@ -168,13 +177,14 @@ module sable_npu #(
       .clk, .rst_n, .clear(unit_clear), .start(ppu_start), .cmd(compute_cmd), .busy(ppu_busy), .done(ppu_done),
       .error(ppu_error), .acc_ready(ppu_acc_ready), .sp_re(sp_re[3]), .sp_raddr(sp_raddr[3]),
       .sp_rdata(sp_rdata[3]), .sp_we(sp_we[1]), .sp_waddr(sp_waddr[1]), .sp_wdata(sp_wdata[1]),
-      .sp_wstrb(sp_wstrb[1]), .acc_re(acc_re[1]), .acc_raddr(acc_raddr[1]), .acc_rdata(acc_rdata[1]));
+      .sp_wstrb(sp_wstrb[1]), .acc_re(acc_re[2]), .acc_raddr(acc_raddr[2]), .acc_grant(acc_rgrant[2]),
+      .acc_rdata(acc_rdata[2]));
 
   sable_vector_unit #(.DIM(DIM), .DW_MACS(DW_MACS)) vector (
       .clk, .rst_n, .clear(unit_clear), .start(vec_start), .cmd(compute_cmd), .busy(vec_busy), .done(vec_done),
       .error(vec_error), .sp_re(sp_re[7:4]), .sp_raddr(sp_raddr[7:4]), .sp_rdata(sp_rdata[7:4]), .sp_we(sp_we[2]),
-      .sp_waddr(sp_waddr[2]), .sp_wdata(sp_wdata[2]), .sp_wstrb(sp_wstrb[2]), .acc_re(acc_re[2]),
-      .acc_raddr(acc_raddr[2]), .acc_rdata(acc_rdata[2]), .acc_we(acc_we[1]), .acc_waddr(acc_waddr[1]),
+      .sp_waddr(sp_waddr[2]), .sp_wdata(sp_wdata[2]), .sp_wstrb(sp_wstrb[2]), .acc_re(acc_re[1]),
+      .acc_raddr(acc_raddr[1]), .acc_rdata(acc_rdata[1]), .acc_we(acc_we[1]), .acc_waddr(acc_waddr[1]),
       .acc_wdata(acc_wdata[1]));
 
   // Write responses carry no information beyond bresp: one ID, in order.

@@ -13,7 +13,9 @@
 //   read + 5   its output line is written (1 cycle memory latency + 4 lane stages), at
 //              output_addr + y*output_stride_y + x*output_stride_x; done pulses with the last write.
 // So done comes in cycle max(S + 11, first cycle acc_ready is high) + ny*nx + 4 (with acc_ready
-// staying high), and busy falls the cycle after.
+// staying high), and busy falls the cycle after. The accumulator is banked (docs/rtl.md, "Banked
+// memories"): a read without acc_grant did nothing and is asked again in the next cycle, a
+// bubble in the lanes' pipeline that delays done by a cycle.
 module sable_ppu #(
   parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
 ) (
@@ -35,6 +37,7 @@ module sable_ppu #(
   output logic [DIM-1:0]       sp_wstrb,
   output logic                 acc_re,
   output logic [15:0]          acc_raddr,
+  input  logic                 acc_grant,  // the accumulator performs acc_re in this cycle
   input  logic [32*DIM-1:0]    acc_rdata
 );
   // Each parameter array is DIM int32 = 4 lines; a line holds DIM/4 lanes' values.
@@ -149,11 +152,13 @@ module sable_ppu #(
     end
   end
 
-  // ---- Accumulator reads: one row per cycle while acc_ready ----
+  // ---- Accumulator reads: one row per cycle while acc_ready, each until granted ----
   always_comb begin
     acc_re = busy_q && slot_q >= STREAM_AT && !bad_q && !rd_done_q && acc_ready && !clear;
     acc_raddr = rd_addr_q;
   end
+  logic acc_take;
+  assign acc_take = acc_re && acc_grant;
 
   // ---- Outputs ----
   always_comb begin
@@ -178,7 +183,7 @@ module sable_ppu #(
     end else begin
       pv_q <= sp_re;
       pslot_q <= accept ? 4'd0 : slot_q;
-      {rv_q, v1_q, v2_q, v3_q, we_q} <= {acc_re, rv_q, v1_q, v2_q, v3_q};
+      {rv_q, v1_q, v2_q, v3_q, we_q} <= {acc_take, rv_q, v1_q, v2_q, v3_q};
       if (accept) begin
         busy_q <= 1'b1;
         slot_q <= 4'd1;
@@ -191,7 +196,7 @@ module sable_ppu #(
           err_done_q <= 1'b1;
           slot_q <= PARAM_LINES;  // no more reads
         end
-        if (acc_re && rd_x_q == nx_q - 16'd1 && rd_y_q == ny_q - 16'd1) rd_done_q <= 1'b1;
+        if (acc_take && rd_x_q == nx_q - 16'd1 && rd_y_q == ny_q - 16'd1) rd_done_q <= 1'b1;
         if (done) begin
           busy_q <= 1'b0;
           err_done_q <= 1'b0;
@@ -219,7 +224,7 @@ module sable_ppu #(
       wr_row_q <= cmd_output_addr;
       wr_line_q <= cmd_output_addr;
     end else begin
-      if (acc_re) begin
+      if (acc_take) begin
         rd_addr_q <= rd_addr_q + 16'd1;
         if (rd_x_q == nx_q - 16'd1) begin
           rd_x_q <= 16'd0;

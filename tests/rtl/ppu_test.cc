@@ -146,18 +146,20 @@ class Harness {
   Memories mem;
   // Inputs for the next cycle.
   bool start = false, clear = false, accReady = true;
+  bool accGrant = true;  // the banked accumulator performs the read (docs/rtl.md, "Banked memories")
   std::array<uint32_t, 8> cmd{};
   // Observations.
   uint64_t cycle = 0;
   bool busy = false, done = false;
   uint8_t error = 0;
   std::vector<Write> writes;  // every write performed, in order
-  int accReadsWhileNotReady = 0, badStrobes = 0;
+  int accReadsWhileNotReady = 0, badStrobes = 0, accReadsRefused = 0;
 
   void step() {
     top_->start = start;
     top_->clear = clear;
     top_->acc_ready = accReady;
+    top_->acc_grant = accGrant;
     setWords(top_->cmd, cmd.data());
     setWords(top_->sp_rdata, spOut_.data());  // little-endian: byte c = lane c
     setWords(top_->acc_rdata, reinterpret_cast<const uint32_t*>(accOut_.data()));
@@ -166,12 +168,14 @@ class Harness {
     busy = top_->busy;
     done = top_->done;
     error = top_->error;
-    const bool spRe = top_->sp_re, accRe = top_->acc_re, spWe = top_->sp_we;
+    const bool spRe = top_->sp_re, accAsked = top_->acc_re, spWe = top_->sp_we;
+    const bool accRe = accAsked && accGrant;
+    if (accAsked && !accGrant) ++accReadsRefused;
     const uint32_t spRaddr = top_->sp_raddr, accRaddr = top_->acc_raddr, spWaddr = top_->sp_waddr;
     Write w{spWaddr, {}};
     getBytes(top_->sp_wdata, w.data.data());
     if (spWe && static_cast<uint32_t>(top_->sp_wstrb) != (kDim == 32 ? 0xFFFFFFFFu : (1u << kDim) - 1)) ++badStrobes;
-    if (accRe && !accReady) ++accReadsWhileNotReady;
+    if (accAsked && !accReady) ++accReadsWhileNotReady;
     top_->clk = 1;
     top_->eval();
     // Memories: reads see the contents before this cycle's write; without a read the data
@@ -547,6 +551,50 @@ TEST(Ppu, AccReadyToggling) {
     EXPECT_EQ(h.accReadsWhileNotReady, 0);
     EXPECT_TRUE(h.mem.sp == expectedSp);
     EXPECT_EQ(h.writes.size(), expected.size());
+  }
+}
+
+TEST(Ppu, RefusedAccumulatorReadsStallTheTile) {
+  // The banked accumulator refusing reads at random (a higher-priority unit had the bank): every
+  // refused row is asked again, the results are unchanged and each refusal delays done by one
+  // cycle (no row lost or read twice: the writes are exactly the reference's).
+  Harness h;
+  std::mt19937_64 rng(12);
+  for (int t = 0; t < 30 && !HasFailure(); ++t) {
+    Postproc p;
+    p.paramAddr = 0;
+    p.accAddr = static_cast<uint32_t>(rng() % 100);
+    p.outputAddr = 300;
+    p.nx = 1 + static_cast<uint32_t>(rng() % 9);
+    p.ny = 1 + static_cast<uint32_t>(rng() % 9);
+    p.strideX = 1;
+    p.strideY = 9;
+    h.mem.writeParams(p.paramAddr, randomParams(rng));
+    fillAcc(h.mem, p.accAddr, p.rows(), rng);
+    std::vector<Write> expected;
+    ASSERT_EQ(reference(h.mem, p, expected), SABLE_ERROR_NONE);
+    h.writes.clear();
+    while (h.peekBusy()) h.step();
+    h.accReadsRefused = 0;
+    h.cmd = p.encode();
+    h.start = true;
+    bool finished = false;
+    int cycles = 0;
+    for (; cycles < 2000 && !finished; ++cycles) {
+      h.accGrant = (rng() % 3) != 0;
+      h.step();
+      h.start = false;
+      finished = h.done;
+    }
+    h.accGrant = true;
+    ASSERT_TRUE(finished);
+    ASSERT_EQ(h.writes.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(h.writes[i].line, expected[i].line) << "write " << i;
+      EXPECT_TRUE(h.writes[i].data == expected[i].data) << "write " << i;
+    }
+    // done at S + 11 + ny*nx + 4 without refusals (the start cycle is cycle 0 of the loop)
+    EXPECT_EQ(cycles - 1, 11 + int(p.nx * p.ny) + 4 + h.accReadsRefused) << "refused " << h.accReadsRefused;
   }
 }
 
