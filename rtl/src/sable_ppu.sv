@@ -31,10 +31,12 @@ module sable_ppu #(
   output logic                 sp_re,
   output logic [15:0]          sp_raddr,
   input  logic [8*DIM-1:0]     sp_rdata,
+  input  logic                 sp_rgrant,  // the scratchpad performs sp_re in this cycle
   output logic                 sp_we,
   output logic [15:0]          sp_waddr,
   output logic [8*DIM-1:0]     sp_wdata,
   output logic [DIM-1:0]       sp_wstrb,
+  input  logic                 sp_wgrant,  // always (the scratchpad's highest-priority write port)
   output logic                 acc_re,
   output logic [15:0]          acc_raddr,
   input  logic                 acc_grant,  // the accumulator performs acc_re in this cycle
@@ -84,7 +86,7 @@ module sable_ppu #(
   end
   // The other bits of the command (opcode, wait, signal, unused words) are not this unit's.
   logic unused_cmd;
-  assign unused_cmd = ^cmd;
+  assign unused_cmd = ^{cmd, sp_wgrant};
 
   // ---- Control state ----
   logic        busy_q;
@@ -154,7 +156,9 @@ module sable_ppu #(
 
   // ---- Accumulator reads: one row per cycle while acc_ready, each until granted ----
   always_comb begin
-    acc_re = busy_q && slot_q >= STREAM_AT && !bad_q && !rd_done_q && acc_ready && !clear;
+    // Not before the last parameter line is read (its multipliers arrive just in time).
+    acc_re = busy_q && (slot_q > STREAM_AT || (slot_q == STREAM_AT && sp_rgrant)) && !bad_q && !rd_done_q &&
+             acc_ready && !clear;
     acc_raddr = rd_addr_q;
   end
   logic acc_take;
@@ -181,16 +185,16 @@ module sable_ppu #(
       rd_done_q <= 1'b0;
       {rv_q, v1_q, v2_q, v3_q, we_q} <= '0;
     end else begin
-      pv_q <= sp_re;
+      pv_q <= sp_re && sp_rgrant;
       pslot_q <= accept ? 4'd0 : slot_q;
       {rv_q, v1_q, v2_q, v3_q, we_q} <= {acc_take, rv_q, v1_q, v2_q, v3_q};
       if (accept) begin
         busy_q <= 1'b1;
-        slot_q <= 4'd1;
+        slot_q <= sp_rgrant ? 4'd1 : 4'd0;
         bad_q <= 1'b0;
         rd_done_q <= 1'b0;
       end else if (busy_q) begin
-        if (slot_q < PARAM_LINES) slot_q <= slot_q + 4'd1;
+        if (slot_q < PARAM_LINES && sp_rgrant) slot_q <= slot_q + 4'd1;
         if (shift_line_bad) bad_q <= 1'b1;
         if (slot_q == CHECK_AT && bad_q) begin
           err_done_q <= 1'b1;
