@@ -39,12 +39,14 @@ module sable_depthwise #(
     output logic                   acc_we,
     output logic [15:0]            acc_waddr,
     output logic [32*DIM-1:0]      acc_wdata,
-    input  logic [3:0]              sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
+    input  logic [3:0]               sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
     input  logic                   acc_rgrant,
     input  logic                   acc_wgrant
 );
 
-  // ---- grants (docs/rtl.md, "Banked memories"): every register advances only with adv ----
+  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
+  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
+  // (adv low: no register of the engine loads) until every request of the step is performed. ----
   logic adv, sp_in, st_start, start_q;
   logic [255:0] st_cmd;
   logic [3:0] u_re;

@@ -23,11 +23,13 @@ module sable_lut #(
     output logic [15:0]        sp_waddr,
     output logic [8*DIM-1:0]   sp_wdata,
     output logic [DIM-1:0]     sp_wstrb,
-    input  logic                    sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
+    input  logic                   sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
     input  logic                   sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
 
-  // ---- grants (docs/rtl.md, "Banked memories"): every register advances only with adv ----
+  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
+  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
+  // (adv low: no register of the engine loads) until every request of the step is performed. ----
   logic adv, sp_in, st_start, start_q;
   logic [255:0] st_cmd;
   logic u_re;

@@ -16,6 +16,10 @@
 // and before the first input read of its own MATMUL: the streamer takes a command from pend as
 // soon as its weight line 0 is read, and its inputs follow the weights through the array.
 //
+// The scratchpad is banked (docs/rtl.md, "Banked memories"): the weight loader has its first
+// port and is always granted; an input read without its grant is a bubble (the same line is
+// asked again), which only ever makes inputs later than their weights.
+//
 // Accumulate: O0 reads the row, O1 adds and writes it. A write in O1 is not yet visible to the
 // read issued in the same cycle by O0, so that one case is forwarded; every MATMUL size is exact
 // and the pipeline never stalls.

@@ -13,9 +13,12 @@
 //   read + 5   its output line is written (1 cycle memory latency + 4 lane stages), at
 //              output_addr + y*output_stride_y + x*output_stride_x; done pulses with the last write.
 // So done comes in cycle max(S + 11, first cycle acc_ready is high) + ny*nx + 4 (with acc_ready
-// staying high), and busy falls the cycle after. The accumulator is banked (docs/rtl.md, "Banked
-// memories"): a read without acc_grant did nothing and is asked again in the next cycle, a
-// bubble in the lanes' pipeline that delays done by a cycle.
+// staying high), and busy falls the cycle after. Both memories are banked (docs/rtl.md, "Banked
+// memories"): an accumulator read without acc_grant did nothing and is asked again in the next
+// cycle, a bubble in the lanes' pipeline that delays done by a cycle; a parameter read without
+// sp_rgrant is asked again too, and delays everything after it by a cycle (the first accumulator
+// read waits for the last parameter line). The output lines cannot wait: the unit has the
+// scratchpad's first write port, always granted.
 module sable_ppu #(
   parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
 ) (
