@@ -120,10 +120,12 @@ module sable_npu #(
   assign m_awid = 4'd0;
 
   // ---- memories, both banked (docs/rtl.md, "Banked memories"), ports in priority order (a lower
-  //      number wins a bank). Scratchpad read: 0 array weights, 1 array inputs, 2 post-processing
-  //      (parameter block), 3–6 vector unit, 7 store DMA; write: 0 post-processing, 1 vector unit,
-  //      2 load DMA. The array's weights and the post-processing unit's lines cannot wait (fixed
-  //      pipelines) and are always granted as the first ports; every other port takes its grant.
+  //      number wins a bank). Scratchpad read: 0 array weights, 1 array inputs, 2–5 vector unit,
+  //      6 post-processing (parameter block: 12 reads per POSTPROC, beside the array or a vector
+  //      command, which it would otherwise stall), 7 store DMA; write: 0 post-processing, 1
+  //      vector unit, 2 load DMA. The array's weights and the post-processing unit's lines cannot
+  //      wait (fixed pipelines) and are always granted as the first ports; every other port takes
+  //      its grant.
   //      Accumulator read: 0 array, 1 vector, 2 post-processing; write: 0 array, 1 vector. The
   //      array and the vector unit never run together (sable_compute_seq), so only the
   //      post-processing unit's reads are ever refused there. ----
@@ -179,15 +181,15 @@ module sable_npu #(
 
   sable_ppu #(.DIM(DIM)) ppu (
       .clk, .rst_n, .clear(unit_clear), .start(ppu_start), .cmd(compute_cmd), .busy(ppu_busy), .done(ppu_done),
-      .error(ppu_error), .acc_ready(ppu_acc_ready), .sp_re(sp_re[2]), .sp_raddr(sp_raddr[2]),
-      .sp_rdata(sp_rdata[2]), .sp_rgrant(sp_rgrant[2]), .sp_we(sp_we[0]), .sp_waddr(sp_waddr[0]),
+      .error(ppu_error), .acc_ready(ppu_acc_ready), .sp_re(sp_re[6]), .sp_raddr(sp_raddr[6]),
+      .sp_rdata(sp_rdata[6]), .sp_rgrant(sp_rgrant[6]), .sp_we(sp_we[0]), .sp_waddr(sp_waddr[0]),
       .sp_wdata(sp_wdata[0]), .sp_wstrb(sp_wstrb[0]), .sp_wgrant(sp_wgrant[0]), .acc_re(acc_re[2]), .acc_raddr(acc_raddr[2]), .acc_grant(acc_rgrant[2]),
       .acc_rdata(acc_rdata[2]));
 
   sable_vector_unit #(.DIM(DIM), .DW_MACS(DW_MACS)) vector (
       .clk, .rst_n, .clear(unit_clear), .start(vec_start), .cmd(compute_cmd), .busy(vec_busy), .done(vec_done),
-      .error(vec_error), .sp_re(sp_re[6:3]), .sp_raddr(sp_raddr[6:3]), .sp_rdata(sp_rdata[6:3]),
-      .sp_rgrant(sp_rgrant[6:3]), .sp_we(sp_we[1]), .sp_waddr(sp_waddr[1]), .sp_wdata(sp_wdata[1]),
+      .error(vec_error), .sp_re(sp_re[5:2]), .sp_raddr(sp_raddr[5:2]), .sp_rdata(sp_rdata[5:2]),
+      .sp_rgrant(sp_rgrant[5:2]), .sp_we(sp_we[1]), .sp_waddr(sp_waddr[1]), .sp_wdata(sp_wdata[1]),
       .sp_wstrb(sp_wstrb[1]), .sp_wgrant(sp_wgrant[1]), .acc_re(acc_re[1]), .acc_raddr(acc_raddr[1]),
       .acc_rdata(acc_rdata[1]), .acc_we(acc_we[1]), .acc_waddr(acc_waddr[1]), .acc_wdata(acc_wdata[1]),
       .acc_rgrant(acc_rgrant[1]), .acc_wgrant(acc_wgrant[1]));
