@@ -38,8 +38,41 @@ module sable_depthwise #(
     input  logic [32*DIM-1:0]      acc_rdata,
     output logic                   acc_we,
     output logic [15:0]            acc_waddr,
-    output logic [32*DIM-1:0]      acc_wdata
+    output logic [32*DIM-1:0]      acc_wdata,
+    input  logic [3:0]               sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
+    input  logic                   acc_rgrant,
+    input  logic                   acc_wgrant
 );
+
+  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
+  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
+  // (adv low: no register of the engine loads) until every request of the step is performed. ----
+  logic adv, sp_in, st_start, start_q;
+  logic [255:0] st_cmd;
+  logic [3:0] u_re;
+  logic [3:0][8*DIM-1:0] sp_rd_p;
+  logic u_busy, u_done;
+  logic u_acc_re, u_acc_we, acc_in;
+  logic [32*DIM-1:0] acc_rd;
+  logic [3:0][8*DIM-1:0] sp_rd;
+  assign sp_rd = sp_rd_p;
+  sable_grant_stall #(.NR(4), .WIDTH(8*DIM)) u_stall (
+      .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
+      .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
+  logic acc_start_q, unused_acc_start;
+  logic [255:0] unused_acc_cmd;
+  logic [0:0][32*DIM-1:0] acc_rd_p;
+  assign acc_rd = acc_rd_p[0];
+  sable_grant_stall #(.NR(1), .WIDTH(32 * DIM)) u_acc_stall (
+      .clk, .rst_n, .clear, .step(adv), .start(1'b0), .cmd('0), .start_eff(unused_acc_start),
+      .cmd_eff(unused_acc_cmd), .start_q(acc_start_q), .u_re(u_acc_re), .re(acc_re), .rgrant(acc_rgrant),
+      .rdata_in(acc_rdata), .rdata(acc_rd_p), .reads_in(acc_in));
+  logic unused_acc_stall;
+  assign unused_acc_stall = ^{unused_acc_start, unused_acc_cmd, acc_start_q};
+  assign acc_we = u_acc_we && sp_in && acc_in;
+  assign adv = !rst_n || clear || (sp_in && acc_in && (!u_acc_we || acc_wgrant));
+  assign busy = u_busy || start_q;
+  assign done = u_done && adv;
   localparam int unsigned PRAW  = DW_MACS / DIM;
   localparam int unsigned PMAX  = PRAW > 4 ? 4 : (PRAW < 1 ? 1 : PRAW);  // taps per cycle
   localparam int unsigned PBIG  = PMAX >= 2 ? 2 : 1;  // taps per cycle with weights read per tap
@@ -61,22 +94,22 @@ module sable_depthwise #(
   logic [7:0]  c_kw, c_kh;
   logic [3:0]  c_sx, c_sy, c_dx, c_dy;
   always_comb begin
-    c_isx  = cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16];
-    c_isy  = cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16];
-    c_nx   = cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16];
-    c_ny   = cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16];
-    c_kw   = cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8];
-    c_kh   = cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8];
-    c_sx   = cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4];
-    c_sy   = cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4];
-    c_dx   = cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4];
-    c_dy   = cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4];
+    c_isx  = st_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16];
+    c_isy  = st_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16];
+    c_nx   = st_cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16];
+    c_ny   = st_cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16];
+    c_kw   = st_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8];
+    c_kh   = st_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8];
+    c_sx   = st_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4];
+    c_sy   = st_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4];
+    c_dx   = st_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4];
+    c_dy   = st_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4];
     c_taps = 16'(c_kw * c_kh);
   end
 
-  // Bits of cmd the engine does not need (opcode, wait/signal, reserved).
+  // Bits of st_cmd the engine does not need (opcode, wait/signal, reserved).
   logic unused_cmd;
-  assign unused_cmd = ^{cmd[15:0], cmd[31:19], cmd[95:80]};
+  assign unused_cmd = ^{st_cmd[15:0], st_cmd[31:19], st_cmd[95:80]};
 
   // ---------------------------------------------------------------- tap-stream walker
   typedef struct packed {
@@ -183,45 +216,45 @@ module sable_depthwise #(
 
   // Read ports: weights during LOADW; input taps (and big-kernel weights on ports 2-3) in STREAM.
   always_comb begin
-    sp_re    = '0;
+    u_re    = '0;
     sp_raddr = '0;
     if (state == LOADW) begin
       for (int unsigned s = 0; s < 4; s++) begin
-        sp_re[s]    = wl_base + 16'(s) < f_taps;
+        u_re[s]    = wl_base + 16'(s) < f_taps;
         sp_raddr[s] = f_weight + wl_base + 16'(s);
       end
     end else begin
       for (int unsigned s = 0; s < PMAX; s++) begin
-        sp_re[s]    = s_valid[s];
+        u_re[s]    = s_valid[s];
         sp_raddr[s] = s_addr[s];
       end
       if (f_big) begin
         for (int unsigned s = 0; s < PBIG; s++) begin
-          sp_re[2+s]    = s_valid[s];
+          u_re[2+s]    = s_valid[s];
           sp_raddr[2+s] = f_weight + s_tap[s];
         end
       end
     end
   end
 
-  assign acc_re    = s_end && f_accum;
+  assign u_acc_re    = s_end && f_accum;
   assign acc_raddr = f_acc + s_end_p;
 
   // ---------------------------------------------------------------- control
   logic done_q;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       state   <= IDLE;
       wl_base <= '0;
       wk      <= '0;
     end else begin
       case (state)
-        IDLE: if (start) begin
+        IDLE: if (st_start) begin
           state   <= c_taps > 16'(WREGS) ? STREAM : LOADW;
           wl_base <= '0;
           wk      <= '0;
-          wk.pix  <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
-          wk.rowpix <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
+          wk.pix  <= st_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
+          wk.rowpix <= st_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
         end
         LOADW: begin
           wl_base <= wl_base + 16'd4;
@@ -236,11 +269,11 @@ module sable_depthwise #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (state == IDLE && start) begin
-      f_weight    <= cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16];
-      f_input     <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
-      f_acc       <= cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16];
+  always_ff @(posedge clk) if (adv) begin
+    if (state == IDLE && st_start) begin
+      f_weight    <= st_cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16];
+      f_input     <= st_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16];
+      f_acc       <= st_cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16];
       f_nx_m1     <= c_nx - 16'd1;
       f_ny_m1     <= c_ny - 16'd1;
       f_kw_m1     <= c_kw - 8'd1;
@@ -251,11 +284,11 @@ module sable_depthwise #(
       f_sys       <= 16'(c_sy * c_isy);
       f_dxs       <= 16'(c_dx * c_isx);
       f_dys       <= 16'(c_dy * c_isy);
-      f_izp       <= 18'(signed'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ZERO_POINT_LSB +: 16]));
-      f_wzp       <= 18'(signed'(cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ZERO_POINT_LSB +: 16]));
-      f_accum     <= cmd[sable_pkg::CMD_DEPTHWISE_ACCUMULATE_LSB];
-      f_in_signed <= cmd[sable_pkg::CMD_DEPTHWISE_INPUT_SIGNED_LSB];
-      f_w_signed  <= cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_SIGNED_LSB];
+      f_izp       <= 18'(signed'(st_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ZERO_POINT_LSB +: 16]));
+      f_wzp       <= 18'(signed'(st_cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ZERO_POINT_LSB +: 16]));
+      f_accum     <= st_cmd[sable_pkg::CMD_DEPTHWISE_ACCUMULATE_LSB];
+      f_in_signed <= st_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_SIGNED_LSB];
+      f_w_signed  <= st_cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_SIGNED_LSB];
     end
   end
 
@@ -267,17 +300,17 @@ module sable_depthwise #(
   logic [WREGS-1:0][8*DIM-1:0] wreg;
   logic [3:0]  wl_v1;
   logic [15:0] wl_base1;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       wl_v1 <= '0;
     end else begin
-      wl_v1 <= state == LOADW ? sp_re : 4'b0;
+      wl_v1 <= state == LOADW ? u_re : 4'b0;
     end
     wl_base1 <= wl_base;
   end
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     for (int unsigned s = 0; s < 4; s++) begin
-      if (wl_v1[s] && wl_base1 + 16'(s) < 16'(WREGS)) wreg[TW'(wl_base1 + 16'(s))] <= sp_rdata[s];
+      if (wl_v1[s] && wl_base1 + 16'(s) < 16'(WREGS)) wreg[TW'(wl_base1 + 16'(s))] <= sp_rd[s];
     end
   end
 
@@ -286,7 +319,7 @@ module sable_depthwise #(
   logic [PMAX-1:0][TW-1:0] tap1;
   logic                 any1, end1, last1;
   logic [15:0]          row1;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       v1   <= '0;
       any1 <= 1'b0;
@@ -304,7 +337,7 @@ module sable_depthwise #(
   // S2's sums of the S1 products, computed only in cycles with a valid tap (an idle unit costs
   // nothing, in silicon and in the verilated model).
   logic [DIM-1:0][31:0] sum_a2, sum_b2;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     logic signed [17:0] a, w;
     logic [31:0]        m;  // int32 wrap-around: the low word of the product
     logic [7:0]         wbyte, ibyte;
@@ -314,8 +347,8 @@ module sable_depthwise #(
     sum_b = '0;
     for (int unsigned c = 0; c < DIM; c++) begin
       for (int unsigned s = 0; s < PMAX; s++) begin
-        ibyte = sp_rdata[s][8*c +: 8];
-        if (f_big && s < PBIG) wbyte = sp_rdata[2+s][8*c +: 8];
+        ibyte = sp_rd[s][8*c +: 8];
+        if (f_big && s < PBIG) wbyte = sp_rd[2+s][8*c +: 8];
         else wbyte = wreg[tap1[s]][8*c +: 8];
         a = 18'(signed'({f_in_signed & ibyte[7], ibyte})) - f_izp;
         w = 18'(signed'({f_w_signed & wbyte[7], wbyte})) - f_wzp;
@@ -333,19 +366,19 @@ module sable_depthwise #(
   logic                 v2, end2, last2;
   logic [15:0]          row2;
   logic [DIM-1:0][31:0] old2, run;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) v2 <= 1'b0;
     else v2 <= any1;
     end2   <= end1;
     last2  <= last1;
     row2   <= row1;
-    if (any1) old2 <= f_accum ? acc_rdata : '0;
+    if (any1) old2 <= f_accum ? acc_rd : '0;
   end
 
   logic                 we_q;
   logic [15:0]          waddr_q;
   logic [DIM-1:0][31:0] wdata_q;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       we_q   <= 1'b0;
       done_q <= 1'b0;
@@ -365,10 +398,10 @@ module sable_depthwise #(
     end
   end
 
-  assign acc_we    = we_q && !clear;
+  assign u_acc_we    = we_q && !clear;
   assign acc_waddr = waddr_q;
   assign acc_wdata = wdata_q;
-  assign done      = done_q && !clear;
-  assign busy      = state != IDLE;
+  assign u_done      = done_q && !clear;
+  assign u_busy      = state != IDLE;
   assign error     = sable_pkg::ERROR_NONE;
 endmodule

@@ -42,7 +42,8 @@ module sable_dma_load #(
     output logic             sp_we,
     output logic [15:0]      sp_waddr,
     output logic [8*DIM-1:0] sp_wdata,
-    output logic [DIM-1:0]   sp_wstrb
+    output logic [DIM-1:0]   sp_wstrb,
+    input  logic             sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
   import sable_pkg::*;
 
@@ -142,13 +143,16 @@ module sable_dma_load #(
   );
   assign d_need = d_first <= d_b1;
 
+  // A line write the scratchpad refused (a bank conflict) stays in the write register: the walker
+  // and the R channel wait for it (rready low: backpressure on the bus).
+  logic sp_hold;
   logic pop, beat_err, line_ready, advance;
-  assign rready = (state == S_RUN && real_elem && d_need) || state == S_DRAIN;
+  assign rready = ((state == S_RUN && real_elem && d_need) || state == S_DRAIN) && !sp_hold;
   assign pop = rvalid && rready;
   assign beat_err = pop && rresp != 2'b00;
   // The element is complete when it needs no beat, or the beat arriving is its last one.
   assign line_ready = !real_elem || !d_need || (pop && d_first == d_b1);
-  assign advance = state == S_RUN && !clear && line_ready && !beat_err;
+  assign advance = state == S_RUN && !clear && line_ready && !beat_err && !sp_hold;
 
   // ---- line assembly: window after this cycle's beat, element bytes, repeat, padding ----
   logic [255:0]       win;
@@ -189,10 +193,11 @@ module sable_dma_load #(
   // ---- scratchpad write register ----
   logic sp_we_q;
   assign sp_we = sp_we_q && !clear;
+  assign sp_hold = sp_we && !sp_wgrant;
   assign sp_wstrb = '1;
 
   assign busy = state != S_IDLE;
-  assign done = (state == S_FINISH || (state == S_DRAIN && !silent)) && !clear && gen_idle && outstanding == '0;
+  assign done = (state == S_FINISH || (state == S_DRAIN && !silent)) && !clear && !sp_hold && gen_idle && outstanding == '0;
   assign error = !done ? ERROR_NONE : bus_err ? ERROR_BUS_ERROR : ERROR_NONE;
 
   always_ff @(posedge clk) begin
@@ -207,7 +212,7 @@ module sable_dma_load #(
     end else begin
       outstanding <= outstanding + OW'(arvalid && arready) - OW'(pop && rlast);
       beats_out <= beats_out + (arvalid && arready ? 16'(arlen) + 16'd1 : 16'd0) - 16'(pop);
-      sp_we_q <= advance;
+      sp_we_q <= advance || sp_hold;
       if (advance) begin
         sp_waddr <= line;
         sp_wdata <= line_data;
@@ -289,7 +294,7 @@ module sable_dma_load #(
         S_DRAIN: begin
           if (clear) silent <= 1'b1;
           if (pop && rresp != 2'b00) bus_err <= 1'b1;
-          if (gen_idle && outstanding == '0) state <= S_IDLE;
+          if (gen_idle && outstanding == '0 && !sp_hold) state <= S_IDLE;
         end
         default: state <= S_IDLE;
       endcase

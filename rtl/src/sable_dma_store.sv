@@ -48,7 +48,8 @@ module sable_dma_store #(
     input  logic [1:0]       bresp,
     output logic             sp_re,
     output logic [15:0]      sp_raddr,
-    input  logic [8*DIM-1:0] sp_rdata
+    input  logic [8*DIM-1:0] sp_rdata,
+    input  logic             sp_rgrant   // the scratchpad performs sp_re in this cycle
 );
   import sable_pkg::*;
 
@@ -247,8 +248,9 @@ module sable_dma_store #(
       end
 
       // Line reader.
-      inflight <= sp_re;
-      if (sp_re) begin
+      // A refused read (a bank conflict) did nothing: the same line is asked again.
+      inflight <= sp_re && sp_rgrant;
+      if (sp_re && sp_rgrant) begin
         inflight_addr <= rd_addr;
         rd_line <= rd_line + 16'd1;
         if (rd_last) begin

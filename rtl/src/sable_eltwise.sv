@@ -25,8 +25,29 @@ module sable_eltwise #(
     output logic                     sp_we,
     output logic [15:0]              sp_waddr,
     output logic [8*DIM-1:0]         sp_wdata,
-    output logic [DIM-1:0]           sp_wstrb
+    output logic [DIM-1:0]           sp_wstrb,
+    input  logic [1:0]               sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
+    input  logic                   sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
+
+  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
+  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
+  // (adv low: no register of the engine loads) until every request of the step is performed. ----
+  logic adv, sp_in, st_start, start_q;
+  logic [255:0] st_cmd;
+  logic [1:0] u_re;
+  logic [1:0][8*DIM-1:0] sp_rd_p;
+  logic u_busy, u_done;
+  logic u_we;
+  logic [1:0][8*DIM-1:0] sp_rd;
+  assign sp_rd = sp_rd_p;
+  sable_grant_stall #(.NR(2), .WIDTH(8*DIM)) u_stall (
+      .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
+      .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
+  assign sp_we = u_we && sp_in;
+  assign adv = !rst_n || clear || (sp_in && (!u_we || sp_wgrant));
+  assign busy = u_busy || start_q;
+  assign done = u_done && adv;
   localparam int unsigned PARAM_WORDS = 12;
   localparam int unsigned PARAM_LINES = (4 * PARAM_WORDS + DIM - 1) / DIM;
   localparam int unsigned PARAM_ROUNDS = (PARAM_LINES + 1) / 2;  // two lines per cycle
@@ -81,7 +102,7 @@ module sable_eltwise #(
 
   // Word 0's opcode and tokens (the command processor's) and words 5..7 carry nothing for the unit.
   logic unused_cmd_bits;
-  assign unused_cmd_bits = ^{cmd[255:160], cmd[31:19], cmd[15:0]};
+  assign unused_cmd_bits = ^{st_cmd[255:160], st_cmd[31:19], st_cmd[15:0]};
 
   // A read waits while either of its lines is still to be written by an earlier line.
   logic hazard;
@@ -98,20 +119,20 @@ module sable_eltwise #(
   assign finish = (state == RUN && bad_params) || (state == DRAIN && t_valid[LAT_W-2:0] == '0);
 
   always_comb begin
-    sp_re = '0;
+    u_re = '0;
     sp_raddr[0] = a_addr;
     sp_raddr[1] = b_addr;
     if (state == PARAM) begin
-      sp_re[0] = 1'b1;
+      u_re[0] = 1'b1;
       sp_raddr[0] = p_addr + 16'(2 * round);
-      sp_re[1] = 2 * int'(round) + 1 < int'(PARAM_LINES);
+      u_re[1] = 2 * int'(round) + 1 < int'(PARAM_LINES);
       sp_raddr[1] = p_addr + 16'(2 * round + 1);
     end else if (issue) begin
-      sp_re = 2'b11;
+      u_re = 2'b11;
     end
   end
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       state <= IDLE;
       t_valid <= '0;
@@ -120,7 +141,7 @@ module sable_eltwise #(
       t_valid <= {t_valid[LAT_W-2:0], issue};
       p_valid <= state == PARAM;
       case (state)
-        IDLE: if (start) state <= PARAM;
+        IDLE: if (st_start) state <= PARAM;
         PARAM: if (int'(round) == int'(PARAM_ROUNDS) - 1) state <= PWAIT;
         PWAIT: state <= RUN;  // the last parameter line arrives
         RUN: begin
@@ -133,20 +154,20 @@ module sable_eltwise #(
     end
   end
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     t_addr <= {t_addr[LAT_W-2:0], o_addr};
     p_round <= round;
-    if (state == IDLE && start) begin
-      op <= cmd[sable_pkg::CMD_ELTWISE_OP_LSB+:sable_pkg::CMD_ELTWISE_OP_WIDTH];
-      is_signed <= cmd[sable_pkg::CMD_ELTWISE_SIGNED_LSB];
-      a_addr <= cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB+:16];
-      b_addr <= cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB+:16];
-      o_addr <= cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB+:16];
-      remaining <= cmd[sable_pkg::CMD_ELTWISE_COUNT_LSB+:16];
-      a_stride <= cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB+:16];
-      b_stride <= cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB+:16];
-      o_stride <= cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB+:16];
-      p_addr <= cmd[sable_pkg::CMD_ELTWISE_PARAM_ADDR_LSB+:16];
+    if (state == IDLE && st_start) begin
+      op <= st_cmd[sable_pkg::CMD_ELTWISE_OP_LSB+:sable_pkg::CMD_ELTWISE_OP_WIDTH];
+      is_signed <= st_cmd[sable_pkg::CMD_ELTWISE_SIGNED_LSB];
+      a_addr <= st_cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB+:16];
+      b_addr <= st_cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB+:16];
+      o_addr <= st_cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB+:16];
+      remaining <= st_cmd[sable_pkg::CMD_ELTWISE_COUNT_LSB+:16];
+      a_stride <= st_cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB+:16];
+      b_stride <= st_cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB+:16];
+      o_stride <= st_cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB+:16];
+      p_addr <= st_cmd[sable_pkg::CMD_ELTWISE_PARAM_ADDR_LSB+:16];
       round <= '0;
     end
     if (state == PARAM) round <= round + 1'b1;
@@ -159,8 +180,8 @@ module sable_eltwise #(
     // Parameter words land where their bytes are: word w is bytes 4w..4w+3 of the block.
     if (p_valid) begin
       for (int w = 0; w < int'(PARAM_WORDS); w++) begin
-        if ((4 * w) / int'(DIM) == 2 * int'(p_round)) pw[w] <= sp_rdata[0][((4 * w) % DIM) * 8+:32];
-        if ((4 * w) / int'(DIM) == 2 * int'(p_round) + 1) pw[w] <= sp_rdata[1][((4 * w) % DIM) * 8+:32];
+        if ((4 * w) / int'(DIM) == 2 * int'(p_round)) pw[w] <= sp_rd[0][((4 * w) % DIM) * 8+:32];
+        if ((4 * w) / int'(DIM) == 2 * int'(p_round) + 1) pw[w] <= sp_rd[1][((4 * w) % DIM) * 8+:32];
       end
     end
   end
@@ -169,8 +190,8 @@ module sable_eltwise #(
   logic [DIM-1:0][7:0] y;
   for (genvar c = 0; c < DIM; c++) begin : g_lane
     sable_eltwise_lane u_lane (
-        .clk, .en(state != IDLE), .op, .is_signed,
-        .a(sp_rdata[0][8*c+:8]), .b(sp_rdata[1][8*c+:8]),
+        .clk, .en(state != IDLE && adv), .op, .is_signed,
+        .a(sp_rd[0][8*c+:8]), .b(sp_rd[1][8*c+:8]),
         .a_offset, .b_offset, .output_offset,
         .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),
         .a_shift(a_shift_w[5:0]), .b_shift(b_shift_w[5:0]), .output_shift(o_shift_w[5:0]),
@@ -179,11 +200,11 @@ module sable_eltwise #(
         .y(y[c]));
   end
 
-  assign sp_we = t_valid[LAT_W-1] && !clear;
+  assign u_we = t_valid[LAT_W-1] && !clear;
   assign sp_waddr = t_addr[LAT_W-1];
   assign sp_wdata = y;
   assign sp_wstrb = '1;
-  assign busy = state != IDLE;
-  assign done = finish && !clear;
+  assign u_busy = state != IDLE;
+  assign u_done = finish && !clear;
   assign error = (state == RUN && bad_params) ? sable_pkg::ERROR_BAD_FIELD : sable_pkg::ERROR_NONE;
 endmodule

@@ -22,8 +22,29 @@ module sable_lut #(
     output logic               sp_we,
     output logic [15:0]        sp_waddr,
     output logic [8*DIM-1:0]   sp_wdata,
-    output logic [DIM-1:0]     sp_wstrb
+    output logic [DIM-1:0]     sp_wstrb,
+    input  logic                   sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
+    input  logic                   sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
+
+  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
+  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
+  // (adv low: no register of the engine loads) until every request of the step is performed. ----
+  logic adv, sp_in, st_start, start_q;
+  logic [255:0] st_cmd;
+  logic u_re;
+  logic [0:0][8*DIM-1:0] sp_rd_p;
+  logic u_busy, u_done;
+  logic u_we;
+  logic [8*DIM-1:0] sp_rd;
+  assign sp_rd = sp_rd_p[0];
+  sable_grant_stall #(.NR(1), .WIDTH(8*DIM)) u_stall (
+      .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
+      .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
+  assign sp_we = u_we && sp_in;
+  assign adv = !rst_n || clear || (sp_in && (!u_we || sp_wgrant));
+  assign busy = u_busy || start_q;
+  assign done = u_done && adv;
   localparam int unsigned ENTRIES = 256;
   localparam int unsigned TABLE_LINES = (ENTRIES + DIM - 1) / DIM;
   localparam int unsigned LAT_W = 2;  // read to write: data arrival, lookup register
@@ -43,7 +64,7 @@ module sable_lut #(
 
   // Words 0 (opcode, tokens: the command processor's) and 4..7 (none) carry nothing for the unit.
   logic unused_cmd_bits;
-  assign unused_cmd_bits = ^{cmd[255:128], cmd[31:0]};
+  assign unused_cmd_bits = ^{st_cmd[255:128], st_cmd[31:0]};
 
   logic hazard, issue;
   always_comb begin
@@ -54,10 +75,10 @@ module sable_lut #(
   end
   assign issue = state == RUN && !hazard;
 
-  assign sp_re = state == TABLE || issue;
+  assign u_re = state == TABLE || issue;
   assign sp_raddr = state == TABLE ? t_addr_rd : in_addr;
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       state <= IDLE;
       w_valid <= '0;
@@ -66,7 +87,7 @@ module sable_lut #(
       w_valid <= {w_valid[LAT_W-2:0], issue};
       tv <= state == TABLE;
       case (state)
-        IDLE: if (start) state <= TABLE;
+        IDLE: if (st_start) state <= TABLE;
         TABLE: if (int'(t_line) == int'(TABLE_LINES) - 1) state <= RUN;
         RUN: if (issue && remaining == 16'd1) state <= DRAIN;
         DRAIN: if (!w_valid[0]) state <= IDLE;  // the last write is this cycle
@@ -75,37 +96,37 @@ module sable_lut #(
     end
   end
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     w_addr <= {w_addr[LAT_W-2:0], out_addr};
     tv_line <= t_line;
-    if (state == IDLE && start) begin
-      in_addr <= cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB+:16];
-      out_addr <= cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB+:16];
-      remaining <= cmd[sable_pkg::CMD_LUT_COUNT_LSB+:16];
-      t_addr_rd <= cmd[sable_pkg::CMD_LUT_TABLE_ADDR_LSB+:16];
-      in_stride <= cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB+:16];
-      out_stride <= cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB+:16];
+    if (state == IDLE && st_start) begin
+      in_addr <= st_cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB+:16];
+      out_addr <= st_cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB+:16];
+      remaining <= st_cmd[sable_pkg::CMD_LUT_COUNT_LSB+:16];
+      t_addr_rd <= st_cmd[sable_pkg::CMD_LUT_TABLE_ADDR_LSB+:16];
+      in_stride <= st_cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB+:16];
+      out_stride <= st_cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB+:16];
       t_line <= '0;
     end
     if (state == TABLE) begin
       t_line <= t_line + 1'b1;
       t_addr_rd <= t_addr_rd + 16'd1;
     end
-    if (tv) table_q[tv_line*DIM+:DIM] <= sp_rdata;
+    if (tv) table_q[tv_line*DIM+:DIM] <= sp_rd;
     if (issue) begin
       in_addr <= in_addr + in_stride;
       out_addr <= out_addr + out_stride;
       remaining <= remaining - 16'd1;
     end
     // The lookup, in the cycle the input line arrives (the table is complete by then).
-    for (int c = 0; c < int'(DIM); c++) y_q[c] <= table_q[sp_rdata[8*c+:8]];
+    for (int c = 0; c < int'(DIM); c++) y_q[c] <= table_q[sp_rd[8*c+:8]];
   end
 
-  assign sp_we = w_valid[LAT_W-1] && !clear;
+  assign u_we = w_valid[LAT_W-1] && !clear;
   assign sp_waddr = w_addr[LAT_W-1];
   assign sp_wdata = y_q;
   assign sp_wstrb = '1;
-  assign busy = state != IDLE;
-  assign done = state == DRAIN && !w_valid[0] && !clear;
+  assign u_busy = state != IDLE;
+  assign u_done = state == DRAIN && !w_valid[0] && !clear;
   assign error = sable_pkg::ERROR_NONE;
 endmodule

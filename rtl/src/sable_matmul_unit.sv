@@ -16,6 +16,10 @@
 // and before the first input read of its own MATMUL: the streamer takes a command from pend as
 // soon as its weight line 0 is read, and its inputs follow the weights through the array.
 //
+// The scratchpad is banked (docs/rtl.md, "Banked memories"): the weight loader has its first
+// port and is always granted; an input read without its grant is a bubble (the same line is
+// asked again), which only ever makes inputs later than their weights.
+//
 // Accumulate: O0 reads the row, O1 adds and writes it. A write in O1 is not yet visible to the
 // read issued in the same cycle by O0, so that one case is forwarded; every MATMUL size is exact
 // and the pipeline never stalls.
@@ -37,6 +41,7 @@ module sable_matmul_unit #(
   output logic [1:0]                sp_re,
   output logic [1:0][15:0]          sp_raddr,
   input  logic [1:0][8*DIM-1:0]     sp_rdata,
+  input  logic [1:0]                sp_rgrant,  // the scratchpad performs sp_re[p] in this cycle
   output logic                      acc_re,
   output logic [15:0]               acc_raddr,
   input  logic [32*DIM-1:0]         acc_rdata,
@@ -154,17 +159,20 @@ module sable_matmul_unit #(
   // cycle in (y, x) order; it takes the next command in the cycle of its last read.
   logic        s_active, s_buf, s_in_signed, s_accumulate;
   logic [15:0] s_ptr, s_row_ptr, s_sx, s_sy, s_x, s_y, s_nx_m1, s_ny_m1, s_acc_ptr, s_izp;
-  logic        s_last;
+  logic        s_last, s_go;
 
+  // An input read without its grant (a bank conflict) is a bubble: the streamer asks for the same
+  // line again. Inputs only ever come later than their weights, so the array stays exact.
+  assign s_go   = s_active && sp_rgrant[0];
   assign s_last = s_x == s_nx_m1 && s_y == s_ny_m1;
-  assign hand   = p_valid && p_ld_started && (!s_active || s_last);
+  assign hand   = p_valid && p_ld_started && (!s_active || (s_last && s_go));
 
   always_ff @(posedge clk) begin
     if (!rst_n || clear) begin
       s_active <= 1'b0;
     end else if (hand) begin
       s_active <= 1'b1;
-    end else if (s_last) begin
+    end else if (s_last && s_go) begin
       s_active <= 1'b0;
     end
   end
@@ -184,7 +192,7 @@ module sable_matmul_unit #(
       s_buf        <= p_buf;
       s_in_signed  <= p_in_signed;
       s_accumulate <= p_accumulate;
-    end else if (s_active) begin
+    end else if (s_go) begin
       if (s_x == s_nx_m1) begin
         s_x       <= '0;
         s_y       <= s_y + 16'd1;
@@ -202,6 +210,11 @@ module sable_matmul_unit #(
   assign sp_raddr[0] = s_ptr;
   assign sp_re[1]    = l_active && !clear;
   assign sp_raddr[1] = l_addr;
+  // The weight lines must reach row k ahead of the first input pixel, so a weight read cannot
+  // wait: the weights are the scratchpad's highest-priority read port (sable_npu) and always
+  // granted.
+  logic unused_wgrant;
+  assign unused_wgrant = sp_rgrant[1];
 
   // ---------------------------------------------------------------- input path: I1, I2, row skew
   // Per-pixel metadata travels beside the array in a delay line; the pixel's valid bit and weight
@@ -223,7 +236,7 @@ module sable_matmul_unit #(
       i1_valid <= 1'b0;
       i2_valid <= 1'b0;
     end else begin
-      i1_valid <= s_active;
+      i1_valid <= s_go;
       i2_valid <= i1_valid;
     end
   end

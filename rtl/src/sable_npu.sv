@@ -119,9 +119,16 @@ module sable_npu #(
       .m_arready, .m_araddr, .m_arlen, .m_arsize, .m_arburst, .m_arid, .m_rvalid, .m_rready, .m_rid);
   assign m_awid = 4'd0;
 
-  // ---- memories: scratchpad read ports 0 store DMA, 1–2 array, 3 post-processing, 4–7 vector;
-  //      write ports 0 load DMA, 1 post-processing, 2 vector. Accumulator read ports 0 array,
-  //      1 post-processing, 2 vector; write ports 0 array, 1 vector. ----
+  // ---- memories, both banked (docs/rtl.md, "Banked memories"), ports in priority order (a lower
+  //      number wins a bank). Scratchpad read: 0 array weights, 1 array inputs, 2–5 vector unit,
+  //      6 post-processing (parameter block: 12 reads per POSTPROC, beside the array or a vector
+  //      command, which it would otherwise stall), 7 store DMA; write: 0 post-processing, 1
+  //      vector unit, 2 load DMA. The array's weights and the post-processing unit's lines cannot
+  //      wait (fixed pipelines) and are always granted as the first ports; every other port takes
+  //      its grant.
+  //      Accumulator read: 0 array, 1 vector, 2 post-processing; write: 0 array, 1 vector. The
+  //      array and the vector unit never run together (sable_compute_seq), so only the
+  //      post-processing unit's reads are ever refused there. ----
   logic [7:0] sp_re;
   logic [7:0][15:0] sp_raddr;
   logic [7:0][8*DIM-1:0] sp_rdata;
@@ -135,47 +142,57 @@ module sable_npu #(
   logic [1:0] acc_we;
   logic [1:0][15:0] acc_waddr;
   logic [1:0][32*DIM-1:0] acc_wdata;
+  logic [2:0] acc_rgrant;
+  logic [1:0] acc_wgrant;
+  logic [7:0] sp_rgrant;
+  logic [2:0] sp_wgrant;
 
-  sable_scratchpad #(.DIM(DIM), .LINES(SP_LINES), .NR(8), .NW(3)) scratchpad (
-      .clk, .rst_n, .zero(mem_zero), .re(sp_re), .raddr(sp_raddr), .rdata(sp_rdata), .we(sp_we), .waddr(sp_waddr),
-      .wdata(sp_wdata), .wstrb(sp_wstrb));
-  sable_accumulator #(.DIM(DIM), .ROWS(ACC_ROWS), .NR(3), .NW(2)) accumulator (
-      .clk, .rst_n, .zero(mem_zero), .re(acc_re), .raddr(acc_raddr), .rdata(acc_rdata), .we(acc_we),
-      .waddr(acc_waddr), .wdata(acc_wdata));
+  sable_banked_mem #(.WIDTH(8 * DIM), .LINES(SP_LINES), .STRB_BITS(8), .NR(8), .NW(3)) scratchpad (
+      .clk, .rst_n, .zero(mem_zero), .re(sp_re), .raddr(sp_raddr), .rgrant(sp_rgrant), .rdata(sp_rdata),
+      .we(sp_we), .waddr(sp_waddr), .wdata(sp_wdata), .wstrb(sp_wstrb), .wgrant(sp_wgrant));
+  sable_banked_mem #(.WIDTH(32 * DIM), .LINES(ACC_ROWS), .STRB_BITS(32 * DIM), .NR(3), .NW(2)) accumulator (
+      .clk, .rst_n, .zero(mem_zero), .re(acc_re), .raddr(acc_raddr), .rgrant(acc_rgrant), .rdata(acc_rdata),
+      .we(acc_we), .waddr(acc_waddr), .wdata(acc_wdata), .wstrb('1), .wgrant(acc_wgrant));
+  // Always granted (the highest priority, never concurrent with each other): the array's.
+  logic unused_acc_grants;
+  assign unused_acc_grants = ^{acc_rgrant[0], acc_wgrant[0]};
 
   // ---- units ----
   sable_dma_load #(.DIM(DIM)) dma_load (
       .clk, .rst_n, .clear(unit_clear), .start(load_start), .cmd(load_cmd), .region_base(load_base), .busy(load_busy),
       .done(load_done), .error(load_error), .arvalid(d_arvalid), .arready(d_arready), .araddr(d_araddr),
       .arlen(d_arlen), .arsize(d_arsize), .arburst(d_arburst), .rvalid(d_rvalid), .rready(d_rready),
-      .rdata(m_rdata), .rresp(m_rresp), .rlast(m_rlast), .sp_we(sp_we[0]), .sp_waddr(sp_waddr[0]),
-      .sp_wdata(sp_wdata[0]), .sp_wstrb(sp_wstrb[0]));
+      .rdata(m_rdata), .rresp(m_rresp), .rlast(m_rlast), .sp_we(sp_we[2]), .sp_waddr(sp_waddr[2]),
+      .sp_wdata(sp_wdata[2]), .sp_wstrb(sp_wstrb[2]), .sp_wgrant(sp_wgrant[2]));
 
   sable_dma_store #(.DIM(DIM)) dma_store (
       .clk, .rst_n, .clear(unit_clear), .start(store_start), .cmd(store_cmd), .region_base(store_base),
       .busy(store_busy), .done(store_done), .error(store_error), .awvalid(m_awvalid), .awready(m_awready),
       .awaddr(m_awaddr), .awlen(m_awlen), .awsize(m_awsize), .awburst(m_awburst), .wvalid(m_wvalid),
       .wready(m_wready), .wdata(m_wdata), .wstrb(m_wstrb), .wlast(m_wlast), .bvalid(m_bvalid), .bready(m_bready),
-      .bresp(m_bresp), .sp_re(sp_re[0]), .sp_raddr(sp_raddr[0]), .sp_rdata(sp_rdata[0]));
+      .bresp(m_bresp), .sp_re(sp_re[7]), .sp_raddr(sp_raddr[7]), .sp_rdata(sp_rdata[7]), .sp_rgrant(sp_rgrant[7]));
 
   sable_matmul_unit #(.DIM(DIM)) matmul (
       .clk, .rst_n, .clear(unit_clear), .start(mm_start), .cmd(compute_cmd), .ready(mm_ready), .done(mm_done),
-      .idle(mm_idle), .sp_re(sp_re[2:1]), .sp_raddr(sp_raddr[2:1]), .sp_rdata(sp_rdata[2:1]), .acc_re(acc_re[0]),
+      .idle(mm_idle), .sp_re({sp_re[0], sp_re[1]}), .sp_raddr({sp_raddr[0], sp_raddr[1]}),
+      .sp_rdata({sp_rdata[0], sp_rdata[1]}), .sp_rgrant({sp_rgrant[0], sp_rgrant[1]}), .acc_re(acc_re[0]),
       .acc_raddr(acc_raddr[0]), .acc_rdata(acc_rdata[0]), .acc_we(acc_we[0]), .acc_waddr(acc_waddr[0]),
       .acc_wdata(acc_wdata[0]));
 
   sable_ppu #(.DIM(DIM)) ppu (
       .clk, .rst_n, .clear(unit_clear), .start(ppu_start), .cmd(compute_cmd), .busy(ppu_busy), .done(ppu_done),
-      .error(ppu_error), .acc_ready(ppu_acc_ready), .sp_re(sp_re[3]), .sp_raddr(sp_raddr[3]),
-      .sp_rdata(sp_rdata[3]), .sp_we(sp_we[1]), .sp_waddr(sp_waddr[1]), .sp_wdata(sp_wdata[1]),
-      .sp_wstrb(sp_wstrb[1]), .acc_re(acc_re[1]), .acc_raddr(acc_raddr[1]), .acc_rdata(acc_rdata[1]));
+      .error(ppu_error), .acc_ready(ppu_acc_ready), .sp_re(sp_re[6]), .sp_raddr(sp_raddr[6]),
+      .sp_rdata(sp_rdata[6]), .sp_rgrant(sp_rgrant[6]), .sp_we(sp_we[0]), .sp_waddr(sp_waddr[0]),
+      .sp_wdata(sp_wdata[0]), .sp_wstrb(sp_wstrb[0]), .sp_wgrant(sp_wgrant[0]), .acc_re(acc_re[2]), .acc_raddr(acc_raddr[2]), .acc_grant(acc_rgrant[2]),
+      .acc_rdata(acc_rdata[2]));
 
   sable_vector_unit #(.DIM(DIM), .DW_MACS(DW_MACS)) vector (
       .clk, .rst_n, .clear(unit_clear), .start(vec_start), .cmd(compute_cmd), .busy(vec_busy), .done(vec_done),
-      .error(vec_error), .sp_re(sp_re[7:4]), .sp_raddr(sp_raddr[7:4]), .sp_rdata(sp_rdata[7:4]), .sp_we(sp_we[2]),
-      .sp_waddr(sp_waddr[2]), .sp_wdata(sp_wdata[2]), .sp_wstrb(sp_wstrb[2]), .acc_re(acc_re[2]),
-      .acc_raddr(acc_raddr[2]), .acc_rdata(acc_rdata[2]), .acc_we(acc_we[1]), .acc_waddr(acc_waddr[1]),
-      .acc_wdata(acc_wdata[1]));
+      .error(vec_error), .sp_re(sp_re[5:2]), .sp_raddr(sp_raddr[5:2]), .sp_rdata(sp_rdata[5:2]),
+      .sp_rgrant(sp_rgrant[5:2]), .sp_we(sp_we[1]), .sp_waddr(sp_waddr[1]), .sp_wdata(sp_wdata[1]),
+      .sp_wstrb(sp_wstrb[1]), .sp_wgrant(sp_wgrant[1]), .acc_re(acc_re[1]), .acc_raddr(acc_raddr[1]),
+      .acc_rdata(acc_rdata[1]), .acc_we(acc_we[1]), .acc_waddr(acc_waddr[1]), .acc_wdata(acc_wdata[1]),
+      .acc_rgrant(acc_rgrant[1]), .acc_wgrant(acc_wgrant[1]));
 
   // Write responses carry no information beyond bresp: one ID, in order.
   logic unused_bid;

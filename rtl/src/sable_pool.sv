@@ -30,8 +30,29 @@ module sable_pool #(
     output logic               sp_we,
     output logic [15:0]        sp_waddr,
     output logic [8*DIM-1:0]   sp_wdata,
-    output logic [DIM-1:0]     sp_wstrb
+    output logic [DIM-1:0]     sp_wstrb,
+    input  logic                   sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
+    input  logic                   sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
+
+  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
+  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
+  // (adv low: no register of the engine loads) until every request of the step is performed. ----
+  logic adv, sp_in, st_start, start_q;
+  logic [255:0] st_cmd;
+  logic u_re;
+  logic [0:0][8*DIM-1:0] sp_rd_p;
+  logic u_busy, u_done;
+  logic u_we;
+  logic [8*DIM-1:0] sp_rd;
+  assign sp_rd = sp_rd_p[0];
+  sable_grant_stall #(.NR(1), .WIDTH(8*DIM)) u_stall (
+      .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
+      .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
+  assign sp_we = u_we && sp_in;
+  assign adv = !rst_n || clear || (sp_in && (!u_we || sp_wgrant));
+  assign busy = u_busy || start_q;
+  assign done = u_done && adv;
   // Window coordinates may be negative (padding) and reach (2^16-1)*15 + 255: 22-bit signed.
   localparam int unsigned CW = 22;
 
@@ -45,18 +66,18 @@ module sable_pool #(
   logic [3:0]  c_sx, c_sy, c_pl, c_pt;
   logic [15:0] c_isx, c_isy, c_in;
   always_comb begin
-    c_sx  = cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4];
-    c_sy  = cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4];
-    c_pl  = cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4];
-    c_pt  = cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4];
-    c_isx = cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16];
-    c_isy = cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16];
-    c_in  = cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16];
+    c_sx  = st_cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4];
+    c_sy  = st_cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4];
+    c_pl  = st_cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4];
+    c_pt  = st_cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4];
+    c_isx = st_cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16];
+    c_isy = st_cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16];
+    c_in  = st_cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16];
   end
 
-  // Bits of cmd the engine does not need (opcode, wait/signal, reserved).
+  // Bits of st_cmd the engine does not need (opcode, wait/signal, reserved).
   logic unused_cmd;
-  assign unused_cmd = ^{cmd[15:0], cmd[31:18]};
+  assign unused_cmd = ^{st_cmd[15:0], st_cmd[31:18]};
 
   // ---------------------------------------------------------------- window walker (S0)
   typedef enum logic [1:0] {IDLE, WALK, DRAIN} state_e;
@@ -86,51 +107,51 @@ module sable_pool #(
   assign hazard = t_inside && ((p1 && o1 == a_tap) || (p2 && o2 == a_tap) || (p3 && o3 == a_tap) ||
                                (p4 && o4 == a_tap));
   assign issue    = state == WALK && !hazard;
-  assign sp_re    = issue && t_inside;
+  assign u_re    = issue && t_inside;
   assign sp_raddr = a_tap;
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       state <= IDLE;
     end else begin
       case (state)
-        IDLE: if (start) state <= WALK;
+        IDLE: if (st_start) state <= WALK;
         WALK: if (issue && t_final) state <= DRAIN;
-        DRAIN: if (done) state <= IDLE;
+        DRAIN: if (u_done) state <= IDLE;
         default: state <= IDLE;
       endcase
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (state == IDLE && start) begin
-      f_avg    <= cmd[sable_pkg::CMD_POOL_MODE_LSB] == 1'(sable_pkg::POOL_MODE_AVERAGE);
-      f_signed <= cmd[sable_pkg::CMD_POOL_SIGNED_LSB];
-      f_nx_m1  <= cmd[sable_pkg::CMD_POOL_NX_LSB +: 16] - 16'd1;
-      f_ny_m1  <= cmd[sable_pkg::CMD_POOL_NY_LSB +: 16] - 16'd1;
-      f_iw     <= CW'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]);
-      f_ih     <= CW'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]);
+  always_ff @(posedge clk) if (adv) begin
+    if (state == IDLE && st_start) begin
+      f_avg    <= st_cmd[sable_pkg::CMD_POOL_MODE_LSB] == 1'(sable_pkg::POOL_MODE_AVERAGE);
+      f_signed <= st_cmd[sable_pkg::CMD_POOL_SIGNED_LSB];
+      f_nx_m1  <= st_cmd[sable_pkg::CMD_POOL_NX_LSB +: 16] - 16'd1;
+      f_ny_m1  <= st_cmd[sable_pkg::CMD_POOL_NY_LSB +: 16] - 16'd1;
+      f_iw     <= CW'(st_cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]);
+      f_ih     <= CW'(st_cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]);
       f_isx    <= c_isx;
       f_isy    <= c_isy;
-      f_osx    <= cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16];
-      f_osy    <= cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16];
+      f_osx    <= st_cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16];
+      f_osy    <= st_cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16];
       f_sxs    <= 16'(c_sx * c_isx);
       f_sys    <= 16'(c_sy * c_isy);
-      f_kw_m1  <= cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8] - 8'd1;
-      f_kh_m1  <= cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8] - 8'd1;
+      f_kw_m1  <= st_cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8] - 8'd1;
+      f_kh_m1  <= st_cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8] - 8'd1;
       f_sx     <= CW'(c_sx);
       f_sy     <= CW'(c_sy);
       f_pl     <= CW'(c_pl);
-      f_lo     <= 17'(signed'(cmd[sable_pkg::CMD_POOL_CLAMP_MIN_LSB +: 16]));
-      f_hi     <= 17'(signed'(cmd[sable_pkg::CMD_POOL_CLAMP_MAX_LSB +: 16]));
+      f_lo     <= 17'(signed'(st_cmd[sable_pkg::CMD_POOL_CLAMP_MIN_LSB +: 16]));
+      f_hi     <= 17'(signed'(st_cmd[sable_pkg::CMD_POOL_CLAMP_MAX_LSB +: 16]));
     end
   end
 
   // Walk taps (kx fastest), then pixels (x fastest); addresses follow incrementally.
   logic [15:0] start_line;  // input line of the first window's tap (0, 0)
   assign start_line = c_in - 16'(c_pt * c_isy) - 16'(c_pl * c_isx);
-  always_ff @(posedge clk) begin
-    if (state == IDLE && start) begin
+  always_ff @(posedge clk) if (adv) begin
+    if (state == IDLE && st_start) begin
       x      <= '0;
       y      <= '0;
       kx     <= '0;
@@ -143,8 +164,8 @@ module sable_pool #(
       a_pix  <= start_line;
       a_krow <= start_line;
       a_tap  <= start_line;
-      o_row  <= cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16];
-      o_pix  <= cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16];
+      o_row  <= st_cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16];
+      o_pix  <= st_cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16];
     end else if (issue) begin
       if (kx != f_kw_m1) begin
         kx    <= kx + 8'd1;
@@ -192,7 +213,7 @@ module sable_pool #(
   logic                 v1, in1, first1, last1, final1;
   logic [DIM-1:0][25:0] acc;
   logic [16:0]          cnt;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) v1 <= 1'b0;
     else v1 <= issue;
     in1    <= t_inside;
@@ -239,7 +260,7 @@ module sable_pool #(
   logic [16:0]          cnt2, cnt3;
   // The data registers of every stage load only with a valid tap or pixel: an idle unit costs
   // nothing (in silicon and in the verilated model, which evaluates every datapath each cycle).
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     logic signed [25:0] base, v;
     logic [DIM-1:0][25:0] acc_new;
     logic [16:0] cnt_new;
@@ -257,7 +278,7 @@ module sable_pool #(
         // Max starts from the type's minimum (like the model); an average from zero.
         if (first1) base = f_avg ? 26'sd0 : (f_signed ? -26'sd128 : 26'sd0);
         else base = signed'(acc[c]);
-        v = 26'(signed'({f_signed & sp_rdata[8*c+7], sp_rdata[8*c +: 8]}));
+        v = 26'(signed'({f_signed & sp_rd[8*c+7], sp_rd[8*c +: 8]}));
         if (!in1) acc_new[c] = base;
         else if (f_avg) acc_new[c] = base + v;
         else acc_new[c] = v > base ? v : base;
@@ -295,7 +316,7 @@ module sable_pool #(
 
   logic                v4, final4;
   logic [DIM-1:0][7:0] data4;
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       v4     <= 1'b0;
       final4 <= 1'b0;
@@ -313,11 +334,11 @@ module sable_pool #(
   end
   assign p4 = v4;
 
-  assign sp_we    = v4 && !clear;
+  assign u_we    = v4 && !clear;
   assign sp_waddr = o4;
   assign sp_wdata = data4;
   assign sp_wstrb = '1;
-  assign done     = final4 && !clear;
-  assign busy     = state != IDLE;
+  assign u_done     = final4 && !clear;
+  assign u_busy     = state != IDLE;
   assign error    = sable_pkg::ERROR_NONE;
 endmodule

@@ -13,7 +13,12 @@
 //   read + 5   its output line is written (1 cycle memory latency + 4 lane stages), at
 //              output_addr + y*output_stride_y + x*output_stride_x; done pulses with the last write.
 // So done comes in cycle max(S + 11, first cycle acc_ready is high) + ny*nx + 4 (with acc_ready
-// staying high), and busy falls the cycle after.
+// staying high), and busy falls the cycle after. Both memories are banked (docs/rtl.md, "Banked
+// memories"): an accumulator read without acc_grant did nothing and is asked again in the next
+// cycle, a bubble in the lanes' pipeline that delays done by a cycle; a parameter read without
+// sp_rgrant is asked again too, and delays everything after it by a cycle (the first accumulator
+// read waits for the last parameter line). The output lines cannot wait: the unit has the
+// scratchpad's first write port, always granted.
 module sable_ppu #(
   parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
 ) (
@@ -29,12 +34,15 @@ module sable_ppu #(
   output logic                 sp_re,
   output logic [15:0]          sp_raddr,
   input  logic [8*DIM-1:0]     sp_rdata,
+  input  logic                 sp_rgrant,  // the scratchpad performs sp_re in this cycle
   output logic                 sp_we,
   output logic [15:0]          sp_waddr,
   output logic [8*DIM-1:0]     sp_wdata,
   output logic [DIM-1:0]       sp_wstrb,
+  input  logic                 sp_wgrant,  // always (the scratchpad's highest-priority write port)
   output logic                 acc_re,
   output logic [15:0]          acc_raddr,
+  input  logic                 acc_grant,  // the accumulator performs acc_re in this cycle
   input  logic [32*DIM-1:0]    acc_rdata
 );
   // Each parameter array is DIM int32 = 4 lines; a line holds DIM/4 lanes' values.
@@ -81,7 +89,7 @@ module sable_ppu #(
   end
   // The other bits of the command (opcode, wait, signal, unused words) are not this unit's.
   logic unused_cmd;
-  assign unused_cmd = ^cmd;
+  assign unused_cmd = ^{cmd, sp_wgrant};
 
   // ---- Control state ----
   logic        busy_q;
@@ -149,11 +157,15 @@ module sable_ppu #(
     end
   end
 
-  // ---- Accumulator reads: one row per cycle while acc_ready ----
+  // ---- Accumulator reads: one row per cycle while acc_ready, each until granted ----
   always_comb begin
-    acc_re = busy_q && slot_q >= STREAM_AT && !bad_q && !rd_done_q && acc_ready && !clear;
+    // Not before the last parameter line is read (its multipliers arrive just in time).
+    acc_re = busy_q && (slot_q > STREAM_AT || (slot_q == STREAM_AT && sp_rgrant)) && !bad_q && !rd_done_q &&
+             acc_ready && !clear;
     acc_raddr = rd_addr_q;
   end
+  logic acc_take;
+  assign acc_take = acc_re && acc_grant;
 
   // ---- Outputs ----
   always_comb begin
@@ -176,22 +188,22 @@ module sable_ppu #(
       rd_done_q <= 1'b0;
       {rv_q, v1_q, v2_q, v3_q, we_q} <= '0;
     end else begin
-      pv_q <= sp_re;
+      pv_q <= sp_re && sp_rgrant;
       pslot_q <= accept ? 4'd0 : slot_q;
-      {rv_q, v1_q, v2_q, v3_q, we_q} <= {acc_re, rv_q, v1_q, v2_q, v3_q};
+      {rv_q, v1_q, v2_q, v3_q, we_q} <= {acc_take, rv_q, v1_q, v2_q, v3_q};
       if (accept) begin
         busy_q <= 1'b1;
-        slot_q <= 4'd1;
+        slot_q <= sp_rgrant ? 4'd1 : 4'd0;
         bad_q <= 1'b0;
         rd_done_q <= 1'b0;
       end else if (busy_q) begin
-        if (slot_q < PARAM_LINES) slot_q <= slot_q + 4'd1;
+        if (slot_q < PARAM_LINES && sp_rgrant) slot_q <= slot_q + 4'd1;
         if (shift_line_bad) bad_q <= 1'b1;
         if (slot_q == CHECK_AT && bad_q) begin
           err_done_q <= 1'b1;
           slot_q <= PARAM_LINES;  // no more reads
         end
-        if (acc_re && rd_x_q == nx_q - 16'd1 && rd_y_q == ny_q - 16'd1) rd_done_q <= 1'b1;
+        if (acc_take && rd_x_q == nx_q - 16'd1 && rd_y_q == ny_q - 16'd1) rd_done_q <= 1'b1;
         if (done) begin
           busy_q <= 1'b0;
           err_done_q <= 1'b0;
@@ -219,7 +231,7 @@ module sable_ppu #(
       wr_row_q <= cmd_output_addr;
       wr_line_q <= cmd_output_addr;
     end else begin
-      if (acc_re) begin
+      if (acc_take) begin
         rd_addr_q <= rd_addr_q + 16'd1;
         if (rd_x_q == nx_q - 16'd1) begin
           rd_x_q <= 16'd0;

@@ -28,8 +28,29 @@ module sable_softmax #(
     output logic               sp_we,
     output logic [15:0]        sp_waddr,
     output logic [8*DIM-1:0]   sp_wdata,
-    output logic [DIM-1:0]     sp_wstrb
+    output logic [DIM-1:0]     sp_wstrb,
+    input  logic                   sp_rgrant,  // the scratchpad performs sp_re (per port) in this cycle
+    input  logic                   sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
+
+  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
+  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
+  // (adv low: no register of the engine loads) until every request of the step is performed. ----
+  logic adv, sp_in, st_start, start_q;
+  logic [255:0] st_cmd;
+  logic u_re;
+  logic [0:0][8*DIM-1:0] sp_rd_p;
+  logic u_busy, u_done;
+  logic u_we;
+  logic [8*DIM-1:0] sp_rd;
+  assign sp_rd = sp_rd_p[0];
+  sable_grant_stall #(.NR(1), .WIDTH(8*DIM)) u_stall (
+      .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
+      .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
+  assign sp_we = u_we && sp_in;
+  assign adv = !rst_n || clear || (sp_in && (!u_we || sp_wgrant));
+  assign busy = u_busy || start_q;
+  assign done = u_done && adv;
   import sable_arith_pkg::*;
 
   localparam int unsigned TABLE_BYTES = sable_pkg::SOFTMAX_TABLE_ENTRIES * sable_pkg::SOFTMAX_TABLE_ENTRY_BYTES;
@@ -51,7 +72,7 @@ module sable_softmax #(
 
   // Word 0's opcode and tokens (the command processor's) and words 6..7 carry nothing for the unit.
   logic unused_cmd_bits;
-  assign unused_cmd_bits = ^{cmd[255:176], cmd[31:17], cmd[15:0]};
+  assign unused_cmd_bits = ^{st_cmd[255:176], st_cmd[31:17], st_cmd[15:0]};
 
   // ---- issue -------------------------------------------------------------------------------
   // Pipeline tokens: stage A (data arrives), B, C, W (write).
@@ -80,7 +101,7 @@ module sable_softmax #(
     rd_addr = state == TABLE ? table_addr : in_blk;
   end
 
-  assign sp_re = state == TABLE || (row_pass && issue);
+  assign u_re = state == TABLE || (row_pass && issue);
   assign sp_raddr = rd_addr;
 
   // ---- the reciprocal ------------------------------------------------------------------------
@@ -92,10 +113,10 @@ module sable_softmax #(
   assign recip_start = state == RECIP && !recip_busy && !(a_valid && a_kind == K_SUM) && !(b_valid && b_kind == K_SUM);
 
   sable_softmax_recip u_recip (
-      .clk, .rst_n, .clear, .start(recip_start), .sum(sum_q), .last(recip_last), .scale, .out_shift);
+      .clk, .rst_n, .clear, .en(adv), .start(recip_start), .sum(sum_q), .last(recip_last), .scale, .out_shift);
 
   // ---- control -------------------------------------------------------------------------------
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       state <= IDLE;
       a_valid <= 1'b0;
@@ -105,7 +126,7 @@ module sable_softmax #(
       if (recip_start) recip_busy <= 1'b1;
       else if (recip_last) recip_busy <= 1'b0;
       case (state)
-        IDLE: if (start) state <= TABLE;
+        IDLE: if (st_start) state <= TABLE;
         TABLE: if (int'(table_line) == int'(TABLE_LINES) - 1) state <= MAX;
         MAX: if (issue && pass_end) state <= SUM;
         SUM: if (issue && pass_end) state <= RECIP;
@@ -117,21 +138,21 @@ module sable_softmax #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (state == IDLE && start) begin
-      is_signed <= cmd[sable_pkg::CMD_SOFTMAX_SIGNED_LSB];
-      in_row <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB+:16];
-      out_row <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB+:16];
-      in_blk <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB+:16];
-      out_blk <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB+:16];
-      rows_left <= cmd[sable_pkg::CMD_SOFTMAX_ROWS_LSB+:16];
-      length <= cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB+:16];
-      bytes_left <= 17'(cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB+:16]);
-      in_stride <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB+:16];
-      out_stride <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB+:16];
-      in_bstride <= cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB+:16];
-      out_bstride <= cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB+:16];
-      table_addr <= cmd[sable_pkg::CMD_SOFTMAX_TABLE_ADDR_LSB+:16];
+  always_ff @(posedge clk) if (adv) begin
+    if (state == IDLE && st_start) begin
+      is_signed <= st_cmd[sable_pkg::CMD_SOFTMAX_SIGNED_LSB];
+      in_row <= st_cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB+:16];
+      out_row <= st_cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB+:16];
+      in_blk <= st_cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB+:16];
+      out_blk <= st_cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB+:16];
+      rows_left <= st_cmd[sable_pkg::CMD_SOFTMAX_ROWS_LSB+:16];
+      length <= st_cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB+:16];
+      bytes_left <= 17'(st_cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB+:16]);
+      in_stride <= st_cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB+:16];
+      out_stride <= st_cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB+:16];
+      in_bstride <= st_cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB+:16];
+      out_bstride <= st_cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB+:16];
+      table_addr <= st_cmd[sable_pkg::CMD_SOFTMAX_TABLE_ADDR_LSB+:16];
       table_line <= '0;
     end
     if (state == TABLE) begin
@@ -175,21 +196,21 @@ module sable_softmax #(
     return s ? 9'(signed'(v)) : 9'({1'b0, v});
   endfunction
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     // Stage A.
-    if (a_valid && a_kind == K_TABLE) table_q[a_tline*8*DIM+:8*DIM] <= sp_rdata;
+    if (a_valid && a_kind == K_TABLE) table_q[a_tline*8*DIM+:8*DIM] <= sp_rd;
     if (a_valid && a_kind == K_MAX) begin
       // The row's maximum so far, with this line's bytes (type minimum first).
       logic signed [8:0] line_max;
       line_max = a_first ? (is_signed ? -9'sd128 : 9'sd0) : row_max;
       for (int c = 0; c < int'(DIM); c++) begin
-        if (a_mask[c] && extend(sp_rdata[8*c+:8], is_signed) > line_max) line_max = extend(sp_rdata[8*c+:8], is_signed);
+        if (a_mask[c] && extend(sp_rd[8*c+:8], is_signed) > line_max) line_max = extend(sp_rd[8*c+:8], is_signed);
       end
       row_max <= line_max;
     end
     if (a_valid) begin
       for (int c = 0; c < int'(DIM); c++) begin
-        term_q[c] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rdata[8*c+:8], is_signed))+:32] : 32'd0;
+        term_q[c] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rd[8*c+:8], is_signed))+:32] : 32'd0;
       end
     end
     b_kind <= a_kind;
@@ -228,7 +249,7 @@ module sable_softmax #(
     return z[7:0];
   endfunction
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       b_valid <= 1'b0;
       c_valid <= 1'b0;
@@ -240,11 +261,11 @@ module sable_softmax #(
     end
   end
 
-  assign sp_we = w_valid && !clear;
+  assign u_we = w_valid && !clear;
   assign sp_waddr = w_addr;
   assign sp_wdata = y_q;
   assign sp_wstrb = w_mask;
-  assign busy = state != IDLE;
-  assign done = state == DRAIN && !(a_valid || b_valid || c_valid) && !clear;
+  assign u_busy = state != IDLE;
+  assign u_done = state == DRAIN && !(a_valid || b_valid || c_valid) && !clear;
   assign error = sable_pkg::ERROR_NONE;
 endmodule

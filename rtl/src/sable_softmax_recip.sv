@@ -10,6 +10,7 @@ module sable_softmax_recip (
     input  logic               clk,
     input  logic               rst_n,
     input  logic               clear,
+    input  logic               en,         // the softmax unit advances (its grants, sable_grant_stall)
     input  logic               start,
     input  logic [31:0]        sum,        // Q12.19 (int32 wrapped), read in the start cycle
     output logic               last,
@@ -50,7 +51,7 @@ module sable_softmax_recip (
     x_next = x_q + sat_left_shift(product, 5'd2);  // x*e is Q4.27: back to Q2.29
   end
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (en || !rst_n || clear) begin
     if (!rst_n || clear) begin
       active <= 1'b0;
       step <= '0;
@@ -63,7 +64,7 @@ module sable_softmax_recip (
     end
   end
 
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) if (en || !rst_n || clear) begin
     if (start) begin
       d_q <= d;
       out_shift <= 6'd35 - headroom;

@@ -1,7 +1,8 @@
 // The vector unit: DIM channel lanes running one command at a time on one of its engines —
 // DEPTHWISE (several taps per lane per cycle), POOL, ELTWISE, LUT and SOFTMAX. This module only
-// starts the engine of the command and gives it the unit's memory ports; the engines drive
-// nothing while idle.
+// starts the engine of the command and gives it the unit's memory ports and their grants; the
+// engines drive nothing while idle. Each engine waits for its grants itself (sable_grant_stall):
+// one offered `start` in a cycle its requests are refused is kept by the engine, which is busy.
 module sable_vector_unit #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
     parameter int unsigned DW_MACS = sable_pkg::CFG_DW_MACS_PER_CYCLE
@@ -21,12 +22,16 @@ module sable_vector_unit #(
     output logic [15:0]             sp_waddr,
     output logic [8*DIM-1:0]        sp_wdata,
     output logic [DIM-1:0]          sp_wstrb,
+    input  logic [3:0]              sp_rgrant,  // per port: the scratchpad performs sp_re in this cycle
+    input  logic                    sp_wgrant,
     output logic                    acc_re,
     output logic [15:0]             acc_raddr,
     input  logic [32*DIM-1:0]       acc_rdata,
     output logic                    acc_we,
     output logic [15:0]             acc_waddr,
-    output logic [32*DIM-1:0]       acc_wdata
+    output logic [32*DIM-1:0]       acc_wdata,
+    input  logic                    acc_rgrant,
+    input  logic                    acc_wgrant
 );
   import sable_pkg::*;
 
@@ -71,7 +76,7 @@ module sable_vector_unit #(
   sable_depthwise #(.DIM(DIM), .DW_MACS(DW_MACS)) depthwise (
       .clk, .rst_n, .clear, .start(e_start[E_DEPTHWISE]), .cmd, .busy(e_busy[E_DEPTHWISE]),
       .done(e_done[E_DEPTHWISE]), .error(e_error[E_DEPTHWISE]), .sp_re(dw_re), .sp_raddr(dw_raddr), .sp_rdata,
-      .acc_re, .acc_raddr, .acc_rdata, .acc_we, .acc_waddr, .acc_wdata);
+      .acc_re, .acc_raddr, .acc_rdata, .acc_we, .acc_waddr, .acc_wdata, .sp_rgrant, .acc_rgrant, .acc_wgrant);
   assign e_we[E_DEPTHWISE] = 1'b0;
   assign e_waddr[E_DEPTHWISE] = '0;
   assign e_wdata[E_DEPTHWISE] = '0;
@@ -82,25 +87,28 @@ module sable_vector_unit #(
   sable_pool #(.DIM(DIM)) pool (
       .clk, .rst_n, .clear, .start(e_start[E_POOL]), .cmd, .busy(e_busy[E_POOL]), .done(e_done[E_POOL]),
       .error(e_error[E_POOL]), .sp_re(one_re[E_POOL]), .sp_raddr(one_raddr[E_POOL]), .sp_rdata(sp_rdata[0]),
-      .sp_we(e_we[E_POOL]), .sp_waddr(e_waddr[E_POOL]), .sp_wdata(e_wdata[E_POOL]), .sp_wstrb(e_wstrb[E_POOL]));
+      .sp_we(e_we[E_POOL]), .sp_waddr(e_waddr[E_POOL]), .sp_wdata(e_wdata[E_POOL]), .sp_wstrb(e_wstrb[E_POOL]),
+      .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
 
   sable_eltwise #(.DIM(DIM)) eltwise (
       .clk, .rst_n, .clear, .start(e_start[E_ELTWISE]), .cmd, .busy(e_busy[E_ELTWISE]), .done(e_done[E_ELTWISE]),
       .error(e_error[E_ELTWISE]), .sp_re(ew_re), .sp_raddr(ew_raddr), .sp_rdata(sp_rdata[1:0]),
-      .sp_we(e_we[E_ELTWISE]), .sp_waddr(e_waddr[E_ELTWISE]), .sp_wdata(e_wdata[E_ELTWISE]), .sp_wstrb(e_wstrb[E_ELTWISE]));
+      .sp_we(e_we[E_ELTWISE]), .sp_waddr(e_waddr[E_ELTWISE]), .sp_wdata(e_wdata[E_ELTWISE]), .sp_wstrb(e_wstrb[E_ELTWISE]),
+      .sp_rgrant(sp_rgrant[1:0]), .sp_wgrant);
   assign one_re[E_ELTWISE] = 1'b0;
   assign one_raddr[E_ELTWISE] = '0;
 
   sable_lut #(.DIM(DIM)) lut (
       .clk, .rst_n, .clear, .start(e_start[E_LUT]), .cmd, .busy(e_busy[E_LUT]), .done(e_done[E_LUT]),
       .error(e_error[E_LUT]), .sp_re(one_re[E_LUT]), .sp_raddr(one_raddr[E_LUT]), .sp_rdata(sp_rdata[0]),
-      .sp_we(e_we[E_LUT]), .sp_waddr(e_waddr[E_LUT]), .sp_wdata(e_wdata[E_LUT]), .sp_wstrb(e_wstrb[E_LUT]));
+      .sp_we(e_we[E_LUT]), .sp_waddr(e_waddr[E_LUT]), .sp_wdata(e_wdata[E_LUT]), .sp_wstrb(e_wstrb[E_LUT]),
+      .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
 
   sable_softmax #(.DIM(DIM)) softmax (
       .clk, .rst_n, .clear, .start(e_start[E_SOFTMAX]), .cmd, .busy(e_busy[E_SOFTMAX]), .done(e_done[E_SOFTMAX]),
       .error(e_error[E_SOFTMAX]), .sp_re(one_re[E_SOFTMAX]), .sp_raddr(one_raddr[E_SOFTMAX]),
       .sp_rdata(sp_rdata[0]), .sp_we(e_we[E_SOFTMAX]), .sp_waddr(e_waddr[E_SOFTMAX]),
-      .sp_wdata(e_wdata[E_SOFTMAX]), .sp_wstrb(e_wstrb[E_SOFTMAX]));
+      .sp_wdata(e_wdata[E_SOFTMAX]), .sp_wstrb(e_wstrb[E_SOFTMAX]), .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
 
   // The active engine's ports (in its start cycle: the selected one).
   engine_e current;

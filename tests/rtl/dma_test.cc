@@ -117,6 +117,11 @@ class Bench {
     dut->bvalid = s.bvalid;
     dut->bresp = s.bresp;
     sable::sim::axiBytesToWide(dut->sp_rdata, spRead.data(), kDim);
+    // With `refuse` > 0 each scratchpad request is refused with that probability (the banked
+    // scratchpad, docs/rtl.md): it does nothing and the engine asks again.
+    std::uniform_real_distribution<double> u(0, 1);
+    dut->sp_rgrant = refuse == 0 || u(grants) >= refuse;
+    dut->sp_wgrant = refuse == 0 || u(grants) >= refuse;
     dut->clk = 0;
     dut->eval();
     ldDone = dut->ld_done;
@@ -150,8 +155,9 @@ class Bench {
     axi->tick(m);
 
     // Scratchpad: a read returns the line as it was before this cycle's write.
-    if (dut->sp_re) std::copy_n(&sp[size_t{dut->sp_raddr} * kDim], kDim, spRead.begin());
-    if (dut->sp_we) {
+    refused += (dut->sp_re && !dut->sp_rgrant) + (dut->sp_we && !dut->sp_wgrant);
+    if (dut->sp_re && dut->sp_rgrant) std::copy_n(&sp[size_t{dut->sp_raddr} * kDim], kDim, spRead.begin());
+    if (dut->sp_we && dut->sp_wgrant) {
       ++spWrites;
       uint8_t bytes[kDim];
       sable::sim::axiBytesFromWide(dut->sp_wdata, bytes, kDim);
@@ -194,7 +200,9 @@ class Bench {
   std::vector<uint8_t> mem, sp;
   std::array<uint8_t, kDim> spRead{};
   std::unique_ptr<AxiMemory> axi;
-  uint64_t cycle = 0, badBursts = 0, arCount = 0, awCount = 0, spWrites = 0;
+  uint64_t cycle = 0, badBursts = 0, arCount = 0, awCount = 0, spWrites = 0, refused = 0;
+  double refuse = 0;
+  std::mt19937 grants{5};
   bool ldDone = false, stDone = false;  // sampled in the last step
   uint8_t ldError = 0, stError = 0;
 };
@@ -257,8 +265,9 @@ void expectQuiet(Bench& b) {
   EXPECT_FALSE(b.dut->wvalid);
 }
 
-void randomLoads(AxiMemoryConfig cfg, uint64_t seed, int count) {
+void randomLoads(AxiMemoryConfig cfg, uint64_t seed, int count, double refuse = 0) {
   Bench b(cfg);
+  b.refuse = refuse;
   std::mt19937_64 r(seed);
   for (int i = 0; i < count; ++i) {
     Dma c;
@@ -274,10 +283,14 @@ void randomLoads(AxiMemoryConfig cfg, uint64_t seed, int count) {
     for (int k = 0; k < 3; ++k) b.step();
     expectQuiet(b);
   }
+  if (refuse > 0) {
+    EXPECT_GT(b.refused, 0u) << "no scratchpad request was refused";
+  }
 }
 
-void randomStores(AxiMemoryConfig cfg, uint64_t seed, int count) {
+void randomStores(AxiMemoryConfig cfg, uint64_t seed, int count, double refuse = 0) {
   Bench b(cfg);
+  b.refuse = refuse;
   std::mt19937_64 r(seed);
   for (int i = 0; i < count; ++i) {
     Dma c;
@@ -292,6 +305,9 @@ void randomStores(AxiMemoryConfig cfg, uint64_t seed, int count) {
                                  << " off=" << c.offset << " region=" << region;
     for (int k = 0; k < 3; ++k) b.step();
     expectQuiet(b);
+  }
+  if (refuse > 0) {
+    EXPECT_GT(b.refused, 0u) << "no scratchpad request was refused";
   }
 }
 
@@ -309,7 +325,11 @@ TEST(DmaLoad, RandomShapesShortLatency) {
   cfg.maxReadBursts = 2;
   randomLoads(cfg, 5, 150);
 }
+// A third of the scratchpad's requests refused (banked scratchpad, docs/rtl.md): the load holds
+// its line and the R channel (backpressure), the store asks for its line again.
+TEST(DmaLoad, RandomShapesRefused) { randomLoads({}, 6, 200, 1.0 / 3); }
 TEST(DmaStore, RandomShapes) { randomStores({}, 11, 400); }
+TEST(DmaStore, RandomShapesRefused) { randomStores({}, 14, 200, 1.0 / 3); }
 TEST(DmaStore, RandomShapesBackpressure) {
   AxiMemoryConfig cfg;
   cfg.readyProbability = 0.5;

@@ -105,6 +105,8 @@ class Bench {
   bool idle() const { return dut_->idle; }
 
   void issue(const Matmul& m) { queue_.push_back(m); }
+  double refuseInput = 0;
+  uint64_t inputRefused = 0;
   // A gap: the bench keeps start low for this many cycles before the next queued command.
   void holdStart(uint32_t cycles) { hold_ = cycles; }
 
@@ -121,6 +123,11 @@ class Bench {
       for (uint32_t c = 0; c < kDim; ++c) setWord(dut_->sp_rdata, (p * kDim + c) * 8, spRd_[p][c], 8);
     }
     for (uint32_t c = 0; c < kDim; ++c) dut_->acc_rdata[c] = static_cast<uint32_t>(accRd_[c]);
+    // Port 0 (inputs) is refused with probability refuseInput (a bank conflict with a
+    // higher-priority port, docs/rtl.md); port 1 (weights) is the scratchpad's first port and is
+    // always granted.
+    const bool inGrant = refuseInput == 0 || std::uniform_real_distribution<double>(0, 1)(grants_) >= refuseInput;
+    dut_->sp_rgrant = 2u | uint32_t{inGrant};
     dut_->clk = 0;
     dut_->eval();
 
@@ -139,8 +146,9 @@ class Bench {
     dut_->eval();
 
     // Memories: a read returns the value before this cycle's write; unread ports return garbage.
+    if ((spRe & 1u) && !inGrant) ++inputRefused;
     for (uint32_t p = 0; p < 2; ++p) {
-      if ((spRe >> p) & 1u) {
+      if ((spRe >> p) & 1u && (p == 1 || inGrant)) {
         const uint32_t a = (spRaddr >> (16 * p)) & 0xFFFFu;
         ASSERT_LT(a, kSpLines) << "cycle " << cycle_;
         for (uint32_t c = 0; c < kDim; ++c) spRd_[p][c] = sp_[size_t{a} * kDim + c];
@@ -220,6 +228,7 @@ class Bench {
   uint64_t cycle_ = 0, accWrites_ = 0, spReads_[2] = {0, 0};
   uint32_t hold_ = 0;
   std::mt19937 garbage_{12345};
+  std::mt19937 grants_{77};
 };
 
 // The functional model's cycles for a run of back-to-back MATMULs from an idle array
@@ -389,9 +398,10 @@ TEST(MatmulUnit, AccumulateHazardAtEveryDistance) {
   }
 }
 
-TEST(MatmulUnit, RandomBackToBack) {
+void checkRandomBackToBack(double refuse) {
   std::mt19937 rng(2024);
   Bench b;
+  b.refuseInput = refuse;
   uint32_t count = 0;
   for (int i = 0; i < 400; ++i) {
     const uint32_t maxRows = (i % 5 == 0) ? 300 : (i % 5 == 1 ? 4 : 40);
@@ -404,12 +414,21 @@ TEST(MatmulUnit, RandomBackToBack) {
   }
   b.runToIdle();
   EXPECT_EQ(b.doneCycles().size(), count);
+  if (refuse > 0) {
+    EXPECT_GT(b.inputRefused, 0u) << "no input read was refused";
+  }
 }
 
-TEST(MatmulUnit, RandomWithGaps) {
+TEST(MatmulUnit, RandomBackToBack) { checkRandomBackToBack(0); }
+// Input reads refused at random (bank conflicts with the weight port, docs/rtl.md): each is a
+// bubble in the input stream and every MATMUL stays exact.
+TEST(MatmulUnit, RandomBackToBackInputsRefused) { checkRandomBackToBack(1.0 / 3); }
+
+void checkRandomWithGaps(double refuse) {
   // Commands arrive with random gaps, so every distance between MATMULs occurs.
   std::mt19937 rng(99);
   Bench b;
+  b.refuseInput = refuse;
   uint32_t count = 0;
   for (int i = 0; i < 300; ++i) {
     Matmul m = randomMatmul(rng, i % 3 == 0 ? 20 : 3);
@@ -422,7 +441,15 @@ TEST(MatmulUnit, RandomWithGaps) {
   }
   b.runToIdle();
   EXPECT_EQ(b.doneCycles().size(), count);
+  if (refuse > 0) {
+    EXPECT_GT(b.inputRefused, 0u) << "no input read was refused";
+  }
 }
+
+TEST(MatmulUnit, RandomWithGaps) { checkRandomWithGaps(0); }
+// Input reads refused at random (bank conflicts with the weight port, docs/rtl.md): each is a
+// bubble in the input stream and every MATMUL stays exact.
+TEST(MatmulUnit, RandomWithGapsInputsRefused) { checkRandomWithGaps(1.0 / 3); }
 
 TEST(MatmulUnit, ClearDropsEverything) {
   std::mt19937 rng(5);

@@ -146,18 +146,23 @@ class Harness {
   Memories mem;
   // Inputs for the next cycle.
   bool start = false, clear = false, accReady = true;
+  bool accGrant = true;  // the banked accumulator performs the read (docs/rtl.md, "Banked memories")
   std::array<uint32_t, 8> cmd{};
   // Observations.
   uint64_t cycle = 0;
   bool busy = false, done = false;
   uint8_t error = 0;
   std::vector<Write> writes;  // every write performed, in order
-  int accReadsWhileNotReady = 0, badStrobes = 0;
+  int accReadsWhileNotReady = 0, badStrobes = 0, accReadsRefused = 0, spReadsRefused = 0;
+  bool spGrant = true;  // the banked scratchpad performs the parameter read of this cycle
 
   void step() {
     top_->start = start;
     top_->clear = clear;
     top_->acc_ready = accReady;
+    top_->acc_grant = accGrant;
+    top_->sp_rgrant = spGrant;
+    top_->sp_wgrant = 1;  // the scratchpad's first write port (docs/rtl.md)
     setWords(top_->cmd, cmd.data());
     setWords(top_->sp_rdata, spOut_.data());  // little-endian: byte c = lane c
     setWords(top_->acc_rdata, reinterpret_cast<const uint32_t*>(accOut_.data()));
@@ -166,17 +171,20 @@ class Harness {
     busy = top_->busy;
     done = top_->done;
     error = top_->error;
-    const bool spRe = top_->sp_re, accRe = top_->acc_re, spWe = top_->sp_we;
+    const bool spRe = top_->sp_re, accAsked = top_->acc_re, spWe = top_->sp_we;
+    const bool accRe = accAsked && accGrant;
+    if (accAsked && !accGrant) ++accReadsRefused;
+    if (spRe && !spGrant) ++spReadsRefused;
     const uint32_t spRaddr = top_->sp_raddr, accRaddr = top_->acc_raddr, spWaddr = top_->sp_waddr;
     Write w{spWaddr, {}};
     getBytes(top_->sp_wdata, w.data.data());
     if (spWe && static_cast<uint32_t>(top_->sp_wstrb) != (kDim == 32 ? 0xFFFFFFFFu : (1u << kDim) - 1)) ++badStrobes;
-    if (accRe && !accReady) ++accReadsWhileNotReady;
+    if (accAsked && !accReady) ++accReadsWhileNotReady;
     top_->clk = 1;
     top_->eval();
     // Memories: reads see the contents before this cycle's write; without a read the data
     // port carries garbage (the unit must not use it).
-    if (spRe) {
+    if (spRe && spGrant) {
       EXPECT_LT(spRaddr, uint32_t{kSpLines});
       std::memcpy(spOut_.data(), mem.line(spRaddr % kSpLines), kDim);
     } else {
@@ -549,6 +557,63 @@ TEST(Ppu, AccReadyToggling) {
     EXPECT_EQ(h.writes.size(), expected.size());
   }
 }
+
+void checkRefusals(bool refuseParams) {
+  // The banked accumulator refusing reads at random (a higher-priority unit had the bank): every
+  // refused row is asked again, the results are unchanged and each refusal delays done by one
+  // cycle (no row lost or read twice: the writes are exactly the reference's).
+  Harness h;
+  std::mt19937_64 rng(12);
+  for (int t = 0; t < 30 && !testing::Test::HasFailure(); ++t) {
+    Postproc p;
+    p.paramAddr = 0;
+    p.accAddr = static_cast<uint32_t>(rng() % 100);
+    p.outputAddr = 300;
+    p.nx = 1 + static_cast<uint32_t>(rng() % 9);
+    p.ny = 1 + static_cast<uint32_t>(rng() % 9);
+    p.strideX = 1;
+    p.strideY = 9;
+    h.mem.writeParams(p.paramAddr, randomParams(rng));
+    fillAcc(h.mem, p.accAddr, p.rows(), rng);
+    std::vector<Write> expected;
+    ASSERT_EQ(reference(h.mem, p, expected), SABLE_ERROR_NONE);
+    h.writes.clear();
+    while (h.peekBusy()) h.step();
+    h.accReadsRefused = 0;
+    h.spReadsRefused = 0;
+    h.cmd = p.encode();
+    h.start = true;
+    bool finished = false;
+    int cycles = 0;
+    for (; cycles < 2000 && !finished; ++cycles) {
+      h.accGrant = (rng() % 3) != 0;
+      h.spGrant = !refuseParams || (rng() % 3) != 0;
+      h.step();
+      h.start = false;
+      finished = h.done;
+    }
+    h.accGrant = true;
+    h.spGrant = true;
+    ASSERT_TRUE(finished);
+    ASSERT_EQ(h.writes.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(h.writes[i].line, expected[i].line) << "write " << i;
+      EXPECT_TRUE(h.writes[i].data == expected[i].data) << "write " << i;
+    }
+    // done at S + 11 + ny*nx + 4 without refusals (the start cycle is cycle 0 of the loop)
+    // (each refused parameter read delays the whole sequence by one cycle as well)
+    EXPECT_EQ(cycles - 1, 11 + int(p.nx * p.ny) + 4 + h.accReadsRefused + h.spReadsRefused)
+        << "refused " << h.accReadsRefused << " + " << h.spReadsRefused;
+    if (refuseParams) {
+      EXPECT_GT(h.spReadsRefused, 0);
+    }
+  }
+}
+
+TEST(Ppu, RefusedAccumulatorReadsStallTheTile) { checkRefusals(false); }
+// The banked scratchpad refusing parameter reads as well (a higher-priority port had the bank):
+// each is asked again, and the first accumulator row waits for the last parameter line.
+TEST(Ppu, RefusedParameterReadsDelayTheTile) { checkRefusals(true); }
 
 TEST(Ppu, ClearMidCommand) {
   // clear at every cycle offset of a command: no write and no done in the clear cycle or later,

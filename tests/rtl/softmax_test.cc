@@ -160,9 +160,10 @@ void fillRows(Bench& bench, std::mt19937& r, const Cmd& c, int spread) {
     for (uint32_t k = 0; k < c.length(); ++k) bench.mem[c.inLine(row, k / DIM)][k % DIM] = uint8_t(base + int(r() % spread));
 }
 
-TEST(Softmax, InPlace) {
+void checkInPlace(double refuse) {
   std::mt19937 r(22);
   Bench bench;
+  bench.refuse = refuse;
   randomFill(bench.mem, r);
   writeTable(bench.mem, 4000, expTable(0.1));
   for (int t = 0; t < 60; ++t) {
@@ -172,15 +173,24 @@ TEST(Softmax, InPlace) {
     fillRows(bench, r, c, 1 + int(r() % 64));
     SCOPED_TRACE(t);
     runAndCompare(bench, c);
-    if (HasFatalFailure()) return;
+    if (testing::Test::HasFatalFailure()) return;
+  }
+  if (refuse > 0) {
+    EXPECT_GT(bench.refused, 0u) << "no request was refused";
   }
 }
 
+TEST(Softmax, InPlace) { checkInPlace(0); }
+// The same with a third of the scratchpad requests refused (banked scratchpad, docs/rtl.md):
+// the engine waits for its grants and writes the same lines.
+TEST(Softmax, InPlaceRefused) { checkInPlace(1.0 / 3); }
+
 // Random layouts in a small window: rows that overlap the previous row's outputs, block strides
 // of 0, outputs over the table; random, realistic and zero-tailed tables.
-TEST(Softmax, RandomLayoutsAndTables) {
+void checkRandomLayoutsAndTables(double refuse) {
   std::mt19937 r(23);
   Bench bench;
+  bench.refuse = refuse;
   randomFill(bench.mem, r);
   int done = 0;
   for (int t = 0; done < 400; ++t) {
@@ -198,10 +208,18 @@ TEST(Softmax, RandomLayoutsAndTables) {
     if (r() % 2) fillRows(bench, r, c, 1 + int(r() % 40));
     SCOPED_TRACE(t);
     runAndCompare(bench, c);
-    if (HasFatalFailure()) return;
+    if (testing::Test::HasFatalFailure()) return;
     ++done;
   }
+  if (refuse > 0) {
+    EXPECT_GT(bench.refused, 0u) << "no request was refused";
+  }
 }
+
+TEST(Softmax, RandomLayoutsAndTables) { checkRandomLayoutsAndTables(0); }
+// The same with a third of the scratchpad requests refused (banked scratchpad, docs/rtl.md):
+// the engine waits for its grants and writes the same lines.
+TEST(Softmax, RandomLayoutsAndTablesRefused) { checkRandomLayoutsAndTables(1.0 / 3); }
 
 // Rows of one repeated value: the sum wraps (4096 maxima: INT32_MIN, output shift 35 -> all 0;
 // 8192: 0, which the reciprocal defines as a normalised 0).

@@ -2,6 +2,9 @@
 // execution-unit interface with PORTS scratchpad read ports and one write port): the scratchpad
 // in C++ with the 1-cycle read latency of docs/rtl.md (read data is random junk in a cycle
 // without a read, so an engine cannot rely on stale data), and the start-to-done loop.
+// With `refuse` > 0 the scratchpad is the banked one (docs/rtl.md, "Banked memories"): each
+// read and the write is refused with that probability (a refused request does nothing), and a
+// port's read data holds until its next granted read, as the crossbar's does.
 #pragma once
 
 #include <array>
@@ -55,6 +58,10 @@ struct UnitBench {
   Memory<DIM> mem = Memory<DIM>(LINES);
   std::mt19937 junk{7};
   uint64_t writes = 0;
+  double refuse = 0;        // probability of refusing each request
+  std::mt19937 grants{11};
+  uint64_t refused = 0;     // requests refused so far
+  std::array<Line<DIM>, PORTS> held{};
 
   UnitBench() {
     top->rst_n = 0;
@@ -65,17 +72,40 @@ struct UnitBench {
   }
 
   void step() {
+    prepare();
+    commit();
+  }
+
+  // The first half of a cycle: this cycle's grants, and the outputs that follow from them.
+  void prepare() {
     top->clk = 0;
-    top->eval();
+    std::uniform_real_distribution<double> u(0, 1);
+    uint32_t rgrant = 0;
+    for (int p = 0; p < PORTS; ++p) {
+      if (refuse == 0 || u(grants) >= refuse) rgrant |= 1u << p;
+    }
+    top->sp_rgrant = rgrant;
+    top->sp_wgrant = refuse == 0 || u(grants) >= refuse;
+    top->eval();  // requests may depend on the grants (a write waits for the reads)
+  }
+
+  // The second half: the memory performs the granted requests, then the clock edge.
+  void commit() {
+    const uint32_t rgrant = top->sp_rgrant;
     std::array<Line<DIM>, PORTS> next{};
     for (int p = 0; p < PORTS; ++p) {
-      if ((top->sp_re >> p) & 1) {
+      if ((top->sp_re >> p) & 1 && (rgrant >> p) & 1) {
         next[p] = mem[(top->sp_raddr >> (16 * p)) & 0xFFFF];
+        held[p] = next[p];
+      } else if (refuse > 0) {
+        refused += (top->sp_re >> p) & 1;
+        next[p] = held[p];  // the crossbar holds a port's last granted line
       } else {
         for (auto& x : next[p]) x = uint8_t(junk());  // rdata is undefined without a read
       }
     }
-    if (top->sp_we) {
+    if (top->sp_we && !top->sp_wgrant) ++refused;
+    if (top->sp_we && top->sp_wgrant) {
       ++writes;
       for (int c = 0; c < DIM; ++c) {
         if ((top->sp_wstrb >> c) & 1) mem[top->sp_waddr][c] = getByte(top->sp_wdata, c);
@@ -101,24 +131,23 @@ struct UnitBench {
     step();
     top->start = 0;
     for (int cyc = 1; cyc < maxCycles; ++cyc) {
-      top->clk = 0;
-      top->eval();
       if (cyc == clearAt) {
         top->clear = 1;
         step();
         top->clear = 0;
         return {-1, cyc};
       }
+      prepare();
       EXPECT_TRUE(top->busy) << "cycle " << cyc;
       if (top->done) {
         const int e = top->error;
-        step();
+        commit();
         top->clk = 0;
         top->eval();
         EXPECT_FALSE(top->busy);
         return {e, cyc};
       }
-      step();
+      commit();
     }
     ADD_FAILURE() << "no done";
     return {-1, 0};

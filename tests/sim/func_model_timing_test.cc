@@ -92,11 +92,13 @@ TEST(FuncModelTiming, RunJobRecordsEachCommandsStartCycle) {
 TEST(FuncModelTiming, ComputeCommandCycles) {
   Harness h;
   matmul(h, 4, 3);  // from 4: 16 weight load + 12 rows + 31 fill/drain = 59
-  Cmd& dw = h.add(SABLE_OP_DEPTHWISE);  // 2·3·9·16 = 864 MACs / 64 = 13.5 → 14
+  // 2·3·9·16 = 864 MACs / 64 = 13.5 → 14; rows 7 lines apart, so no 4 taps of one cycle share a
+  // scratchpad bank (BankConflicts below)
+  Cmd& dw = h.add(SABLE_OP_DEPTHWISE);
   sable_cmd_depthwise_set_nx(dw.data(), 3);
   sable_cmd_depthwise_set_ny(dw.data(), 2);
   sable_cmd_depthwise_set_input_stride_x(dw.data(), 1);
-  sable_cmd_depthwise_set_input_stride_y(dw.data(), 8);
+  sable_cmd_depthwise_set_input_stride_y(dw.data(), 7);
   sable_cmd_depthwise_set_kernel_w(dw.data(), 3);
   sable_cmd_depthwise_set_kernel_h(dw.data(), 3);
   for (auto set : {sable_cmd_depthwise_set_stride_x, sable_cmd_depthwise_set_stride_y, sable_cmd_depthwise_set_dilation_x,
@@ -122,8 +124,9 @@ TEST(FuncModelTiming, ComputeCommandCycles) {
   sable_cmd_pool_set_stride_x(pool.data(), 1);
   sable_cmd_pool_set_stride_y(pool.data(), 1);
   sable_cmd_pool_set_clamp_max(pool.data(), 255);
-  Cmd& el = h.add(SABLE_OP_ELTWISE);  // 7 lines
+  Cmd& el = h.add(SABLE_OP_ELTWISE);  // 7 lines, A (line 0) and B (line 1) in different banks
   sable_cmd_eltwise_set_count(el.data(), 7);
+  sable_cmd_eltwise_set_input_b_addr(el.data(), 1);
   sable_cmd_eltwise_set_output_addr(el.data(), 700);
   sable_cmd_eltwise_set_output_stride(el.data(), 1);
   sable_cmd_eltwise_set_param_addr(el.data(), 800);
@@ -141,6 +144,38 @@ TEST(FuncModelTiming, ComputeCommandCycles) {
       << "one compute queue, in order; the DEPTHWISE waits for the array to drain";
   EXPECT_EQ(r.counters[SABLE_COUNTER_MACS], 12u * 256 + 864);
   EXPECT_EQ(r.counters[SABLE_COUNTER_COMMANDS], 7u);
+}
+
+// Reads of one cycle in one scratchpad bank (line mod 8) take a cycle each, as in the banked RTL.
+TEST(FuncModelTiming, BankConflicts) {
+  Harness h;
+  // One pixel of a 3×3 kernel over rows 8 lines apart: taps at lines 0, 1, 2, 8, 9, 10, 16, 17, 18
+  // (banks 0 1 2 0 1 2 0 1 2), four per cycle: {0 1 2 8} (bank 0 twice: +1), {9 10 16 17} (bank 1
+  // twice: +1), {18}: 3 cycles + 2.
+  Cmd& dw = h.add(SABLE_OP_DEPTHWISE);
+  sable_cmd_depthwise_set_nx(dw.data(), 1);
+  sable_cmd_depthwise_set_ny(dw.data(), 1);
+  sable_cmd_depthwise_set_input_stride_x(dw.data(), 1);
+  sable_cmd_depthwise_set_input_stride_y(dw.data(), 8);
+  sable_cmd_depthwise_set_kernel_w(dw.data(), 3);
+  sable_cmd_depthwise_set_kernel_h(dw.data(), 3);
+  for (auto set : {sable_cmd_depthwise_set_stride_x, sable_cmd_depthwise_set_stride_y, sable_cmd_depthwise_set_dilation_x,
+                   sable_cmd_depthwise_set_dilation_y}) {
+    set(dw.data(), 1);
+  }
+  // A at lines 0..6, B at 8..14: every line's pair in one bank, 2 cycles per line.
+  Cmd& el = h.add(SABLE_OP_ELTWISE);
+  sable_cmd_eltwise_set_count(el.data(), 7);
+  sable_cmd_eltwise_set_input_a_stride(el.data(), 1);
+  sable_cmd_eltwise_set_input_b_addr(el.data(), 8);
+  sable_cmd_eltwise_set_input_b_stride(el.data(), 1);
+  sable_cmd_eltwise_set_output_addr(el.data(), 700);
+  sable_cmd_eltwise_set_output_stride(el.data(), 1);
+  sable_cmd_eltwise_set_param_addr(el.data(), 800);
+  h.end();
+  const JobResult r = h.run();
+  ASSERT_EQ(r.errorCause, SABLE_ERROR_NONE) << sable_error_cause_name(r.errorCause) << " at " << r.errorCommand;
+  EXPECT_EQ(r.counters[SABLE_COUNTER_VECTOR_BUSY], (3u + 2) + 7 * 2);
 }
 
 TEST(FuncModelTiming, SoftmaxIsThreePassesPerRowPlusTheReciprocalAndTheTableLoad) {

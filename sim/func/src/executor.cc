@@ -3,6 +3,7 @@
 #include "executor.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <deque>
@@ -18,6 +19,15 @@ static_assert(std::endian::native == std::endian::little,
 constexpr uint32_t kQueues = 3;  // load, compute, store; END is handled by the dispatcher
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Extra cycles of one cycle's reads of the banked scratchpad: the reads of a bank are performed
+// one per cycle, so the cycle takes as many as its most-read bank holds (docs/func-model.md).
+uint64_t bankConflictCycles(const uint64_t* lines, size_t n) {
+  std::array<uint64_t, kScratchpadBanks> perBank{};
+  uint64_t most = 0;
+  for (size_t i = 0; i < n; ++i) most = std::max(most, ++perBank[lines[i] % kScratchpadBanks]);
+  return most > 0 ? most - 1 : 0;
+}
 
 int32_t readByte(const uint8_t* p, bool isSigned) {
   return isSigned ? static_cast<int32_t>(static_cast<int8_t>(*p)) : static_cast<int32_t>(*p);
@@ -358,7 +368,41 @@ Executor::Outcome Executor::depthwise(const uint32_t* w, Counters& counters) {
   touchRows(accAddr + ny * nx);
   const uint64_t macs = ny * nx * taps * dim_;
   counters[SABLE_COUNTER_MACS] += macs;
-  return {SABLE_ERROR_NONE, ceilDiv(macs, config_.dw_macs_per_cycle)};
+  return {SABLE_ERROR_NONE, ceilDiv(macs, config_.dw_macs_per_cycle) + depthwiseBankConflicts(w)};
+}
+
+// The cycles DEPTHWISE's reads of one cycle lose to bank conflicts. The taps of all output
+// pixels form one stream (pixel-major, kernel row-major) read P = dw_macs_per_cycle / lanes (at
+// most 4) taps per cycle, a cycle finishing at most one pixel; kernels of more than 16 taps read
+// min(2, P) taps per cycle and each tap's weight line beside it (docs/func-model.md).
+uint64_t Executor::depthwiseBankConflicts(const uint32_t* w) const {
+  const uint64_t weights = sable_cmd_depthwise_get_weight_addr(w), input = sable_cmd_depthwise_get_input_addr(w);
+  const uint64_t nx = sable_cmd_depthwise_get_nx(w), ny = sable_cmd_depthwise_get_ny(w);
+  const uint64_t isx = sable_cmd_depthwise_get_input_stride_x(w), isy = sable_cmd_depthwise_get_input_stride_y(w);
+  const uint64_t kw = sable_cmd_depthwise_get_kernel_w(w), kh = sable_cmd_depthwise_get_kernel_h(w);
+  const uint64_t sx = sable_cmd_depthwise_get_stride_x(w), sy = sable_cmd_depthwise_get_stride_y(w);
+  const uint64_t dx = sable_cmd_depthwise_get_dilation_x(w), dy = sable_cmd_depthwise_get_dilation_y(w);
+  const uint64_t taps = kh * kw, total = ny * nx * taps;
+  const uint64_t p = std::clamp<uint64_t>(config_.dw_macs_per_cycle / dim_, 1, 4);
+  const bool big = taps > 16;
+  const uint64_t perCycle = big ? std::min<uint64_t>(2, p) : p;
+  uint64_t extra = 0;
+  uint64_t lines[8];
+  for (uint64_t t = 0; t < total;) {
+    size_t n = 0;
+    bool ended = false;
+    for (uint64_t s = 0; s < perCycle && t < total; ++s, ++t) {
+      const uint64_t pixel = t / taps, tap = t % taps;
+      const bool isEnd = tap == taps - 1;
+      if (ended && isEnd) break;  // a second pixel would finish: the next cycle's
+      ended = ended || isEnd;
+      const uint64_t y = pixel / nx, x = pixel % nx, ky = tap / kw, kx = tap % kw;
+      lines[n++] = input + (y * sy + ky * dy) * isy + (x * sx + kx * dx) * isx;
+      if (big) lines[n++] = weights + tap;
+    }
+    extra += bankConflictCycles(lines, n);
+  }
+  return extra;
 }
 
 Executor::Outcome Executor::postproc(const uint32_t* w) {
@@ -500,7 +544,13 @@ Executor::Outcome Executor::eltwise(const uint32_t* w) {
     }
   }
   touchLines(output + (count - 1) * os + 1);
-  return {SABLE_ERROR_NONE, count};
+  // A and B of one line in one bank: two cycles (docs/func-model.md, "Bank conflicts").
+  uint64_t conflicts = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t pair[2] = {a + i * as, b + i * bs};
+    conflicts += bankConflictCycles(pair, 2);
+  }
+  return {SABLE_ERROR_NONE, count + conflicts};
 }
 
 Executor::Outcome Executor::lut(const uint32_t* w) {

@@ -41,6 +41,11 @@ inline constexpr uint64_t kDmaLatencyCycles = 32;
 // (docs/func-model.md).
 inline constexpr uint64_t kSoftmaxReciprocalCycles = 16;
 
+// The scratchpad's banks (the RTL's sable_banked_mem, docs/rtl.md "Banked memories"): line a is
+// in bank a mod kScratchpadBanks, and a bank performs one read per cycle, so reads of one cycle
+// that fall in one bank take a cycle each (docs/func-model.md, "Bank conflicts").
+inline constexpr uint64_t kScratchpadBanks = 8;
+
 class Executor {
  public:
   Executor(const sable_hw_config& config, DeviceMemory memory);
@@ -66,6 +71,7 @@ class Executor {
   Outcome dmaStore(const uint32_t* w, Counters& counters);
   Outcome matmul(const uint32_t* w, Counters& counters);
   Outcome depthwise(const uint32_t* w, Counters& counters);
+  uint64_t depthwiseBankConflicts(const uint32_t* w) const;
   Outcome postproc(const uint32_t* w);
   Outcome pool(const uint32_t* w);
   Outcome eltwise(const uint32_t* w);

@@ -29,6 +29,7 @@ module sable_dma_bench #(
     output logic [15:0]      sp_waddr,
     output logic [8*DIM-1:0] sp_wdata,
     output logic [DIM-1:0]   sp_wstrb,
+    input  logic             sp_wgrant,
     // DMA_STORE
     input  logic             st_start,
     input  logic [255:0]     st_cmd,
@@ -51,14 +52,15 @@ module sable_dma_bench #(
     input  logic [1:0]       bresp,
     output logic             sp_re,
     output logic [15:0]      sp_raddr,
-    input  logic [8*DIM-1:0] sp_rdata
+    input  logic [8*DIM-1:0] sp_rdata,
+    input  logic             sp_rgrant
 );
   sable_dma_load #(.DIM(DIM), .MAX_BURST(MAX_BURST)) u_load (
       .clk, .rst_n, .clear, .start(ld_start), .cmd(ld_cmd), .region_base,
       .busy(ld_busy), .done(ld_done), .error(ld_error),
       .arvalid, .arready, .araddr, .arlen, .arsize, .arburst,
       .rvalid, .rready, .rdata, .rresp, .rlast,
-      .sp_we, .sp_waddr, .sp_wdata, .sp_wstrb
+      .sp_we, .sp_waddr, .sp_wdata, .sp_wstrb, .sp_wgrant
   );
 
   sable_dma_store #(.DIM(DIM), .MAX_BURST(MAX_BURST)) u_store (
@@ -67,6 +69,6 @@ module sable_dma_bench #(
       .awvalid, .awready, .awaddr, .awlen, .awsize, .awburst,
       .wvalid, .wready, .wdata, .wstrb, .wlast,
       .bvalid, .bready, .bresp,
-      .sp_re, .sp_raddr, .sp_rdata
+      .sp_re, .sp_raddr, .sp_rdata, .sp_rgrant
   );
 endmodule

@@ -73,6 +73,21 @@ AxisWindow axisWindow(uint32_t o0, uint32_t n, uint32_t in, uint32_t padBefore, 
   return w;
 }
 
+// The scratchpad is banked by line address mod 8 (docs/rtl.md, "Banked memories") and DEPTHWISE
+// reads four taps per cycle; taps of one cycle in one bank take a cycle each. With plane rows
+// 3, 6 or 7 lines apart modulo 8, the taps of 3×3 kernels at stride 1 and 2 almost never share a
+// bank (rows a multiple of 8 apart double the layer's cycles): each loaded row is padded on the
+// right to the next such pitch, when the DMA's right padding field can hold it.
+uint32_t bankPitch(uint32_t extent) {
+  uint32_t pitch = extent;
+  while (pitch % 8 != 3 && pitch % 8 != 6 && pitch % 8 != 7) ++pitch;
+  return pitch;
+}
+uint32_t rowPitch(const AxisWindow& wx) {
+  const uint32_t pitch = bankPitch(wx.extent());
+  return wx.after + (pitch - wx.extent()) <= SABLE_CMD_DMA_LOAD_PAD_RIGHT_MAX ? pitch : wx.extent();
+}
+
 // The largest loaded extent over the tiles of `tile` outputs along an axis of `out` outputs.
 uint32_t maxExtent(uint32_t out, uint32_t tile, uint32_t in, uint32_t padBefore, uint32_t kernel, uint32_t stride,
                    uint32_t dilation) {
@@ -226,7 +241,7 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
   auto bufferLines = [&](uint32_t th, uint32_t tw, uint32_t groupBlocks, uint32_t buffers) {
     const uint64_t plane =
         uint64_t{maxExtent(oh, th, in.h, g.padTop, g.kernelH, g.strideY, g.dilationY)} *
-        maxExtent(ow, tw, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX);
+        bankPitch(maxExtent(ow, tw, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX));
     return buffers * uint64_t{groupBlocks} * (plane + uint64_t{th} * tw);
   };
   const uint64_t freeLines = spLines - constLines;
@@ -323,7 +338,8 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
     const Tile& tile = tiles[t];
     const AxisWindow wy = axisWindow(tile.y0, tile.th, in.h, g.padTop, g.kernelH, g.strideY, g.dilationY);
     const AxisWindow wx = axisWindow(tile.x0, tile.tw, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX);
-    const uint32_t plane = wy.extent() * wx.extent();
+    const uint32_t pitch = rowPitch(wx);
+    const uint32_t plane = wy.extent() * pitch;
     const uint32_t full = blockChannels(tile.b0 + tile.nb - 1) == inPerBlock ? tile.nb : tile.nb - 1;
     const uint64_t base = in.offset + uint64_t{tile.batch} * in.imageBytes() + uint64_t{wy.r0} * in.rowBytes() +
                           uint64_t{wx.r0} * in.pitch();
@@ -338,7 +354,7 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
                      .ny = wy.r1 - wy.r0,
                      .nz = planes,
                      .pad_left = wx.before,
-                     .pad_right = wx.after,
+                     .pad_right = wx.after + (pitch - wx.extent()),
                      .pad_top = wy.before,
                      .pad_bottom = wy.after,
                      .dram_stride_x = in.pitch(),
@@ -364,7 +380,8 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
     const Tile& tile = tiles[t];
     const AxisWindow wy = axisWindow(tile.y0, tile.th, in.h, g.padTop, g.kernelH, g.strideY, g.dilationY);
     const AxisWindow wx = axisWindow(tile.x0, tile.tw, in.w, g.padLeft, g.kernelW, g.strideX, g.dilationX);
-    const uint32_t plane = wy.extent() * wx.extent();
+    const uint32_t pitch = rowPitch(wx);
+    const uint32_t plane = wy.extent() * pitch;
     const uint32_t pixels = tile.th * tile.tw;
     const auto accBase = static_cast<uint32_t>((t % 2) * accHalfRows);
     // Block i's DEPTHWISE, then block i − 1's POSTPROC: the post-processing unit drains one
@@ -377,12 +394,12 @@ hal::Result<LayerStats> emitDepthwise(LoweringContext& context, const ConvLayer&
       return builder.add(Depthwise{.input_signed = in.quant.isSigned(),
                                    .weight_signed = filterSigned,
                                    .weight_addr = weightAddr + b * taps,
-                                   .input_addr = inBuf[t % buffers] + i * plane + wy.skip * wx.extent() + wx.skip,
+                                   .input_addr = inBuf[t % buffers] + i * plane + wy.skip * pitch + wx.skip,
                                    .acc_addr = accBase + i * pixels,
                                    .nx = tile.tw,
                                    .ny = tile.th,
                                    .input_stride_x = 1,
-                                   .input_stride_y = wx.extent(),
+                                   .input_stride_y = pitch,
                                    .input_zero_point = in.quant.zeroPoint,
                                    .weight_zero_point = filterZeroPoint,
                                    .kernel_w = g.kernelW,
