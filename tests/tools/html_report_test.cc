@@ -51,7 +51,7 @@ TEST(HtmlReport, CellClassesJoinTheNumericClassAndMissingOnesAreNone) {
   EXPECT_NE(out.find("<td class=\"num slow\">2.0</td>"), std::string::npos) << out;
   EXPECT_NE(out.find("<td class=\"success\">SUCCESS</td>"), std::string::npos) << out;
   EXPECT_NE(out.find("<td>HANG</td>"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "class=\"num"), 3u) << "one numeric cell per row";
+  EXPECT_EQ(count(out, "<td class=\"num"), 3u) << "one numeric cell per row";
 }
 
 TEST(HtmlReport, BarChartHasOneBarPerLabelAndOneSegmentPerSeries) {
