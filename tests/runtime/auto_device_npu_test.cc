@@ -33,21 +33,28 @@ std::shared_ptr<runtime::Device> npuOrWhyNot(const hal::Model& model, std::strin
   return std::shared_ptr<runtime::Device>(npu, [](runtime::Device*) {});
 }
 
-// in (quant8 [1,8,8,4]) → CONV_2D 3x3 → DEQUANTIZE → ADD (float, x + x) → QUANTIZE →
-// AVERAGE_POOL_2D 2x2 → out (quant8 [1,4,4,4]): NPU, CPU, CPU, CPU, NPU.
-hal::Model convThenFloatThenPool() {
-  ModelBuilder b;
-  const uint32_t in = b.addInput(kQ8, {1, 8, 8, 4}, 0.05f, 120);
-  runtime::SplitMix64 random(11);
+// CONV_2D 3x3, 4 → 4 channels, same padding, random weights and bias from `seed`: in → a new
+// temporary of the same shape with the given quantization.
+uint32_t addConv3x3(ModelBuilder& b, uint32_t in, uint64_t seed, float outScale, int32_t outZeroPoint) {
+  runtime::SplitMix64 random(seed);
   std::vector<uint8_t> filter(4 * 3 * 3 * 4);
   for (auto& v : filter) v = static_cast<uint8_t>(random.uniform(0, 255));
   std::vector<int32_t> bias(4);
   for (auto& v : bias) v = random.uniform(-300, 300);
   const uint32_t w = b.addConstant(kQ8, {4, 3, 3, 4}, filter, 0.02f, 128);
   const uint32_t bi = b.addConstant(OperandType::TENSOR_INT32, {4}, bias, 0.05f * 0.02f, 0);
-  const uint32_t conv = b.addTemporary(kQ8, {1, 8, 8, 4}, 0.1f, 128);
+  const uint32_t conv = b.addTemporary(kQ8, {1, 8, 8, 4}, outScale, outZeroPoint);
   b.addOperation(OperationType::CONV_2D, {in, w, bi, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0)},
                  {conv});
+  return conv;
+}
+
+// in (quant8 [1,8,8,4]) → CONV_2D 3x3 → DEQUANTIZE → ADD (float, x + x) → QUANTIZE →
+// AVERAGE_POOL_2D 2x2 → out (quant8 [1,4,4,4]): NPU, CPU, CPU, CPU, NPU.
+hal::Model convThenFloatThenPool() {
+  ModelBuilder b;
+  const uint32_t in = b.addInput(kQ8, {1, 8, 8, 4}, 0.05f, 120);
+  const uint32_t conv = addConv3x3(b, in, 11, 0.1f, 128);
   const uint32_t real = b.addTemporary(kF32, {1, 8, 8, 4});
   b.addOperation(OperationType::DEQUANTIZE, {conv}, {real});
   const uint32_t twice = b.addTemporary(kF32, {1, 8, 8, 4});
@@ -140,15 +147,7 @@ TEST(AutoDeviceNpu, MobileNetV1PlacesOperationsOnTheNpu) {
 hal::Model convHardSwishPool() {
   ModelBuilder b;
   const uint32_t in = b.addInput(kQ8, {1, 8, 8, 4}, 0.05f, 120);
-  runtime::SplitMix64 random(5);
-  std::vector<uint8_t> filter(4 * 3 * 3 * 4);
-  for (auto& v : filter) v = static_cast<uint8_t>(random.uniform(0, 255));
-  const std::vector<int32_t> bias = {-40, 7, 130, -200};
-  const uint32_t w = b.addConstant(kQ8, {4, 3, 3, 4}, filter, 0.02f, 128);
-  const uint32_t bi = b.addConstant(OperandType::TENSOR_INT32, {4}, bias, 0.05f * 0.02f, 0);
-  const uint32_t conv = b.addTemporary(kQ8, {1, 8, 8, 4}, 0.04f, 128);
-  b.addOperation(OperationType::CONV_2D, {in, w, bi, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0)},
-                 {conv});
+  const uint32_t conv = addConv3x3(b, in, 5, 0.04f, 128);
   const uint32_t swished = b.addTemporary(kQ8, {1, 8, 8, 4}, 0.03f, 100);
   b.addOperation(OperationType::HARD_SWISH, {conv}, {swished});
   const uint32_t out = b.addOutput(kQ8, {1, 4, 4, 4}, 0.03f, 100);
