@@ -264,9 +264,7 @@ class HalClientDevice final : public Device {
           model, options.preference, options.priority, options.deadline, modelCache, dataCache, token, callback);
       return preparedFrom("prepareModel_1_3", launched, *callback, model);
     }
-    if (!hal::compliantWith(version_, model)) {
-      SABLE_TRY(hal::validateModelForVersion(model, version_));  // the reason, for an invalid model too
-    }
+    SABLE_TRY(hal::validateModelForVersion(model, version_));  // refused with the reason when not compliant
     switch (version_) {
       case hal::HalVersion::V1_0: {
         SABLE_ASSIGN_OR_RETURN(hal::v1_0::Model v10, hal::convertToV1_0(model));
