@@ -5,7 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <atomic>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
 
 namespace sable::hal {
 
@@ -20,21 +26,99 @@ Result<uint64_t> cacheFileSize(int fd) {
   return static_cast<uint64_t>(st.st_size);
 }
 
-Result<void> readCacheFileInto(int fd, std::span<uint8_t> bytes) {
-  uint64_t done = 0;
-  // One byte past the expected end as well: a file that grew is noticed.
-  uint8_t beyond = 0;
-  for (;;) {
-    const bool past = done == bytes.size();
-    const ssize_t n = past ? ::pread(fd, &beyond, 1, static_cast<off_t>(done))
-                           : ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+namespace {
+
+// Chunk buffers reused from one read to the next: a page of memory that is new to the process
+// costs a fault on its first touch, more than reading it (docs/cache.md).
+class ChunkBuffers {
+ public:
+  std::unique_ptr<uint8_t[]> take(uint64_t bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      if (bytes == bytes_ && !free_.empty()) {
+        auto buffer = std::move(free_.back());
+        free_.pop_back();
+        return buffer;
+      }
+    }
+    return std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(bytes));
+  }
+  void give(std::unique_ptr<uint8_t[]> buffer, uint64_t bytes) {
+    std::lock_guard lock(mutex_);
+    if (bytes != bytes_) {
+      free_.clear();
+      bytes_ = bytes;
+    }
+    if (free_.size() < kKept) free_.push_back(std::move(buffer));
+  }
+
+ private:
+  static constexpr size_t kKept = 4;
+  std::mutex mutex_;
+  uint64_t bytes_ = 0;
+  std::vector<std::unique_ptr<uint8_t[]>> free_;
+};
+
+ChunkBuffers& chunkBuffers() {
+  static ChunkBuffers* buffers = new ChunkBuffers();  // never destroyed: used until exit
+  return *buffers;
+}
+
+// Reads exactly bytes [offset, offset + out.size()) of the file; false when it ends before.
+Result<bool> readExactly(int fd, uint64_t offset, std::span<uint8_t> out) {
+  for (uint64_t done = 0; done < out.size();) {
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return generalFailure("cache file: read: {}", std::strerror(errno));
-    if (n == 0) break;
-    if (past) return generalFailure("cache file: it grew while it was read");
+    if (n == 0) return false;
     done += static_cast<uint64_t>(n);
   }
-  if (done != bytes.size()) return generalFailure("cache file: it shrank while it was read");
+  return true;
+}
+
+}  // namespace
+
+Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes,
+                                 const std::function<Result<void>(uint64_t offset, std::span<const uint8_t>)>& chunk) {
+  if (chunkBytes == 0) return invalidArgument("cache file: chunks of 0 bytes");
+  const uint64_t chunks = (size + chunkBytes - 1) / chunkBytes;
+  std::atomic<uint64_t> next{0};
+  std::mutex errorMutex;
+  std::optional<Error> error;
+  auto readChunks = [&] {
+    std::unique_ptr<uint8_t[]> buffer = chunkBuffers().take(chunkBytes);
+    for (uint64_t i = next.fetch_add(1); i < chunks; i = next.fetch_add(1)) {
+      const uint64_t offset = i * chunkBytes;
+      const std::span<uint8_t> bytes(buffer.get(), static_cast<size_t>(std::min(chunkBytes, size - offset)));
+      Result<void> done = [&]() -> Result<void> {
+        SABLE_ASSIGN_OR_RETURN(const bool whole, readExactly(fd, offset, bytes));
+        if (!whole) return generalFailure("cache file: it shrank while it was read");
+        return chunk(offset, bytes);
+      }();
+      if (!done.ok()) {
+        next.store(chunks);  // the other thread stops after its current chunk
+        std::lock_guard lock(errorMutex);
+        if (!error) error = done.error();
+        break;
+      }
+    }
+    chunkBuffers().give(std::move(buffer), chunkBytes);
+  };
+  std::thread helper;
+  if (chunks > 1) {
+    try {
+      helper = std::thread(readChunks);
+    } catch (const std::system_error&) {
+      // No second thread: this one reads every chunk.
+    }
+  }
+  readChunks();
+  if (helper.joinable()) helper.join();
+  if (error) return *error;
+  // One byte past the expected end as well: a file that grew is noticed.
+  uint8_t beyond = 0;
+  SABLE_ASSIGN_OR_RETURN(const bool grew, readExactly(fd, size, std::span(&beyond, 1)));
+  if (grew) return generalFailure("cache file: it grew while it was read");
   return {};
 }
 

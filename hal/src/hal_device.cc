@@ -596,7 +596,12 @@ class HalDevice final : public IDevice {
     if (!dataSize.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "data " + dataSize.error().message);
     auto dataBytes = state_->driver->cacheData(*dataSize);
     if (!dataBytes.ok()) return fail(dataBytes.error().status, "data " + dataBytes.error().message);
-    if (auto read = readCacheFileInto(dataCache[0].fds[0], (*dataBytes)->bytes()); !read.ok()) {
+    CacheData& data = **dataBytes;
+    if (auto read = readCacheFileChunks(dataCache[0].fds[0], *dataSize, kCacheChunkBytes,
+                                        [&data](uint64_t offset, std::span<const uint8_t> chunk) {
+                                          return data.write(offset, chunk);
+                                        });
+        !read.ok()) {
       return fail(ErrorStatus::GENERAL_FAILURE, "data " + read.error().message);
     }
     const bool started = state_->tasks.spawn([state = state_, version, deadline = scaled(deadline, state_->driver->timeScale()),
@@ -638,7 +643,13 @@ namespace {
 class HeapCacheData final : public CacheData {
  public:
   explicit HeapCacheData(uint64_t bytes) : bytes_(static_cast<size_t>(bytes)) {}
-  std::span<uint8_t> bytes() override { return bytes_; }
+  Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) override {
+    if (offset > bytes_.size() || chunk.size() > bytes_.size() - offset) {
+      return generalFailure("data cache: bytes [{}, +{}) past its {} bytes", offset, chunk.size(), bytes_.size());
+    }
+    std::copy(chunk.begin(), chunk.end(), bytes_.begin() + static_cast<ptrdiff_t>(offset));
+    return {};
+  }
 
  private:
   std::vector<uint8_t> bytes_;

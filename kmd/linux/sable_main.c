@@ -433,6 +433,28 @@ static long sable_ioctl_bo_export(struct sable_client *client, void __user *uarg
 	return 0;
 }
 
+/* BO_WRITE (2.2): copy_from_user straight into the memremap()ed device memory, under kmd/core's
+ * hold of the object.
+ */
+static long sable_ioctl_bo_write(struct sable_client *client, void __user *uarg)
+{
+	struct sable_npu *npu = client->npu;
+	struct sable_uapi_bo_write arg;
+	u64 address;
+	u32 cookie;
+	long err;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	err = sable_core_bo_write_begin(npu->core, sable_owner(client), &arg, &address, &cookie);
+	if (err)
+		return err;
+	if (copy_from_user(npu->memory + address, u64_to_user_ptr(arg.data), arg.size))
+		err = -EFAULT;
+	sable_core_bo_unmap(npu->core, cookie);
+	return err;
+}
+
 /* Whether cmd is one of the UAPI's requests (their one list: SABLE_UAPI_REQUESTS). */
 static bool sable_uapi_request(unsigned int cmd)
 {
@@ -477,8 +499,10 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return sable_ioctl_job_status(client, uarg);
 	case SABLE_IOCTL_FENCE_RELEASE:
 		return sable_ioctl_fence_release(client, uarg);
-	default: /* SABLE_IOCTL_BO_EXPORT: sable_uapi_request listed every request */
+	case SABLE_IOCTL_BO_EXPORT:
 		return sable_ioctl_bo_export(client, uarg);
+	default: /* SABLE_IOCTL_BO_WRITE: sable_uapi_request listed every request */
+		return sable_ioctl_bo_write(client, uarg);
 	}
 }
 

@@ -88,7 +88,7 @@ TEST(KmdCoreHandshake, EachIncompatibilityIsRefusedWithEPROTOAndSaysWhatToRebuil
   const sable_core_device_ids ids = idsOf(sable_hw_configs[SABLE_HW_CONFIG_S16]);
   const Refusal cases[] = {
       {"older UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 1u << 16; },
-       "UAPI version mismatch: the client has 1.0 and the kernel driver has 2.1; the client is older"},
+       "UAPI version mismatch: the client has 1.0 and the kernel driver has 2.2; the client is older"},
       {"newer UAPI", [](sable_uapi_handshake& a) { a.client_uapi_version = 3u << 16; },
        "the kernel driver is older: rebuild the driver and the firmware"},
       {"ISA", [](sable_uapi_handshake& a) { a.client_isa_version = (SABLE_ISA_VERSION_MAJOR + 1) << 16; },
@@ -1178,6 +1178,42 @@ TEST_F(KmdCoreObjects, AnExportHoldsTheWholeObjectPastItsFreeAndItsClientsClose)
   sable_core_client_close(core.get(), 4);
   EXPECT_EQ(core->allocator.free_bytes, heap - 8192) << "the exported memory stays";
   sable_core_bo_unmap(core.get(), cookie);  // the dma-buf's release
+  EXPECT_EQ(core->allocator.free_bytes, heap);
+}
+
+TEST_F(KmdCoreObjects, AWriteChecksItsRangeAndHoldsTheObjectUntilItsCopyEnds) {
+  const uint64_t heap = core->allocator.free_bytes;
+  const uint32_t handle = bo(5000, 4);
+  sable_core_bo info{};
+  ASSERT_EQ(sable_core_bo_get(core.get(), 4, handle, &info), 0);
+  auto request = [&](uint32_t h, uint64_t offset, uint64_t size) {
+    sable_uapi_bo_write write{};
+    write.handle = h;
+    write.offset = offset;
+    write.size = size;
+    return write;
+  };
+  uint64_t address = 0;
+  uint32_t cookie = 0;
+  auto refused = [&](const sable_uapi_bo_write& write) {
+    return sable_core_bo_write_begin(core.get(), 4, &write, &address, &cookie);
+  };
+  EXPECT_EQ(refused(request(handle, 4000, 1001)), -EINVAL) << "past its 5000 bytes (not its pages)";
+  EXPECT_EQ(refused(request(handle, 5001, 0)), -EINVAL);
+  EXPECT_EQ(refused(request(handle, 8, ~uint64_t{0})), -EINVAL) << "offset + size wraps around";
+  auto padded = request(handle, 0, 1);
+  padded.pad = 3;
+  EXPECT_EQ(refused(padded), -EINVAL);
+  EXPECT_EQ(refused(request(handle + 0x10000, 0, 1)), -ENOENT) << "a stale handle";
+  const auto other = request(handle, 0, 1);
+  EXPECT_EQ(sable_core_bo_write_begin(core.get(), 5, &other, &address, &cookie), -EACCES);
+
+  const auto write = request(handle, 4000, 1000);
+  ASSERT_EQ(sable_core_bo_write_begin(core.get(), 4, &write, &address, &cookie), 0);
+  EXPECT_EQ(address, info.device_address + 4000);
+  ASSERT_EQ(sable_core_bo_free(core.get(), 4, handle), 0) << "another thread frees it mid-copy";
+  EXPECT_EQ(core->allocator.free_bytes, heap - 8192) << "the memory stays until the copy ends";
+  sable_core_bo_unmap(core.get(), cookie);
   EXPECT_EQ(core->allocator.free_bytes, heap);
 }
 

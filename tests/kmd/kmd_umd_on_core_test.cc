@@ -115,6 +115,16 @@ int sable_shim_ioctl(sable_shim_device* device, unsigned long request, void* arg
     case SABLE_IOCTL_FENCE_RELEASE:
       result = sable_core_fence_release(core, owner, static_cast<sable_uapi_fence_release*>(arg)->fence);
       break;
+    case SABLE_IOCTL_BO_WRITE: {
+      const auto* write = static_cast<const sable_uapi_bo_write*>(arg);
+      uint64_t address = 0;
+      uint32_t cookie = 0;
+      result = sable_core_bo_write_begin(core, owner, write, &address, &cookie);
+      if (result != 0) break;
+      std::memcpy(gBoard->host_.at(address, write->size), reinterpret_cast<const void*>(write->data), write->size);
+      sable_core_bo_unmap(core, cookie);
+      break;
+    }
     default:
       break;
   }

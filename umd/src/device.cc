@@ -35,6 +35,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   sable_shim_device* get() const { return device_; }
+  // Whether the kernel side serves BO_WRITE (UAPI 2.2); set once at open.
+  bool writes = false;
 
  private:
   sable_shim_device* device_;
@@ -190,17 +192,24 @@ Result<std::span<uint8_t>> BufferObject::map() const {
   return std::span<uint8_t>(mapping_, static_cast<size_t>(size_));
 }
 
-Result<std::span<uint8_t>> BufferObject::mapPopulated() const {
-  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, map());
-#ifdef MADV_POPULATE_WRITE
-  // The pages that hold the bytes (the mapping covers them whole). Failing (a kernel before
-  // 5.14) costs nothing: the first writes fault the pages in.
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size() + page - 1) & ~(page - 1);
-  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-#endif
-  return bytes;
+Result<void> BufferObject::write(uint64_t offset, std::span<const uint8_t> bytes) const {
+  if (!connection_) return hal::invalidArgument("writing a buffer object that was moved from or freed");
+  if (offset > size_ || bytes.size() > size_ - offset) {
+    return hal::invalidArgument("writing bytes [{}, +{}) of the {}-byte buffer object {}", offset, bytes.size(), size_,
+                                handle_);
+  }
+  if (bytes.empty()) return {};
+  if (!connection_->writes) {  // a kernel driver before UAPI 2.2
+    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, map());
+    std::memcpy(mapped.data() + offset, bytes.data(), bytes.size());
+    return {};
+  }
+  sable_uapi_bo_write request{.handle = handle_,
+                              .pad = 0,
+                              .offset = offset,
+                              .size = bytes.size(),
+                              .data = reinterpret_cast<uintptr_t>(bytes.data())};
+  return ioctl(*connection_, SABLE_IOCTL_BO_WRITE, &request, fmt::format("writing buffer object {}", handle_));
 }
 
 Result<void> BufferObject::free() {
@@ -334,6 +343,7 @@ Result<Device> Device::open(const OpenOptions& options) {
   }
   auto connection = std::make_shared<detail::Connection>(raw);
   SABLE_ASSIGN_OR_RETURN(DeviceInfo info, readInfo(*connection));
+  connection->writes = (info.uapi_version >> 16) == SABLE_UAPI_VERSION_MAJOR && (info.uapi_version & 0xFFFFu) >= 2;
   info.transport = sable_shim_transport(raw);
   return Device(std::move(connection), std::move(info));
 }
@@ -360,6 +370,16 @@ Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t off
                                 SABLE_UAPI_MAX_REGIONS);
   }
   SABLE_ASSIGN_OR_RETURN(const uint64_t streamSize, rangeSize("registering a program", stream.size(), offset, size));
+  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, stream.map());
+  return registerCarried(stream, offset, streamSize,
+                         std::vector<uint8_t>(mapped.begin() + static_cast<ptrdiff_t>(offset),
+                                              mapped.begin() + static_cast<ptrdiff_t>(offset + streamSize)),
+                         bindings, rejection, signature);
+}
+
+Result<Program> Device::registerCarried(const BufferObject& stream, uint64_t offset, uint64_t streamSize,
+                                        std::vector<uint8_t> streamBytes, const std::vector<RegionBinding>& bindings,
+                                        ProgramRejection* rejection, const Signature* signature) {
   std::vector<sable_uapi_region_binding> raw;
   raw.reserve(bindings.size());
   for (const RegionBinding& b : bindings) {
@@ -373,9 +393,7 @@ Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t off
   request.regions = reinterpret_cast<uint64_t>(raw.data());
   // The stream as registered, kept to register it again after a device reset.
   auto registration = std::make_shared<detail::ProgramRegistration>();
-  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, stream.map());
-  registration->stream.assign(mapped.begin() + static_cast<ptrdiff_t>(offset),
-                              mapped.begin() + static_cast<ptrdiff_t>(offset + streamSize));
+  registration->stream = std::move(streamBytes);
   if (signature != nullptr) {
     registration->signature = *signature;
   } else {
@@ -406,8 +424,7 @@ Result<void> Device::registerAgain(const Program& program, uint32_t staleHandle)
   std::lock_guard lock(registration.mutex);
   if (registration.handle != staleHandle) return {};  // another thread did it meanwhile
   SABLE_ASSIGN_OR_RETURN(BufferObject carrier, createBuffer(registration.stream.size()));
-  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, carrier.map());
-  std::memcpy(bytes.data(), registration.stream.data(), registration.stream.size());
+  SABLE_TRY(carrier.write(0, registration.stream));
   sable_uapi_program_register request{};
   request.stream_handle = carrier.handle();
   request.region_count = static_cast<uint32_t>(registration.bindings.size());
@@ -429,13 +446,13 @@ Result<void> Device::registerAgain(const Program& program, uint32_t staleHandle)
 }
 
 Result<Program> Device::registerProgram(std::span<const uint8_t> stream, const std::vector<RegionBinding>& bindings,
-                                        ProgramRejection* rejection) {
+                                        ProgramRejection* rejection, const Signature* signature) {
   if (stream.empty()) return hal::invalidArgument("registering a program: the command stream is empty");
-  // The server copies the stream at registration, so the carrier buffer goes right after.
+  // The kernel side copies the stream at registration, so the carrier buffer goes right after.
   SABLE_ASSIGN_OR_RETURN(BufferObject carrier, createBuffer(stream.size()));
-  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, carrier.map());
-  std::memcpy(bytes.data(), stream.data(), stream.size());
-  return registerProgram(carrier, 0, stream.size(), bindings, rejection);
+  SABLE_TRY(carrier.write(0, stream));
+  return registerCarried(carrier, 0, stream.size(), std::vector<uint8_t>(stream.begin(), stream.end()), bindings,
+                         rejection, signature);
 }
 
 Result<Fence> Device::submit(const Program& program, const std::vector<JobBuffer>& buffers,

@@ -42,7 +42,7 @@ void putU64(uint8_t* out, uint64_t v) {
 }
 
 // Leaf i of the data cache's hash tree: SHA-256("sable data leaf v3" ‖ le64(i) ‖ bytes).
-constexpr size_t kLeafBytes = size_t{256} << 10;
+constexpr size_t kLeafBytes = kDataCacheLeafBytes;
 
 Hash leafHash(std::span<const uint8_t> bytes, uint64_t index) {
   std::array<uint8_t, 8> position{};
@@ -133,61 +133,69 @@ Error corrupt(std::string_view what) { return generalFailure("model cache reject
 
 }  // namespace
 
-namespace {
-
 // The data cache's hash (docs/cache.md). Root: SHA-256("sable data cache v3" ‖ le64(size) ‖
 // leaf 0 ‖ leaf 1 ‖ …), the leaves over consecutive kLeafBytes slices (the last one shorter; one
 // empty leaf for an empty cache). The size and each leaf's position are hashed, so no two inputs
-// share a tree. A helper thread starts on the leaves at construction; finish() hashes the rest on
-// the calling thread (all of them when no helper could be started) and returns the root.
-class DataCacheHasher {
- public:
-  explicit DataCacheHasher(std::span<const uint8_t> data)
-      : data_(data), leaves_(std::max<size_t>(1, (data.size() + kLeafBytes - 1) / kLeafBytes)), hashes_(leaves_) {
-    if (leaves_ > 1) {
-      try {
-        helper_ = std::thread([this] { hashLeaves(); });
-      } catch (const std::system_error&) {
-        // No second thread: finish() hashes every leaf.
-      }
-    }
+// share a tree.
+DataCacheDigester::DataCacheDigester(uint64_t size)
+    : size_(size), leaves_(std::max<uint64_t>(1, (size + kLeafBytes - 1) / kLeafBytes)), added_(leaves_.size()) {
+  if (size == 0) {
+    leaves_[0] = leafHash({}, 0);
+    added_[0] = true;
   }
-  ~DataCacheHasher() {
-    next_.store(leaves_);  // a helper not needed any more stops after its current leaf
-    if (helper_.joinable()) helper_.join();
-  }
-  DataCacheHasher(const DataCacheHasher&) = delete;
-  DataCacheHasher& operator=(const DataCacheHasher&) = delete;
+}
 
-  Hash finish() {
-    hashLeaves();
-    if (helper_.joinable()) helper_.join();
-    std::array<uint8_t, 8> size{};
-    putU64(size.data(), data_.size());
-    umd::Sha256 root;
-    root.update("sable data cache v3").update(size);
-    for (const Hash& leaf : hashes_) root.update(leaf);
-    return root.finish();
+Result<void> DataCacheDigester::add(uint64_t offset, std::span<const uint8_t> leaf) {
+  const uint64_t index = offset / kLeafBytes;
+  if (offset % kLeafBytes != 0 || offset >= size_ || leaf.size() != std::min<uint64_t>(kLeafBytes, size_ - offset)) {
+    return generalFailure("data cache: bytes [{}, +{}) are not a leaf of a {}-byte cache", offset, leaf.size(), size_);
   }
+  const Hash hash = leafHash(leaf, index);
+  std::lock_guard lock(mutex_);
+  if (added_[index]) return generalFailure("data cache: bytes [{}, +{}) came twice", offset, leaf.size());
+  added_[index] = true;
+  leaves_[index] = hash;
+  if (index == 0) std::copy_n(leaf.begin(), std::min(leaf.size(), header_.size()), header_.begin());
+  return {};
+}
 
- private:
-  void hashLeaves() {
-    for (size_t i = next_.fetch_add(1); i < leaves_; i = next_.fetch_add(1)) {
+Result<DataCacheDigest> DataCacheDigester::finish() const {
+  std::lock_guard lock(mutex_);
+  if (!std::all_of(added_.begin(), added_.end(), [](bool added) { return added; })) {
+    return generalFailure("data cache: not all of its {} bytes were read", size_);
+  }
+  std::array<uint8_t, 8> size{};
+  putU64(size.data(), size_);
+  umd::Sha256 root;
+  root.update("sable data cache v3").update(size);
+  for (const Hash& leaf : leaves_) root.update(leaf);
+  return DataCacheDigest{.size = size_, .hash = root.finish(), .header = header_};
+}
+
+DataCacheDigest digestDataCache(std::span<const uint8_t> dataCache) {
+  DataCacheDigester digester(dataCache.size());
+  const size_t leaves = (dataCache.size() + kLeafBytes - 1) / kLeafBytes;
+  std::atomic<size_t> next{0};
+  auto hashLeaves = [&] {
+    for (size_t i = next.fetch_add(1); i < leaves; i = next.fetch_add(1)) {
       const size_t begin = i * kLeafBytes;
-      hashes_[i] = leafHash(data_.subspan(begin, std::min(kLeafBytes, data_.size() - begin)), i);
+      (void)digester.add(begin, dataCache.subspan(begin, std::min(kLeafBytes, dataCache.size() - begin)));
+    }
+  };
+  std::thread helper;
+  if (leaves > 1) {
+    try {
+      helper = std::thread(hashLeaves);
+    } catch (const std::system_error&) {
+      // No second thread: this one hashes every leaf.
     }
   }
+  hashLeaves();
+  if (helper.joinable()) helper.join();
+  return *digester.finish();  // every leaf was added, each as a whole leaf, once
+}
 
-  std::span<const uint8_t> data_;
-  size_t leaves_;
-  std::vector<Hash> hashes_;
-  std::atomic<size_t> next_{0};
-  std::thread helper_;
-};
-
-}  // namespace
-
-Hash dataCacheHash(std::span<const uint8_t> dataCache) { return DataCacheHasher(dataCache).finish(); }
+Hash dataCacheHash(std::span<const uint8_t> dataCache) { return digestDataCache(dataCache).hash; }
 
 umd::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart) {
   return key.sign(modelCacheSignedMessage(signedPart));
@@ -278,10 +286,13 @@ CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const 
 Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::span<const uint8_t> dataBlob,
                                      const CacheToken& token, const CacheIdentity& identity,
                                      const umd::PublicKey& key) {
+  return readCacheBlobs(modelBlob, digestDataCache(dataBlob), token, identity, key);
+}
+
+Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, const DataCacheDigest& data,
+                                     const CacheToken& token, const CacheIdentity& identity,
+                                     const umd::PublicKey& key) {
   if (sodium_init() < 0) return generalFailure("libsodium could not be initialised");
-  // The data cache's leaves are hashed on a second core meanwhile; the result is compared with
-  // the hash the model cache holds only once the model cache is verified (4.).
-  DataCacheHasher dataHasher(dataBlob);
   // 1. The signature, over everything before it: nothing else is read from an unsigned blob.
   if (modelBlob.size() < kModelMagic.size() + umd::kSignatureBytes) return corrupt("shorter than its header");
   const auto signedPart = modelBlob.first(modelBlob.size() - umd::kSignatureBytes);
@@ -322,7 +333,7 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
   if (hardware != identity.hardwareConfig) {
     return corrupt(fmt::format("compiled for hardware '{}', the device is '{}'", hardware, identity.hardwareConfig));
   }
-  if (dataHasher.finish() != dataHash) {
+  if (data.hash != dataHash) {
     return corrupt("the data cache is not the one saved with this model cache");
   }
   // 3. The payload.
@@ -373,14 +384,14 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
   }
   // 4. The data cache (its hash matched above, so only a driver bug can make this fail). The
   // constants are left in place: the caller uses them where they are.
-  Reader d(dataBlob);
+  Reader d(data.header);
   auto dataMagic = d.bytes(kDataMagic.size());
   const uint32_t dataVersion = d.u32();
   const uint32_t dataReserved = d.u32();
   const uint64_t constantBytes = d.u64();
   auto padding = d.bytes(kDataCacheHeaderBytes - d.position());
-  d.bytes(constantBytes);
-  if (!d.ok() || !d.atEnd() || !std::equal(dataMagic.begin(), dataMagic.end(), kDataMagic.begin()) ||
+  if (!d.ok() || data.size < kDataCacheHeaderBytes || data.size - kDataCacheHeaderBytes != constantBytes ||
+      !std::equal(dataMagic.begin(), dataMagic.end(), kDataMagic.begin()) ||
       dataVersion != kDataCacheFormatVersion || dataReserved != 0 ||
       !std::all_of(padding.begin(), padding.end(), [](uint8_t b) { return b == 0; })) {
     return corrupt("malformed data cache");

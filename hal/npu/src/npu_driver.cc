@@ -125,12 +125,8 @@ Result<LoadedProgram> registerLoaded(umd::Device& device, CompiledProgram progra
   std::vector<umd::RegionBinding> bindings(program.regionCount, umd::RegionBinding::job());
   bindings[program.constantRegion] = umd::RegionBinding::constant(constants, offset);
   if (program.stream.empty()) return generalFailure("sable-npu: the program's command stream is empty");
-  // The server copies the stream at registration, so the carrier buffer goes right after.
-  SABLE_ASSIGN_OR_RETURN(umd::BufferObject carrier, device.createBuffer(program.stream.size()));
-  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> carried, carrier.mapPopulated());
-  std::memcpy(carried.data(), program.stream.data(), program.stream.size());
   umd::ProgramRejection rejection;
-  auto registered = device.registerProgram(carrier, 0, program.stream.size(), bindings, &rejection, &signature);
+  auto registered = device.registerProgram(program.stream, bindings, &rejection, &signature);
   if (!registered.ok()) {
     return generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
                                registered.error().message, sable_error_cause_name(rejection.error_cause),
@@ -149,26 +145,31 @@ Result<LoadedProgram> registerLoaded(umd::Device& device, CompiledProgram progra
 Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
   SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
                          device.createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
-  SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants.mapPopulated());
-  if (!program.constants.empty()) std::memcpy(bytes.data(), program.constants.data(), program.constants.size());
+  SABLE_TRY(constants.write(0, program.constants));
   SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
   const umd::Signature signature = key->signStream(program.stream);
   const uint64_t constantBytes = program.constants.size();
   return registerLoaded(device, std::move(program), std::move(constants), 0, constantBytes, signature);
 }
 
-// A data cache read by the HAL layer straight into a buffer object, which then holds the
+// A data cache handed over by the HAL layer chunk by chunk: each chunk is hashed (a leaf of the
+// data cache's hash tree) and copied straight into a buffer object, which then holds the
 // program's constants where they are in the file (kDataCacheHeaderBytes in: aligned). The object
-// has room for an empty constant region (the firmware binds none of 0 bytes).
+// has room for an empty constant region (the firmware binds none of 0 bytes). What was hashed is
+// what was copied: the file is read once.
 class NpuCacheData final : public CacheData {
  public:
-  NpuCacheData(umd::BufferObject buffer, std::span<uint8_t> bytes) : buffer_(std::move(buffer)), bytes_(bytes) {}
-  std::span<uint8_t> bytes() override { return bytes_; }
+  NpuCacheData(umd::BufferObject buffer, uint64_t bytes) : buffer_(std::move(buffer)), digester_(bytes) {}
+  Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) override {
+    SABLE_TRY(digester_.add(offset, chunk));
+    return buffer_.write(offset, chunk);
+  }
+  Result<DataCacheDigest> digest() const { return digester_.finish(); }
   umd::BufferObject take() { return std::move(buffer_); }
 
  private:
   umd::BufferObject buffer_;
-  std::span<uint8_t> bytes_;
+  DataCacheDigester digester_;
 };
 
 // A model compiled at preparation, or — when filters or biases are model inputs
@@ -402,35 +403,25 @@ class NpuDriver final : public Driver {
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection()->get());
     SABLE_ASSIGN_OR_RETURN(umd::BufferObject buffer,
                            device->createBuffer(std::max<uint64_t>(bytes, kDataCacheHeaderBytes + 16)));
-    SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, buffer.mapPopulated());
-    return std::unique_ptr<CacheData>(std::make_unique<NpuCacheData>(std::move(buffer), mapped.first(bytes)));
+    return std::unique_ptr<CacheData>(std::make_unique<NpuCacheData>(std::move(buffer), bytes));
   }
   // The data cache is verified where the HAL layer read it, in the buffer object that then serves
   // as the constant region; the stream is registered with the signature saved beside it, which
   // the firmware verifies as it would a fresh one.
   Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, CacheData& dataCache,
                                                   const CacheToken& token, const PrepareOptions& options) override {
+    auto* ours = dynamic_cast<NpuCacheData*>(&dataCache);
+    if (ours == nullptr) return generalFailure("sable-npu: the data cache was not read through this driver's cacheData");
+    SABLE_ASSIGN_OR_RETURN(const DataCacheDigest digest, ours->digest());
     SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
     SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
-                           readCacheBlobs(modelCache, dataCache.bytes(), token, identity(config), key->publicKey()));
+                           readCacheBlobs(modelCache, digest, token, identity(config), key->publicKey()));
     auto shared = connection();
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
-    auto* ours = dynamic_cast<NpuCacheData*>(&dataCache);
-    std::optional<umd::BufferObject> constants;
-    if (ours != nullptr) {
-      constants = ours->take();
-    } else {
-      // Bytes from elsewhere (not cacheData's): copied into a buffer object of their own.
-      SABLE_ASSIGN_OR_RETURN(umd::BufferObject copy,
-                             device->createBuffer(std::max<uint64_t>(dataCache.bytes().size(), kDataCacheHeaderBytes + 16)));
-      SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> mapped, copy.mapPopulated());
-      std::memcpy(mapped.data(), dataCache.bytes().data(), dataCache.bytes().size());
-      constants = std::move(copy);
-    }
     SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded,
-                           registerLoaded(*device, std::move(cached.program), std::move(*constants),
-                                          cached.constantsOffset, cached.constantsBytes, cached.streamSignature));
+                           registerLoaded(*device, std::move(cached.program), ours->take(), cached.constantsOffset,
+                                          cached.constantsBytes, cached.streamSignature));
     Model interface = cached.interface;
     return PreparedFromCache{
         .interface = std::move(cached.interface),

@@ -254,6 +254,31 @@ int sable_core_bo_hold(struct sable_core *core, uint64_t owner, uint32_t handle,
 	return slot < 0 ? slot : 0;
 }
 
+int sable_core_bo_write_begin(struct sable_core *core, uint64_t owner,
+			      const struct sable_uapi_bo_write *arg, uint64_t *address,
+			      uint32_t *cookie)
+{
+	const struct sable_core_bo_slot *bo;
+	int slot;
+
+	if (arg->pad != 0)
+		return -EINVAL;
+	sable_core_lock(core);
+	slot = sable_bo_find_locked(core, owner, arg->handle);
+	if (slot >= 0) {
+		bo = &core->bos[slot];
+		if (arg->offset > bo->size || arg->size > bo->size - arg->offset) {
+			slot = -EINVAL;
+		} else {
+			core->bos[slot].maps += 1;
+			*address = bo->address + arg->offset;
+			*cookie = (uint32_t)slot + 1u;
+		}
+	}
+	sable_core_unlock(core);
+	return slot < 0 ? slot : 0;
+}
+
 void sable_core_bo_unmap(struct sable_core *core, uint32_t cookie)
 {
 	sable_core_lock(core);

@@ -31,8 +31,9 @@
 #define SABLE_UAPI_VERSION_MAJOR 2
 /* Minor versions add requests and errors that older clients never see:
  *   2.1  SABLE_IOCTL_BO_EXPORT; -ESTALE after a device reset (kmd/linux).
+ *   2.2  SABLE_IOCTL_BO_WRITE.
  */
-#define SABLE_UAPI_VERSION_MINOR 1
+#define SABLE_UAPI_VERSION_MINOR 2
 #define SABLE_UAPI_VERSION ((SABLE_UAPI_VERSION_MAJOR << 16) | SABLE_UAPI_VERSION_MINOR)
 
 #define SABLE_UAPI_NAME_BYTES 32
@@ -119,6 +120,22 @@ struct sable_uapi_bo_export {
 	__s32 fd;       /* out: the dma-buf, read-write */
 	__u32 pad;      /* in: 0 */
 	__u64 size;     /* out: bytes of the dma-buf (the object's page-rounded size) */
+};
+
+/*
+ * SABLE_IOCTL_BO_WRITE (2.2): copies size bytes from user memory at data into a buffer object of
+ * the caller's at offset, without mapping it (as DRM drivers' GEM pwrite). For bulk uploads such
+ * as a compilation cache's weights: the kernel copies through its own mapping of device memory,
+ * where a fresh user mapping would take a page fault per page (docs/cache.md). -ENOENT/-EACCES
+ * for the handle, -EINVAL for non-zero padding or a range outside the object, -EFAULT for data.
+ * Safe from several threads at once on different ranges.
+ */
+struct sable_uapi_bo_write {
+	__u32 handle;   /* in */
+	__u32 pad;      /* in: 0 */
+	__u64 offset;   /* in: byte offset in the object */
+	__u64 size;     /* in: bytes to copy; offset + size <= the object's size */
+	__u64 data;     /* in: user pointer to size bytes */
 };
 
 /* How a program's region is bound. */
@@ -232,6 +249,7 @@ struct sable_uapi_fence_release {
 #define SABLE_IOCTL_JOB_STATUS       _IOWR(SABLE_IOCTL_MAGIC, 0x08, struct sable_uapi_job_status)
 #define SABLE_IOCTL_FENCE_RELEASE    _IOW(SABLE_IOCTL_MAGIC, 0x09, struct sable_uapi_fence_release)
 #define SABLE_IOCTL_BO_EXPORT        _IOWR(SABLE_IOCTL_MAGIC, 0x0A, struct sable_uapi_bo_export)
+#define SABLE_IOCTL_BO_WRITE         _IOW(SABLE_IOCTL_MAGIC, 0x0B, struct sable_uapi_bo_write)
 
 /* Every request, once, for the implementations' checks of a request code (kmd/linux, kmd/shim):
  * SABLE_UAPI_REQUESTS(X) expands X(request) for each.
@@ -247,6 +265,7 @@ struct sable_uapi_fence_release {
 	X(SABLE_IOCTL_FENCE_WAIT) \
 	X(SABLE_IOCTL_JOB_STATUS) \
 	X(SABLE_IOCTL_FENCE_RELEASE) \
-	X(SABLE_IOCTL_BO_EXPORT)
+	X(SABLE_IOCTL_BO_EXPORT) \
+	X(SABLE_IOCTL_BO_WRITE)
 
 #endif /* SABLE_UAPI_H */

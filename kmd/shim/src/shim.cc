@@ -28,6 +28,7 @@
 #include <sstream>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,23 @@ struct sable_shim_device {
   std::mutex objectsMutex;
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> bos;  // handle → (mmap offset, size)
   std::map<void*, Mapping> mappings;
-  std::unique_ptr<bip::shared_memory_object> memory;  // opened at the first mmap
+  std::unique_ptr<bip::shared_memory_object> memory;  // opened at the first mmap or BO_WRITE
+  // BO_WRITEs in progress hold it shared, BO_FREE exclusively across its request: an object's
+  // memory is not handed back to the server while a write into it runs.
+  std::shared_mutex writesMutex;
+
+  // The device memory segment (under objectsMutex); throws bip::interprocess_exception.
+  bip::shared_memory_object& memorySegment() {
+    if (!memory) {
+      memory = std::make_unique<bip::shared_memory_object>(bip::open_only, wire::memorySegmentName(name).c_str(),
+                                                           bip::read_write);
+    }
+    return *memory;
+  }
+  // SABLE_IOCTL_BO_WRITE, served here: the bytes go into the device memory segment by pwrite(2),
+  // so the kernel copies them through its own mapping (no page of a fresh mapping of this
+  // process is touched; docs/cache.md). The server is not involved.
+  int writeObject(const sable_uapi_bo_write& arg);
 
   // Claims a free slot of the control segment (compare-and-swap of its pid word from 0).
   wire::ClientSlot* claimSlot();
@@ -101,6 +118,43 @@ struct sable_shim_device {
   // callOn with an idle (or newly joined) slot.
   int call(wire::Request& request, void* out, uint32_t outBytes);
 };
+
+int sable_shim_device::writeObject(const sable_uapi_bo_write& arg) {
+  if (arg.pad != 0) return fail(EINVAL, "BO_WRITE: non-zero padding");
+  std::shared_lock writing(writesMutex);
+  uint64_t segmentOffset = 0;
+  int fd = -1;
+  {
+    std::lock_guard lock(objectsMutex);
+    auto it = bos.find(arg.handle);
+    if (it == bos.end()) {
+      return fail(ENOENT, fmt::format("BO_WRITE: {} is not a buffer object of this client", arg.handle));
+    }
+    const auto [mmapOffset, objectBytes] = it->second;
+    if (arg.offset > objectBytes || arg.size > objectBytes - arg.offset) {
+      return fail(EINVAL, fmt::format("BO_WRITE: bytes [{}, +{}) are outside buffer object {} ({} bytes)", arg.offset,
+                                      arg.size, arg.handle, objectBytes));
+    }
+    try {
+      fd = memorySegment().get_mapping_handle().handle;
+    } catch (const bip::interprocess_exception& e) {
+      return fail(EIO, fmt::format("cannot open device memory of '{}': {}", name, e.what()));
+    }
+    segmentOffset = mmapOffset + arg.offset;
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(arg.data));
+  for (uint64_t done = 0; done < arg.size;) {
+    const ssize_t n = pwrite(fd, data + done, static_cast<size_t>(arg.size - done),
+                             static_cast<off_t>(segmentOffset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      return fail(error, fmt::format("BO_WRITE into buffer object {}: {}", arg.handle, std::strerror(error)));
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
 
 wire::ClientSlot* sable_shim_device::claimSlot() {
   const auto pid = static_cast<uint32_t>(getpid());
@@ -502,6 +556,7 @@ int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, vo
 #undef SABLE_SHIM_REQUEST
     default: return fail(EINVAL, fmt::format("unknown UAPI request 0x{:08x}", code));
   }
+  if (request == SABLE_IOCTL_BO_WRITE) return device->writeObject(*static_cast<const sable_uapi_bo_write*>(arg));
   if (request == SABLE_IOCTL_BO_EXPORT) {
     // sable-simd's device memory is one shared-memory segment holding every client's objects:
     // a descriptor of it would hand out all of them, and one of a part of it cannot exist.
@@ -540,6 +595,8 @@ int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, vo
   // Out fields come back for every request that has them, errors included (the handshake's
   // message, a rejected program's error_cause).
   const bool hasOut = (_IOC_DIR(code) & _IOC_READ) != 0;
+  std::unique_lock<std::shared_mutex> freeing;
+  if (request == SABLE_IOCTL_BO_FREE) freeing = std::unique_lock(device->writesMutex);
   const int result = device->call(message, hasOut ? arg : nullptr, hasOut ? bytes : 0);
   std::lock_guard lock(device->objectsMutex);
   if (result == 0 && request == SABLE_IOCTL_BO_CREATE) {
@@ -579,11 +636,7 @@ void* sable_shim_mmap(struct sable_shim_device* device, uint64_t size, uint64_t 
     return nullptr;
   }
   try {
-    if (!device->memory) {
-      device->memory = std::make_unique<bip::shared_memory_object>(
-          bip::open_only, wire::memorySegmentName(device->name).c_str(), bip::read_write);
-    }
-    auto region = std::make_unique<bip::mapped_region>(*device->memory, bip::read_write,
+    auto region = std::make_unique<bip::mapped_region>(device->memorySegment(), bip::read_write,
                                                        static_cast<bip::offset_t>(mmap_offset),
                                                        size);
     void* address = region->get_address();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -23,9 +24,13 @@ Result<std::vector<uint8_t>> readCacheFile(int fd);
 // kMaxCacheFileBytes).
 Result<uint64_t> cacheFileSize(int fd);
 
-// Reads the file behind `fd` from offset 0 into `bytes`, once; GENERAL_FAILURE unless it holds
-// exactly bytes.size() bytes while it is read (a file changed meanwhile is not used).
-Result<void> readCacheFileInto(int fd, std::span<uint8_t> bytes);
+// Reads the file behind `fd` from offset 0, once, and hands each chunk to `chunk` as it is read:
+// the `chunkBytes` at each multiple of them up to `size` (the last one shorter), in any order,
+// on two threads at once (the calling thread and a helper). GENERAL_FAILURE unless the file holds
+// exactly `size` bytes while it is read (a file changed meanwhile is not used), or the first
+// error `chunk` returns (no further chunk is read then).
+Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes,
+                                 const std::function<Result<void>(uint64_t offset, std::span<const uint8_t>)>& chunk);
 
 // Replaces the contents of the file behind `fd`: truncated to zero, then `bytes` written from
 // offset 0 (the file may have had any size and the descriptor any offset).

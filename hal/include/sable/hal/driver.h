@@ -55,13 +55,18 @@ struct CacheBlobs {
   std::vector<uint8_t> data;
 };
 
-// The memory a data cache file is read into, chosen by the driver (docs/cache.md): the sable-npu
-// driver has it read straight into the buffer object its program's constants are used from.
+// A data cache file reaches its driver in chunks of this many bytes.
+constexpr uint64_t kCacheChunkBytes = uint64_t{256} << 10;
+
+// Where a data cache file goes, chosen by the driver (docs/cache.md). The HAL layer reads the file
+// once, from offset 0, and hands each chunk to write() as soon as it is read: the kCacheChunkBytes
+// at each multiple of them (the last one shorter), each once, in any order and from two threads
+// at once. The sable-npu driver hashes each chunk and copies it straight into the buffer object
+// its program's constants are used from.
 class CacheData {
  public:
   virtual ~CacheData() = default;
-  // As many bytes as the file holds, to be filled with them.
-  virtual std::span<uint8_t> bytes() = 0;
+  virtual Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) = 0;
 };
 
 struct PreparedFromCache {

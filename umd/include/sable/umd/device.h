@@ -79,10 +79,10 @@ class BufferObject {
   // The object's bytes in this process (mapped on the first call, then the same span). Const:
   // the bytes are device memory, not state of this handle; the mapping is cached.
   hal::Result<std::span<uint8_t>> map() const;
-  // map(), with every page of the mapping faulted in by one system call (MADV_POPULATE_WRITE),
-  // for a buffer about to be written in full: a page fault per page of device memory costs more
-  // than the copy itself (docs/cache.md). Where the kernel cannot, the pages fault in as usual.
-  hal::Result<std::span<uint8_t>> mapPopulated() const;
+  // Copies `bytes` into the object at `offset` without mapping it (UAPI 2.2 BO_WRITE: the kernel
+  // side copies, so no page of a fresh mapping is faulted in; docs/cache.md), or through map()
+  // where the kernel driver predates it. Safe from several threads at once on disjoint ranges.
+  hal::Result<void> write(uint64_t offset, std::span<const uint8_t> bytes) const;
   // Frees now, reporting errors (EBUSY while a program or job uses it); the object is then empty.
   hal::Result<void> free();
 
@@ -234,9 +234,11 @@ class Device {
   hal::Result<Program> registerProgram(const BufferObject& stream, uint64_t offset, uint64_t size,
                                        const std::vector<RegionBinding>& bindings,
                                        ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
-  // The same from bytes in this process (a temporary buffer object carries them).
+  // The same from bytes in this process: a temporary buffer object carries them (written with
+  // BufferObject::write; the bytes kept for a registration after a device reset are copied from
+  // `stream`, not read back from the object).
   hal::Result<Program> registerProgram(std::span<const uint8_t> stream, const std::vector<RegionBinding>& bindings,
-                                       ProgramRejection* rejection = nullptr);
+                                       ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
 
   hal::Result<Fence> submit(const Program& program, const std::vector<JobBuffer>& buffers,
                             const SubmitOptions& options = {});
@@ -246,6 +248,10 @@ class Device {
   // After ESTALE on `staleHandle`: registers the program again (once, whichever thread comes
   // first) and gives it the new handle.
   hal::Result<void> registerAgain(const Program& program, uint32_t staleHandle);
+  // registerProgram with the stream's bytes already in this process (`streamBytes`, kept).
+  hal::Result<Program> registerCarried(const BufferObject& carrier, uint64_t offset, uint64_t size,
+                                       std::vector<uint8_t> streamBytes, const std::vector<RegionBinding>& bindings,
+                                       ProgramRejection* rejection, const Signature* signature);
 
   std::shared_ptr<detail::Connection> connection_;
   DeviceInfo info_;

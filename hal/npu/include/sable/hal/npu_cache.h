@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,8 +51,40 @@ struct CachedProgram {
   uint64_t constantsBytes = 0;
 };
 
-// SHA-256-based hash of a whole data cache (docs/cache.md): a two-level tree over 256 KiB leaves,
-// so that the leaves are hashed on two threads.
+// The leaves of the data cache's hash tree are the chunks in which the HAL layer hands a data
+// cache file over (CacheData::write), so that each is hashed as it is read.
+constexpr uint64_t kDataCacheLeafBytes = kCacheChunkBytes;
+
+// What the loader needs of a data cache besides its bytes: its size, its hash (docs/cache.md: a
+// SHA-256 tree over kDataCacheLeafBytes leaves) and its header (its first kDataCacheHeaderBytes;
+// zeros past a shorter cache).
+struct DataCacheDigest {
+  uint64_t size = 0;
+  std::array<uint8_t, 32> hash{};
+  std::array<uint8_t, kDataCacheHeaderBytes> header{};
+};
+
+// A data cache's digest computed leaf by leaf while it is read: add() takes each leaf (the
+// kDataCacheLeafBytes at a multiple of them; the last one shorter) once, in any order, from
+// several threads at once; finish() once all have come.
+class DataCacheDigester {
+ public:
+  explicit DataCacheDigester(uint64_t size);
+  // GENERAL_FAILURE for bytes that are not one whole leaf not added before.
+  Result<void> add(uint64_t offset, std::span<const uint8_t> leaf);
+  // GENERAL_FAILURE while a leaf is missing.
+  Result<DataCacheDigest> finish() const;
+
+ private:
+  uint64_t size_;
+  std::vector<std::array<uint8_t, 32>> leaves_;
+  std::vector<bool> added_;  // under mutex_, with header_
+  std::array<uint8_t, kDataCacheHeaderBytes> header_{};
+  mutable std::mutex mutex_;
+};
+
+// The digest of a data cache in memory, its leaves hashed on two threads.
+DataCacheDigest digestDataCache(std::span<const uint8_t> dataCache);
 std::array<uint8_t, 32> dataCacheHash(std::span<const uint8_t> dataCache);
 
 // The model cache's signature of `signedPart` (every byte before the signature): Ed25519 over a
@@ -66,7 +99,12 @@ CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const 
                            std::optional<std::span<const uint8_t>> constants = std::nullopt);
 
 // GENERAL_FAILURE naming what is wrong for any blob that is not exactly one this driver wrote for
-// this token, identity and key.
+// this token, identity and key. The data cache is known by its digest: its bytes stay wherever
+// they were read to (the sable-npu driver: a buffer object).
+Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> model, const DataCacheDigest& data,
+                                     const CacheToken& token, const CacheIdentity& identity,
+                                     const umd::PublicKey& key);
+// The same for a data cache in memory.
 Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> model, std::span<const uint8_t> data,
                                      const CacheToken& token, const CacheIdentity& identity,
                                      const umd::PublicKey& key);

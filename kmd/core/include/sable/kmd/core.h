@@ -353,6 +353,14 @@ void sable_core_bo_unmap(struct sable_core *core, uint32_t cookie);
  */
 int sable_core_bo_hold(struct sable_core *core, uint64_t owner, uint32_t handle,
 		       uint64_t *address, uint64_t *bytes, uint32_t *cookie);
+/* BO_WRITE (2.2): checks the request (padding, the range inside one of the owner's objects) and
+ * holds the object's memory as sable_core_bo_hold does, so that a concurrent BO_FREE cannot hand
+ * it out again mid-copy. The caller copies arg->size bytes from arg->data to device address
+ * *address, then releases the hold with sable_core_bo_unmap(cookie). -EINVAL, -ENOENT, -EACCES.
+ */
+int sable_core_bo_write_begin(struct sable_core *core, uint64_t owner,
+			      const struct sable_uapi_bo_write *arg, uint64_t *address,
+			      uint32_t *cookie);
 /* Device memory in bytes and what is free of it, for GET_INFO. */
 void sable_core_memory_info(struct sable_core *core, uint64_t *total, uint64_t *free_bytes);
 
