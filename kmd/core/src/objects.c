@@ -652,14 +652,15 @@ int sable_core_program_release_wait(struct sable_core *core, uint64_t owner, uin
 		sable_core_unlock(core);
 		return slot == -ESTALE ? 0 : slot;
 	}
-	/* An idle program left for the firmware: wait for its acknowledgement, which gives its
-	 * stream copy and constant buffer objects back. One with jobs leaves after the last.
+	/* An idle program left for the firmware: wait until the firmware confirms, which gives
+	 * its stream copy and constant buffer objects back. One with jobs leaves after the last.
 	 */
 	program = &core->programs[slot];
 	generation = program->generation;
 	epoch = core->epoch;
-	while (program->state == SABLE_CORE_PROGRAM_RELEASING && program->generation == generation &&
-	       core->epoch == epoch && timeout_ns != 0 && err != -ETIMEDOUT) {
+	while (program->state == SABLE_CORE_PROGRAM_RELEASING &&
+	       program->generation == generation && core->epoch == epoch && timeout_ns != 0 &&
+	       err != -ETIMEDOUT) {
 		err = os->wait(os->ctx, deadline);
 		if (err < 0 && err != -ETIMEDOUT)
 			break; /* interrupted: the release goes on without the caller */

@@ -563,11 +563,14 @@ void DeviceServer::workerLoop(uint32_t slot) {
   for (;;) {
     worker.wake.wait(lock, [&] { return worker.pending || worker.stop; });
     if (!worker.pending) return;
-    lock.unlock();
-    const Outcome outcome = serve(worker.owner, worker.request);
-    reply(slot, outcome, worker.request.arg, std::min<uint32_t>(worker.request.arg_bytes, wire::kArgBytes));
-    lock.lock();
+    // Taken before the reply: once it is out, the slot's next request may come at once.
     worker.pending = false;
+    wire::Request request = worker.request;
+    const uint64_t owner = worker.owner;
+    lock.unlock();
+    const Outcome outcome = serve(owner, request);
+    reply(slot, outcome, request.arg, std::min<uint32_t>(request.arg_bytes, wire::kArgBytes));
+    lock.lock();
   }
 }
 

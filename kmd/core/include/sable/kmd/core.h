@@ -374,7 +374,7 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
  */
 int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t handle);
 /* PROGRAM_RELEASE that returns once an idle program is gone from the firmware (its
- * RELEASE_PROGRAM acknowledged: its constant buffer objects can be freed at once), or timeout_ns
+ * RELEASE_PROGRAM confirmed: its constant buffer objects can be freed at once), or timeout_ns
  * passed (< 0: forever; the release then completes later). A program with unfinished jobs is
  * released after the last of them, without waiting. Errors as sable_core_program_release.
  */
