@@ -25,6 +25,8 @@ constexpr uint64_t kLivenessPeriodNs = 100'000'000;
 constexpr uint64_t kHealthPeriodNs = 100'000'000;
 constexpr uint64_t kMaxSleepNs = 50'000'000;
 constexpr uint64_t kSpinNs = 20'000;
+// kmd/core's smallest device memory (sable_core_boot): the firmware area, then a heap.
+constexpr uint64_t kMinimumMemoryMib = 4;
 
 const char* causeName(uint32_t cause) {
   const char* name = sable_error_cause_name(cause);
@@ -272,7 +274,7 @@ void DeviceServer::startFirmware() {
     }
   };
   std::lock_guard lock(firmwaresMutex_);
-  firmwares_.push_back(std::make_unique<FirmwareHost>(memory_, *npu_, kBootAddress, std::move(hooks),
+  firmwares_.push_back(std::make_unique<FirmwareHost>(memory_, *npu_, SABLE_LAYOUT_BOOT, std::move(hooks),
                                                       options_.trustedKeys, core_));
   firmwares_.back()->start();
   firmware_ = firmwares_.back().get();

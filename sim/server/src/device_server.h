@@ -28,7 +28,6 @@
 #include "sable/sim/func_model.h"
 #include "sable/umd/signing.h"
 #include "kernel_os.h"
-#include "memory_map.h"
 #include "shared_device.h"
 
 namespace sable::server {
