@@ -578,10 +578,12 @@ void DeviceServer::workerLoop(uint32_t slot) {
 
 namespace {
 
-// How long a registration waits for the firmware's verdict and a release for its acknowledgement
-// before kmd/core gives up on them (cleaning up when they come): forever, as a kernel waiting
-// interruptibly would; a dead or hung firmware ends them through the health check's reset.
-constexpr int64_t kForever = -1;
+// How long a registration waits for the firmware's verdict and a release for the firmware's
+// confirmation before kmd/core gives up on them (cleaning up when they come). The module waits
+// 10 s; a simulated control core can be far slower than silicon. Bounded, so that closing a
+// session (which waits for its sleeping requests) never hangs on a firmware that stopped
+// answering without stopping (the health check resets one that stopped).
+constexpr int64_t kFirmwareAnswerNs = 60'000'000'000;
 
 std::string errnoText(int err) {
   switch (-err) {
@@ -637,9 +639,10 @@ DeviceServer::Outcome DeviceServer::serve(uint64_t owner, wire::Request& request
       }
       sable_uapi_region_binding bindings[SABLE_UAPI_MAX_REGIONS];
       std::memcpy(bindings, request.array, request.array_bytes);
-      const int err = sable_core_program_register(core, owner, &arg, bindings, kForever);
+      const int err = sable_core_program_register(core, owner, &arg, bindings, kFirmwareAnswerNs);
       switch (-err) {
         case 0: return {};
+        case ETIMEDOUT: return {err, "the firmware gave no verdict within 60 s (it is cleaned up when it comes)"};
         case ENOEXEC:
           return {err, fmt::format("the firmware rejected the command stream: {} at command {}",
                                    causeName(arg.error_cause), arg.error_command)};
@@ -663,7 +666,7 @@ DeviceServer::Outcome DeviceServer::serve(uint64_t owner, wire::Request& request
       if (arg.pad != 0) return {-EINVAL, "non-zero padding"};
       // An idle program is gone from the firmware (and its constant buffer objects are free
       // again) when the call returns; one with unfinished jobs leaves after the last of them.
-      const int err = sable_core_program_release_wait(core, owner, arg.program, kForever);
+      const int err = sable_core_program_release_wait(core, owner, arg.program, kFirmwareAnswerNs);
       switch (-err) {
         case 0: return {};
         case ENOENT: return {err, fmt::format("no program {}", arg.program)};
