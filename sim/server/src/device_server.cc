@@ -533,10 +533,16 @@ bool DeviceServer::sleeps(const wire::Request& request) {
 void DeviceServer::handOff(uint32_t slot, uint64_t owner, const wire::Request& request) {
   if (request.code == SABLE_IOCTL_FENCE_WAIT) {
     // Not pending any more (or not the caller's): no need to sleep.
+    // A short job completes within the loop's usual spin: looking a few times keeps its wait
+    // off a worker (two thread wake-ups fewer on a loaded machine).
     const auto* arg = reinterpret_cast<const sable_uapi_fence_wait*>(request.arg);
     uint32_t state = 0;
     sable_fw_completion record{};
-    const int found = sable_core_fence_query(kernel_.get(), owner, arg->fence, &state, &record);
+    int found = 0;
+    const uint64_t spinUntil = wire::monotonicNs() + kSpinNs;
+    do {
+      found = sable_core_fence_query(kernel_.get(), owner, arg->fence, &state, &record);
+    } while (found == 0 && state == SABLE_CORE_FENCE_PENDING && wire::monotonicNs() < spinUntil);
     if (found != 0 || state != SABLE_CORE_FENCE_PENDING) {
       wire::Request copy = request;
       const Outcome outcome = serve(owner, copy);
