@@ -266,7 +266,10 @@ void DeviceServer::startFirmware() {
   FirmwareHost::Hooks hooks;
   // The host interrupt: what the kernel driver's interrupt thread does, here on the firmware's
   // own thread (no wake-up of another thread per completion).
-  hooks.hostInterrupt = [this] { sable_core_process_completions(kernel_.get()); };
+  hooks.hostInterrupt = [this] {
+    sable_core_process_completions(kernel_.get());
+    hostInterrupts_.fetch_add(1, std::memory_order_release);
+  };
   hooks.onStart = [this](uint64_t) {
     const uint64_t started = ++jobsStarted_;
     for (const FaultPlan& plan : options_.faults) {
@@ -538,11 +541,18 @@ void DeviceServer::handOff(uint32_t slot, uint64_t owner, const wire::Request& r
     const auto* arg = reinterpret_cast<const sable_uapi_fence_wait*>(request.arg);
     uint32_t state = 0;
     sable_fw_completion record{};
+    // The spin watches a counter of host interrupts, not the fence: polling kmd/core would take
+    // its lock over and over, away from the firmware thread that needs it to signal the fence.
     int found = 0;
     const uint64_t spinUntil = wire::monotonicNs() + kSpinNs;
-    do {
+    for (;;) {
+      const uint64_t interrupts = hostInterrupts_.load(std::memory_order_acquire);
       found = sable_core_fence_query(kernel_.get(), owner, arg->fence, &state, &record);
-    } while (found == 0 && state == SABLE_CORE_FENCE_PENDING && wire::monotonicNs() < spinUntil);
+      if (found != 0 || state != SABLE_CORE_FENCE_PENDING) break;
+      while (hostInterrupts_.load(std::memory_order_acquire) == interrupts && wire::monotonicNs() < spinUntil) {
+      }
+      if (hostInterrupts_.load(std::memory_order_acquire) == interrupts) break;
+    }
     if (found != 0 || state != SABLE_CORE_FENCE_PENDING) {
       wire::Request copy = request;
       const Outcome outcome = serve(owner, copy);

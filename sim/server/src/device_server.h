@@ -155,6 +155,7 @@ class DeviceServer {
   std::vector<std::unique_ptr<FirmwareHost>> firmwares_;
   std::atomic<FirmwareHost*> firmware_{nullptr};
   std::atomic<uint64_t> jobsStarted_{0};  // over every firmware: --fault N counts from the first
+  std::atomic<uint64_t> hostInterrupts_{0};  // HOST_IRQs served: what a fence wait's spin watches
 
   std::thread health_;
   std::atomic<uint32_t> healthBell_{0};  // futex: a reset request or the stop
