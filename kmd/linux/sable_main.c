@@ -214,7 +214,9 @@ static long sable_ioctl_program_release(struct sable_client *client, void __user
 		return -EFAULT;
 	if (arg.pad != 0)
 		return -EINVAL;
-	return sable_core_program_release(client->npu->core, sable_owner(client), arg.program);
+	/* As sable-simd: an idle program is gone, its constant buffers free, when this returns. */
+	return sable_core_program_release_wait(client->npu->core, sable_owner(client), arg.program,
+					       SABLE_REGISTER_TIMEOUT_NS);
 }
 
 static long sable_ioctl_job_submit(struct sable_client *client, void __user *uarg)

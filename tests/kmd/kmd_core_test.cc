@@ -250,7 +250,6 @@ TEST_F(KmdCoreBufferTable, EveryMalformedEntryIsRefusedWithItsIndexAndChangesNot
       {"range past the object", {{0, 1, 4000, 100}}, -EINVAL, 0},
       {"offset + size wraps around", {{0, 1, huge - 7, 16}}, -EINVAL, 0},
       {"size wraps around", {{0, 1, 16, huge}}, -EINVAL, 0},
-      {"smaller than the stream needs", {{0, 1, 0, 99}, {1, 2, 0, 64}}, -EINVAL, 0},
       {"a region left unbound", {{0, 1, 0, 4096}}, -EINVAL, 1},
       {"nothing bound", {}, -EINVAL, 0},
   };
@@ -260,14 +259,16 @@ TEST_F(KmdCoreBufferTable, EveryMalformedEntryIsRefusedWithItsIndexAndChangesNot
     EXPECT_EQ(bad, c.badEntry) << c.name;
     expectTableUntouched(c.name);
   }
+  // Short of the 100 bytes the stream touches: the firmware's rule (REGION_OUT_OF_BOUNDS when
+  // the job runs), not the driver's.
+  EXPECT_EQ(validate({{0, 1, 0, 99}, {1, 2, 0, 64}}), 0);
 }
 
 TEST_F(KmdCoreBufferTable, ABufferObjectOutsideDeviceMemoryIsNeverPassedOn) {
   bos.entries[4] = {{SABLE_FW_DEVICE_MEMORY_LIMIT - 64, 4096}, false};
   EXPECT_EQ(validate({{0, 4, 0, 128}, {1, 2, 0, 64}}), -EINVAL);
   expectTableUntouched("outside device memory");
-  EXPECT_EQ(validate({{0, 4, 0, 64}, {1, 2, 0, 64}}), -EINVAL) << "below the extent of 100";
-  program.extent[0] = 64;
+  // Below the extent of 100: the firmware's to refuse when the job runs (REGION_OUT_OF_BOUNDS).
   EXPECT_EQ(validate({{0, 4, 0, 64}, {1, 2, 0, 64}}), 0) << "the last bytes of device memory are fine";
 }
 
@@ -1061,12 +1062,12 @@ TEST_F(KmdCoreObjects, BadSubmissionsAreRefused) {
   EXPECT_EQ(submit(program, in, out, &fence, 2), -EACCES) << "another client's program";
   EXPECT_EQ(submit(program + 0x10000, in, out, &fence), -ENOENT) << "a stale generation";
   EXPECT_EQ(submit(program, in, foreign, &fence), -EACCES);
-  sable_uapi_job_buffer buffers[2] = {{0, in, 0, 64}, {1, small, 0, 32}};
+  sable_uapi_job_buffer buffers[2] = {{0, in, 0, 64}, {1, small, 16, 32}};
   sable_uapi_job_submit arg{};
   arg.program = program;
   arg.buffer_count = 2;
   uint32_t bad = 99;
-  EXPECT_EQ(sable_core_job_submit(core.get(), 1, &arg, buffers, &bad), -EINVAL) << "below the region's extent";
+  EXPECT_EQ(sable_core_job_submit(core.get(), 1, &arg, buffers, &bad), -EINVAL) << "past the end of its object";
   EXPECT_EQ(bad, 1u);
   arg.priority = 3;
   EXPECT_EQ(sable_core_job_submit(core.get(), 1, &arg, buffers, &bad), -EINVAL) << "unknown priority";

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Validation of a job's buffer table against its program (UAPI SABLE_IOCTL_JOB_SUBMIT). The
  * firmware checks every command's addresses against the region table again; this check is the
- * driver's: one client never gets another's memory into a region table.
+ * driver's: one client never gets another's memory into a region table. How many bytes of a
+ * region the stream touches (its extent) is the firmware's rule alone: a region bound short of
+ * it is accepted here and the job ends with REGION_OUT_OF_BOUNDS before it runs.
  */
 #include "sable/kmd/core.h"
 
@@ -49,8 +51,6 @@ int sable_core_validate_buffers(const struct sable_core_program *program,
 		if (buffer->size == 0 || buffer->offset > bo.size ||
 		    buffer->size > bo.size - buffer->offset)
 			return -EINVAL;
-		if (buffer->size < program->extent[buffer->region])
-			return -EINVAL; /* smaller than what the command stream touches */
 		if (bo.device_address > SABLE_FW_DEVICE_MEMORY_LIMIT ||
 		    buffer->offset > SABLE_FW_DEVICE_MEMORY_LIMIT - bo.device_address ||
 		    buffer->size >

@@ -155,8 +155,11 @@ int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_u
 	uint32_t slot;
 	int err;
 
-	if (arg->size == 0 || arg->flags != 0 || arg->size > SABLE_FW_DEVICE_MEMORY_LIMIT)
+	if (arg->size == 0 || arg->flags != 0)
 		return -EINVAL;
+	/* More than the device can address is more than it has (and cannot overflow below). */
+	if (arg->size > SABLE_FW_DEVICE_MEMORY_LIMIT)
+		return -ENOMEM;
 	allocated = sable_page_round(arg->size);
 	sable_core_lock(core);
 	err = sable_core_serving_locked(core);
@@ -623,16 +626,16 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	return err;
 }
 
-int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t handle)
+/* Called locked: the slot of the released program (0 or more), or an error. */
+static int sable_program_release_locked(struct sable_core *core, uint64_t owner, uint32_t handle)
 {
 	int slot;
 
-	sable_core_lock(core);
 	slot = sable_program_find_locked(core, owner, handle);
 	if (slot == -ESTALE) {
 		/* Invalidated by a reset: nothing left but the mark that makes it stale. */
 		core->programs[(handle & SABLE_HANDLE_SLOT_MASK) - 1u].stale = 0;
-		slot = 0;
+		return -ESTALE;
 	} else if (slot >= 0 && core->programs[slot].state != SABLE_CORE_PROGRAM_VALID) {
 		slot = -EBUSY; /* its registration has not returned yet */
 	} else if (slot >= 0) {
@@ -642,8 +645,53 @@ int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t
 		else
 			sable_program_retire_locked(core, (uint32_t)slot);
 	}
+	return slot;
+}
+
+int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t handle)
+{
+	int slot;
+
+	sable_core_lock(core);
+	slot = sable_program_release_locked(core, owner, handle);
 	sable_core_unlock(core);
-	return slot < 0 ? slot : 0;
+	return slot < 0 && slot != -ESTALE ? slot : 0;
+}
+
+int sable_core_program_release_wait(struct sable_core *core, uint64_t owner, uint32_t handle,
+				    int64_t timeout_ns)
+{
+	const struct sable_core_os *os = core->os;
+	struct sable_core_program_slot *program;
+	uint64_t deadline = 0;
+	uint32_t generation;
+	uint32_t epoch;
+	int slot;
+	int err = 0;
+
+	if (timeout_ns > 0)
+		deadline = os->now_ns(os->ctx) + (uint64_t)timeout_ns;
+	sable_core_lock(core);
+	slot = sable_program_release_locked(core, owner, handle);
+	if (slot < 0) {
+		sable_core_unlock(core);
+		return slot == -ESTALE ? 0 : slot;
+	}
+	/* An idle program left for the firmware: wait until the firmware confirms, which gives
+	 * its stream copy and constant buffer objects back. One with jobs leaves after the last.
+	 */
+	program = &core->programs[slot];
+	generation = program->generation;
+	epoch = core->epoch;
+	while (program->state == SABLE_CORE_PROGRAM_RELEASING &&
+	       program->generation == generation && core->epoch == epoch && timeout_ns != 0 &&
+	       err != -ETIMEDOUT) {
+		err = os->wait(os->ctx, deadline);
+		if (err < 0 && err != -ETIMEDOUT)
+			break; /* interrupted: the release goes on without the caller */
+	}
+	sable_core_unlock(core);
+	return 0;
 }
 
 /* ---- Jobs ----------------------------------------------------------------------------------- */
@@ -809,9 +857,10 @@ int sable_core_job_status(struct sable_core *core, uint64_t owner,
 		arg->end_ns = fence->signal_ns;
 		/* The firmware's start on the host's clock: the end minus the job's duration. */
 		run_ns = (record.end_us - record.start_us) * 1000u;
-		if (record.end_us >= record.start_us &&
-		    run_ns <= fence->signal_ns - fence->submit_ns)
-			arg->start_ns = fence->signal_ns - run_ns;
+		/* Never before the submission: the two clocks' microsecond rounding differs. */
+		if (record.end_us >= record.start_us)
+			arg->start_ns = run_ns <= fence->signal_ns - fence->submit_ns ?
+						fence->signal_ns - run_ns : fence->submit_ns;
 	} else {
 		/* The firmware consumed the message (its ring's head moved past it): running. */
 		head = core->os->mem_load32(core->os->ctx, core->submit[fence->ring].descriptor +

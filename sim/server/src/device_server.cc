@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -23,36 +22,15 @@ namespace sable::server {
 namespace {
 
 constexpr uint64_t kLivenessPeriodNs = 100'000'000;
+constexpr uint64_t kHealthPeriodNs = 100'000'000;
 constexpr uint64_t kMaxSleepNs = 50'000'000;
 constexpr uint64_t kSpinNs = 20'000;
-
-uint32_t loadWord(const uint32_t& word) {
-  return std::atomic_ref<const uint32_t>(word).load(std::memory_order_acquire);
-}
-void storeWord(uint32_t& word, uint32_t value) {
-  std::atomic_ref<uint32_t>(word).store(value, std::memory_order_release);
-}
-
-const char* priorityName(uint32_t priority) {
-  switch (priority) {
-    case SABLE_PRIORITY_LOW: return "LOW";
-    case SABLE_PRIORITY_MEDIUM: return "MEDIUM";
-    case SABLE_PRIORITY_HIGH: return "HIGH";
-    default: return "?";
-  }
-}
+// kmd/core's smallest device memory (sable_core_boot): the firmware area, then a heap.
+constexpr uint64_t kMinimumMemoryMib = 4;
 
 const char* causeName(uint32_t cause) {
   const char* name = sable_error_cause_name(cause);
   return name != nullptr ? name : "UNKNOWN";
-}
-
-uint32_t ringOfPriority(uint32_t priority) {
-  switch (priority) {
-    case SABLE_PRIORITY_HIGH: return SABLE_FW_RING_HIGH;
-    case SABLE_PRIORITY_MEDIUM: return SABLE_FW_RING_MEDIUM;
-    default: return SABLE_FW_RING_LOW;
-  }
 }
 
 std::string versionText(uint32_t version) {
@@ -93,53 +71,10 @@ Expected<FaultPlan> parseFault(const std::string& text) {
   return plan;
 }
 
-// ---- Allocator ----------------------------------------------------------------------------------
-
-DeviceAllocator::DeviceAllocator(uint64_t begin, uint64_t end) {
-  if (end > begin) {
-    holes_[begin] = end - begin;
-    free_ = end - begin;
-  }
-}
-
-std::optional<uint64_t> DeviceAllocator::allocate(uint64_t bytes) {
-  if (bytes == 0 || bytes > (1ull << 62)) return std::nullopt;
-  bytes = (bytes + wire::kPageBytes - 1) / wire::kPageBytes * wire::kPageBytes;
-  for (auto it = holes_.begin(); it != holes_.end(); ++it) {
-    if (it->second < bytes) continue;
-    const uint64_t address = it->first;
-    const uint64_t rest = it->second - bytes;
-    holes_.erase(it);
-    if (rest != 0) holes_[address + bytes] = rest;
-    free_ -= bytes;
-    return address;
-  }
-  return std::nullopt;
-}
-
-void DeviceAllocator::free(uint64_t address, uint64_t bytes) {
-  bytes = (bytes + wire::kPageBytes - 1) / wire::kPageBytes * wire::kPageBytes;
-  free_ += bytes;
-  auto next = holes_.lower_bound(address);
-  if (next != holes_.end() && address + bytes == next->first) {
-    bytes += next->second;
-    next = holes_.erase(next);
-  }
-  if (next != holes_.begin()) {
-    auto previous = std::prev(next);
-    if (previous->first + previous->second == address) {
-      previous->second += bytes;
-      return;
-    }
-  }
-  holes_[address] = bytes;
-}
-
 // ---- Start and stop ----------------------------------------------------------------------------
 
 DeviceServer::DeviceServer(const ServerOptions& options, std::unique_ptr<SharedDevice> shared)
-    : options_(options), shared_(std::move(shared)),
-      allocator_(kHeapStart, shared_->memoryBytes()) {}
+    : options_(options), shared_(std::move(shared)) {}
 
 Expected<std::unique_ptr<DeviceServer>> DeviceServer::create(const ServerOptions& options) {
   using Result = Expected<std::unique_ptr<DeviceServer>>;
@@ -250,41 +185,42 @@ bool DeviceServer::boot(std::string* error) {
     npu_ = std::move(func);
   }
 
-  // The boot block, the rings and the program table, as host_interface.h lays them out.
-  std::memset(memory_.data, 0, kHeapStart);
-  sable_fw_boot* boot = bootBlock();
-  boot->magic = SABLE_FW_BOOT_MAGIC;
-  boot->interface_version = SABLE_FW_INTERFACE_VERSION;
-  for (uint32_t r = 0; r < SABLE_FW_SUBMIT_RINGS; ++r) {
-    boot->submit[r].base = kSubmitRingsAddress + r * kSubmitRingBytes;
-    boot->submit[r].entries = kSubmitRingEntries;
-    boot->submit[r].entry_bytes = sizeof(sable_fw_message);
+  // kmd/core on the simulated board: it identifies the NPU, lays the boot block, the rings and
+  // the program table out (sable/kmd/layout.h) and owns device memory from then on.
+  KernelOs::Board board;
+  board.doorbell = [this] { firmware_.load()->ringDoorbell(); };
+  board.timerUs = [this] { return firmware_.load()->timerUs(); };
+  board.verbose = options_.verbose;
+  if (func_ != nullptr) {
+    // A reset stops the control core (HALT: the firmware aborts its job and returns) and starts
+    // a new firmware on the boot block, as a board's reset line and boot code would. The RTL's
+    // control core runs in the SystemC platform, which cannot start it twice: no reset there.
+    board.firmwareStop = [this] {
+      firmware_.load()->halt();
+      return 0;
+    };
+    board.firmwareStart = [this] {
+      startFirmware();
+      return 0;
+    };
   }
-  boot->completion.base = kCompletionRingAddress;
-  boot->completion.entries = kCompletionRingEntries;
-  boot->completion.entry_bytes = sizeof(sable_fw_completion);
-  boot->program_table = kProgramTableAddress;
-  boot->max_programs = kMaxPrograms;
-  boot->watchdog_us = options_.watchdogMs * 1000u;
-  for (uint32_t i = kMaxPrograms; i-- > 0;) freeProgramIndices_.push_back(i);
-  for (uint32_t i = kMaxJobsInFlight; i-- > 0;) freeRegionSlots_.push_back(i);
-
-  FirmwareHost::Hooks hooks;
-  hooks.hostInterrupt = [this] {
-    header_->doorbell.fetch_add(1, std::memory_order_release);
-    wire::futexWakeAll(&header_->doorbell);
-  };
-  hooks.onStart = [this](uint64_t started) {
-    for (const FaultPlan& plan : options_.faults) {
-      if (plan.job == started && func_ != nullptr) func_->injectFault(plan.fault);
-    }
-  };
-  firmware_ = std::make_unique<FirmwareHost>(memory_, *npu_, kBootAddress, std::move(hooks), options_.trustedKeys,
-                                             core_);
-  firmware_->start();
+  os_ = std::make_unique<KernelOs>(memory_, *npu_, std::move(board));
+  kernel_ = std::make_unique<sable_core>();
+  sable_core_init(kernel_.get(), os_->os());
+  if (int err = sable_core_identify(os_->os(), &ids_); err != 0) {
+    *error = "the NPU model does not identify as a Sable NPU";
+    return false;
+  }
+  if (int err = sable_core_boot(kernel_.get(), memory_.size, options_.watchdogMs * 1000u); err != 0) {
+    *error = fmt::format("kmd/core refused to lay the firmware out in {} bytes of device memory ({})",
+                         memory_.size, err);
+    return false;
+  }
+  startFirmware();
+  uint32_t state = SABLE_FW_STATE_OFF, version = 0;
   const uint64_t limit = wire::monotonicNs() + 5'000'000'000ull;
   while (wire::monotonicNs() < limit) {
-    const uint32_t state = loadWord(boot->fw_state);
+    sable_core_firmware_status(kernel_.get(), &state, &version);
     if (state == SABLE_FW_STATE_READY) break;
     if (state == SABLE_FW_STATE_HALTED) {
       *error = "the firmware refused the boot block (interface version mismatch?) and halted";
@@ -292,19 +228,21 @@ bool DeviceServer::boot(std::string* error) {
     }
     usleep(1000);
   }
-  if (loadWord(boot->fw_state) != SABLE_FW_STATE_READY) {
+  if (state != SABLE_FW_STATE_READY) {
     *error = "the firmware did not report READY within 5 s";
     return false;
   }
+  health_ = std::thread([this] { healthLoop(); });
   header_->state.store(wire::kServerReady, std::memory_order_release);
   const sable_hw_config& config = sable_hw_configs[options_.config];
   std::cerr << fmt::format(
       "sable-simd: device '{}' ready (pid {}, backend {}, config {}, {} MiB device memory, "
       "firmware {}, watchdog {} ms)\n",
       options_.device, getpid(), npu_->name(), config.name, options_.memoryMib,
-      versionText(loadWord(boot->fw_version)), options_.watchdogMs);
+      versionText(version), options_.watchdogMs);
   return true;
 }
+
 
 DeviceServer::~DeviceServer() { shutdown(); }
 
@@ -314,18 +252,68 @@ void DeviceServer::requestStop() {
     header_->doorbell.fetch_add(1, std::memory_order_release);
     wire::futexWakeAll(&header_->doorbell);
   }
+  healthBell_.fetch_add(1, std::memory_order_release);
+  wire::futexWakeAll(&healthBell_);
+}
+
+void DeviceServer::requestReset() {
+  resetRequested_.store(true, std::memory_order_relaxed);
+  healthBell_.fetch_add(1, std::memory_order_release);
+  wire::futexWakeAll(&healthBell_);
+}
+
+void DeviceServer::startFirmware() {
+  FirmwareHost::Hooks hooks;
+  // The host interrupt: what the kernel driver's interrupt thread does, here on the firmware's
+  // own thread (no wake-up of another thread per completion).
+  hooks.hostInterrupt = [this] {
+    sable_core_process_completions(kernel_.get());
+    hostInterrupts_.fetch_add(1, std::memory_order_release);
+  };
+  hooks.onStart = [this](uint64_t) {
+    const uint64_t started = ++jobsStarted_;
+    for (const FaultPlan& plan : options_.faults) {
+      if (plan.job == started && func_ != nullptr) func_->injectFault(plan.fault);
+    }
+  };
+  std::lock_guard lock(firmwaresMutex_);
+  firmwares_.push_back(std::make_unique<FirmwareHost>(memory_, *npu_, SABLE_LAYOUT_BOOT, std::move(hooks),
+                                                      options_.trustedKeys, core_));
+  firmwares_.back()->start();
+  firmware_ = firmwares_.back().get();
 }
 
 void DeviceServer::shutdown() {
   if (header_ == nullptr) return;
   header_->state.store(wire::kServerStopping, std::memory_order_release);
+  stop_ = true;
+  healthBell_.fetch_add(1, std::memory_order_release);
+  wire::futexWakeAll(&healthBell_);
+  if (health_.joinable()) health_.join();
+  if (kernel_) {
+    // Every sleeping request ends now (-EIO); the workers answer them and stop.
+    sable_core_device_lost(kernel_.get());
+  }
   for (uint32_t slot = 0; slot < wire::kMaxClients; ++slot) {
-    if (pending_[slot]) reply(slot, {-EIO, "the device server is shutting down", false}, nullptr, 0);
+    Worker* worker = workers_[slot].get();
+    if (worker == nullptr) continue;
+    {
+      std::lock_guard lock(worker->mutex);
+      worker->stop = true;
+    }
+    worker->wake.notify_all();
+    worker->thread.join();
   }
   // Wake every client so that it sees the state; the segments disappear with shared_.
   for (auto& slot : header_->slots) wire::futexWakeAll(&slot.reply_seq);
-  if (firmware_) firmware_->halt();
-  firmware_.reset();
+  {
+    std::lock_guard lock(firmwaresMutex_);
+    for (auto& firmware : firmwares_) firmware->halt();
+  }
+  firmwares_.clear();
+  firmware_ = nullptr;
+  kernel_.reset();
+  os_.reset();
   core_ = nullptr;
   npu_.reset();
   header_ = nullptr;
@@ -337,10 +325,8 @@ void DeviceServer::shutdown() {
 void DeviceServer::run() {
   while (!stop_.load(std::memory_order_relaxed)) {
     const uint32_t bell = header_->doorbell.load(std::memory_order_acquire);
-    bool worked = serveCompletions();
-    worked |= serveRequests();
+    const bool worked = serveRequests();
     const uint64_t now = wire::monotonicNs();
-    expireWaiters(now);
     if (now >= nextLivenessNs_) {
       checkClients();
       nextLivenessNs_ = now + kLivenessPeriodNs;
@@ -353,12 +339,7 @@ void DeviceServer::run() {
            wire::monotonicNs() < spinUntil) {
     }
     if (header_->doorbell.load(std::memory_order_acquire) != bell) continue;
-    uint64_t sleepNs = std::min(kMaxSleepNs, nextLivenessNs_ > now ? nextLivenessNs_ - now : 0);
-    for (const Waiter& waiter : waiters_) {
-      if (waiter.deadlineNs != 0) {
-        sleepNs = std::min(sleepNs, waiter.deadlineNs > now ? waiter.deadlineNs - now : 0);
-      }
-    }
+    const uint64_t sleepNs = std::min(kMaxSleepNs, nextLivenessNs_ > now ? nextLivenessNs_ - now : 0);
     if (sleepNs > 0) wire::futexWait(&header_->doorbell, bell, sleepNs);
   }
   std::cerr << fmt::format("sable-simd: device '{}' stopping\n", options_.device);
@@ -369,7 +350,7 @@ bool DeviceServer::serveRequests() {
   bool worked = false;
   for (uint32_t slot = 0; slot < wire::kMaxClients; ++slot) {
     wire::ClientSlot& client = header_->slots[slot];
-    if (pending_[slot] || client.pid.load(std::memory_order_acquire) == 0) continue;
+    if (busy_[slot].load(std::memory_order_acquire) || client.pid.load(std::memory_order_acquire) == 0) continue;
     const uint32_t seq = client.request_seq.load(std::memory_order_acquire);
     if (seq == served_[slot]) continue;
     served_[slot] = seq;
@@ -378,23 +359,21 @@ bool DeviceServer::serveRequests() {
     // still change (no time-of-check/time-of-use).
     wire::Request request;
     std::memcpy(&request, &client.request, sizeof request);
-    const Outcome outcome = dispatch(slot, request);
-    if (outcome.deferred) {
-      pending_[slot] = true;
-    } else {
+    Outcome outcome;
+    if (!dispatch(slot, request, &outcome)) {
       reply(slot, outcome, request.arg, std::min<uint32_t>(request.arg_bytes, wire::kArgBytes));
     }
   }
   return worked;
 }
 
-void DeviceServer::reply(uint32_t slot, const Outcome& outcome, const void* arg,
-                         uint32_t argBytes) {
+void DeviceServer::reply(uint32_t slot, const Outcome& outcome, const void* arg, uint32_t argBytes) {
   wire::ClientSlot& client = header_->slots[slot];
   client.reply.result = outcome.result;
   std::snprintf(client.reply.message, sizeof client.reply.message, "%s", outcome.message.c_str());
   if (arg != nullptr && argBytes != 0) std::memcpy(client.reply.arg, arg, argBytes);
-  pending_[slot] = false;
+  // The slot is the loop's again before the client can send its next request.
+  busy_[slot].store(false, std::memory_order_release);
   client.reply_seq.store(served_[slot], std::memory_order_release);
   wire::futexWakeAll(&client.reply_seq);
 }
@@ -408,41 +387,24 @@ void DeviceServer::checkClients() {
     detachSlot(slot);
     auto session = sessions_.find(id);
     if (session != sessions_.end() && session->second.slots == 0) destroySession(id, "is gone");
+    // A worker still answering this slot keeps it until it is done (the next check).
+    if (busy_[slot].load(std::memory_order_acquire)) continue;
     // Forget whatever the dead client left half-sent, then give the slot back.
-    pending_[slot] = false;
     served_[slot] = client.request_seq.load(std::memory_order_acquire);
     client.reply_seq.store(served_[slot], std::memory_order_release);
     client.pid.store(0, std::memory_order_release);
   }
 }
 
-void DeviceServer::expireWaiters(uint64_t nowNs) {
-  for (size_t i = 0; i < waiters_.size();) {
-    const Waiter waiter = waiters_[i];
-    auto job = jobs_.find(waiter.fence);
-    const bool done = job == jobs_.end() || job->second.completed;
-    if (done || (waiter.deadlineNs != 0 && nowNs >= waiter.deadlineNs)) {
-      waiters_.erase(waiters_.begin() + static_cast<long>(i));
-      if (done) {
-        reply(waiter.slot, {0, "", false}, nullptr, 0);
-      } else {
-        reply(waiter.slot,
-              {-ETIMEDOUT, fmt::format("fence {} not signalled within the timeout", waiter.fence),
-               false},
-              nullptr, 0);
-      }
-      continue;
-    }
-    ++i;
-  }
-}
-
 // ---- Requests -----------------------------------------------------------------------------------
 
-DeviceServer::Outcome DeviceServer::dispatch(uint32_t slot, wire::Request& request) {
+bool DeviceServer::dispatch(uint32_t slot, wire::Request& request, Outcome* outcome) {
   const uint32_t pid = header_->slots[slot].pid.load(std::memory_order_acquire);
   if (request.code == wire::kRequestConnect || request.code == wire::kRequestJoin) {
-    if (request.arg_bytes != sizeof(uint64_t)) return {-EINVAL, "malformed connect request", false};
+    if (request.arg_bytes != sizeof(uint64_t)) {
+      *outcome = {-EINVAL, "malformed connect request"};
+      return false;
+    }
     detachSlot(slot);  // a slot is claimed afresh: nothing of before applies
     uint64_t id = 0;
     if (request.code == wire::kRequestConnect) {
@@ -454,772 +416,449 @@ DeviceServer::Outcome DeviceServer::dispatch(uint32_t slot, wire::Request& reque
     } else {
       std::memcpy(&id, request.arg, sizeof id);
       auto session = sessions_.find(id);
-      if (session == sessions_.end()) return {-ENOENT, "no such session", false};
+      if (session == sessions_.end()) {
+        *outcome = {-ENOENT, "no such session"};
+        return false;
+      }
       if (session->second.pid != pid) {
-        return {-EACCES, "the session belongs to another process", false};
+        *outcome = {-EACCES, "the session belongs to another process"};
+        return false;
       }
     }
     ++sessions_[id].slots;
     slotSession_[slot] = id;
     std::memcpy(request.arg, &id, sizeof id);
-    return {};
+    *outcome = {};
+    return false;
   }
   auto found = sessions_.find(slotSession_[slot]);
-  if (found == sessions_.end()) return {-EPROTO, "not connected: open the device first", false};
+  if (found == sessions_.end()) {
+    *outcome = {-EPROTO, "not connected: open the device first"};
+    return false;
+  }
   Session& session = found->second;
   if (request.code == wire::kRequestClose) {
     destroySession(session.id, "closed the device");
-    return {};
+    *outcome = {};
+    return false;
   }
   if (request.arg_bytes != _IOC_SIZE(request.code) || request.arg_bytes > wire::kArgBytes ||
       request.array_bytes > wire::kArrayBytes) {
-    return {-EINVAL, fmt::format("unknown request 0x{:08x} or wrong argument size {}", request.code,
-                                 request.arg_bytes),
-            false};
+    *outcome = {-EINVAL, fmt::format("unknown request 0x{:08x} or wrong argument size {}", request.code,
+                                     request.arg_bytes)};
+    return false;
   }
   if (request.code != SABLE_IOCTL_HANDSHAKE && !session.handshaken) {
-    return {-EPROTO, "the handshake (SABLE_IOCTL_HANDSHAKE) must be the first request", false};
+    *outcome = {-EPROTO, "the handshake (SABLE_IOCTL_HANDSHAKE) must be the first request"};
+    return false;
   }
-  void* arg = request.arg;
   switch (request.code) {
     case SABLE_IOCTL_HANDSHAKE:
-      return handshake(session, *static_cast<sable_uapi_handshake*>(arg));
-    case SABLE_IOCTL_GET_INFO: return getInfo(*static_cast<sable_uapi_device_info*>(arg));
-    case SABLE_IOCTL_BO_CREATE: return createBo(session, *static_cast<sable_uapi_bo_create*>(arg));
-    case SABLE_IOCTL_BO_FREE: return freeBo(session, *static_cast<sable_uapi_bo_free*>(arg));
-    case SABLE_IOCTL_PROGRAM_REGISTER:
-      return registerProgram(slot, session, *static_cast<sable_uapi_program_register*>(arg),
-                             request);
-    case SABLE_IOCTL_PROGRAM_RELEASE:
-      return releaseProgram(slot, session, *static_cast<sable_uapi_program_release*>(arg));
-    case SABLE_IOCTL_JOB_SUBMIT:
-      return submitJob(session, *static_cast<sable_uapi_job_submit*>(arg), request);
-    case SABLE_IOCTL_FENCE_WAIT:
-      return waitFence(slot, session, *static_cast<sable_uapi_fence_wait*>(arg));
-    case SABLE_IOCTL_JOB_STATUS: return jobStatus(session, *static_cast<sable_uapi_job_status*>(arg));
-    case SABLE_IOCTL_FENCE_RELEASE:
-      return releaseFence(session, *static_cast<sable_uapi_fence_release*>(arg));
-    default:
-      return {-EINVAL, fmt::format("unknown request 0x{:08x}", request.code), false};
+      *outcome = handshake(session, *reinterpret_cast<sable_uapi_handshake*>(request.arg));
+      return false;
+    case SABLE_IOCTL_GET_INFO:
+      *outcome = getInfo(*reinterpret_cast<sable_uapi_device_info*>(request.arg));
+      return false;
+    default: break;
   }
+  if (sleeps(request)) {
+    handOff(slot, session.id, request);
+    return true;
+  }
+  *outcome = serve(session.id, request);
+  return false;
 }
 
 DeviceServer::Outcome DeviceServer::handshake(Session& session, sable_uapi_handshake& arg) {
-  const uint32_t versionRegister = npu_->readRegister(SABLE_REG_VERSION);
-  const uint32_t isaMajor = versionRegister >> SABLE_REG_VERSION_ISA_MAJOR_LSB;
-  const uint32_t isaMinor =
-      (versionRegister & SABLE_REG_VERSION_ISA_MINOR_MASK) >> SABLE_REG_VERSION_ISA_MINOR_LSB;
-  const uint32_t configId = npu_->readRegister(SABLE_REG_CONFIG_ID);
-  arg.kernel_uapi_version = SABLE_UAPI_VERSION;
-  arg.firmware_version = loadWord(bootBlock()->fw_version);
-  arg.firmware_interface = SABLE_FW_INTERFACE_VERSION;
-  arg.isa_version = (isaMajor << 16) | isaMinor;
-  arg.config_id = configId;
-  arg.accepted = 0;
-  std::memset(arg.message, 0, sizeof arg.message);
-
-  // Which side is older decides what to rebuild.
-  auto mismatch = [](const char* what, uint32_t client, uint32_t device, const char* deviceSide) {
-    const bool clientOlder = (client >> 16) < (device >> 16);
-    return fmt::format(
-        "{} mismatch: the client has {} and {} has {}; the {} is older: rebuild {}", what,
-        versionText(client), deviceSide, versionText(device), clientOlder ? "client" : deviceSide,
-        clientOlder ? "the client (umd and the application) against this source tree"
-                    : "sable-simd and the firmware from the client's source tree");
-  };
-  std::string message;
-  if ((arg.client_uapi_version >> 16) != SABLE_UAPI_VERSION_MAJOR) {
-    message = mismatch("UAPI version", arg.client_uapi_version, SABLE_UAPI_VERSION, "sable-simd");
-  } else if ((arg.client_isa_version >> 16) != isaMajor) {
-    message = mismatch("ISA version", arg.client_isa_version, arg.isa_version, "the device");
-  } else if ((arg.client_fw_interface >> 16) != (SABLE_FW_INTERFACE_VERSION >> 16)) {
-    message = mismatch("firmware interface", arg.client_fw_interface, SABLE_FW_INTERFACE_VERSION,
-                       "the firmware");
-  } else if (arg.required_config_id != 0 && arg.required_config_id != configId) {
+  sable_core_device_ids ids = ids_;
+  uint32_t state = 0;
+  sable_core_firmware_status(kernel_.get(), &state, &ids.firmware_version);
+  const int result = sable_core_handshake(&ids, &arg);
+  if (result == 0) {
+    session.handshaken = true;
+    return {};
+  }
+  const bool configuration = (arg.client_uapi_version >> 16) == SABLE_UAPI_VERSION_MAJOR &&
+                             (arg.client_isa_version >> 16) == (arg.isa_version >> 16) &&
+                             (arg.client_fw_interface >> 16) == (SABLE_FW_INTERFACE_VERSION >> 16);
+  if (configuration) {
+    // kmd/core's verdict; the advice is the simulator's, which can change its configuration.
     const char* name = "unknown";
     const char* wanted = nullptr;
     for (const auto& config : sable_hw_configs) {
-      if (config.config_id == configId) name = config.name;
+      if (config.config_id == ids.config_id) name = config.name;
       if (config.config_id == arg.required_config_id) wanted = config.name;
     }
-    message = fmt::format(
-        "hardware configuration mismatch: the device runs '{}' (0x{:08X}), the client requires "
-        "0x{:08X}: {}",
-        name, configId, arg.required_config_id,
-        wanted != nullptr ? fmt::format("start sable-simd with --config {}, or recompile the "
-                                        "program for '{}'",
-                                        wanted, name)
-                          : fmt::format("no configuration of this build has that id; rebuild the "
-                                        "client against this source tree"));
-  }
-  if (!message.empty()) {
+    const std::string message = fmt::format(
+        "hardware configuration mismatch: the device runs '{}' (0x{:08X}), the client requires 0x{:08X}: {}",
+        name, ids.config_id, arg.required_config_id,
+        wanted != nullptr
+            ? fmt::format("start sable-simd with --config {}, or recompile the program for '{}'", wanted, name)
+            : std::string("no configuration of this build has that id; rebuild the client against this source tree"));
     std::snprintf(arg.message, sizeof arg.message, "%s", message.c_str());
-    return {-EPROTO, message, false};
   }
-  arg.accepted = 1;
-  session.handshaken = true;
-  return {};
+  return {result, std::string(arg.message, strnlen(arg.message, sizeof arg.message))};
 }
 
 DeviceServer::Outcome DeviceServer::getInfo(sable_uapi_device_info& arg) {
+  sable_core_device_ids ids = ids_;
+  uint32_t state = 0;
+  sable_core_firmware_status(kernel_.get(), &state, &ids.firmware_version);
   arg = sable_uapi_device_info{};
+  sable_core_device_info(&ids, &arg);
   std::snprintf(arg.device_name, sizeof arg.device_name, "%s", options_.device.c_str());
   std::snprintf(arg.backend, sizeof arg.backend, "%.*s", static_cast<int>(npu_->name().size()),
                 npu_->name().data());
-  const uint32_t version = npu_->readRegister(SABLE_REG_VERSION);
-  const uint32_t hwcfg0 = npu_->readRegister(SABLE_REG_HWCFG0);
-  const uint32_t hwcfg1 = npu_->readRegister(SABLE_REG_HWCFG1);
-  const uint32_t hwcfg2 = npu_->readRegister(SABLE_REG_HWCFG2);
-  auto field = [](uint32_t value, uint32_t mask, uint32_t lsb) { return (value & mask) >> lsb; };
-  arg.uapi_version = SABLE_UAPI_VERSION;
-  arg.firmware_version = loadWord(bootBlock()->fw_version);
-  arg.firmware_interface = SABLE_FW_INTERFACE_VERSION;
-  arg.isa_version = (field(version, SABLE_REG_VERSION_ISA_MAJOR_MASK, SABLE_REG_VERSION_ISA_MAJOR_LSB) << 16) |
-                    field(version, SABLE_REG_VERSION_ISA_MINOR_MASK, SABLE_REG_VERSION_ISA_MINOR_LSB);
-  arg.hw_revision =
-      field(version, SABLE_REG_VERSION_HW_REVISION_MASK, SABLE_REG_VERSION_HW_REVISION_LSB);
-  arg.config_id = npu_->readRegister(SABLE_REG_CONFIG_ID);
-  arg.array_dim = field(hwcfg0, SABLE_REG_HWCFG0_ARRAY_DIM_MASK, SABLE_REG_HWCFG0_ARRAY_DIM_LSB);
-  arg.vector_lanes =
-      field(hwcfg0, SABLE_REG_HWCFG0_VECTOR_LANES_MASK, SABLE_REG_HWCFG0_VECTOR_LANES_LSB);
-  arg.dma_bytes_per_cycle = field(hwcfg0, SABLE_REG_HWCFG0_DMA_BYTES_PER_CYCLE_MASK,
-                                  SABLE_REG_HWCFG0_DMA_BYTES_PER_CYCLE_LSB);
-  arg.queue_depth =
-      field(hwcfg0, SABLE_REG_HWCFG0_QUEUE_DEPTH_MASK, SABLE_REG_HWCFG0_QUEUE_DEPTH_LSB);
-  arg.scratchpad_kib =
-      field(hwcfg1, SABLE_REG_HWCFG1_SCRATCHPAD_KIB_MASK, SABLE_REG_HWCFG1_SCRATCHPAD_KIB_LSB);
-  arg.accumulator_kib =
-      field(hwcfg1, SABLE_REG_HWCFG1_ACCUMULATOR_KIB_MASK, SABLE_REG_HWCFG1_ACCUMULATOR_KIB_LSB);
-  arg.max_regions =
-      field(hwcfg2, SABLE_REG_HWCFG2_MAX_REGIONS_MASK, SABLE_REG_HWCFG2_MAX_REGIONS_LSB);
-  arg.dw_macs_per_cycle = field(hwcfg2, SABLE_REG_HWCFG2_DW_MACS_PER_CYCLE_MASK,
-                                SABLE_REG_HWCFG2_DW_MACS_PER_CYCLE_LSB);
-  arg.clock_mhz = field(hwcfg2, SABLE_REG_HWCFG2_CLOCK_MHZ_MASK, SABLE_REG_HWCFG2_CLOCK_MHZ_LSB);
-  arg.counter_count = SABLE_COUNTER_COUNT;
-  arg.device_memory_bytes = memory_.size;
-  arg.device_memory_free = allocator_.freeBytes();
+  uint64_t total = 0, free = 0;
+  sable_core_memory_info(kernel_.get(), &total, &free);
+  arg.device_memory_bytes = total;
+  arg.device_memory_free = free;
   return {};
 }
 
-DeviceServer::Outcome DeviceServer::findBo(const Session& session, uint32_t handle,
-                                           BufferObject** out) {
-  auto it = bos_.find(handle);
-  if (it == bos_.end() || it->second.doomed) {
-    return {-ENOENT, fmt::format("no buffer object {}", handle), false};
+// Requests that may sleep in kmd/core (the kernel's would sleep in the ioctl): a worker serves
+// them. A fence wait that need not sleep (a poll, a fence already signalled, lost or unknown) is
+// answered at once, which keeps a wait for a finished job off the worker's wake-up.
+bool DeviceServer::sleeps(const wire::Request& request) {
+  switch (request.code) {
+    case SABLE_IOCTL_PROGRAM_REGISTER:
+    case SABLE_IOCTL_PROGRAM_RELEASE:
+      return true;
+    case SABLE_IOCTL_FENCE_WAIT: {
+      const auto* arg = reinterpret_cast<const sable_uapi_fence_wait*>(request.arg);
+      return arg->timeout_ns != 0;
+    }
+    default:
+      return false;
   }
-  if (it->second.owner != session.id) {
-    return {-EACCES, fmt::format("buffer object {} belongs to another client", handle), false};
-  }
-  *out = &it->second;
-  return {};
 }
 
-DeviceServer::Outcome DeviceServer::findProgram(const Session& session, uint32_t handle,
-                                                Program** out) {
-  auto it = programs_.find(handle);
-  if (it == programs_.end() || it->second.released) {
-    return {-ENOENT, fmt::format("no program {}", handle), false};
-  }
-  if (it->second.owner != session.id) {
-    return {-EACCES, fmt::format("program {} belongs to another client", handle), false};
-  }
-  *out = &it->second;
-  return {};
-}
-
-DeviceServer::Outcome DeviceServer::findJob(const Session& session, uint64_t fence, Job** out) {
-  auto it = jobs_.find(fence);
-  if (it == jobs_.end() || it->second.orphaned) {
-    return {-ENOENT, fmt::format("no fence {}", fence), false};
-  }
-  if (it->second.owner != session.id) {
-    return {-EACCES, fmt::format("fence {} belongs to another client", fence), false};
-  }
-  *out = &it->second;
-  return {};
-}
-
-DeviceServer::Outcome DeviceServer::createBo(Session& session, sable_uapi_bo_create& arg) {
-  if (arg.flags != 0) return {-EINVAL, fmt::format("unknown flags 0x{:x}", arg.flags), false};
-  if (arg.size == 0) return {-EINVAL, "a buffer object needs a size > 0", false};
-  const auto address = allocator_.allocate(arg.size);
-  if (!address) {
-    return {-ENOMEM,
-            fmt::format("device memory exhausted: {} bytes requested, {} free (start sable-simd "
-                        "with a larger --memory-mib)",
-                        arg.size, allocator_.freeBytes()),
-            false};
-  }
-  BufferObject bo;
-  bo.owner = session.id;
-  bo.address = *address;
-  bo.size = arg.size;
-  bo.allocated = (arg.size + wire::kPageBytes - 1) / wire::kPageBytes * wire::kPageBytes;
-  std::memset(memory_.data + bo.address, 0, bo.allocated);  // no data leaks between clients
-  const uint32_t handle = nextHandle_++;
-  bos_[handle] = bo;
-  arg.handle = handle;
-  arg.mmap_offset = bo.address;
-  arg.device_address = bo.address;
-  return {};
-}
-
-DeviceServer::Outcome DeviceServer::freeBo(Session& session, sable_uapi_bo_free& arg) {
-  if (arg.pad != 0) return {-EINVAL, "non-zero padding", false};
-  BufferObject* bo = nullptr;
-  if (Outcome found = findBo(session, arg.handle, &bo); found.result != 0) return found;
-  if (bo->users != 0) {
-    return {-EBUSY,
-            fmt::format("buffer object {} is used by {} program(s) or unfinished job(s)",
-                        arg.handle, bo->users),
-            false};
-  }
-  allocator_.free(bo->address, bo->allocated);
-  bos_.erase(arg.handle);
-  return {};
-}
-
-DeviceServer::Outcome DeviceServer::registerProgram(uint32_t slot, Session& session,
-                                                    sable_uapi_program_register& arg,
-                                                    const wire::Request& request) {
-  arg.program = 0;
-  arg.error_cause = SABLE_ERROR_NONE;
-  arg.error_command = 0;
-  std::fill(std::begin(arg.region_extent), std::end(arg.region_extent), 0);
-  const uint32_t maxRegions =
-      npu_->readRegister(SABLE_REG_HWCFG2) & SABLE_REG_HWCFG2_MAX_REGIONS_MASK;
-  if (arg.flags != 0) return {-EINVAL, fmt::format("unknown flags 0x{:x}", arg.flags), false};
-  if (arg.region_count > std::min<uint32_t>(maxRegions, SABLE_UAPI_MAX_REGIONS)) {
-    return {-EINVAL,
-            fmt::format("region_count {} exceeds the device's {} regions", arg.region_count,
-                        maxRegions),
-            false};
-  }
-  if (request.array_bytes != arg.region_count * sizeof(sable_uapi_region_binding)) {
-    return {-EINVAL, "the region bindings do not match region_count", false};
-  }
-  BufferObject* stream = nullptr;
-  if (Outcome found = findBo(session, arg.stream_handle, &stream); found.result != 0) return found;
-  if (arg.stream_size < SABLE_STREAM_HEADER_BYTES || arg.stream_offset > stream->size ||
-      arg.stream_size > stream->size - arg.stream_offset) {
-    return {-EINVAL,
-            fmt::format("stream bytes [{}, +{}) do not lie inside buffer object {} ({} bytes) or "
-                        "are shorter than the {}-byte header",
-                        arg.stream_offset, arg.stream_size, arg.stream_handle, stream->size,
-                        SABLE_STREAM_HEADER_BYTES),
-            false};
-  }
-  if (arg.stream_size > 0xFFFFFFFFull) {
-    return {-EINVAL, "a command stream is at most 4 GiB (CMD_SIZE is 32 bits)", false};
-  }
-  sable_uapi_region_binding bindings[SABLE_UAPI_MAX_REGIONS];
-  std::memcpy(bindings, request.array, request.array_bytes);
-  uint32_t constantMask = 0;
-  std::vector<uint32_t> constantBos;
-  std::array<uint64_t, SABLE_FW_MAX_REGIONS> constantBase{}, constantSize{};
-  for (uint32_t r = 0; r < arg.region_count; ++r) {
-    const sable_uapi_region_binding& binding = bindings[r];
-    if (binding.kind == SABLE_REGION_JOB) {
-      if (binding.handle != 0 || binding.offset != 0 || binding.size != 0) {
-        return {-EINVAL, fmt::format("region {}: a JOB region has handle, offset and size 0", r),
-                false};
+void DeviceServer::handOff(uint32_t slot, uint64_t owner, const wire::Request& request) {
+  if (request.code == SABLE_IOCTL_FENCE_WAIT) {
+    // Not pending any more (or not the caller's): no need to sleep.
+    // A short job completes within the loop's usual spin: looking a few times keeps its wait
+    // off a worker (two thread wake-ups fewer on a loaded machine).
+    const auto* arg = reinterpret_cast<const sable_uapi_fence_wait*>(request.arg);
+    uint32_t state = 0;
+    sable_fw_completion record{};
+    // The spin watches a counter of host interrupts, not the fence: polling kmd/core would take
+    // its lock over and over, away from the firmware thread that needs it to signal the fence.
+    int found = 0;
+    const uint64_t spinUntil = wire::monotonicNs() + kSpinNs;
+    for (;;) {
+      const uint64_t interrupts = hostInterrupts_.load(std::memory_order_acquire);
+      found = sable_core_fence_query(kernel_.get(), owner, arg->fence, &state, &record);
+      if (found != 0 || state != SABLE_CORE_FENCE_PENDING) break;
+      while (hostInterrupts_.load(std::memory_order_acquire) == interrupts && wire::monotonicNs() < spinUntil) {
       }
-      continue;
+      if (hostInterrupts_.load(std::memory_order_acquire) == interrupts) break;
     }
-    if (binding.kind != SABLE_REGION_CONSTANT) {
-      return {-EINVAL, fmt::format("region {}: unknown kind {}", r, binding.kind), false};
+    if (found != 0 || state != SABLE_CORE_FENCE_PENDING) {
+      wire::Request copy = request;
+      const Outcome outcome = serve(owner, copy);
+      reply(slot, outcome, copy.arg, std::min<uint32_t>(copy.arg_bytes, wire::kArgBytes));
+      return;
     }
-    BufferObject* bo = nullptr;
-    if (Outcome found = findBo(session, binding.handle, &bo); found.result != 0) {
-      found.message = fmt::format("region {}: {}", r, found.message);
-      return found;
-    }
-    if (binding.size == 0 || binding.offset > bo->size || binding.size > bo->size - binding.offset) {
-      return {-EINVAL,
-              fmt::format("region {}: bytes [{}, +{}) do not lie inside buffer object {} ({} "
-                          "bytes)",
-                          r, binding.offset, binding.size, binding.handle, bo->size),
-              false};
-    }
-    constantMask |= 1u << r;
-    constantBase[r] = bo->address + binding.offset;
-    constantSize[r] = binding.size;
-    constantBos.push_back(binding.handle);
   }
-  if (freeProgramIndices_.empty()) {
-    return {-ENOMEM, fmt::format("the program table is full ({} programs)", kMaxPrograms), false};
+  busy_[slot].store(true, std::memory_order_release);
+  if (!workers_[slot]) {
+    workers_[slot] = std::make_unique<Worker>();
+    workers_[slot]->thread = std::thread([this, slot] { workerLoop(slot); });
   }
-  const auto copy = allocator_.allocate(arg.stream_size);
-  if (!copy) return {-ENOMEM, "device memory exhausted (program stream copy)", false};
-
-  // The program's own copy: later writes to the buffer object do not change it.
-  std::memcpy(memory_.data + *copy, memory_.data + stream->address + arg.stream_offset,
-              arg.stream_size);
-  Program program;
-  program.owner = session.id;
-  program.index = freeProgramIndices_.back();
-  freeProgramIndices_.pop_back();
-  program.streamAddress = *copy;
-  program.streamAllocated = arg.stream_size;
-  program.regionCount = arg.region_count;
-  program.constantMask = constantMask;
-  program.constantBos = constantBos;
-  program.replySlot = slot;
-  for (uint32_t handle : constantBos) ++bos_[handle].users;
-
-  auto* entry = at<sable_fw_program>(kProgramTableAddress +
-                                     uint64_t{program.index} * sizeof(sable_fw_program));
-  *entry = sable_fw_program{};
-  entry->region_count = arg.region_count;
-  entry->stream_base = program.streamAddress;
-  entry->stream_size = arg.stream_size;
-  entry->constant_mask = constantMask;
-  for (uint32_t r = 0; r < SABLE_FW_MAX_REGIONS; ++r) {
-    entry->constant_base[r] = constantBase[r];
-    entry->constant_size[r] = constantSize[r];
+  Worker& worker = *workers_[slot];
+  {
+    std::lock_guard lock(worker.mutex);
+    worker.owner = owner;
+    worker.request = request;
+    worker.pending = true;
   }
-  std::memcpy(entry->signature, arg.signature, sizeof entry->signature);
-  storeWord(entry->state, SABLE_FW_PROGRAM_PENDING);
-
-  const uint32_t handle = nextHandle_++;
-  sable_fw_message message{};
-  message.kind = SABLE_FW_MSG_REGISTER_PROGRAM;
-  message.program = program.index;
-  message.job_id = handle;
-  uint32_t index = 0;
-  if (!pushMessage(SABLE_FW_RING_CONTROL, message, &index)) {
-    for (uint32_t bo : constantBos) unuseBo(bo);
-    allocator_.free(program.streamAddress, program.streamAllocated);
-    freeProgramIndices_.push_back(program.index);
-    return {-ENOMEM, "the control ring is full", false};
-  }
-  programs_[handle] = std::move(program);
-  return {0, "", true};  // answered by completeRegistration
+  worker.wake.notify_one();
 }
 
-DeviceServer::Outcome DeviceServer::releaseProgram(uint32_t slot, Session& session,
-                                                   sable_uapi_program_release& arg) {
-  if (arg.pad != 0) return {-EINVAL, "non-zero padding", false};
-  Program* program = nullptr;
-  if (Outcome found = findProgram(session, arg.program, &program); found.result != 0) return found;
-  if (program->state == Program::State::Validating) {
-    return {-EBUSY, "the program is still being validated", false};
+void DeviceServer::workerLoop(uint32_t slot) {
+  Worker& worker = *workers_[slot];
+  std::unique_lock lock(worker.mutex);
+  for (;;) {
+    worker.wake.wait(lock, [&] { return worker.pending || worker.stop; });
+    if (!worker.pending) return;
+    // Taken before the reply: once it is out, the slot's next request may come at once.
+    worker.pending = false;
+    wire::Request request = worker.request;
+    const uint64_t owner = worker.owner;
+    lock.unlock();
+    const Outcome outcome = serve(owner, request);
+    reply(slot, outcome, request.arg, std::min<uint32_t>(request.arg_bytes, wire::kArgBytes));
+    lock.lock();
   }
-  retireProgram(arg.program);
-  // An idle program is gone from the firmware (and its constant buffer objects are free again)
-  // when the call returns: the reply waits for the firmware's completion of RELEASE_PROGRAM. A
-  // program with unfinished jobs is released after the last of them, without a waiting caller.
-  Program& released = programs_[arg.program];
-  if (released.state == Program::State::Releasing) {
-    released.replySlot = slot;
-    return {0, "", true};
-  }
-  return {};
 }
 
-DeviceServer::Outcome DeviceServer::submitJob(Session& session, sable_uapi_job_submit& arg,
-                                              const wire::Request& request) {
-  arg.fence = 0;
-  if (arg.flags != 0) return {-EINVAL, fmt::format("unknown flags 0x{:x}", arg.flags), false};
-  if (arg.priority > SABLE_PRIORITY_HIGH) {
-    return {-EINVAL, fmt::format("unknown priority {}", arg.priority), false};
-  }
-  if (arg.buffer_count > SABLE_UAPI_MAX_REGIONS ||
-      request.array_bytes != arg.buffer_count * sizeof(sable_uapi_job_buffer)) {
-    return {-EINVAL, fmt::format("buffer_count {} is above {}", arg.buffer_count,
-                                 SABLE_UAPI_MAX_REGIONS),
-            false};
-  }
-  Program* program = nullptr;
-  if (Outcome found = findProgram(session, arg.program, &program); found.result != 0) return found;
-  if (program->state != Program::State::Valid) {
-    return {-ENOENT, fmt::format("program {} is not registered", arg.program), false};
-  }
-  sable_uapi_job_buffer buffers[SABLE_UAPI_MAX_REGIONS];
-  std::memcpy(buffers, request.array, request.array_bytes);
+namespace {
 
-  std::array<uint64_t, 2 * SABLE_FW_MAX_REGIONS> table{};
-  uint32_t bound = program->constantMask;
-  std::set<uint32_t> used;
-  for (uint32_t r = 0; r < program->regionCount; ++r) {
-    if ((program->constantMask >> r) & 1u) {
-      const auto* entry = at<sable_fw_program>(kProgramTableAddress +
-                                               uint64_t{program->index} * sizeof(sable_fw_program));
-      table[2 * r] = entry->constant_base[r];
-      table[2 * r + 1] = entry->constant_size[r];
-    }
-  }
-  for (uint32_t i = 0; i < arg.buffer_count; ++i) {
-    const sable_uapi_job_buffer& buffer = buffers[i];
-    if (buffer.region >= program->regionCount) {
-      return {-EINVAL,
-              fmt::format("buffer {}: region {} is not one of the program's {} regions", i,
-                          buffer.region, program->regionCount),
-              false};
-    }
-    if ((bound >> buffer.region) & 1u) {
-      return {-EINVAL,
-              fmt::format("buffer {}: region {} is {}", i, buffer.region,
-                          ((program->constantMask >> buffer.region) & 1u)
-                              ? "a constant region, bound at registration"
-                              : "bound twice"),
-              false};
-    }
-    BufferObject* bo = nullptr;
-    if (Outcome found = findBo(session, buffer.handle, &bo); found.result != 0) {
-      found.message = fmt::format("buffer {}: {}", i, found.message);
-      return found;
-    }
-    if (buffer.size == 0 || buffer.offset > bo->size || buffer.size > bo->size - buffer.offset) {
-      return {-EINVAL,
-              fmt::format("buffer {}: bytes [{}, +{}) do not lie inside buffer object {} ({} "
-                          "bytes)",
-                          i, buffer.offset, buffer.size, buffer.handle, bo->size),
-              false};
-    }
-    bound |= 1u << buffer.region;
-    table[2 * buffer.region] = bo->address + buffer.offset;
-    table[2 * buffer.region + 1] = buffer.size;
-    used.insert(buffer.handle);
-  }
-  const uint32_t all = program->regionCount == 32 ? 0xFFFFFFFFu : (1u << program->regionCount) - 1;
-  if (bound != all) {
-    const uint32_t missing = static_cast<uint32_t>(__builtin_ctz(all & ~bound));
-    return {-EINVAL, fmt::format("region {} of program {} is not bound by the buffer table",
-                                 missing, arg.program),
-            false};
-  }
-  const uint32_t ring = ringOfPriority(arg.priority);
-  if (freeRegionSlots_.empty() || ringFree(ring) == 0) {
-    return {-ENOMEM,
-            fmt::format("too many unfinished jobs ({} at most): wait for some fences",
-                        std::min(kMaxJobsInFlight, kSubmitRingEntries)),
-            false};
-  }
-  const uint32_t regionSlot = freeRegionSlots_.back();
-  freeRegionSlots_.pop_back();
-  const uint64_t tableAddress = kRegionTablesAddress + uint64_t{regionSlot} * kRegionTableBytes;
-  std::memcpy(memory_.data + tableAddress, table.data(), program->regionCount * 16ull);
+// How long a registration waits for the firmware's verdict and a release for the firmware's
+// confirmation before kmd/core gives up on them (cleaning up when they come). The module waits
+// 10 s; a simulated control core can be far slower than silicon. Bounded, so that closing a
+// session (which waits for its sleeping requests) never hangs on a firmware that stopped
+// answering without stopping (the health check resets one that stopped).
+constexpr int64_t kFirmwareAnswerNs = 60'000'000'000;
 
-  const uint64_t now = wire::monotonicNs();
-  const uint64_t fence = nextFence_++;
-  sable_fw_message message{};
-  message.kind = SABLE_FW_MSG_RUN_JOB;
-  message.program = program->index;
-  message.job_id = fence;
-  if (arg.deadline_ns != 0) {
-    // CLOCK_MONOTONIC → the firmware's timer; a deadline already behind the timer's zero
-    // becomes 1 µs (passed) rather than 0 (none).
-    const uint64_t epoch = firmware_->epochNs();
-    message.deadline_us = arg.deadline_ns > epoch ? std::max<uint64_t>(1, (arg.deadline_ns - epoch) / 1000) : 1;
+std::string errnoText(int err) {
+  switch (-err) {
+    case EIO: return "the device is lost or was reset, or the server is shutting down";
+    case ESTALE: return "registered before a device reset: register it again";
+    default: return std::strerror(-err);
   }
-  message.region_table = tableAddress;
-  message.region_count = program->regionCount;
-  message.priority = arg.priority;
-  Job job;
-  job.owner = session.id;
-  job.clientPid = session.pid;
-  job.program = arg.program;
-  job.priority = arg.priority;
-  job.ring = ring;
-  job.regionSlot = regionSlot;
-  job.bos.assign(used.begin(), used.end());
-  job.submitNs = now;
-  pushMessage(ring, message, &job.ringIndex);
-  for (uint32_t handle : job.bos) ++bos_[handle].users;
-  ++program->inflight;
-  jobs_[fence] = std::move(job);
-  arg.fence = fence;
-  return {};
 }
 
-DeviceServer::Outcome DeviceServer::waitFence(uint32_t slot, Session& session,
-                                              sable_uapi_fence_wait& arg) {
-  Job* job = nullptr;
-  if (Outcome found = findJob(session, arg.fence, &job); found.result != 0) return found;
-  if (job->completed) return {};
-  if (arg.timeout_ns == 0) {
-    return {-ETIMEDOUT, fmt::format("fence {} is not signalled", arg.fence), false};
+}  // namespace
+
+DeviceServer::Outcome DeviceServer::serve(uint64_t owner, wire::Request& request) {
+  sable_core* core = kernel_.get();
+  const uint32_t code = request.code;
+  void* raw = request.arg;
+  switch (code) {
+    case SABLE_IOCTL_BO_CREATE: {
+      auto& arg = *static_cast<sable_uapi_bo_create*>(raw);
+      const int err = sable_core_bo_create(core, owner, &arg);
+      if (err == 0) return {};
+      if (err == -EINVAL) {
+        return {err, arg.size == 0 ? std::string("a buffer object needs a size > 0")
+                                   : fmt::format("unknown flags 0x{:x}", arg.flags)};
+      }
+      if (err == -ENOMEM) {
+        uint64_t total = 0, free = 0;
+        sable_core_memory_info(core, &total, &free);
+        return {err, fmt::format("device memory exhausted: {} bytes requested, {} free (start sable-simd with a "
+                                 "larger --memory-mib), or {} buffer objects exist already",
+                                 arg.size, free, SABLE_CORE_MAX_BOS)};
+      }
+      return {err, fmt::format("buffer object of {} bytes: {}", arg.size, errnoText(err))};
+    }
+    case SABLE_IOCTL_BO_FREE: {
+      auto& arg = *static_cast<sable_uapi_bo_free*>(raw);
+      if (arg.pad != 0) return {-EINVAL, "non-zero padding"};
+      const int err = sable_core_bo_free(core, owner, arg.handle);
+      switch (-err) {
+        case 0: return {};
+        case ENOENT: return {err, fmt::format("no buffer object {}", arg.handle)};
+        case EACCES: return {err, fmt::format("buffer object {} belongs to another client", arg.handle)};
+        case EBUSY:
+          return {err, fmt::format("buffer object {} is used by a program's constant region or an unfinished job",
+                                   arg.handle)};
+        default: return {err, fmt::format("buffer object {}: {}", arg.handle, errnoText(err))};
+      }
+    }
+    case SABLE_IOCTL_PROGRAM_REGISTER: {
+      auto& arg = *static_cast<sable_uapi_program_register*>(raw);
+      if (arg.region_count > SABLE_UAPI_MAX_REGIONS ||
+          request.array_bytes != arg.region_count * sizeof(sable_uapi_region_binding)) {
+        return {-EINVAL, "the region bindings do not match region_count"};
+      }
+      sable_uapi_region_binding bindings[SABLE_UAPI_MAX_REGIONS];
+      std::memcpy(bindings, request.array, request.array_bytes);
+      const int err = sable_core_program_register(core, owner, &arg, bindings, kFirmwareAnswerNs);
+      switch (-err) {
+        case 0: return {};
+        case ETIMEDOUT: return {err, "the firmware gave no verdict within 60 s (it is cleaned up when it comes)"};
+        case ENOEXEC:
+          return {err, fmt::format("the firmware rejected the command stream: {} at command {}",
+                                   causeName(arg.error_cause), arg.error_command)};
+        case EINVAL:
+          return {err, fmt::format("bad registration: flags 0x{:x}, {} regions (the device has at most {}), a "
+                                   "region binding, or stream bytes [{}, +{}) outside buffer object {} or shorter "
+                                   "than the {}-byte header",
+                                   arg.flags, arg.region_count, kernel_->max_regions, arg.stream_offset,
+                                   arg.stream_size, arg.stream_handle, SABLE_STREAM_HEADER_BYTES)};
+        case ENOENT: return {err, "the stream or a constant region names no buffer object"};
+        case EACCES: return {err, "the stream or a constant region is another client's buffer object"};
+        case ENOMEM:
+          return {err, fmt::format("the program table is full ({} programs) or device memory is exhausted "
+                                   "(program stream copy)",
+                                   SABLE_CORE_MAX_PROGRAMS)};
+        default: return {err, fmt::format("program registration: {}", errnoText(err))};
+      }
+    }
+    case SABLE_IOCTL_PROGRAM_RELEASE: {
+      auto& arg = *static_cast<sable_uapi_program_release*>(raw);
+      if (arg.pad != 0) return {-EINVAL, "non-zero padding"};
+      // An idle program is gone from the firmware (and its constant buffer objects are free
+      // again) when the call returns; one with unfinished jobs leaves after the last of them.
+      const int err = sable_core_program_release_wait(core, owner, arg.program, kFirmwareAnswerNs);
+      switch (-err) {
+        case 0: return {};
+        case ENOENT: return {err, fmt::format("no program {}", arg.program)};
+        case EACCES: return {err, fmt::format("program {} belongs to another client", arg.program)};
+        case EBUSY: return {err, "the program is still being validated"};
+        default: return {err, fmt::format("program {}: {}", arg.program, errnoText(err))};
+      }
+    }
+    case SABLE_IOCTL_JOB_SUBMIT: {
+      auto& arg = *static_cast<sable_uapi_job_submit*>(raw);
+      if (arg.buffer_count > SABLE_UAPI_MAX_REGIONS ||
+          request.array_bytes != arg.buffer_count * sizeof(sable_uapi_job_buffer)) {
+        return {-EINVAL, fmt::format("buffer_count {} is above {} or does not match the buffers sent",
+                                     arg.buffer_count, SABLE_UAPI_MAX_REGIONS)};
+      }
+      sable_uapi_job_buffer buffers[SABLE_UAPI_MAX_REGIONS];
+      std::memcpy(buffers, request.array, request.array_bytes);
+      uint32_t bad = 0;
+      const int err = sable_core_job_submit(core, owner, &arg, buffers, &bad);
+      if (err == 0) return {};
+      if (err == -EINVAL && (arg.flags != 0 || arg.priority > SABLE_PRIORITY_HIGH)) {
+        return {err, fmt::format("unknown flags 0x{:x} or priority {}", arg.flags, arg.priority)};
+      }
+      if (err == -ESTALE) {
+        return {err, fmt::format("program {} was registered before a device reset: register it again", arg.program)};
+      }
+      if (err == -ENOMEM) {
+        return {err, fmt::format("too many unfinished jobs ({} at most, signalled fences included until "
+                                 "released): wait for and release some fences",
+                                 SABLE_CORE_MAX_FENCES)};
+      }
+      if ((err == -ENOENT || err == -EACCES) && bad == arg.buffer_count) {
+        return {err, fmt::format("program {}: {}", arg.program,
+                                 err == -ENOENT ? "not registered" : "belongs to another client")};
+      }
+      if (bad == arg.buffer_count) {
+        return {err, fmt::format("a region of program {} is not bound by the buffer table ({})", arg.program,
+                                 errnoText(err))};
+      }
+      const sable_uapi_job_buffer& entry = buffers[bad];
+      switch (-err) {
+        case ENOENT: return {err, fmt::format("buffer {}: no buffer object {}", bad, entry.handle)};
+        case EACCES:
+          return {err, fmt::format("buffer {}: buffer object {} belongs to another client", bad, entry.handle)};
+        case EINVAL:
+          return {err, fmt::format("buffer {}: region {} is not a job region of the program or is bound twice, "
+                                   "or bytes [{}, +{}) do not lie inside buffer object {}",
+                                   bad, entry.region, entry.offset, entry.size, entry.handle)};
+        default: return {err, fmt::format("buffer {}: {}", bad, errnoText(err))};
+      }
+    }
+    case SABLE_IOCTL_FENCE_WAIT: {
+      auto& arg = *static_cast<sable_uapi_fence_wait*>(raw);
+      const int err = sable_core_fence_wait(core, owner, arg.fence, arg.timeout_ns);
+      switch (-err) {
+        case 0: return {};
+        case ETIMEDOUT:
+          return {err, arg.timeout_ns == 0 ? fmt::format("fence {} is not signalled", arg.fence)
+                                           : fmt::format("fence {} not signalled within the timeout", arg.fence)};
+        case ENOENT: return {err, fmt::format("no fence {}", arg.fence)};
+        case EACCES: return {err, fmt::format("fence {} belongs to another client", arg.fence)};
+        case EIO:
+          return {err, fmt::format("the job of fence {} was lost: the device was reset or lost, or the server is "
+                                   "shutting down",
+                                   arg.fence)};
+        default: return {err, fmt::format("fence {}: {}", arg.fence, errnoText(err))};
+      }
+    }
+    case SABLE_IOCTL_JOB_STATUS: {
+      auto& arg = *static_cast<sable_uapi_job_status*>(raw);
+      const uint64_t fence = arg.fence;
+      const int err = sable_core_job_status(core, owner, &arg);
+      switch (-err) {
+        case 0: return {};
+        case ENOENT: return {err, fmt::format("no fence {}", fence)};
+        case EACCES: return {err, fmt::format("fence {} belongs to another client", fence)};
+        case EIO: return {err, fmt::format("the job of fence {} was lost: the device was reset or lost", fence)};
+        default: return {err, fmt::format("fence {}: {}", fence, errnoText(err))};
+      }
+    }
+    case SABLE_IOCTL_FENCE_RELEASE: {
+      auto& arg = *static_cast<sable_uapi_fence_release*>(raw);
+      const int err = sable_core_fence_release(core, owner, arg.fence);
+      switch (-err) {
+        case 0: return {};
+        case ENOENT: return {err, fmt::format("no fence {}", arg.fence)};
+        case EACCES: return {err, fmt::format("fence {} belongs to another client", arg.fence)};
+        case EBUSY: return {err, fmt::format("fence {} is not signalled yet", arg.fence)};
+        default: return {err, fmt::format("fence {}: {}", arg.fence, errnoText(err))};
+      }
+    }
+    default:
+      return {-EINVAL, fmt::format("unknown request 0x{:08x}", code)};
   }
-  Waiter waiter{slot, arg.fence, 0};
-  if (arg.timeout_ns > 0) waiter.deadlineNs = wire::monotonicNs() + static_cast<uint64_t>(arg.timeout_ns);
-  waiters_.push_back(waiter);
-  return {0, "", true};
 }
 
-DeviceServer::Outcome DeviceServer::jobStatus(Session& session, sable_uapi_job_status& arg) {
-  Job* job = nullptr;
-  if (Outcome found = findJob(session, arg.fence, &job); found.result != 0) return found;
-  const uint64_t fence = arg.fence;
-  arg = sable_uapi_job_status{};
-  arg.fence = fence;
-  if (job->completed) {
-    arg.state = SABLE_JOB_COMPLETED;
-  } else {
-    // The firmware consumed the message (ring head past it): the job has started.
-    const uint32_t head = ringHead(job->ring);
-    arg.state = static_cast<int32_t>(head - job->ringIndex) > 0 ? SABLE_JOB_RUNNING : SABLE_JOB_QUEUED;
-  }
-  arg.error_cause = job->errorCause;
-  arg.error_command = job->errorCommand;
-  arg.counter_count = job->counterCount;
-  std::copy(job->counters.begin(), job->counters.end(), arg.counters);
-  arg.submit_ns = job->submitNs;
-  arg.start_ns = job->startNs;
-  arg.end_ns = job->endNs;
-  return {};
-}
-
-DeviceServer::Outcome DeviceServer::releaseFence(Session& session, sable_uapi_fence_release& arg) {
-  Job* job = nullptr;
-  if (Outcome found = findJob(session, arg.fence, &job); found.result != 0) return found;
-  if (!job->completed) {
-    return {-EBUSY, fmt::format("fence {} is not signalled yet", arg.fence), false};
-  }
-  jobs_.erase(arg.fence);
-  return {};
-}
-
-// ---- Object lifetimes ---------------------------------------------------------------------------
+// ---- Sessions -----------------------------------------------------------------------------------
 
 void DeviceServer::detachSlot(uint32_t slot) {
   const uint64_t id = slotSession_[slot];
   slotSession_[slot] = 0;
-  waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
-                                [slot](const Waiter& w) { return w.slot == slot; }),
-                 waiters_.end());
   auto session = sessions_.find(id);
   if (session != sessions_.end() && session->second.slots > 0) --session->second.slots;
 }
 
+// A closed session's sleeping requests end (kmd/core wakes them: their fences are gone); their
+// replies are written before the session's slots can be handed to another client.
+void DeviceServer::waitForWorkers(uint64_t session) {
+  for (uint32_t slot = 0; slot < wire::kMaxClients; ++slot) {
+    if (slotSession_[slot] != session) continue;
+    while (busy_[slot].load(std::memory_order_acquire)) usleep(100);
+  }
+}
+
 void DeviceServer::destroySession(uint64_t id, const char* why) {
   const Session session = sessions_.at(id);
+  // kmd/core forgets its signalled fences, orphans its pending jobs (they finish on the NPU and
+  // are freed then), releases its programs and frees its buffer objects after their last user.
+  sable_core_client_close(kernel_.get(), id);
+  waitForWorkers(id);
   sessions_.erase(id);
-  // Its other slots: a request still waiting there (another thread's FENCE_WAIT) ends now.
   for (uint32_t slot = 0; slot < wire::kMaxClients; ++slot) {
-    if (slotSession_[slot] != id) continue;
-    waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
-                                  [slot](const Waiter& w) { return w.slot == slot; }),
-                   waiters_.end());
-    if (pending_[slot]) reply(slot, {-EIO, "the device was closed", false}, nullptr, 0);
-    slotSession_[slot] = 0;
-  }
-  size_t bos = 0, programs = 0, jobs = 0;
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    if (it->second.owner != session.id) {
-      ++it;
-      continue;
-    }
-    if (it->second.completed) {
-      it = jobs_.erase(it);
-    } else {
-      it->second.orphaned = true;  // its buffers are freed when it completes
-      ++jobs;
-      ++it;
-    }
-  }
-  std::vector<uint32_t> owned;
-  for (auto& [handle, program] : programs_) {
-    if (program.owner == session.id && !program.released) owned.push_back(handle);
-  }
-  for (uint32_t handle : owned) {
-    ++programs;
-    Program& program = programs_[handle];
-    if (program.state == Program::State::Validating) {
-      program.released = true;  // retired when the firmware's verdict arrives
-      program.replySlot.reset();
-    } else {
-      retireProgram(handle);
-    }
-  }
-  std::vector<uint32_t> doomed;
-  for (auto& [handle, bo] : bos_) {
-    if (bo.owner == session.id && !bo.doomed) doomed.push_back(handle);
-  }
-  for (uint32_t handle : doomed) {
-    ++bos;
-    BufferObject& bo = bos_[handle];
-    bo.doomed = true;
-    if (bo.users == 0) {
-      allocator_.free(bo.address, bo.allocated);
-      bos_.erase(handle);
-    }
+    if (slotSession_[slot] == id) slotSession_[slot] = 0;
   }
   const bool closed = std::strcmp(why, "closed the device") == 0;
   if (!closed || options_.verbose) {
     std::cerr << fmt::format(
-        "sable-simd: client pid {} {}: reclaimed {} buffer object(s), {} program(s), {} "
-        "unfinished job(s)\n",
-        session.pid, why, bos, programs, jobs);
+        "sable-simd: client pid {} {}: its buffer objects, programs and unfinished jobs are reclaimed\n",
+        session.pid, why);
   }
 }
 
-void DeviceServer::unuseBo(uint32_t handle) {
-  auto it = bos_.find(handle);
-  if (it == bos_.end()) return;
-  if (it->second.users > 0) --it->second.users;
-  if (it->second.doomed && it->second.users == 0) {
-    allocator_.free(it->second.address, it->second.allocated);
-    bos_.erase(it);
-  }
-}
+// ---- Health -------------------------------------------------------------------------------------
 
-void DeviceServer::retireProgram(uint32_t handle) {
-  Program& program = programs_[handle];
-  program.released = true;
-  if (program.inflight != 0 || program.state != Program::State::Valid) return;
-  sable_fw_message message{};
-  message.kind = SABLE_FW_MSG_RELEASE_PROGRAM;
-  message.program = program.index;
-  message.job_id = handle;
-  uint32_t index = 0;
-  // The control ring holds more entries than the program table: it cannot be full here.
-  if (pushMessage(SABLE_FW_RING_CONTROL, message, &index)) program.state = Program::State::Releasing;
-}
-
-// ---- Rings and completions ----------------------------------------------------------------------
-
-uint32_t DeviceServer::ringHead(uint32_t ring) { return loadWord(bootBlock()->submit[ring].head); }
-
-uint32_t DeviceServer::ringFree(uint32_t ring) {
-  return kSubmitRingEntries - (tails_[ring] - ringHead(ring));
-}
-
-bool DeviceServer::pushMessage(uint32_t ring, const sable_fw_message& message, uint32_t* index) {
-  if (ringFree(ring) == 0) return false;
-  sable_fw_ring& descriptor = bootBlock()->submit[ring];
-  const uint32_t tail = tails_[ring];
-  std::memcpy(memory_.data + descriptor.base + uint64_t{tail % kSubmitRingEntries} * sizeof message,
-              &message, sizeof message);
-  *index = tail;
-  tails_[ring] = tail + 1;
-  storeWord(descriptor.tail, tail + 1);  // publishes the entry
-  firmware_->ringDoorbell();
-  return true;
-}
-
-bool DeviceServer::serveCompletions() {
-  sable_fw_ring& ring = bootBlock()->completion;
-  const uint32_t tail = loadWord(ring.tail);
-  if (tail == completionHead_) return false;
-  while (completionHead_ != tail) {
-    sable_fw_completion record;
-    std::memcpy(&record,
-                memory_.data + ring.base +
-                    uint64_t{completionHead_ % kCompletionRingEntries} * sizeof record,
-                sizeof record);
-    ++completionHead_;
-    storeWord(ring.head, completionHead_);
-    switch (record.kind) {
-      case SABLE_FW_MSG_RUN_JOB: completeJob(record.job_id, record); break;
-      case SABLE_FW_MSG_REGISTER_PROGRAM: completeRegistration(record); break;
-      case SABLE_FW_MSG_RELEASE_PROGRAM: completeRelease(record); break;
-      default:
-        std::cerr << fmt::format("sable-simd: ignoring a completion of unknown kind {}\n",
-                                 record.kind);
+// What the kernel driver's health work does (kmd/linux/sable_main.c): a firmware that stopped
+// (not READY), a corrupted ring, or no progress with work pending resets the device; the
+// completion ring is drained now and then so that a lost host interrupt never hangs a job.
+void DeviceServer::healthLoop() {
+  sable_core* core = kernel_.get();
+  sable_core_counters counters{};
+  sable_core_get_counters(core, &counters);
+  uint64_t ringFaultsSeen = counters.ring_faults;
+  bool gaveUp = false;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    const uint32_t bell = healthBell_.load(std::memory_order_acquire);
+    const bool requested = resetRequested_.exchange(false);
+    uint32_t state = 0, version = 0;
+    sable_core_firmware_status(core, &state, &version);
+    sable_core_get_counters(core, &counters);
+    const char* why = nullptr;
+    if (requested) {
+      why = "requested (SIGUSR1)";
+    } else if (gaveUp) {
+      why = nullptr;
+    } else if (state != SABLE_FW_STATE_READY) {
+      why = "the firmware is not READY";
+    } else if (counters.ring_faults != ringFaultsSeen) {
+      why = "a ring is corrupted";
+    } else if (options_.hangTimeoutMs != 0 &&
+               sable_core_hung(core, uint64_t{options_.hangTimeoutMs} * 1'000'000) != 0) {
+      why = "no progress with work pending for --hang-timeout-ms";
     }
-  }
-  firmware_->ringDoorbell();  // the firmware may be waiting for room in the completion ring
-  return true;
-}
-
-void DeviceServer::completeJob(uint64_t fence, const sable_fw_completion& record) {
-  auto it = jobs_.find(fence);
-  if (it == jobs_.end()) {
-    std::cerr << fmt::format("sable-simd: completion for unknown job {}\n", fence);
-    return;
-  }
-  Job& job = it->second;
-  job.completed = true;
-  job.errorCause = record.error_cause;
-  job.errorCommand = record.error_command;
-  job.counterCount = std::min<uint32_t>(record.counter_count, SABLE_UAPI_MAX_COUNTERS);
-  for (uint32_t i = 0; i < job.counterCount; ++i) job.counters[i] = record.counters[i];
-  const uint64_t epoch = firmware_->epochNs();
-  job.startNs = record.start_us != 0 ? epoch + record.start_us * 1000 : 0;
-  job.endNs = epoch + record.end_us * 1000;
-  freeRegionSlots_.push_back(job.regionSlot);
-  if (options_.verbose) {
-    std::cerr << fmt::format(
-        "sable-simd: job {} client {} program {} priority {} commands {} cycles {} status {}\n",
-        fence, job.clientPid, job.program, priorityName(job.priority),
-        job.counters[SABLE_COUNTER_COMMANDS], job.counters[SABLE_COUNTER_CYCLES],
-        causeName(job.errorCause));
-  }
-  for (uint32_t handle : job.bos) unuseBo(handle);
-  job.bos.clear();
-  auto program = programs_.find(job.program);
-  if (program != programs_.end()) {
-    if (program->second.inflight > 0) --program->second.inflight;
-    if (program->second.released) retireProgram(job.program);
-  }
-  if (job.orphaned) jobs_.erase(it);
-  // Waiters are answered by expireWaiters, in the same loop iteration.
-}
-
-void DeviceServer::completeRegistration(const sable_fw_completion& record) {
-  const auto handle = static_cast<uint32_t>(record.job_id);
-  auto it = programs_.find(handle);
-  if (it == programs_.end()) return;
-  Program& program = it->second;
-  const auto* entry = at<sable_fw_program>(kProgramTableAddress +
-                                           uint64_t{program.index} * sizeof(sable_fw_program));
-  const bool valid =
-      record.error_cause == SABLE_ERROR_NONE && loadWord(entry->state) == SABLE_FW_PROGRAM_VALID;
-  for (uint32_t r = 0; r < SABLE_FW_MAX_REGIONS; ++r) program.extent[r] = entry->extent[r];
-  const std::optional<uint32_t> slot = program.replySlot;
-  program.replySlot.reset();
-  if (slot && pending_[*slot]) {
-    sable_uapi_program_register arg;
-    std::memcpy(&arg, header_->slots[*slot].request.arg, sizeof arg);
-    // The request's bytes are the client's until the reply; the server answers from its own
-    // record: only the out fields matter.
-    arg.program = valid ? handle : 0;
-    arg.error_cause = valid ? SABLE_ERROR_NONE : record.error_cause;
-    arg.error_command = valid ? 0 : record.error_command;
-    for (uint32_t r = 0; r < SABLE_UAPI_MAX_REGIONS; ++r) {
-      arg.region_extent[r] = valid && r < program.regionCount ? program.extent[r] : 0;
+    if (why != nullptr) {
+      std::cerr << fmt::format("sable-simd: resetting the device: {} (firmware state {})\n", why, state);
+      const int err = sable_core_reset(core, 5'000'000'000);
+      if (err == -EOPNOTSUPP) {
+        std::cerr << "sable-simd: this backend cannot reset its control core: the device is lost\n";
+        sable_core_device_lost(core);
+      }
+      gaveUp = err != 0;
+      sable_core_get_counters(core, &counters);
+      ringFaultsSeen = counters.ring_faults;
+    } else if (!gaveUp) {
+      sable_core_process_completions(core);
     }
-    Outcome outcome;
-    if (!valid) {
-      const uint32_t cause =
-          record.error_cause != SABLE_ERROR_NONE ? record.error_cause : SABLE_ERROR_BAD_JOB;
-      arg.error_cause = cause;
-      outcome = {-ENOEXEC,
-                 fmt::format("the firmware rejected the command stream: {} at command {}",
-                             causeName(cause), record.error_command),
-                 false};
-    }
-    reply(*slot, outcome, &arg, sizeof arg);
-  }
-  if (!valid) {
-    program.state = Program::State::Releasing;
-    sable_fw_completion released{};
-    released.job_id = handle;
-    completeRelease(released);  // a rejected program holds nothing in the firmware
-    return;
-  }
-  program.state = Program::State::Valid;
-  if (program.released) retireProgram(handle);
-}
-
-void DeviceServer::completeRelease(const sable_fw_completion& record) {
-  const auto handle = static_cast<uint32_t>(record.job_id);
-  auto it = programs_.find(handle);
-  if (it == programs_.end()) return;
-  Program& program = it->second;
-  auto* entry = at<sable_fw_program>(kProgramTableAddress +
-                                     uint64_t{program.index} * sizeof(sable_fw_program));
-  storeWord(entry->state, SABLE_FW_PROGRAM_FREE);
-  allocator_.free(program.streamAddress, program.streamAllocated);
-  freeProgramIndices_.push_back(program.index);
-  const std::vector<uint32_t> constants = program.constantBos;
-  const std::optional<uint32_t> slot = program.replySlot;
-  programs_.erase(it);
-  for (uint32_t bo : constants) unuseBo(bo);
-  if (slot && pending_[*slot]) {
-    sable_uapi_program_release arg{.program = handle, .pad = 0};
-    reply(*slot, {}, &arg, sizeof arg);
+    wire::futexWait(&healthBell_, bell, kHealthPeriodNs);
   }
 }
 

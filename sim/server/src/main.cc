@@ -1,5 +1,5 @@
 // sable-simd: the device server. Owns one simulated NPU behind shared memory until SIGTERM or
-// SIGINT (docs/device.md).
+// SIGINT (docs/device.md); SIGUSR1 resets the device (docs/kmd.md).
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -17,6 +17,10 @@ sable::server::DeviceServer* gServer = nullptr;
 
 void onStopSignal(int) {
   if (gServer != nullptr) gServer->requestStop();
+}
+
+void onResetSignal(int) {
+  if (gServer != nullptr) gServer->requestReset();
 }
 
 }  // namespace
@@ -65,8 +69,13 @@ int main(int argc, char** argv) {
   app.add_option("--fault", faults,
                  "KIND@N: inject a fault into the N-th job the NPU starts; KIND is bus-error, "
                  "lost-interrupt or hung-unit (repeatable)");
-  app.add_flag("--verbose", options.verbose, "Log each job (client, program, priority, commands, "
-                                             "cycles, status); with rtl, progress of long runs");
+  app.add_option("--hang-timeout-ms", options.hangTimeoutMs,
+                 "Reset the device (pending jobs fail with EIO, programs must be registered again) when work "
+                 "is pending and the firmware makes no progress this long; 0: never. Choose it above the "
+                 "longest job")
+      ->capture_default_str();
+  app.add_flag("--verbose", options.verbose, "Log clients, device resets and the driver's messages; with rtl, "
+                                             "progress of long runs");
   std::vector<std::string> trustedKeys;
   app.add_option("--trusted-key", trustedKeys,
                  "FILE: a driver's public key (driver.pub); the firmware runs only programs signed by "
@@ -122,6 +131,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stopSignals);
   sigaddset(&stopSignals, SIGTERM);
   sigaddset(&stopSignals, SIGINT);
+  sigaddset(&stopSignals, SIGUSR1);
   sigprocmask(SIG_BLOCK, &stopSignals, nullptr);
   auto server = sable::server::DeviceServer::create(options);
   if (!server.ok()) {
@@ -134,6 +144,10 @@ int main(int argc, char** argv) {
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  struct sigaction reset {};
+  reset.sa_handler = onResetSignal;
+  sigemptyset(&reset.sa_mask);
+  sigaction(SIGUSR1, &reset, nullptr);
   signal(SIGPIPE, SIG_IGN);
   sigprocmask(SIG_UNBLOCK, &stopSignals, nullptr);
   server.value()->run();

@@ -159,7 +159,8 @@ int sable_core_ring_pop(const struct sable_core_os *os, struct sable_core_ring *
 			struct sable_fw_completion *record);
 
 /* ---- Fences and jobs ------------------------------------------------------------------------- */
-#define SABLE_CORE_MAX_FENCES 64u
+/* One region table each (sable/kmd/layout.h); a fence holds its slot until it is released. */
+#define SABLE_CORE_MAX_FENCES SABLE_LAYOUT_MAX_JOBS
 
 struct sable_core_fence {
 	uint32_t generation; /* part of the fence value: a released slot's old fences are stale */
@@ -380,6 +381,13 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
  * Releasing a handle a reset invalidated (-ESTALE elsewhere) succeeds: it forgets it.
  */
 int sable_core_program_release(struct sable_core *core, uint64_t owner, uint32_t handle);
+/* PROGRAM_RELEASE that returns once an idle program is gone from the firmware (its
+ * RELEASE_PROGRAM confirmed: its constant buffer objects can be freed at once), or timeout_ns
+ * passed (< 0: forever; the release then completes later). A program with unfinished jobs is
+ * released after the last of them, without waiting. Errors as sable_core_program_release.
+ */
+int sable_core_program_release_wait(struct sable_core *core, uint64_t owner, uint32_t handle,
+				    int64_t timeout_ns);
 
 /* JOB_SUBMIT: the buffer table checked against the program (sable_core_validate_buffers), its
  * region table written, RUN_JOB on the priority's ring. On a bad buffer *bad_entry names it.
