@@ -55,21 +55,33 @@ module sable_bank_xbar #(
     end
   end
 
+  // Writes are selected per bank (the port each bank takes its write from), not scattered per
+  // port: each bank's data is one copy of its port's line, never a cleared and rewritten vector
+  // of every bank's lines (the verilated model evaluates this every cycle; docs/rtl.md,
+  // "Performance").
+  localparam int unsigned PW = NW > 1 ? $clog2(NW) : 1;
+  logic [BANKS-1:0][PW-1:0] wsel;
+
   always_comb begin
     b_we = '0;
-    b_waddr = '0;
-    b_wdata = '0;
-    b_wstrb = '0;
-    wgrant = '0;
-    for (int p = 0; p < int'(NW); p++) begin
-      wbank[p] = waddr[p][BB-1:0];
-      if (we[p] && !b_we[wbank[p]]) begin
-        b_we[wbank[p]] = 1'b1;
-        b_waddr[wbank[p]] = waddr[p][BB+:AW];
-        b_wdata[wbank[p]] = wdata[p];
-        b_wstrb[wbank[p]] = wstrb[p];
-        wgrant[p] = 1'b1;
+    wsel = '0;
+    for (int p = 0; p < int'(NW); p++) wbank[p] = waddr[p][BB-1:0];
+    for (int b = 0; b < int'(BANKS); b++) begin
+      for (int p = int'(NW) - 1; p >= 0; p--) begin
+        if (we[p] && wbank[p] == BB'(b)) begin
+          b_we[b] = 1'b1;
+          wsel[b] = PW'(p);
+        end
       end
+    end
+    for (int p = 0; p < int'(NW); p++) wgrant[p] = we[p] && wsel[wbank[p]] == PW'(p);
+  end
+
+  always_comb begin
+    for (int b = 0; b < int'(BANKS); b++) begin
+      b_waddr[b] = waddr[wsel[b]][BB+:AW];
+      b_wdata[b] = wdata[wsel[b]];
+      b_wstrb[b] = wstrb[wsel[b]];
     end
   end
 

@@ -30,55 +30,61 @@ module sable_systolic_array #(
   output logic [DIM-1:0]       out_valid,  // column n, skewed
   output logic [DIM-1:0][31:0] out_psum    // column n, skewed
 );
-  // Horizontal nets: [row][column boundary]; boundary n is the input of PE (k, n), DIM the right edge.
-  // Vertical nets: [row boundary][column]; boundary k is the input of PE (k, n), DIM the bottom.
-  // Unpacked, so that each net is its own word in the verilated model (as packed vectors they
-  // were thousands of bits wide and every PE's write was a masked read-modify-write of them:
-  // MobileNet v2 simulated at ~205 k cycles/s, ~270 k unpacked).
-  logic        h_valid[DIM][DIM+1], h_buf[DIM][DIM+1], h_wen[DIM][DIM+1], h_wbuf[DIM][DIM+1];
-  logic [16:0] h_a[DIM][DIM+1];
-  logic [31:0] v_psum[DIM+1][DIM];
-
+  // Each PE's outputs are nets of its own generate scope, read by its right and lower neighbours
+  // by name: the verilated model then keeps one variable per net, written by the PE itself (as
+  // elements of unpacked arrays, every PE output was copied into its array element each cycle;
+  // as packed vectors of thousands of bits every PE's write was a masked read-modify-write).
   for (genvar k = 0; k < DIM; k++) begin : g_row
-    assign h_valid[k][0] = in_valid[k];
-    assign h_buf[k][0]   = in_buf[k];
-    assign h_a[k][0]     = in_a[k];
-    assign h_wen[k][0]   = wt_en[k];
-    assign h_wbuf[k][0]  = wt_buf;
     for (genvar n = 0; n < DIM; n++) begin : g_col
+      logic        valid_i, buf_i, wen_i, wbuf_i, valid_o, buf_o, wen_o, wbuf_o;
+      logic [16:0] a_i, a_o;
+      logic [31:0] psum_i, psum_o;
+      if (n == 0) begin : g_left
+        assign valid_i = in_valid[k];
+        assign buf_i   = in_buf[k];
+        assign a_i     = in_a[k];
+        assign wen_i   = wt_en[k];
+        assign wbuf_i  = wt_buf;
+      end else begin : g_inner
+        assign valid_i = g_col[n-1].valid_o;
+        assign buf_i   = g_col[n-1].buf_o;
+        assign a_i     = g_col[n-1].a_o;
+        assign wen_i   = g_col[n-1].wen_o;
+        assign wbuf_i  = g_col[n-1].wbuf_o;
+      end
+      if (k == 0) begin : g_top
+        assign psum_i = '0;
+      end else begin : g_below
+        assign psum_i = g_row[k-1].g_col[n].psum_o;
+      end
+      // The right edge leads nowhere (except the bottom row's valid, a result's).
+      if (n == DIM - 1) begin : g_right
+        logic unused_right_edge;
+        assign unused_right_edge = ^{buf_o, a_o, wen_o, wbuf_o, k == DIM - 1 || valid_o};
+      end
       sable_pe u_pe (
         .clk, .rst_n, .clear,
-        .in_valid  (h_valid[k][n]),
-        .in_buf    (h_buf[k][n]),
-        .in_a      (h_a[k][n]),
-        .out_valid (h_valid[k][n+1]),
-        .out_buf   (h_buf[k][n+1]),
-        .out_a     (h_a[k][n+1]),
-        .psum_in   (v_psum[k][n]),
-        .psum_out  (v_psum[k+1][n]),
-        .wt_en_in  (h_wen[k][n]),
-        .wt_buf_in (h_wbuf[k][n]),
+        .in_valid  (valid_i),
+        .in_buf    (buf_i),
+        .in_a      (a_i),
+        .out_valid (valid_o),
+        .out_buf   (buf_o),
+        .out_a     (a_o),
+        .psum_in   (psum_i),
+        .psum_out  (psum_o),
+        .wt_en_in  (wen_i),
+        .wt_buf_in (wbuf_i),
         .wt_data   (wt_data[n]),
-        .wt_en_out (h_wen[k][n+1]),
-        .wt_buf_out(h_wbuf[k][n+1])
+        .wt_en_out (wen_o),
+        .wt_buf_out(wbuf_o)
       );
     end
   end
 
   // A column's result is valid when the pixel's activation has passed its bottom PE.
   for (genvar n = 0; n < DIM; n++) begin : g_out
-    assign v_psum[0][n] = '0;
-    assign out_psum[n]  = v_psum[DIM][n];
-    assign out_valid[n] = h_valid[DIM-1][n+1];
+    assign out_psum[n]  = g_row[DIM-1].g_col[n].psum_o;
+    assign out_valid[n] = g_row[DIM-1].g_col[n].valid_o;
   end
 
-  // The right edge leads nowhere (except the bottom row's valid, used above).
-  logic unused_right_edge;
-  always_comb begin
-    unused_right_edge = 1'b0;
-    for (int k = 0; k < DIM; k++) begin
-      unused_right_edge ^= ^{h_buf[k][DIM], h_a[k][DIM], h_wen[k][DIM], h_wbuf[k][DIM]};
-    end
-    for (int k = 0; k < DIM - 1; k++) unused_right_edge ^= h_valid[k][DIM];
-  end
 endmodule
