@@ -319,7 +319,16 @@ TEST_F(KmdCoreOnFirmware, ConcurrentSubmittersRideThroughAKilledFirmwareAndItsRe
   for (int c = 1; c <= kClients; ++c) clients.emplace_back(client, static_cast<uint64_t>(c));
   while (completed < kClients * kJobsEach / 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // The control core dies with jobs in flight (HALT: its job aborted, HALTED published); the
-  // health check sees the firmware not READY and resets.
+  // health check sees the firmware not READY and resets. Halted only once a job is pending, so
+  // that a machine busy enough to leave every client between two jobs does not halt an idle
+  // firmware (the state is read without kmd/core's lock: a hint, hence atomically).
+  auto jobPending = [&] {
+    for (sable_core_fence& f : core_->fences) {
+      if (__atomic_load_n(&f.state, __ATOMIC_ACQUIRE) == SABLE_CORE_FENCE_PENDING) return true;
+    }
+    return false;
+  };
+  while (!jobPending() && completed < kClients * kJobsEach) std::this_thread::yield();
   firmware_.load()->halt();
   uint32_t state = 0, version = 0;
   sable_core_firmware_status(core_.get(), &state, &version);
