@@ -4,14 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <system_error>
-#include <thread>
+
+#include "sable/hal/two_threads.h"
 
 namespace sable::hal {
 
@@ -104,16 +104,7 @@ Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes,
     }
     chunkBuffers().give(std::move(buffer), chunkBytes);
   };
-  std::thread helper;
-  if (chunks > 1) {
-    try {
-      helper = std::thread(readChunks);
-    } catch (const std::system_error&) {
-      // No second thread: this one reads every chunk.
-    }
-  }
-  readChunks();
-  if (helper.joinable()) helper.join();
+  runOnTwoThreads(chunks > 1, readChunks);
   if (error) return *error;
   // One byte past the expected end as well: a file that grew is noticed.
   uint8_t beyond = 0;

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "sable/hal/two_threads.h"
+
 namespace sable::hal {
 namespace {
 
@@ -182,16 +184,7 @@ DataCacheDigest digestDataCache(std::span<const uint8_t> dataCache) {
       (void)digester.add(begin, dataCache.subspan(begin, std::min(kLeafBytes, dataCache.size() - begin)));
     }
   };
-  std::thread helper;
-  if (leaves > 1) {
-    try {
-      helper = std::thread(hashLeaves);
-    } catch (const std::system_error&) {
-      // No second thread: this one hashes every leaf.
-    }
-  }
-  hashLeaves();
-  if (helper.joinable()) helper.join();
+  runOnTwoThreads(leaves > 1, hashLeaves);
   return *digester.finish();  // every leaf was added, each as a whole leaf, once
 }
 
