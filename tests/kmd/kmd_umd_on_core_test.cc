@@ -6,12 +6,14 @@
 // registers its programs again by itself, buffers and their contents survive).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +30,10 @@
 namespace {
 
 sable::kmdtest::FirmwareBoard* gBoard = nullptr;
+// The UAPI minor version this "kernel" reports, and how many BO_WRITEs it was sent: a kernel
+// driver from before UAPI 2.2 is played by reporting 1.
+std::atomic<uint32_t> gUapiMinor{SABLE_UAPI_VERSION_MINOR};
+std::atomic<int> gBoWrites{0};
 thread_local std::string tLastError;
 std::mutex gMappingsMutex;
 std::multimap<void*, uint32_t> gMappings;  // address → kmd/core's cookie
@@ -80,6 +86,7 @@ int sable_shim_ioctl(sable_shim_device* device, unsigned long request, void* arg
       sable_core_memory_info(core, &total, &free);
       info->device_memory_bytes = total;
       info->device_memory_free = free;
+      info->uapi_version = (info->uapi_version & 0xFFFF0000u) | gUapiMinor.load();
       break;
     }
     case SABLE_IOCTL_BO_CREATE:
@@ -116,6 +123,7 @@ int sable_shim_ioctl(sable_shim_device* device, unsigned long request, void* arg
       result = sable_core_fence_release(core, owner, static_cast<sable_uapi_fence_release*>(arg)->fence);
       break;
     case SABLE_IOCTL_BO_WRITE: {
+      gBoWrites += 1;
       const auto* write = static_cast<const sable_uapi_bo_write*>(arg);
       uint64_t address = 0;
       uint32_t cookie = 0;
@@ -195,6 +203,41 @@ class UmdOnKmdCore : public ::testing::Test, protected FirmwareBoard {
     return fence.wait(std::chrono::seconds(10));
   }
 };
+
+TEST_F(UmdOnKmdCore, WritesGoThroughBoWriteAndThroughAMappingOnAKernelDriverBeforeUapi2_2) {
+  for (const uint32_t minor : {uint32_t{SABLE_UAPI_VERSION_MINOR}, 1u}) {
+    gUapiMinor = minor;
+    gBoWrites = 0;
+    auto device = umd::Device::open();
+    ASSERT_TRUE(device.ok()) << device.error().message;
+    auto buffer = device->createBuffer(10000);
+    ASSERT_TRUE(buffer.ok()) << buffer.error().message;
+    std::vector<uint8_t> bytes(3000);
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + minor);
+    ASSERT_TRUE(buffer->write(6000, bytes).ok()) << "minor " << minor;
+    EXPECT_FALSE(buffer->write(7001, bytes).ok()) << "past the end, minor " << minor;
+    auto mapped = buffer->map();
+    ASSERT_TRUE(mapped.ok());
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), mapped->begin() + 6000)) << "minor " << minor;
+    EXPECT_TRUE(std::all_of(mapped->begin(), mapped->begin() + 6000, [](uint8_t b) { return b == 0; }));
+    // A registration's carrier is written the same way, and the program runs.
+    auto program = device->registerProgram(streamBytes(copyStream(kLines)), {umd::RegionBinding::job(), umd::RegionBinding::job()});
+    ASSERT_TRUE(program.ok()) << program.error().message;
+    auto in = device->createBuffer(4096), out = device->createBuffer(4096);
+    ASSERT_TRUE(in.ok() && out.ok());
+    ASSERT_TRUE(in->write(0, std::span(bytes).first(kBytes)).ok());
+    auto status = copy(*device, *program, *in, *out);
+    ASSERT_TRUE(status.ok()) << status.error().message;
+    EXPECT_EQ(status->error_cause, SABLE_ERROR_NONE);
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.begin() + kBytes, out->map()->begin())) << "minor " << minor;
+    if (minor >= 2) {
+      EXPECT_GE(gBoWrites, 3) << "the buffer, the carrier and the input went through BO_WRITE";
+    } else {
+      EXPECT_EQ(gBoWrites, 0) << "a kernel driver before 2.2 is never sent BO_WRITE";
+    }
+  }
+  gUapiMinor = SABLE_UAPI_VERSION_MINOR;
+}
 
 TEST_F(UmdOnKmdCore, AfterAResetTheUmdRegistersItsProgramAgainAndTheNextJobIsCorrect) {
   auto device = umd::Device::open();

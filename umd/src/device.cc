@@ -1,9 +1,6 @@
 // The device wrapper over the shim's C API (see device.h).
 #include "sable/umd/device.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <mutex>

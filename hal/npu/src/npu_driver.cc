@@ -405,9 +405,9 @@ class NpuDriver final : public Driver {
                            device->createBuffer(std::max<uint64_t>(bytes, kDataCacheHeaderBytes + 16)));
     return std::unique_ptr<CacheData>(std::make_unique<NpuCacheData>(std::move(buffer), bytes));
   }
-  // The data cache is verified where the HAL layer read it, in the buffer object that then serves
-  // as the constant region; the stream is registered with the signature saved beside it, which
-  // the firmware verifies as it would a fresh one.
+  // The data cache is verified by the digest of what the HAL layer wrote into the buffer object
+  // that then serves as the constant region; the stream is registered with the signature saved
+  // beside it, which the firmware verifies as it would a fresh one.
   Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, CacheData& dataCache,
                                                   const CacheToken& token, const PrepareOptions& options) override {
     auto* ours = dynamic_cast<NpuCacheData*>(&dataCache);
