@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -96,6 +97,10 @@ TEST(CacheFiles, TheFirstErrorOfAChunkEndsTheReadAndIsReturned) {
     std::lock_guard lock(mutex);
     ++calls;
     if (offset == 4 * 4096) return invalidArgument("the driver refuses chunk 4");
+    // Slow chunks: on a loaded machine the thread that took chunk 4 may wait for a core between
+    // taking it and failing; the other one must not finish the file meanwhile (it did, 1 run in
+    // many, when chunks took a microsecond).
+    if (offset > 4 * 4096) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return {};
   });
   ASSERT_FALSE(result.ok());

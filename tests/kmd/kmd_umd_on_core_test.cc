@@ -286,7 +286,7 @@ TEST_F(UmdOnKmdCore, ThreadsSubmittingOneProgramThroughAResetRegisterItAgainOnce
   ASSERT_TRUE(program.ok()) << program.error().message;
   constexpr int kThreads = 3, kJobs = 30;
   std::atomic<int> completed{0}, lost{0};
-  std::atomic<bool> failed{false};
+  std::atomic<bool> failed{false}, resetDone{false};
   std::mutex whyMutex;
   std::string why;
   auto fail = [&](std::string what) {
@@ -300,6 +300,9 @@ TEST_F(UmdOnKmdCore, ThreadsSubmittingOneProgramThroughAResetRegisterItAgainOnce
     auto input = in->map(), output = out->map();
     if (!input.ok() || !output.ok()) return fail("mapping the buffers");
     for (int done = 0, attempt = 0; done < kJobs && attempt < 10 * kJobs; ++attempt) {
+      // Two thirds done, a thread waits for the reset: on a loaded machine the threads could
+      // otherwise finish before it, and nothing would be registered again.
+      while (done >= 2 * kJobs / 3 && !resetDone) std::this_thread::sleep_for(std::chrono::microseconds(100));
       for (uint32_t i = 0; i < kBytes; ++i) (*input)[i] = static_cast<uint8_t>(t * 37 + attempt + i);
       auto status = copy(*device, *program, *in, *out);
       if (!status.ok()) {
@@ -322,8 +325,10 @@ TEST_F(UmdOnKmdCore, ThreadsSubmittingOneProgramThroughAResetRegisterItAgainOnce
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
   while (completed < kThreads * kJobs / 3 && !failed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_EQ(sable_core_reset(core_.get(), 5'000'000'000), 0);
+  const int reset = sable_core_reset(core_.get(), 5'000'000'000);
+  resetDone = true;
   for (std::thread& t : threads) t.join();
+  ASSERT_EQ(reset, 0);
   EXPECT_FALSE(failed) << why;
   EXPECT_EQ(completed, kThreads * kJobs);
   int valid = 0;
