@@ -590,12 +590,13 @@ class HalDevice final : public IDevice {
     }
     auto modelBytes = readCacheFile(modelCache[0].fds[0]);
     if (!modelBytes.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "model " + modelBytes.error().message);
-    // The data cache goes straight where the driver wants it (the sable-npu driver: the buffer
-    // object of the program's constants), read once as well.
     auto dataSize = cacheFileSize(dataCache[0].fds[0]);
     if (!dataSize.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "data " + dataSize.error().message);
-    auto dataBytes = state_->driver->cacheData(*dataSize);
-    if (!dataBytes.ok()) return fail(dataBytes.error().status, "data " + dataBytes.error().message);
+    // The driver verifies the model cache first (and may start what needs only it); the data
+    // cache then goes straight where the driver wants it (the sable-npu driver: the buffer object
+    // of the program's constants), read once as well.
+    auto dataBytes = state_->driver->cacheData(*modelBytes, *dataSize, token);
+    if (!dataBytes.ok()) return fail(dataBytes.error().status, dataBytes.error().message);
     CacheData& data = **dataBytes;
     if (auto read = readCacheFileChunks(dataCache[0].fds[0], *dataSize, kCacheChunkBytes,
                                         [&data](uint64_t offset, std::span<const uint8_t> chunk) {
@@ -605,11 +606,9 @@ class HalDevice final : public IDevice {
       return fail(ErrorStatus::GENERAL_FAILURE, "data " + read.error().message);
     }
     const bool started = state_->tasks.spawn([state = state_, version, deadline = scaled(deadline, state_->driver->timeScale()),
-                                              callback, token, modelBytes = std::move(*modelBytes),
-                                              dataBytes = std::shared_ptr<CacheData>(std::move(*dataBytes))] {
-      auto prepared = state->driver->prepareModelFromCache(modelBytes, *dataBytes, token,
-                                                           {ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM,
-                                                            deadline});
+                                              callback, dataBytes = std::shared_ptr<CacheData>(std::move(*dataBytes))] {
+      auto prepared = state->driver->prepareModelFromCache(
+          *dataBytes, {ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM, deadline});
       if (!prepared.ok()) {
         finishPreparation(state, *callback, version, deadline, prepared.error(), {});
       } else {
@@ -638,33 +637,12 @@ Result<CacheBlobs> Driver::cacheBlobs(const DriverPreparedModel& /*prepared*/, c
   return generalFailure("{} does not support compilation caching", name());
 }
 
-namespace {
-
-class HeapCacheData final : public CacheData {
- public:
-  explicit HeapCacheData(uint64_t bytes) : bytes_(static_cast<size_t>(bytes)) {}
-  Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) override {
-    if (offset > bytes_.size() || chunk.size() > bytes_.size() - offset) {
-      return generalFailure("data cache: bytes [{}, +{}) past its {} bytes", offset, chunk.size(), bytes_.size());
-    }
-    std::copy(chunk.begin(), chunk.end(), bytes_.begin() + static_cast<ptrdiff_t>(offset));
-    return {};
-  }
-
- private:
-  std::vector<uint8_t> bytes_;
-};
-
-}  // namespace
-
-Result<std::unique_ptr<CacheData>> Driver::cacheData(uint64_t bytes) {
-  return std::unique_ptr<CacheData>(std::make_unique<HeapCacheData>(bytes));
+Result<std::unique_ptr<CacheData>> Driver::cacheData(std::span<const uint8_t> /*modelCache*/, uint64_t /*dataBytes*/,
+                                                     const CacheToken& /*token*/) {
+  return generalFailure("{} does not support compilation caching", name());
 }
 
-Result<PreparedFromCache> Driver::prepareModelFromCache(std::span<const uint8_t> /*modelCache*/,
-                                                        CacheData& /*dataCache*/,
-                                                        const CacheToken& /*token*/,
-                                                        const PrepareOptions& /*options*/) {
+Result<PreparedFromCache> Driver::prepareModelFromCache(CacheData& /*dataCache*/, const PrepareOptions& /*options*/) {
   return generalFailure("{} does not support compilation caching", name());
 }
 

@@ -4,8 +4,9 @@
 // corpus (tests/fuzz/cache_blob/) holds genuine blobs signed with the key below, so that
 // mutations of their unsigned regions... are rejected by the signature too, which is the point:
 // nothing after it may crash on any input, signed or not. A second mode (the input's first byte
-// odd) signs the mutated model cache with the fuzzer's key, so the parser behind the signature is
-// reached with arbitrary payloads as well.
+// odd) signs the mutated model cache with the fuzzer's key (where its header says the signature
+// is), after writing the data cache's salt and digest into it, so the parsers behind the
+// signature and behind the data cache's digest are reached with arbitrary bytes as well.
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -36,12 +37,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> dataCache = rest.subspan(cut);
   const sable::hal::CacheToken token{};
   const sable::hal::CacheIdentity identity{"fuzz", "fuzz-hardware"};
-  if (resign && model.size() >= sable::umd::kSignatureBytes) {
-    const auto body = std::span<const uint8_t>(model).first(model.size() - sable::umd::kSignatureBytes);
-    const auto signature = sable::hal::signModelCache(fuzzKey(), body);
-    std::memcpy(model.data() + body.size(), signature.data(), signature.size());
+  // Format 4's layout: the signed part's size at byte 12, the data cache's salt at 48 and its
+  // digest at 64 (docs/cache.md).
+  constexpr size_t kSignedBytesAt = 12, kSaltAt = 48, kMacAt = 64;
+  if (resign && model.size() >= kMacAt + 32 + sable::umd::kSignatureBytes) {
+    const sable::hal::DataCacheSalt salt = sable::hal::dataCacheSalt(dataCache);
+    auto digest = sable::hal::digestDataCache(dataCache, sable::hal::dataCacheKey(fuzzKey(), salt));
+    if (!digest.ok()) __builtin_trap();  // only OpenSSL could fail it
+    std::memcpy(model.data() + kSaltAt, salt.data(), salt.size());
+    std::memcpy(model.data() + kMacAt, digest->mac.data(), digest->mac.size());
+    uint32_t signedBytes = 0;
+    std::memcpy(&signedBytes, model.data() + kSignedBytesAt, 4);
+    if (signedBytes >= kMacAt + 32 && signedBytes <= model.size() - sable::umd::kSignatureBytes) {
+      const auto signature = sable::hal::signModelCache(fuzzKey(), std::span<const uint8_t>(model).first(signedBytes));
+      std::memcpy(model.data() + signedBytes, signature.data(), signature.size());
+    }
   }
-  auto loaded = sable::hal::readCacheBlobs(model, dataCache, token, identity, fuzzKey().publicKey());
+  auto loaded = sable::hal::readCacheBlobs(model, dataCache, token, identity, fuzzKey());
   if (loaded.ok() && loaded->program.regionCount < 2) __builtin_trap();  // checked by the loader
   // The constants are used where they lie: they must lie inside the data cache.
   if (loaded.ok() && (loaded->constantsOffset > dataCache.size() ||

@@ -20,8 +20,10 @@ int main(int argc, char** argv) {
     auto model = sable::runtime::makeBuiltinModel(name);
     auto program = sable::umd::compiler::compileModel(*model, sable_hw_configs[SABLE_HW_CONFIG_S16]);
     if (!model.ok() || !program.ok()) return 1;
-    const auto blobs = sable::hal::writeCacheBlobs(*program, sable::hal::modelInterface(*model), sable::hal::CacheToken{},
-                                                   {"fuzz", "fuzz-hardware"}, *key);
+    const auto written = sable::hal::writeCacheBlobs(*program, sable::hal::modelInterface(*model),
+                                                     sable::hal::CacheToken{}, {"fuzz", "fuzz-hardware"}, *key);
+    if (!written.ok()) return 1;
+    const sable::hal::CacheBlobs& blobs = *written;
     if (blobs.model.size() > 0xFFFF) continue;  // the target's split is 16-bit
     std::ofstream out(std::filesystem::path(argv[1]) / (std::string(name) + ".bin"), std::ios::binary);
     const uint8_t header[3] = {1, static_cast<uint8_t>(blobs.model.size() >> 8), static_cast<uint8_t>(blobs.model.size())};

@@ -1,13 +1,17 @@
 // The sable-npu driver's cache blobs (docs/cache.md) without a device: a round trip keeps every
 // byte of the program, and every kind of damage or mismatch is rejected before anything is used —
 // each single-byte flip of a small model cache (all offsets) and of a large one (sampled over its
-// header, stream and signature), truncation at every length, appended bytes, a foreign or
-// damaged data cache, swapped blobs, another token, driver version, hardware or key.
+// header, signature and stream), truncation at every length, appended bytes, a foreign or
+// damaged data cache, swapped blobs, another token, driver version, hardware or key. The stream
+// is the firmware's to verify (with its signature, which the signed part holds): "accepted" here
+// is the driver's checks and the firmware's signature check together; the firmware's own is tested
+// through the HAL in tests/runtime/npu_cache_hal_test.cc.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -54,12 +58,26 @@ class NpuCache : public ::testing::Test {
     return t;
   }
   static CacheIdentity identity() { return {"sable-npu-test-1", hardwareConfigIdentity(s16())}; }
-  static CacheBlobs tinyBlobs() {
-    return writeCacheBlobs(tiny_, modelInterface(tinyModel_), token(1), identity(), *key_);
+  static CacheBlobs write(const umd::compiler::CompiledProgram& program, const Model& model, const CacheToken& t,
+                          const umd::SigningKey& key = *key_,
+                          std::optional<std::span<const uint8_t>> constants = std::nullopt) {
+    auto blobs = writeCacheBlobs(program, modelInterface(model), t, identity(), key, nullptr, constants);
+    EXPECT_TRUE(blobs.ok()) << blobs.error().message;
+    return blobs.ok() ? std::move(*blobs) : CacheBlobs{};
   }
+  static CacheBlobs tinyBlobs() { return write(tiny_, tinyModel_, token(1)); }
+  // The driver's checks, then the firmware's check of the stream's signature.
   static Result<CachedProgram> read(const CacheBlobs& b, const CacheToken& t = token(1),
-                                    const CacheIdentity& id = identity()) {
-    return readCacheBlobs(b.model, b.data, t, id, key_->publicKey());
+                                    const CacheIdentity& id = identity(), const umd::SigningKey& key = *key_) {
+    auto cached = readCacheBlobs(b.model, b.data, t, id, key);
+    if (cached.ok() && !umd::verifyStreamSignature(key.publicKey(), cached->program.stream, cached->streamSignature)) {
+      return generalFailure("the firmware would refuse the stream: BAD_SIGNATURE");
+    }
+    return cached;
+  }
+  // Where the model cache's signature is: its header says how many bytes it signs.
+  static size_t signedBytes(const CacheBlobs& b) {
+    return size_t{b.model[12]} | size_t{b.model[13]} << 8 | size_t{b.model[14]} << 16 | size_t{b.model[15]} << 24;
   }
 
   static inline fs::path dir_;
@@ -99,9 +117,34 @@ TEST_F(NpuCache, RoundTripKeepsTheProgramAndTheModelsInterface) {
     EXPECT_EQ(a.zeroPoint, b.zeroPoint);
   }
   EXPECT_TRUE(m.main.operations.empty());
-  // The weights are in the data cache only; the model cache holds the stream once.
+  // The weights are in the data cache only; the model cache holds the stream once, at its end.
   EXPECT_GE(blobs.data.size(), tiny_.constants.size());
   EXPECT_LT(blobs.model.size(), tiny_.stream.size() + 1024);
+  EXPECT_EQ(signedBytes(blobs) + umd::kSignatureBytes + tiny_.stream.size(), blobs.model.size());
+  EXPECT_TRUE(std::equal(tiny_.stream.begin(), tiny_.stream.end(), blobs.model.end() - tiny_.stream.size()));
+  // Saved twice, the same bytes (the data cache's salt is derived from it, not random).
+  const CacheBlobs again = tinyBlobs();
+  EXPECT_EQ(again.model, blobs.model);
+  EXPECT_EQ(again.data, blobs.data);
+}
+
+// The driver checks the model cache's signed part and leaves the stream after it to the firmware,
+// which checks it with the stream's signature (held in the signed part) before anything else:
+// a damaged stream passes the driver and fails there; a stream signature that is not the stream's
+// cannot be put in without breaking the model cache's signature.
+TEST_F(NpuCache, TheStreamIsTheFirmwaresToVerifyAndItsSignatureIsSigned) {
+  const CacheBlobs blobs = tinyBlobs();
+  CacheBlobs bad = blobs;
+  bad.model.back() ^= 0x01;
+  auto cached = readCacheBlobs(bad.model, bad.data, token(1), identity(), *key_);
+  ASSERT_TRUE(cached.ok()) << "the driver does not parse or verify the stream: " << cached.error().message;
+  EXPECT_FALSE(umd::verifyStreamSignature(key_->publicKey(), cached->program.stream, cached->streamSignature));
+  const size_t streamSignatureAt = signedBytes(blobs) - umd::kSignatureBytes;
+  for (size_t i = streamSignatureAt; i < signedBytes(blobs); ++i) {
+    bad = blobs;
+    bad.model[i] ^= 0x80;
+    EXPECT_FALSE(readCacheBlobs(bad.model, bad.data, token(1), identity(), *key_).ok()) << "stream signature byte " << i;
+  }
 }
 
 TEST_F(NpuCache, EverySingleByteFlipOfASmallModelCacheIsRejected) {
@@ -145,23 +188,22 @@ TEST_F(NpuCache, ADamagedForeignOrSwappedDataCacheIsRejected) {
     ASSERT_FALSE(read(bad).ok()) << "data cache byte " << i << " flipped and accepted";
   }
   const auto other = compile("conv_bench");
-  const CacheBlobs foreign = writeCacheBlobs(other, modelInterface(*runtime::makeBuiltinModel("conv_bench")),
-                                             token(1), identity(), *key_);
+  const CacheBlobs foreign = write(other, *runtime::makeBuiltinModel("conv_bench"), token(1));
   ASSERT_TRUE(read(foreign).ok());
   EXPECT_FALSE(read({blobs.model, foreign.data}).ok()) << "another model's data cache";
   EXPECT_FALSE(read({blobs.data, blobs.model}).ok()) << "model and data cache swapped";
   EXPECT_FALSE(read({blobs.model, blobs.model}).ok()) << "the model cache as both";
 }
 
-// The data cache's hash is a tree over 256 KiB leaves (docs/cache.md): a damaged byte in any
-// leaf, two leaves swapped, a leaf dropped or one appended are all caught.
+// The data cache's digest is a tree over 256 KiB leaves, each authenticated under the data cache's
+// key (docs/cache.md): a damaged byte in any leaf, two leaves swapped, a leaf dropped or one
+// appended are all caught.
 TEST_F(NpuCache, EveryLeafOfADataCacheOfManyLeavesIsCheckedAndLeavesKeepTheirPlace) {
   constexpr size_t kLeaf = size_t{256} << 10;
   // tiny_cnn's program with 5.2 leaves of weights (the loader does not look inside them).
   std::vector<uint8_t> weights(5 * kLeaf + kLeaf / 5);
   for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
-  const CacheBlobs blobs =
-      writeCacheBlobs(tiny_, modelInterface(tinyModel_), token(9), identity(), *key_, nullptr, weights);
+  const CacheBlobs blobs = write(tiny_, tinyModel_, token(9), *key_, weights);
   auto cached = read(blobs, token(9));
   ASSERT_TRUE(cached.ok()) << cached.error().message;
   EXPECT_TRUE(std::ranges::equal(std::span(blobs.data).subspan(cached->constantsOffset), weights));
@@ -184,8 +226,17 @@ TEST_F(NpuCache, EveryLeafOfADataCacheOfManyLeavesIsCheckedAndLeavesKeepTheirPla
   CacheBlobs appended = blobs;
   appended.data.insert(appended.data.end(), blobs.data.begin(), blobs.data.begin() + kLeaf);
   EXPECT_FALSE(read(appended, token(9)).ok()) << "a leaf appended";
-  EXPECT_NE(dataCacheHash(std::span(blobs.data).first(kLeaf)), dataCacheHash(std::span(blobs.data).first(kLeaf + 1)));
-  EXPECT_EQ(dataCacheHash(blobs.data), dataCacheHash(blobs.data)) << "the two threads' split changes nothing";
+  const umd::Secret dataKey = dataCacheKey(*key_, dataCacheSalt(blobs.data));
+  auto mac = [&](std::span<const uint8_t> bytes, const umd::Secret& k) {
+    auto digest = digestDataCache(bytes, k);
+    EXPECT_TRUE(digest.ok());
+    return digest.ok() ? digest->mac : std::array<uint8_t, 32>{};
+  };
+  EXPECT_NE(mac(std::span(blobs.data).first(kLeaf), dataKey), mac(std::span(blobs.data).first(kLeaf + 1), dataKey));
+  EXPECT_EQ(mac(blobs.data, dataKey), mac(blobs.data, dataKey)) << "the two threads' split changes nothing";
+  // Keyed: another driver's key, or another salt, gives another digest of the same bytes.
+  EXPECT_NE(mac(blobs.data, dataKey), mac(blobs.data, dataCacheKey(*other_, dataCacheSalt(blobs.data))));
+  EXPECT_NE(mac(blobs.data, dataKey), mac(blobs.data, dataCacheKey(*key_, dataCacheSalt(weights))));
 }
 
 TEST_F(NpuCache, AnotherTokenDriverVersionHardwareOrKeyIsRejected) {
@@ -199,37 +250,34 @@ TEST_F(NpuCache, AnotherTokenDriverVersionHardwareOrKeyIsRejected) {
   auto hardware = read(blobs, token(1), {identity().driverVersion, hardwareConfigIdentity(sable_hw_configs[SABLE_HW_CONFIG_S8])});
   ASSERT_FALSE(hardware.ok());
   EXPECT_NE(hardware.error().message.find("hardware"), std::string::npos) << hardware.error().message;
-  EXPECT_FALSE(readCacheBlobs(blobs.model, blobs.data, token(1), identity(), other_->publicKey()).ok())
-      << "verified with another driver's key";
-  const CacheBlobs signedByOther = writeCacheBlobs(tiny_, modelInterface(tinyModel_), token(1), identity(), *other_);
+  EXPECT_FALSE(read(blobs, token(1), identity(), *other_).ok()) << "verified with another driver's key";
+  const CacheBlobs signedByOther = write(tiny_, tinyModel_, token(1), *other_);
   EXPECT_FALSE(read(signedByOther).ok()) << "signed by another key";
 }
 
-// A blob of format 2 (signed over its bytes, not over their SHA-256) is refused with its version
-// named, never parsed.
+// A blob of an older format (formats 1 to 3 are signed another way, and their word at byte 12 is
+// not the signed part's size) is refused with its version named, never parsed.
 TEST_F(NpuCache, ABlobOfAnOlderFormatIsRefusedByItsVersion) {
   CacheBlobs old = tinyBlobs();
   ASSERT_EQ(old.model[8], kModelCacheFormatVersion);
-  old.model[8] = 2;
-  const auto body = std::span<const uint8_t>(old.model).first(old.model.size() - umd::kSignatureBytes);
-  const umd::Signature formerly = key_->sign(body);  // format 2's signature: Ed25519 over the bytes
-  std::copy(formerly.begin(), formerly.end(), old.model.end() - umd::kSignatureBytes);
+  old.model[8] = 3;
   auto refused = read(old);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("format version 2 (this driver reads 3)"), std::string::npos)
+  EXPECT_NE(refused.error().message.find("format version 3 (this driver reads 4)"), std::string::npos)
       << refused.error().message;
 }
 
 TEST_F(NpuCache, FlipsAcrossALargeModelCacheAreRejected) {
   const auto program = compile("mobilenet_v1");
-  const CacheBlobs blobs =
-      writeCacheBlobs(program, modelInterface(*runtime::makeBuiltinModel("mobilenet_v1")), token(9), identity(), *key_);
+  const CacheBlobs blobs = write(program, *runtime::makeBuiltinModel("mobilenet_v1"), token(9));
   ASSERT_TRUE(read(blobs, token(9)).ok());
-  const size_t n = blobs.model.size();
+  const size_t n = blobs.model.size(), signature = signedBytes(blobs);
+  ASSERT_LT(signature + umd::kSignatureBytes, n);
   std::vector<size_t> offsets;
-  for (size_t i = 0; i < 256 && i < n; ++i) offsets.push_back(i);                   // header
-  for (size_t i = 256; i + 64 < n; i += (n - 320) / 509 + 1) offsets.push_back(i);  // stream
-  for (size_t i = n - 64; i < n; ++i) offsets.push_back(i);                         // signature
+  for (size_t i = 0; i < signature; ++i) offsets.push_back(i);  // header and payload
+  for (size_t i = signature; i < signature + umd::kSignatureBytes; ++i) offsets.push_back(i);  // signature
+  for (size_t i = signature + umd::kSignatureBytes; i < n; i += (n - signature) / 509 + 1) offsets.push_back(i);  // stream
+  offsets.push_back(n - 1);
   for (size_t i : offsets) {
     CacheBlobs bad = blobs;
     bad.model[i] ^= 0x01;

@@ -262,11 +262,20 @@ TEST_F(NpuCaching, UnreadableWrongTokenDamagedAndForeignCachesAreGeneralFailures
   hal::UniqueFd directory(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   expectRejected(load({hal::NativeHandle{{directory.get()}}}, d.handles(), token(8)), "a directory");
   const std::vector<uint8_t> good = m.bytes();
-  for (size_t i : {size_t{0}, good.size() / 2, good.size() - 1}) {
+  // The signed part (the driver refuses it), its signature, and the stream after it (the
+  // firmware refuses it: the stream's signature is in the signed part).
+  const size_t signedBytes = size_t{good[12]} | size_t{good[13]} << 8 | size_t{good[14]} << 16 | size_t{good[15]} << 24;
+  ASSERT_LT(signedBytes + umd::kSignatureBytes, good.size());
+  for (size_t i : {size_t{0}, signedBytes / 2, signedBytes - 1, signedBytes + 1, good.size() - 1,
+                   (signedBytes + good.size()) / 2}) {
     auto bad = good;
     bad[i] ^= 0x10;
     m.write(bad);
-    expectRejected(load(m, d, token(8)), fmt::format("byte {} flipped", i));
+    const Loaded l = load(m, d, token(8));
+    expectRejected(l, fmt::format("byte {} flipped", i));
+    if (i > signedBytes + umd::kSignatureBytes) {
+      EXPECT_NE(l.message.find("BAD_SIGNATURE"), std::string::npos) << "stream byte " << i << ": " << l.message;
+    }
   }
   m.write(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(good.size() / 3)));
   expectRejected(load(m, d, token(8)), "truncated");
@@ -322,7 +331,9 @@ TEST_F(NpuCaching, AStoredStreamSignatureThatDoesNotMatchTheStreamIsRefusedByThe
   ASSERT_TRUE(program.ok()) << program.error().message;
   const hal::CacheIdentity identity{device_->getVersionString().value, hal::hardwareConfigIdentity(s16)};
   auto blobs = [&](const umd::Signature* streamSignature) {
-    return hal::writeCacheBlobs(*program, hal::modelInterface(model), token(16), identity, **key, streamSignature);
+    auto written = hal::writeCacheBlobs(*program, hal::modelInterface(model), token(16), identity, **key, streamSignature);
+    EXPECT_TRUE(written.ok()) << written.error().message;
+    return written.ok() ? std::move(*written) : hal::CacheBlobs{};
   };
   ASSERT_EQ(blobs(nullptr).model, m.bytes()) << "the test's blobs are not the driver's: it would prove nothing";
   const umd::Signature otherMessage = (*key)->sign(std::vector<uint8_t>{1, 2, 3});

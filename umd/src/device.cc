@@ -447,9 +447,16 @@ Result<Program> Device::registerProgram(std::span<const uint8_t> stream, const s
   if (stream.empty()) return hal::invalidArgument("registering a program: the command stream is empty");
   // The kernel side copies the stream at registration, so the carrier buffer goes right after.
   SABLE_ASSIGN_OR_RETURN(BufferObject carrier, createBuffer(stream.size()));
-  SABLE_TRY(carrier.write(0, stream));
-  return registerCarried(carrier, 0, stream.size(), std::vector<uint8_t>(stream.begin(), stream.end()), bindings,
-                         rejection, signature);
+  return registerProgram(stream, carrier, 0, bindings, rejection, signature);
+}
+
+Result<Program> Device::registerProgram(std::span<const uint8_t> stream, const BufferObject& carrier,
+                                        uint64_t carrierOffset, const std::vector<RegionBinding>& bindings,
+                                        ProgramRejection* rejection, const Signature* signature) {
+  if (stream.empty()) return hal::invalidArgument("registering a program: the command stream is empty");
+  SABLE_TRY(carrier.write(carrierOffset, stream));
+  return registerCarried(carrier, carrierOffset, stream.size(), std::vector<uint8_t>(stream.begin(), stream.end()),
+                         bindings, rejection, signature);
 }
 
 Result<Fence> Device::submit(const Program& program, const std::vector<JobBuffer>& buffers,

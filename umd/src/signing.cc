@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -166,6 +168,43 @@ Signature SigningKey::sign(std::span<const uint8_t> message) const {
 Signature SigningKey::signStream(std::span<const uint8_t> stream) const {
   const auto message = streamSignedMessage(sha256(stream));
   return sign(message);
+}
+
+Secret SigningKey::deriveSecret(std::string_view purpose, std::span<const uint8_t> context) const {
+  // secret_ is libsodium's Ed25519 secret key: the 32-byte seed, then the public key.
+  static_assert(crypto_generichash_KEYBYTES_MAX >= 32);
+  Secret out{};
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, secret_.data(), 32, out.size());
+  crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(purpose.data()), purpose.size());
+  const uint8_t separator = 0;
+  crypto_generichash_update(&state, &separator, 1);
+  crypto_generichash_update(&state, context.data(), context.size());
+  crypto_generichash_final(&state, out.data(), out.size());
+  sodium_memzero(&state, sizeof state);
+  return out;
+}
+
+hal::Result<Tag> authenticate(const Secret& key, uint64_t nonce, std::span<const uint8_t> bytes) {
+  std::array<uint8_t, 12> iv{};  // RFC 8439's 96-bit nonce: the 64-bit one, little-endian, then zeros
+  for (int i = 0; i < 8; ++i) iv[i] = static_cast<uint8_t>(nonce >> (8 * i));
+  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> context(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
+  Tag tag{};
+  int length = 0;
+  bool ok = context != nullptr &&
+            EVP_EncryptInit_ex(context.get(), EVP_chacha20_poly1305(), nullptr, key.data(), iv.data()) == 1;
+  // The associated data in slices that fit an int.
+  constexpr size_t kSlice = size_t{1} << 30;
+  for (size_t done = 0; ok && done < bytes.size(); done += kSlice) {
+    const size_t n = std::min(kSlice, bytes.size() - done);
+    ok = EVP_EncryptUpdate(context.get(), nullptr, &length, bytes.data() + done, static_cast<int>(n)) == 1;
+  }
+  ok = ok && EVP_EncryptFinal_ex(context.get(), tag.data(), &length) == 1 &&
+       EVP_CIPHER_CTX_ctrl(context.get(), EVP_CTRL_AEAD_GET_TAG, static_cast<int>(tag.size()), tag.data()) == 1;
+  context.reset();
+  OPENSSL_thread_stop();  // as in ~Sha256
+  if (!ok) return hal::generalFailure("OpenSSL's ChaCha20-Poly1305 failed");
+  return tag;
 }
 
 Sha256::Sha256() : context_(EVP_MD_CTX_new()) {

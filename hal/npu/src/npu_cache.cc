@@ -26,6 +26,8 @@ using Hash = std::array<uint8_t, kHashBytes>;
 constexpr uint32_t kMaxStringBytes = 4096;
 constexpr uint32_t kMaxTensors = 1 << 16;
 constexpr uint32_t kMaxRank = 16;
+// Where the model cache's header says how many bytes its signature signs.
+constexpr size_t kSignedBytesOffset = 12;
 
 Hash blake2b(std::span<const uint8_t> bytes, std::string_view domain) {
   Hash out{};
@@ -43,14 +45,7 @@ void putU64(uint8_t* out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-// Leaf i of the data cache's hash tree: SHA-256("sable data leaf v3" ‖ le64(i) ‖ bytes).
 constexpr size_t kLeafBytes = kDataCacheLeafBytes;
-
-Hash leafHash(std::span<const uint8_t> bytes, uint64_t index) {
-  std::array<uint8_t, 8> position{};
-  putU64(position.data(), index);
-  return umd::Sha256().update("sable data leaf v3").update(position).update(bytes).finish();
-}
 
 class Writer {
  public:
@@ -122,7 +117,7 @@ class Reader {
 // signature (a prehash: the long part is hashed once, with the CPU's SHA extensions, rather than
 // by Ed25519's SHA-512).
 std::array<uint8_t, 32 + kHashBytes> modelCacheSignedMessage(std::span<const uint8_t> signedPart) {
-  constexpr std::string_view kDomain = "sable model cache v3 sha256 sig:";
+  constexpr std::string_view kDomain = "sable model cache v4 sha256 sig:";
   static_assert(kDomain.size() == 32);
   std::array<uint8_t, 32 + kHashBytes> message{};
   std::memcpy(message.data(), kDomain.data(), kDomain.size());
@@ -135,60 +130,80 @@ Error corrupt(std::string_view what) { return generalFailure("model cache reject
 
 }  // namespace
 
-// The data cache's hash (docs/cache.md). Root: SHA-256("sable data cache v3" ‖ le64(size) ‖
-// leaf 0 ‖ leaf 1 ‖ …), the leaves over consecutive kLeafBytes slices (the last one shorter; one
-// empty leaf for an empty cache). The size and each leaf's position are hashed, so no two inputs
-// share a tree.
-DataCacheDigester::DataCacheDigester(uint64_t size)
-    : size_(size), leaves_(std::max<uint64_t>(1, (size + kLeafBytes - 1) / kLeafBytes)), added_(leaves_.size()) {
-  if (size == 0) {
-    leaves_[0] = leafHash({}, 0);
-    added_[0] = true;
-  }
+DataCacheSalt dataCacheSalt(std::span<const uint8_t> dataCache) {
+  const umd::Digest digest = umd::Sha256().update("sable data cache salt v4").update(dataCache).finish();
+  DataCacheSalt salt{};
+  std::copy_n(digest.begin(), salt.size(), salt.begin());
+  return salt;
 }
+
+umd::Secret dataCacheKey(const umd::SigningKey& key, const DataCacheSalt& salt) {
+  return key.deriveSecret("sable data cache v4", salt);
+}
+
+// The data cache's digest (docs/cache.md). Leaf i: the Poly1305 tag of its bytes under the data
+// cache's key with nonce i; root: SHA-256("sable data cache v4" ‖ le64(size) ‖ tag 0 ‖ tag 1 ‖ …),
+// the leaves over consecutive kLeafBytes slices (the last one shorter; one empty leaf for an
+// empty cache). Each leaf's position is its nonce, and the size and the number of leaves are
+// hashed, so no two caches share a root; without the key, no tag can be made.
+DataCacheDigester::DataCacheDigester(uint64_t size, const umd::Secret& key)
+    : size_(size),
+      key_(key),
+      leaves_(std::max<uint64_t>(1, (size + kLeafBytes - 1) / kLeafBytes)),
+      added_(leaves_.size()) {}
+
+DataCacheDigester::~DataCacheDigester() { sodium_memzero(key_.data(), key_.size()); }
 
 Result<void> DataCacheDigester::add(uint64_t offset, std::span<const uint8_t> leaf) {
   const uint64_t index = offset / kLeafBytes;
   if (offset % kLeafBytes != 0 || offset >= size_ || leaf.size() != std::min<uint64_t>(kLeafBytes, size_ - offset)) {
     return generalFailure("data cache: bytes [{}, +{}) are not a leaf of a {}-byte cache", offset, leaf.size(), size_);
   }
-  const Hash hash = leafHash(leaf, index);
+  SABLE_ASSIGN_OR_RETURN(const umd::Tag tag, umd::authenticate(key_, index, leaf));
   std::lock_guard lock(mutex_);
   if (added_[index]) return generalFailure("data cache: bytes [{}, +{}) came twice", offset, leaf.size());
   added_[index] = true;
-  leaves_[index] = hash;
+  leaves_[index] = tag;
   if (index == 0) std::copy_n(leaf.begin(), std::min(leaf.size(), header_.size()), header_.begin());
   return {};
 }
 
 Result<DataCacheDigest> DataCacheDigester::finish() const {
   std::lock_guard lock(mutex_);
-  if (!std::all_of(added_.begin(), added_.end(), [](bool added) { return added; })) {
+  std::vector<umd::Tag> leaves = leaves_;
+  if (size_ == 0) {
+    SABLE_ASSIGN_OR_RETURN(leaves[0], umd::authenticate(key_, 0, {}));
+  } else if (!std::all_of(added_.begin(), added_.end(), [](bool added) { return added; })) {
     return generalFailure("data cache: not all of its {} bytes were read", size_);
   }
   std::array<uint8_t, 8> size{};
   putU64(size.data(), size_);
   umd::Sha256 root;
-  root.update("sable data cache v3").update(size);
-  for (const Hash& leaf : leaves_) root.update(leaf);
-  return DataCacheDigest{.size = size_, .hash = root.finish(), .header = header_};
+  root.update("sable data cache v4").update(size);
+  for (const umd::Tag& leaf : leaves) root.update(leaf);
+  return DataCacheDigest{.size = size_, .mac = root.finish(), .header = header_};
 }
 
-DataCacheDigest digestDataCache(std::span<const uint8_t> dataCache) {
-  DataCacheDigester digester(dataCache.size());
+Result<DataCacheDigest> digestDataCache(std::span<const uint8_t> dataCache, const umd::Secret& key) {
+  DataCacheDigester digester(dataCache.size(), key);
   const size_t leaves = (dataCache.size() + kLeafBytes - 1) / kLeafBytes;
   std::atomic<size_t> next{0};
-  auto hashLeaves = [&] {
+  std::mutex errorMutex;
+  std::optional<Error> error;
+  auto digestLeaves = [&] {
     for (size_t i = next.fetch_add(1); i < leaves; i = next.fetch_add(1)) {
       const size_t begin = i * kLeafBytes;
-      (void)digester.add(begin, dataCache.subspan(begin, std::min(kLeafBytes, dataCache.size() - begin)));
+      if (auto added = digester.add(begin, dataCache.subspan(begin, std::min(kLeafBytes, dataCache.size() - begin)));
+          !added.ok()) {
+        std::lock_guard lock(errorMutex);
+        error = added.error();
+      }
     }
   };
-  runOnTwoThreads(leaves > 1, hashLeaves);
-  return *digester.finish();  // every leaf was added, each as a whole leaf, once
+  runOnTwoThreads(leaves > 1, digestLeaves);
+  if (error) return *error;
+  return digester.finish();
 }
-
-Hash dataCacheHash(std::span<const uint8_t> dataCache) { return digestDataCache(dataCache).hash; }
 
 umd::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart) {
   return key.sign(modelCacheSignedMessage(signedPart));
@@ -219,7 +234,7 @@ std::string hardwareConfigIdentity(const sable_hw_config& c) {
   return fmt::format("{} (config id {:08x})", c.name != nullptr ? c.name : "?", c.config_id);
 }
 
-CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
+Result<CacheBlobs> writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
                            const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key,
                            const umd::Signature* streamSignature, std::optional<std::span<const uint8_t>> constants) {
   const std::span<const uint8_t> weights = constants.value_or(std::span<const uint8_t>(program.constants));
@@ -257,65 +272,73 @@ CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const 
     }
   }
   payload.u64(program.stream.size());
-  payload.bytes(program.stream);
   payload.bytes(streamSignature != nullptr ? *streamSignature : key.signStream(program.stream));
 
+  const DataCacheSalt salt = dataCacheSalt(blobs.data);
+  // Only an OpenSSL failure could fail this; a cache that cannot be made is then not saved.
+  auto digest = digestDataCache(blobs.data, dataCacheKey(key, salt));
+  if (!digest.ok()) return digest.error();
   Writer model;
   model.bytes(kModelMagic);
   model.u32(kModelCacheFormatVersion);
-  model.u32(0);
+  model.u32(0);  // the signed part's size, written below
   model.bytes(tokenHash(token));
-  model.bytes(dataCacheHash(blobs.data));
+  model.bytes(salt);
+  model.bytes(digest->mac);
   model.string(identity.driverVersion);
   model.string(identity.hardwareConfig);
   model.u64(payload.out().size());
   model.bytes(payload.out());
-  const umd::Signature signature = signModelCache(key, model.out());
+  std::vector<uint8_t>& out = model.out();
+  const auto signedBytes = static_cast<uint32_t>(out.size());
+  for (int i = 0; i < 4; ++i) out[kSignedBytesOffset + i] = static_cast<uint8_t>(signedBytes >> (8 * i));
+  const umd::Signature signature = signModelCache(key, out);
   model.bytes(signature);
-  blobs.model = std::move(model.out());
+  model.bytes(program.stream);
+  blobs.model = std::move(out);
   return blobs;
 }
 
 Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::span<const uint8_t> dataBlob,
                                      const CacheToken& token, const CacheIdentity& identity,
-                                     const umd::PublicKey& key) {
-  return readCacheBlobs(modelBlob, digestDataCache(dataBlob), token, identity, key);
+                                     const umd::SigningKey& key) {
+  SABLE_ASSIGN_OR_RETURN(CachedProgram cached, verifyModelCache(modelBlob, token, identity, key.publicKey()));
+  SABLE_ASSIGN_OR_RETURN(const DataCacheDigest digest, digestDataCache(dataBlob, dataCacheKey(key, cached.dataSalt)));
+  SABLE_TRY(verifyDataCache(cached, digest));
+  return cached;
 }
 
-Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, const DataCacheDigest& data,
-                                     const CacheToken& token, const CacheIdentity& identity,
-                                     const umd::PublicKey& key) {
+Result<CachedProgram> verifyModelCache(std::span<const uint8_t> modelBlob, const CacheToken& token,
+                                       const CacheIdentity& identity, const umd::PublicKey& key) {
   if (sodium_init() < 0) return generalFailure("libsodium could not be initialised");
-  // 1. The signature, over everything before it: nothing else is read from an unsigned blob.
-  if (modelBlob.size() < kModelMagic.size() + umd::kSignatureBytes) return corrupt("shorter than its header");
-  const auto signedPart = modelBlob.first(modelBlob.size() - umd::kSignatureBytes);
-  umd::Signature signature{};
-  std::memcpy(signature.data(), modelBlob.data() + signedPart.size(), signature.size());
-  if (!umd::verifySignature(key, modelCacheSignedMessage(signedPart), signature)) {
-    // A blob of another format version is signed another way (formats 1 and 2: Ed25519 over the
-    // bytes themselves): its version, read from the unverified header for this message only,
-    // says why it is refused.
-    if (signedPart.size() >= kModelMagic.size() + 4 &&
-        std::equal(kModelMagic.begin(), kModelMagic.end(), signedPart.begin())) {
-      Reader header(signedPart.subspan(kModelMagic.size(), 4));
-      const uint32_t version = header.u32();
-      if (version != kModelCacheFormatVersion) {
-        return corrupt(fmt::format("format version {} (this driver reads {})", version, kModelCacheFormatVersion));
-      }
-    }
-    return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
-  }
-  // 2. Header: format, token, who wrote it, for which hardware, and the data cache it goes with.
-  Reader r(signedPart);
-  auto magic = r.bytes(kModelMagic.size());
-  if (!r.ok() || !std::equal(magic.begin(), magic.end(), kModelMagic.begin())) return corrupt("wrong magic");
-  const uint32_t version = r.u32();
-  const uint32_t reserved = r.u32();
-  if (!r.ok() || version != kModelCacheFormatVersion || reserved != 0) {
+  // 1. The signature, over the signed part: nothing else is read from an unsigned blob but the
+  // signed part's size, which says where the signature is, and the version, which names the
+  // format of a blob signed another way (formats 1 to 3).
+  if (modelBlob.size() < kSignedBytesOffset + 4 + umd::kSignatureBytes) return corrupt("shorter than its header");
+  Reader unverified(modelBlob.first(kSignedBytesOffset + 4));
+  auto magic = unverified.bytes(kModelMagic.size());
+  if (!std::equal(magic.begin(), magic.end(), kModelMagic.begin())) return corrupt("wrong magic");
+  const uint32_t version = unverified.u32();
+  if (version != kModelCacheFormatVersion) {
     return corrupt(fmt::format("format version {} (this driver reads {})", version, kModelCacheFormatVersion));
   }
+  const uint32_t signedBytes = unverified.u32();
+  if (signedBytes < kSignedBytesOffset + 4 || signedBytes > modelBlob.size() - umd::kSignatureBytes) {
+    return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
+  }
+  const auto signedPart = modelBlob.first(signedBytes);
+  umd::Signature signature{};
+  std::memcpy(signature.data(), modelBlob.data() + signedBytes, signature.size());
+  if (!umd::verifySignature(key, modelCacheSignedMessage(signedPart), signature)) {
+    return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
+  }
+  // 2. Header: token, who wrote it, for which hardware, and the data cache it goes with.
+  Reader r(signedPart.subspan(kSignedBytesOffset + 4));
   const Hash storedToken = r.hash();
-  const Hash dataHash = r.hash();
+  CachedProgram out;
+  auto salt = r.bytes(out.dataSalt.size());
+  if (r.ok()) std::copy(salt.begin(), salt.end(), out.dataSalt.begin());
+  out.dataMac = r.hash();
   const std::string driverVersion = r.string();
   const std::string hardware = r.string();
   if (!r.ok()) return corrupt("truncated header");
@@ -326,15 +349,11 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, const D
   if (hardware != identity.hardwareConfig) {
     return corrupt(fmt::format("compiled for hardware '{}', the device is '{}'", hardware, identity.hardwareConfig));
   }
-  if (data.hash != dataHash) {
-    return corrupt("the data cache is not the one saved with this model cache");
-  }
   // 3. The payload.
   const uint64_t payloadBytes = r.u64();
   auto payload = r.bytes(payloadBytes);
   if (!r.ok() || !r.atEnd()) return corrupt("payload size disagrees with the blob");
   Reader p(payload);
-  CachedProgram out;
   umd::compiler::CompiledProgram& program = out.program;
   program.regionCount = p.u32();
   program.scratchRegion = p.u32();
@@ -364,9 +383,14 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, const D
     }
   }
   const uint64_t streamBytes = p.u64();
-  auto stream = p.bytes(streamBytes);
   auto streamSignature = p.bytes(out.streamSignature.size());
   if (!p.ok() || !p.atEnd()) return corrupt("malformed payload");
+  // The stream follows the signature. The firmware verifies it with its signature before it
+  // validates or runs it; the driver does not parse it.
+  if (streamBytes != modelBlob.size() - signedBytes - umd::kSignatureBytes) {
+    return corrupt("the command stream's size disagrees with the blob");
+  }
+  const auto stream = modelBlob.subspan(signedBytes + umd::kSignatureBytes);
   program.stream.assign(stream.begin(), stream.end());
   std::memcpy(out.streamSignature.data(), streamSignature.data(), out.streamSignature.size());
   if (program.inputBytes.size() != out.interface.main.inputIndexes.size() ||
@@ -375,8 +399,14 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, const D
       program.scratchRegion != program.regionCount - 2 || program.constantRegion != program.regionCount - 1) {
     return corrupt("inconsistent program metadata");
   }
-  // 4. The data cache (its hash matched above, so only a driver bug can make this fail). The
-  // constants are left in place: the caller uses them where they are.
+  return out;
+}
+
+Result<void> verifyDataCache(CachedProgram& out, const DataCacheDigest& data) {
+  // 4. The data cache: the one saved with this model cache. Its header is then well-formed unless
+  // the driver that signed it was wrong. The constants are left in place: the caller uses them
+  // where they are.
+  if (data.mac != out.dataMac) return corrupt("the data cache is not the one saved with this model cache");
   Reader d(data.header);
   auto dataMagic = d.bytes(kDataMagic.size());
   const uint32_t dataVersion = d.u32();
@@ -391,7 +421,7 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, const D
   }
   out.constantsOffset = kDataCacheHeaderBytes;
   out.constantsBytes = constantBytes;
-  return out;
+  return {};
 }
 
 }  // namespace sable::hal

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <semaphore>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -118,26 +121,44 @@ struct LoadedProgram {
   }
 };
 
-// Registers `program` with the firmware, its constant region bound to `constants` at
-// [offset, offset + bytes), its stream with `signature` (which the firmware verifies).
-Result<LoadedProgram> registerLoaded(umd::Device& device, CompiledProgram program, umd::BufferObject constants,
-                                     uint64_t offset, uint64_t bytes, const umd::Signature& signature) {
+// Registers `program`'s stream with the firmware with `signature` (which the firmware verifies),
+// its constant region bound to bytes [offset, offset + size) of `constants` (size 0: to its end).
+// The stream is carried by `constants` from `carrierOffset` on when given, else by an object of
+// its own.
+Result<umd::Program> registerStream(umd::Device& device, const CompiledProgram& program,
+                                    const umd::BufferObject& constants, uint64_t offset, uint64_t size,
+                                    const umd::Signature& signature,
+                                    std::optional<uint64_t> carrierOffset = std::nullopt) {
   std::vector<umd::RegionBinding> bindings(program.regionCount, umd::RegionBinding::job());
-  bindings[program.constantRegion] = umd::RegionBinding::constant(constants, offset);
+  bindings[program.constantRegion] = umd::RegionBinding::constant(constants, offset, size);
   if (program.stream.empty()) return generalFailure("sable-npu: the program's command stream is empty");
   umd::ProgramRejection rejection;
-  auto registered = device.registerProgram(program.stream, bindings, &rejection, &signature);
+  auto registered = carrierOffset ? device.registerProgram(program.stream, constants, *carrierOffset, bindings,
+                                                           &rejection, &signature)
+                                  : device.registerProgram(program.stream, bindings, &rejection, &signature);
   if (!registered.ok()) {
+    if (rejection.error_cause == SABLE_ERROR_BAD_SIGNATURE) {
+      return generalFailure("sable-npu: the firmware refused the program: its command stream's signature does not "
+                            "verify (the stream was altered, or signed by a key the device does not trust): {}",
+                            registered.error().message);
+    }
     return generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
-                               registered.error().message, sable_error_cause_name(rejection.error_cause),
-                               rejection.error_command);
+                          registered.error().message, sable_error_cause_name(rejection.error_cause),
+                          rejection.error_command);
   }
+  return std::move(*registered);
+}
+
+// Registers `program`, its constants bytes [offset, offset + bytes) of `constants`.
+Result<LoadedProgram> registerLoaded(umd::Device& device, CompiledProgram program, umd::BufferObject constants,
+                                     uint64_t offset, uint64_t bytes, const umd::Signature& signature) {
+  SABLE_ASSIGN_OR_RETURN(umd::Program registered, registerStream(device, program, constants, offset, 0, signature));
   return LoadedProgram{.program = std::move(program),
                        .constants = std::make_unique<umd::BufferObject>(std::move(constants)),
                        .constantsOffset = offset,
                        .constantsBytes = bytes,
                        .streamSignature = signature,
-                       .registered = std::make_unique<umd::Program>(std::move(*registered))};
+                       .registered = std::make_unique<umd::Program>(std::move(registered))};
 }
 
 // A freshly compiled program: its constants copied into a buffer object of their own, its stream
@@ -152,24 +173,99 @@ Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
   return registerLoaded(device, std::move(program), std::move(constants), 0, constantBytes, signature);
 }
 
-// A data cache handed over by the HAL layer chunk by chunk: each chunk is hashed (a leaf of the
-// data cache's hash tree) and copied straight into a buffer object, which then holds the
-// program's constants where they are in the file (kDataCacheHeaderBytes in: aligned). The object
-// has room for an empty constant region (the firmware binds none of 0 bytes). What was hashed is
-// what was copied: the file is read once.
+// A load from cache in progress (docs/cache.md). The model cache is verified; a thread of its
+// own creates the buffer object and then registers the program with the firmware, while the HAL
+// layer hands the data cache over chunk by chunk: the firmware's checks of the stream overlap the
+// data cache's read. (The thread is running before the read starts: started after it, it would
+// wait for a core that the read's two threads hold.) Each chunk is digested (a leaf of the data
+// cache's digest tree) and copied straight into the buffer object, which then holds the program's
+// constants where they are in the file (kDataCacheHeaderBytes in: aligned) and, after them,
+// carries the stream to the kernel side (one object to create, not two); what was digested is
+// what was copied. The object has room for an empty constant region (the firmware binds none of 0
+// bytes). No job can use the program before finish() has verified the data cache.
 class NpuCacheData final : public CacheData {
  public:
-  NpuCacheData(umd::BufferObject buffer, uint64_t bytes) : buffer_(std::move(buffer)), digester_(bytes) {}
+  // Returns once the buffer object exists.
+  static Result<std::unique_ptr<NpuCacheData>> start(std::shared_ptr<Connection> connection, umd::Device& device,
+                                                     CachedProgram cached, uint64_t bytes, const umd::Secret& key) {
+    auto data = std::unique_ptr<NpuCacheData>(
+        new NpuCacheData(std::move(connection), device, std::move(cached), bytes, key));
+    try {
+      data->worker_ = std::thread([raw = data.get()] { raw->createAndRegister(); });
+    } catch (const std::system_error&) {
+      data->createAndRegister();  // no thread: all of it now
+    }
+    std::unique_lock lock(data->mutex_);
+    data->created_.wait(lock, [&] { return data->buffer_.has_value() || data->registered_.has_value(); });
+    if (!data->buffer_) return data->registered_->error();  // the object could not be created
+    return data;
+  }
+  ~NpuCacheData() override {
+    if (worker_.joinable()) worker_.join();
+  }
   Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) override {
     SABLE_TRY(digester_.add(offset, chunk));
-    return buffer_.write(offset, chunk);
+    return buffer_->write(offset, chunk);
   }
-  Result<DataCacheDigest> digest() const { return digester_.finish(); }
-  umd::BufferObject take() { return std::move(buffer_); }
+  // Once every chunk has been written: the data cache verified, the program registered.
+  Result<LoadedProgram> finish() {
+    if (worker_.joinable()) worker_.join();
+    SABLE_ASSIGN_OR_RETURN(const DataCacheDigest digest, digester_.finish());
+    SABLE_TRY(verifyDataCache(cached_, digest));
+    if (!registered_->ok()) return registered_->error();
+    return LoadedProgram{.program = std::move(cached_.program),
+                         .constants = std::make_unique<umd::BufferObject>(std::move(*buffer_)),
+                         .constantsOffset = cached_.constantsOffset,
+                         .constantsBytes = cached_.constantsBytes,
+                         .streamSignature = cached_.streamSignature,
+                         .registered = std::make_unique<umd::Program>(std::move(**registered_))};
+  }
+  const Model& interface() const { return cached_.interface; }
 
  private:
-  umd::BufferObject buffer_;
+  NpuCacheData(std::shared_ptr<Connection> connection, umd::Device& device, CachedProgram cached, uint64_t bytes,
+               const umd::Secret& key)
+      : connection_(std::move(connection)),
+        device_(device),
+        cached_(std::move(cached)),
+        bytes_(bytes),
+        digester_(bytes, key) {}
+
+  // The object's parts: the data cache (at least room for an empty constant region), then the
+  // stream, aligned.
+  uint64_t dataRegionBytes() const { return std::max<uint64_t>(bytes_, kDataCacheHeaderBytes + 16); }
+  uint64_t streamOffset() const { return (dataRegionBytes() + 63) / 64 * 64; }
+
+  // The worker: the buffer object (start() waits for it), then the registration. The constants
+  // are at kDataCacheHeaderBytes in the data cache; verifyDataCache checks that its header says so.
+  void createAndRegister() {
+    auto buffer = device_.createBuffer(streamOffset() + cached_.program.stream.size());
+    {
+      std::lock_guard lock(mutex_);
+      if (buffer.ok()) {
+        buffer_.emplace(std::move(*buffer));
+      } else {
+        registered_.emplace(buffer.error());
+      }
+    }
+    created_.notify_all();
+    if (!buffer.ok()) return;
+    // Only this thread writes registered_ from here on; finish() reads it after the join.
+    registered_.emplace(registerStream(device_, cached_.program, *buffer_, kDataCacheHeaderBytes,
+                                       dataRegionBytes() - kDataCacheHeaderBytes, cached_.streamSignature,
+                                       streamOffset()));
+  }
+
+  std::shared_ptr<Connection> connection_;  // keeps device_ open
+  umd::Device& device_;
+  CachedProgram cached_;  // the worker reads its program while the HAL layer writes chunks
+  uint64_t bytes_;
   DataCacheDigester digester_;
+  std::mutex mutex_;
+  std::condition_variable created_;
+  std::optional<umd::BufferObject> buffer_;           // set once, under mutex_, by the worker
+  std::optional<Result<umd::Program>> registered_;  // by the worker: the error or the program
+  std::thread worker_;
 };
 
 // A model compiled at preparation, or — when filters or biases are model inputs
@@ -399,34 +495,34 @@ class NpuDriver final : public Driver {
     return writeCacheBlobs(loaded->program, modelInterface(npu->model()), token, identity(npu->config()), *key,
                            &loaded->streamSignature, constants);
   }
-  Result<std::unique_ptr<CacheData>> cacheData(uint64_t bytes) override {
-    SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection()->get());
-    SABLE_ASSIGN_OR_RETURN(umd::BufferObject buffer,
-                           device->createBuffer(std::max<uint64_t>(bytes, kDataCacheHeaderBytes + 16)));
-    return std::unique_ptr<CacheData>(std::make_unique<NpuCacheData>(std::move(buffer), bytes));
-  }
-  // The data cache is verified by the digest of what the HAL layer wrote into the buffer object
-  // that then serves as the constant region; the stream is registered with the signature saved
-  // beside it, which the firmware verifies as it would a fresh one.
-  Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, CacheData& dataCache,
-                                                  const CacheToken& token, const PrepareOptions& options) override {
-    auto* ours = dynamic_cast<NpuCacheData*>(&dataCache);
-    if (ours == nullptr) return generalFailure("sable-npu: the data cache was not read through this driver's cacheData");
-    SABLE_ASSIGN_OR_RETURN(const DataCacheDigest digest, ours->digest());
+  // The model cache is verified here, and its program registered while the HAL layer reads the
+  // data cache into the constants' buffer object (NpuCacheData); the data cache is verified by the
+  // digest of what was written there. The stream is registered with the signature saved beside
+  // it, which the firmware verifies as it would a fresh one.
+  Result<std::unique_ptr<CacheData>> cacheData(std::span<const uint8_t> modelCache, uint64_t dataBytes,
+                                               const CacheToken& token) override {
     SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
     SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
-                           readCacheBlobs(modelCache, digest, token, identity(config), key->publicKey()));
+                           verifyModelCache(modelCache, token, identity(config), key->publicKey()));
     auto shared = connection();
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
-    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded,
-                           registerLoaded(*device, std::move(cached.program), ours->take(), cached.constantsOffset,
-                                          cached.constantsBytes, cached.streamSignature));
-    Model interface = cached.interface;
+    const umd::Secret dataKey = dataCacheKey(*key, cached.dataSalt);
+    SABLE_ASSIGN_OR_RETURN(std::unique_ptr<NpuCacheData> data,
+                           NpuCacheData::start(std::move(shared), *device, std::move(cached), dataBytes, dataKey));
+    return std::unique_ptr<CacheData>(std::move(data));
+  }
+  Result<PreparedFromCache> prepareModelFromCache(CacheData& dataCache, const PrepareOptions& options) override {
+    auto* ours = dynamic_cast<NpuCacheData*>(&dataCache);
+    if (ours == nullptr) return generalFailure("sable-npu: the data cache was not read through this driver's cacheData");
+    SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
+    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, ours->finish());
+    Model interface = ours->interface();
+    Model forRequests = interface;
     return PreparedFromCache{
-        .interface = std::move(cached.interface),
-        .prepared = std::make_shared<NpuPreparedModel>(std::move(interface), config, options.priority,
-                                                       std::move(loaded), shared)};
+        .interface = std::move(interface),
+        .prepared = std::make_shared<NpuPreparedModel>(std::move(forRequests), config, options.priority,
+                                                       std::move(loaded), connection())};
   }
 
  private:

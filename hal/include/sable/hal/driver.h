@@ -106,13 +106,17 @@ class Driver {
   // The blobs of `prepared` (made by this driver) for `token`, or an error when it cannot be
   // cached (then nothing is saved; the preparation itself stands).
   virtual Result<CacheBlobs> cacheBlobs(const DriverPreparedModel& prepared, const CacheToken& token) const;
-  // Where a data cache of `bytes` bytes is to be read (by default, memory of this process).
-  virtual Result<std::unique_ptr<CacheData>> cacheData(uint64_t bytes);
-  // Verifies blobs this driver saved (for `token`, this driver version and this hardware) and
-  // prepares from them; GENERAL_FAILURE for anything else, and nothing of a rejected blob runs.
-  // `dataCache` is from cacheData(), filled by the HAL layer; the driver may take what it holds.
-  virtual Result<PreparedFromCache> prepareModelFromCache(std::span<const uint8_t> modelCache, CacheData& dataCache,
-                                                          const CacheToken& token, const PrepareOptions& options);
+  // A load from cache, in two steps. First, with the model cache (read in full by the HAL layer)
+  // and the data cache's size: the driver verifies the model cache (this driver's, for `token`,
+  // this driver version and this hardware) and returns where the data cache is to be read; it may
+  // start meanwhile what needs only the model cache (the sable-npu driver registers the program
+  // with the firmware while the data cache is read). Then, once the HAL layer has written every
+  // chunk: the driver verifies the data cache against the model cache and prepares. Either step
+  // gives GENERAL_FAILURE for a blob that is not exactly one this driver saved, and nothing of a
+  // rejected blob runs.
+  virtual Result<std::unique_ptr<CacheData>> cacheData(std::span<const uint8_t> modelCache, uint64_t dataBytes,
+                                                       const CacheToken& token);
+  virtual Result<PreparedFromCache> prepareModelFromCache(CacheData& dataCache, const PrepareOptions& options);
 };
 
 // The NN HAL device that serves every version's methods over `driver`. The returned object keeps

@@ -239,6 +239,12 @@ class Device {
   // `stream`, not read back from the object).
   hal::Result<Program> registerProgram(std::span<const uint8_t> stream, const std::vector<RegionBinding>& bindings,
                                        ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
+  // The same, the bytes carried by bytes [carrierOffset, carrierOffset + stream.size()) of
+  // `carrier`, which this writes: a buffer object the caller has anyway (the sable-npu driver
+  // puts a cached program's stream after its constants: one object fewer to create).
+  hal::Result<Program> registerProgram(std::span<const uint8_t> stream, const BufferObject& carrier,
+                                       uint64_t carrierOffset, const std::vector<RegionBinding>& bindings,
+                                       ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
 
   hal::Result<Fence> submit(const Program& program, const std::vector<JobBuffer>& buffers,
                             const SubmitOptions& options = {});

@@ -1,9 +1,10 @@
 // The sable-npu driver's compilation-cache blobs (docs/cache.md): a model cache holding the
-// command stream, its signature for the firmware, the program's metadata and the interface of its
-// model, signed with the driver's Ed25519 key; and a data cache holding the packed weights, bound
-// to the model cache by its hash. readCacheBlobs verifies everything before it parses anything:
-// the signature first, then the format, the token, the driver version, the hardware
-// configuration and the data cache's hash.
+// program's metadata, the interface of its model and its command stream's signature for the
+// firmware, signed with the driver's Ed25519 key, then the stream (which the firmware verifies
+// with that signature); and a data cache holding the packed weights, bound to the model cache by
+// its digest, keyed with a secret of the driver's. The loader verifies before it parses: the
+// signature first, then the token, the driver version, the hardware configuration and, once
+// read, the data cache's digest.
 #pragma once
 
 #include <array>
@@ -23,8 +24,8 @@
 
 namespace sable::hal {
 
-constexpr uint32_t kModelCacheFormatVersion = 3;
-constexpr uint32_t kDataCacheFormatVersion = 3;
+constexpr uint32_t kModelCacheFormatVersion = 4;
+constexpr uint32_t kDataCacheFormatVersion = 4;
 // The data cache's header: the packed weights follow it, at an offset aligned for the device, so
 // that a data cache read straight into a buffer object is the program's constant region as is.
 constexpr uint64_t kDataCacheHeaderBytes = 64;
@@ -47,20 +48,29 @@ struct CachedProgram {
   umd::compiler::CompiledProgram program;
   Model interface;                   // modelInterface() of the compiled model
   umd::Signature streamSignature{};  // the driver's signature of program.stream, for the firmware
-  uint64_t constantsOffset = 0;
+  std::array<uint8_t, 16> dataSalt{};  // what the data cache's key is derived from
+  std::array<uint8_t, 32> dataMac{};   // what the data cache's digest must be
+  uint64_t constantsOffset = 0;      // set by verifyDataCache
   uint64_t constantsBytes = 0;
 };
 
-// The leaves of the data cache's hash tree are the chunks in which the HAL layer hands a data
+// The data cache's key (a secret of the driver's: SigningKey::deriveSecret) is derived from a salt
+// that the model cache holds: 16 bytes of a SHA-256 of the data cache, so that two different data
+// caches never share a key and the same one is always saved the same.
+using DataCacheSalt = std::array<uint8_t, 16>;
+DataCacheSalt dataCacheSalt(std::span<const uint8_t> dataCache);
+umd::Secret dataCacheKey(const umd::SigningKey& key, const DataCacheSalt& salt);
+
+// The leaves of the data cache's digest tree are the chunks in which the HAL layer hands a data
 // cache file over (CacheData::write), so that each is hashed as it is read.
 constexpr uint64_t kDataCacheLeafBytes = kCacheChunkBytes;
 
-// What the loader needs of a data cache besides its bytes: its size, its hash (docs/cache.md: a
-// SHA-256 tree over kDataCacheLeafBytes leaves) and its header (its first kDataCacheHeaderBytes;
-// zeros past a shorter cache).
+// What the loader needs of a data cache besides its bytes: its size, its digest (docs/cache.md: a
+// SHA-256 over the Poly1305 tags, under the data cache's key, of its kDataCacheLeafBytes leaves)
+// and its header (its first kDataCacheHeaderBytes; zeros past a shorter cache).
 struct DataCacheDigest {
   uint64_t size = 0;
-  std::array<uint8_t, 32> hash{};
+  std::array<uint8_t, 32> mac{};
   std::array<uint8_t, kDataCacheHeaderBytes> header{};
 };
 
@@ -69,7 +79,10 @@ struct DataCacheDigest {
 // several threads at once; finish() once all have come.
 class DataCacheDigester {
  public:
-  explicit DataCacheDigester(uint64_t size);
+  DataCacheDigester(uint64_t size, const umd::Secret& key);
+  ~DataCacheDigester();
+  DataCacheDigester(const DataCacheDigester&) = delete;
+  DataCacheDigester& operator=(const DataCacheDigester&) = delete;
   // GENERAL_FAILURE for bytes that are not one whole leaf not added before.
   Result<void> add(uint64_t offset, std::span<const uint8_t> leaf);
   // GENERAL_FAILURE while a leaf is missing.
@@ -77,36 +90,39 @@ class DataCacheDigester {
 
  private:
   uint64_t size_;
-  std::vector<std::array<uint8_t, 32>> leaves_;
+  umd::Secret key_;
+  std::vector<umd::Tag> leaves_;
   std::vector<bool> added_;  // under mutex_, with header_
   std::array<uint8_t, kDataCacheHeaderBytes> header_{};
   mutable std::mutex mutex_;
 };
 
-// The digest of a data cache in memory, its leaves hashed on two threads.
-DataCacheDigest digestDataCache(std::span<const uint8_t> dataCache);
-std::array<uint8_t, 32> dataCacheHash(std::span<const uint8_t> dataCache);
+// The digest of a data cache in memory, its leaves digested on two threads.
+Result<DataCacheDigest> digestDataCache(std::span<const uint8_t> dataCache, const umd::Secret& key);
 
-// The model cache's signature of `signedPart` (every byte before the signature): Ed25519 over a
-// domain and SHA-256(signedPart) (docs/cache.md).
+// The model cache's signature of `signedPart` (its first bytes, as many as its header says, up to
+// the signature): Ed25519 over a domain and SHA-256(signedPart) (docs/cache.md).
 umd::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart);
 
 // `streamSignature`: the signature the stream was registered with (made with `key` when null);
 // `constants`: the program's packed weights (its `constants` when not given).
-CacheBlobs writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
+Result<CacheBlobs> writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
                            const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key,
                            const umd::Signature* streamSignature = nullptr,
                            std::optional<std::span<const uint8_t>> constants = std::nullopt);
 
+// A load in two steps, so that the program can be registered while the data cache is read:
 // GENERAL_FAILURE naming what is wrong for any blob that is not exactly one this driver wrote for
-// this token, identity and key. The data cache is known by its digest: its bytes stay wherever
-// they were read to (the sable-npu driver: a buffer object).
-Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> model, const DataCacheDigest& data,
-                                     const CacheToken& token, const CacheIdentity& identity,
-                                     const umd::PublicKey& key);
-// The same for a data cache in memory.
+// this token, identity and key. verifyModelCache checks the model cache's signed part and parses
+// it (the stream after it is the firmware's to verify); verifyDataCache then checks the data
+// cache, known by its digest (its bytes stay wherever they were read to: the sable-npu driver's
+// buffer object), against it.
+Result<CachedProgram> verifyModelCache(std::span<const uint8_t> model, const CacheToken& token,
+                                       const CacheIdentity& identity, const umd::PublicKey& key);
+Result<void> verifyDataCache(CachedProgram& cached, const DataCacheDigest& data);
+// Both, for a data cache in memory.
 Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> model, std::span<const uint8_t> data,
                                      const CacheToken& token, const CacheIdentity& identity,
-                                     const umd::PublicKey& key);
+                                     const umd::SigningKey& key);
 
 }  // namespace sable::hal
