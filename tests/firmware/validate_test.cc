@@ -38,6 +38,19 @@ class Memory {
     platform_.write32 = [](void*, uint64_t, uint32_t) {};
     platform_.wait_for_interrupt = [](void*, uint64_t) {};
   }
+  // With the platform's read_words (a DMA into the core's memory), or without (word by word).
+  void readInBlocks(bool blocks) {
+    platform_.read_words = nullptr;
+    if (blocks) {
+      platform_.read_words = [](void* context, uint64_t address, uint32_t* words, uint32_t count) {
+        auto* self = static_cast<Memory*>(context);
+        if (address + uint64_t{count} * 4 > self->bytes_.size()) return 0;
+        self->reads_ += count;
+        std::memcpy(words, &self->bytes_[address], uint64_t{count} * 4);
+        return 1;
+      };
+    }
+  }
   void put(uint64_t address, const std::vector<uint32_t>& words) {
     std::memcpy(&bytes_.at(address), words.data(), words.size() * 4);
   }
@@ -50,9 +63,11 @@ class Memory {
   uint64_t reads_ = 0;
 };
 
-class FirmwareValidate : public ::testing::Test {
+// Every test runs twice: the platform reading the stream word by word, and in blocks.
+class FirmwareValidate : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
+    memory_.readInBlocks(GetParam());
     ASSERT_EQ(sable_fw_device_config_from_registers(&config_, S16Registers::kVersion, S16Registers::kConfigId,
                                                     S16Registers::kHwcfg0, S16Registers::kHwcfg1,
                                                     S16Registers::kHwcfg2),
@@ -94,7 +109,7 @@ std::vector<Command> goodTile() {
   };
 }
 
-TEST_F(FirmwareValidate, ConfigurationFromRegistersIsTheS16Table) {
+TEST_P(FirmwareValidate, ConfigurationFromRegistersIsTheS16Table) {
   EXPECT_EQ(config_.array_dim, 16u);
   EXPECT_EQ(config_.scratchpad_lines, kScratchpadLines);
   EXPECT_EQ(config_.accumulator_rows, kAccumulatorRows);
@@ -107,7 +122,7 @@ TEST_F(FirmwareValidate, ConfigurationFromRegistersIsTheS16Table) {
       << "an NPU reporting array_dim 0 cannot be driven";
 }
 
-TEST_F(FirmwareValidate, GoodStreamIsAcceptedWithItsRegionExtents) {
+TEST_P(FirmwareValidate, GoodStreamIsAcceptedWithItsRegionExtents) {
   ASSERT_EQ(validate(goodTile()), SABLE_ERROR_NONE) << sable_error_cause_name(result_.cause) << " at "
                                                      << result_.command;
   EXPECT_EQ(result_.extent[0], 256u);
@@ -117,7 +132,7 @@ TEST_F(FirmwareValidate, GoodStreamIsAcceptedWithItsRegionExtents) {
   for (uint32_t r = 4; r < SABLE_FW_MAX_REGIONS; ++r) EXPECT_EQ(result_.extent[r], 0u) << "region " << r;
 }
 
-TEST_F(FirmwareValidate, EveryComputeCommandAloneIsAccepted) {
+TEST_P(FirmwareValidate, EveryComputeCommandAloneIsAccepted) {
   const std::vector<Command> commands[] = {
       {depthwise(0, 16, 0, 4, 4), end()},
       {pool(0, 100, 4, 4), end()},
@@ -132,7 +147,7 @@ TEST_F(FirmwareValidate, EveryComputeCommandAloneIsAccepted) {
   }
 }
 
-TEST_F(FirmwareValidate, SyncIsALayerBarrierWithNoFields) {
+TEST_P(FirmwareValidate, SyncIsALayerBarrierWithNoFields) {
   // Layer 1 stores, SYNC waits for the store and releases the next layer's load.
   Command convert = lut(0, 0, 100, 4);
   sable_cmd_set_wait(convert.w, L2C);
@@ -149,7 +164,7 @@ TEST_F(FirmwareValidate, SyncIsALayerBarrierWithNoFields) {
       << "a barrier waiting for a store that never comes";
 }
 
-TEST_F(FirmwareValidate, StridedDmaExtentIsTheLastByteTouchedPlusOne) {
+TEST_P(FirmwareValidate, StridedDmaExtentIsTheLastByteTouchedPlusOne) {
   Command c = load(0, 0, 100, 4, 3);
   sable_cmd_dma_load_set_ny(c.w, 2);
   sable_cmd_dma_load_set_nz(c.w, 2);
@@ -161,7 +176,7 @@ TEST_F(FirmwareValidate, StridedDmaExtentIsTheLastByteTouchedPlusOne) {
   EXPECT_EQ(result_.extent[0], 6120u);
 }
 
-TEST_F(FirmwareValidate, HugeStridesDoNotWrapAround) {
+TEST_P(FirmwareValidate, HugeStridesDoNotWrapAround) {
   Command c = store(0, 1, 0xFFFFFFF0u, 16, 2);
   sable_cmd_dma_store_set_dram_stride_x(c.w, 0xFFFFFFFFu);
   // 0xFFFFFFF0 + 0xFFFFFFFF + 16 = 0x1FFFFFFFF: beyond 32 bits, reported exactly.
@@ -172,7 +187,7 @@ TEST_F(FirmwareValidate, HugeStridesDoNotWrapAround) {
   expectRejected({c, end()}, SABLE_ERROR_REGION_OUT_OF_BOUNDS, 0);
 }
 
-TEST_F(FirmwareValidate, HeaderErrors) {
+TEST_P(FirmwareValidate, HeaderErrors) {
   auto words = streamWords(goodTile());
   words[0] ^= 1;
   EXPECT_EQ(validate(words), SABLE_ERROR_BAD_HEADER) << "wrong magic";
@@ -196,7 +211,7 @@ TEST_F(FirmwareValidate, HeaderErrors) {
   EXPECT_EQ(validate(words), SABLE_ERROR_CONFIG_MISMATCH);
 }
 
-TEST_F(FirmwareValidate, LengthErrors) {
+TEST_P(FirmwareValidate, LengthErrors) {
   auto words = streamWords(goodTile());
   EXPECT_EQ(validate(words, words.size() * 4 + 32), SABLE_ERROR_BAD_LENGTH) << "length != stream size";
   EXPECT_EQ(validate(words, words.size() * 4 - 4), SABLE_ERROR_BAD_LENGTH) << "size not a multiple of 32";
@@ -209,17 +224,17 @@ TEST_F(FirmwareValidate, LengthErrors) {
   expectRejected({load(0, 0, 0, 16, 1), end(), end()}, SABLE_ERROR_BAD_LENGTH, 2);  // a command after END
 }
 
-TEST_F(FirmwareValidate, MissingEnd) {
+TEST_P(FirmwareValidate, MissingEnd) {
   expectRejected({load(0, 0, 0, 16, 1), load(1, 0, 0, 16, 1)}, SABLE_ERROR_MISSING_END, 1);
   expectRejected({}, SABLE_ERROR_MISSING_END, 0);
 }
 
-TEST_F(FirmwareValidate, UnknownOpcode) {
+TEST_P(FirmwareValidate, UnknownOpcode) {
   expectRejected({load(0, 0, 0, 16, 1), command(0x03), end()}, SABLE_ERROR_UNKNOWN_OPCODE, 1);
   expectRejected({command(0xFF), end()}, SABLE_ERROR_UNKNOWN_OPCODE, 0);
 }
 
-TEST_F(FirmwareValidate, UndefinedBitsAreBadFields) {
+TEST_P(FirmwareValidate, UndefinedBitsAreBadFields) {
   Command e = end();
   e.w[3] = 1;  // END: all words but the first are zero
   expectRejected({load(0, 0, 0, 16, 1), e}, SABLE_ERROR_BAD_FIELD, 1);
@@ -231,7 +246,7 @@ TEST_F(FirmwareValidate, UndefinedBitsAreBadFields) {
   expectRejected({s, end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
-TEST_F(FirmwareValidate, FieldRanges) {
+TEST_P(FirmwareValidate, FieldRanges) {
   Command c = load(0, 0, 0, 16, 1);
   sable_cmd_dma_load_set_elem_bytes(c.w, 17);
   expectRejected({c, end()}, SABLE_ERROR_BAD_FIELD, 0);  // elem_bytes > array_dim
@@ -264,7 +279,7 @@ TEST_F(FirmwareValidate, FieldRanges) {
   expectRejected({l, end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
-TEST_F(FirmwareValidate, EmptyPoolingWindowIsABadField) {
+TEST_P(FirmwareValidate, EmptyPoolingWindowIsABadField) {
   Command p = pool(0, 100, 2, 2);
   sable_cmd_pool_set_pad_top(p.w, 2);  // kernel_h 2: the first window ends above the input
   expectRejected({p, end()}, SABLE_ERROR_BAD_FIELD, 0);
@@ -276,14 +291,14 @@ TEST_F(FirmwareValidate, EmptyPoolingWindowIsABadField) {
   expectRejected({p, end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
-TEST_F(FirmwareValidate, DependencyMasks) {
+TEST_P(FirmwareValidate, DependencyMasks) {
   expectRejected({load(0, 0, 0, 16, 1, 0, C2S), end()}, SABLE_ERROR_BAD_DEPENDENCY, 0);  // load cannot signal C2S
   expectRejected({load(0, 0, 0, 16, 1), store(0, 0, 0, 16, 1, L2C, 0), end()}, SABLE_ERROR_BAD_DEPENDENCY, 1);
   expectRejected({matmul(0, 16, 0, 1, 1, C2L, 0), end()}, SABLE_ERROR_BAD_DEPENDENCY, 0);  // compute cannot wait C2L
   expectRejected({command(SABLE_OP_END, L2C, 0)}, SABLE_ERROR_BAD_DEPENDENCY, 0);
 }
 
-TEST_F(FirmwareValidate, Regions) {
+TEST_P(FirmwareValidate, Regions) {
   expectRejected({load(0, 3, 0, 16, 1), load(0, 4, 0, 16, 1), end()}, SABLE_ERROR_BAD_REGION, 1);
   expectRejected({store(0, 200, 0, 16, 1), end()}, SABLE_ERROR_BAD_REGION, 0);
 
@@ -293,7 +308,7 @@ TEST_F(FirmwareValidate, Regions) {
   expectRejected({load(0, 2, 0, 16, 1), load(0, 2, 241, 16, 1), end()}, SABLE_ERROR_REGION_OUT_OF_BOUNDS, 1);
 }
 
-TEST_F(FirmwareValidate, ScratchpadBounds) {
+TEST_P(FirmwareValidate, ScratchpadBounds) {
   EXPECT_EQ(validate({load(kScratchpadLines - 4, 0, 0, 16, 4), end()}), SABLE_ERROR_NONE);
   expectRejected({load(kScratchpadLines - 4, 0, 0, 16, 5), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
 
@@ -323,7 +338,7 @@ TEST_F(FirmwareValidate, ScratchpadBounds) {
   expectRejected({pool(kScratchpadLines - 3, 0, 1, 1), end()}, SABLE_ERROR_SCRATCHPAD_OUT_OF_BOUNDS, 0);
 }
 
-TEST_F(FirmwareValidate, SoftmaxRowsBlocksAndTableMustFitTheScratchpad) {
+TEST_P(FirmwareValidate, SoftmaxRowsBlocksAndTableMustFitTheScratchpad) {
   // 3 rows of 40 bytes = 3 blocks of 16, block stride 3: lines addr .. addr + 2 + 2·3 = addr + 8.
   EXPECT_EQ(validate({softmax(kScratchpadLines - 9, 0, 3, 40), end()}), SABLE_ERROR_NONE)
       << sable_error_cause_name(result_.cause);
@@ -343,20 +358,20 @@ TEST_F(FirmwareValidate, SoftmaxRowsBlocksAndTableMustFitTheScratchpad) {
   expectRejected({softmax(0, 100, 1, 0), end()}, SABLE_ERROR_BAD_FIELD, 0);
 }
 
-TEST_F(FirmwareValidate, AccumulatorBounds) {
+TEST_P(FirmwareValidate, AccumulatorBounds) {
   EXPECT_EQ(validate({matmul(0, 16, kAccumulatorRows - 8, 4, 2), end()}), SABLE_ERROR_NONE);
   expectRejected({matmul(0, 16, kAccumulatorRows - 8, 3, 3), end()}, SABLE_ERROR_ACCUMULATOR_OUT_OF_BOUNDS, 0);
   expectRejected({postproc(kAccumulatorRows, 0, 100, 1, 1), end()}, SABLE_ERROR_ACCUMULATOR_OUT_OF_BOUNDS, 0);
   expectRejected({depthwise(0, 16, kAccumulatorRows - 15, 4, 4), end()}, SABLE_ERROR_ACCUMULATOR_OUT_OF_BOUNDS, 0);
 }
 
-TEST_F(FirmwareValidate, WaitThatIsNeverSignalledDeadlocks) {
+TEST_P(FirmwareValidate, WaitThatIsNeverSignalledDeadlocks) {
   expectRejected({load(0, 0, 0, 16, 1), matmul(0, 16, 0, 1, 1, L2C, 0), end()}, SABLE_ERROR_DEADLOCK, 1);
   // A signal after the wait in stream order is fine: the queues run independently.
   EXPECT_EQ(validate({matmul(0, 16, 0, 1, 1, L2C, 0), load(0, 0, 0, 16, 1, 0, L2C), end()}), SABLE_ERROR_NONE);
 }
 
-TEST_F(FirmwareValidate, FullQueueDeadlocks) {
+TEST_P(FirmwareValidate, FullQueueDeadlocks) {
   // The compute queue's head waits for a store that comes after eight more compute commands:
   // with a queue depth of 8, the ninth can never be dispatched, so the store never is.
   std::vector<Command> commands;
@@ -369,7 +384,7 @@ TEST_F(FirmwareValidate, FullQueueDeadlocks) {
   expectRejected(commands, SABLE_ERROR_DEADLOCK, 0);
 }
 
-TEST_F(FirmwareValidate, TokenCounterOverflowDeadlocks) {
+TEST_P(FirmwareValidate, TokenCounterOverflowDeadlocks) {
   // 256 loads signal LOAD_TO_COMPUTE before any compute command can take a token.
   std::vector<Command> commands;
   for (int i = 0; i < 255; ++i) commands.push_back(load(0, 0, 0, 16, 1, 0, L2C));
@@ -381,7 +396,7 @@ TEST_F(FirmwareValidate, TokenCounterOverflowDeadlocks) {
   expectRejected(commands, SABLE_ERROR_DEADLOCK, 255);
 }
 
-TEST_F(FirmwareValidate, LongPingPongStreamValidatesInOnePass) {
+TEST_P(FirmwareValidate, LongPingPongStreamValidatesInOnePass) {
   // 100 000 commands of a double-buffered pipeline: load (after the compute freed the buffer),
   // matmul, postproc, store (which frees the result buffer).
   std::vector<Command> commands;
@@ -401,7 +416,7 @@ TEST_F(FirmwareValidate, LongPingPongStreamValidatesInOnePass) {
   EXPECT_EQ(memory_.reads(), 8u * (commands.size() + 1)) << "each word is read once";
 }
 
-TEST_F(FirmwareValidate, DescriptorErrors) {
+TEST_P(FirmwareValidate, DescriptorErrors) {
   memory_.put(kStreamBase, streamWords(goodTile()));
   const uint64_t size = streamWords(goodTile()).size() * 4;
   EXPECT_EQ(sable_fw_validate_stream(memory_.platform(), kStreamBase + 16, size, &config_, &limits_, &result_),
@@ -416,6 +431,9 @@ TEST_F(FirmwareValidate, DescriptorErrors) {
             SABLE_ERROR_BAD_JOB)
       << "more regions than the NPU has";
 }
+
+INSTANTIATE_TEST_SUITE_P(Reads, FirmwareValidate, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) { return param.param ? "InBlocks" : "WordByWord"; });
 
 }  // namespace
 }  // namespace sable::firmware::test

@@ -188,11 +188,13 @@ Secret SigningKey::deriveSecret(std::string_view purpose, std::span<const uint8_
 hal::Result<Tag> authenticate(const Secret& key, uint64_t nonce, std::span<const uint8_t> bytes) {
   std::array<uint8_t, 12> iv{};  // RFC 8439's 96-bit nonce: the 64-bit one, little-endian, then zeros
   for (int i = 0; i < 8; ++i) iv[i] = static_cast<uint8_t>(nonce >> (8 * i));
+  // Fetched once: an implicit fetch at each initialisation looks the provider up again.
+  static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "ChaCha20-Poly1305", nullptr);
   std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> context(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
   Tag tag{};
   int length = 0;
-  bool ok = context != nullptr &&
-            EVP_EncryptInit_ex(context.get(), EVP_chacha20_poly1305(), nullptr, key.data(), iv.data()) == 1;
+  bool ok = cipher != nullptr && context != nullptr &&
+            EVP_EncryptInit_ex(context.get(), cipher, nullptr, key.data(), iv.data()) == 1;
   // The associated data in slices that fit an int.
   constexpr size_t kSlice = size_t{1} << 30;
   for (size_t done = 0; ok && done < bytes.size(); done += kSlice) {

@@ -81,7 +81,10 @@ static void sable_free(struct sable_core_allocator *a, uint64_t address, uint64_
 
 void sable_core_device_zero(const struct sable_core_os *os, uint64_t address, uint64_t bytes)
 {
-	static const uint8_t zeros[256];
+	/* A page at a time: a cache's buffer object is megabytes, and each write is a call
+	 * of the OS layer.
+	 */
+	static const uint8_t zeros[4096];
 	uint32_t chunk;
 
 	for (; bytes > 0; address += chunk, bytes -= chunk) {

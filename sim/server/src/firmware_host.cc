@@ -3,6 +3,7 @@
 #include <atomic>
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <span>
 
 #include "sable/isa.h"
@@ -24,6 +25,7 @@ FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint6
   platform_.wait_for_interrupt = &FirmwareHost::waitForInterrupt;
   platform_.digest_sha256 = &FirmwareHost::digestSha256;
   platform_.verify_signature = &FirmwareHost::verifySignature;
+  platform_.read_words = &FirmwareHost::readWords;
   // The NPU's interrupt line, wired to the control core's IRQ_STATUS.NPU.
   npu_.setInterruptHandler([this] { raise(SABLE_HOSTIF_IRQ_NPU); });
 }
@@ -49,6 +51,15 @@ int FirmwareHost::digestSha256(void* context, uint64_t address, uint64_t length,
   if (address > self->memory_.size || length > self->memory_.size - address) return 0;
   const umd::Digest out = umd::sha256(std::span<const uint8_t>(self->memory_.data + address, length));
   std::copy(out.begin(), out.end(), digest);
+  return 1;
+}
+
+// A DMA of device memory into the control core's local memory.
+int FirmwareHost::readWords(void* context, uint64_t address, uint32_t* words, uint32_t count) {
+  auto* self = static_cast<FirmwareHost*>(context);
+  const uint64_t bytes = uint64_t{count} * 4;
+  if (address % 4 != 0 || address > self->memory_.size || bytes > self->memory_.size - address) return 0;
+  std::memcpy(words, self->memory_.data + address, bytes);
   return 1;
 }
 

@@ -48,6 +48,7 @@ class FirmwareHost {
   static void write32(void* context, uint64_t address, uint32_t value);
   static void waitForInterrupt(void* context, uint64_t untilUs);
   static int digestSha256(void* context, uint64_t address, uint64_t length, uint8_t digest[32]);
+  static int readWords(void* context, uint64_t address, uint32_t* words, uint32_t count);
   static int verifySignature(void* context, const uint8_t* message, uint32_t length, const uint8_t signature[64]);
   uint32_t readHostInterface(uint32_t offset);
   void writeHostInterface(uint32_t offset, uint32_t value);

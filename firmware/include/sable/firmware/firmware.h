@@ -43,6 +43,12 @@ struct sable_fw_platform {
 	 * by one of those keys, of the `length` bytes at `message` (the firmware's own memory). The
 	 * firmware registers no program without both services (docs/firmware.md, "Signed programs"). */
 	int (*verify_signature)(void *context, const uint8_t *message, uint32_t length, const uint8_t signature[64]);
+	/* Optional: the words of device memory [address, address + 4·count) into `words` (the
+	 * firmware's own memory), each as read32 would read it, as a DMA into the core's local memory
+	 * does; returns nonzero on success, 0 when the range is not device memory. Not ordered with
+	 * the host's writes: for bytes the host does not change while they are read (a registered
+	 * program's own copy of its stream). Without it the firmware reads word by word. */
+	int (*read_words)(void *context, uint64_t address, uint32_t *words, uint32_t count);
 };
 
 /* Boots, publishes SABLE_FW_STATE_READY in the boot block, serves the rings until the host
