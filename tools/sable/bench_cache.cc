@@ -27,7 +27,7 @@ int runCacheBench(const std::vector<std::string>& models) {
     return 1;
   }
   const fs::path dir = fs::temp_directory_path() / fmt::format("sable-bench-cache-{}", ::getpid());
-  constexpr int kCompiles = 3, kLoads = 5;
+  constexpr int kCompiles = 5, kLoads = 11;
   fmt::print("compilation cache on {} ({}): median of {} compilations and {} loads\n", kNpuDevice,
              (*device)->versionString(), kCompiles, kLoads);
   fmt::print("  {:<24} {:>12} {:>12} {:>8} {:>13} {:>13} {:>12}  {}\n", "model", "compile ms", "load ms", "ratio",
