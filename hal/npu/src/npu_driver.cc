@@ -142,9 +142,8 @@ Result<umd::Program> registerStream(umd::Device& device, const CompiledProgram& 
                             "verify (the stream was altered, or signed by a key the device does not trust): {}",
                             registered.error().message);
     }
-    return generalFailure("sable-npu: the firmware refused the compiled program: {} ({} at command {})",
-                          registered.error().message, sable_error_cause_name(rejection.error_cause),
-                          rejection.error_command);
+    // The UMD's message names the cause and the command already.
+    return generalFailure("sable-npu: the firmware refused the compiled program: {}", registered.error().message);
   }
   return std::move(*registered);
 }
