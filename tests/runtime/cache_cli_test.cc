@@ -71,6 +71,9 @@ TEST_F(SableCacheCli, BenchCacheReportsCompileAndLoadTimesAndIdenticalOutputs) {
   EXPECT_NE(run.out.find("builtin:tiny_cnn"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("identical"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("ratio"), std::string::npos) << run.out;
+  // Whether the model met the 20x target is said, either way.
+  EXPECT_NE(run.out.find("target, a load at least 20x faster than a compilation: met by"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("builtin:tiny_cnn ("), std::string::npos) << run.out;
 }
 
 TEST_F(SableCacheCli, CompileForADeviceThatDoesNotCacheIsAUsageError) {

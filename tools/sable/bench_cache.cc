@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model_cache.h"
 #include "sable/hal/unique_fd.h"
@@ -33,6 +34,9 @@ int runCacheBench(const std::vector<std::string>& models) {
   fmt::print("  {:<24} {:>12} {:>12} {:>8} {:>13} {:>13} {:>12}  {}\n", "model", "compile ms", "load ms", "ratio",
              "1st load ms", "model cache", "data cache", "outputs");
   int status = 0;
+  // The target (docs/cache.md): a load at least this many times faster than a compilation.
+  constexpr double kTargetRatio = 20.0;
+  std::vector<std::string> met, missed;
   for (const std::string& spec : models) {
     auto model = loadModel(spec);
     if (!model.ok()) {
@@ -69,14 +73,20 @@ int runCacheBench(const std::vector<std::string>& models) {
     if (!same) status = 1;
     const ModelCache files = modelCacheFor(*model, dir);
     const double c = median(compileMs), l = median(loadMs);
-    fmt::print("  {:<24} {:>12.1f} {:>12.1f} {:>7.1f}x {:>13.1f} {:>13} {:>12}  {}\n", spec, c, l, l > 0 ? c / l : 0.0,
+    const double ratio = l > 0 ? c / l : 0.0;
+    (ratio >= kTargetRatio ? met : missed).push_back(fmt::format("{} ({:.1f}x)", spec, ratio));
+    fmt::print("  {:<24} {:>12.1f} {:>12.1f} {:>7.1f}x {:>13.1f} {:>13} {:>12}  {}\n", spec, c, l, ratio,
                loadMs.front(), fs::file_size(files.modelFile), fs::file_size(files.dataFile),
                same ? "identical" : "DIFFER");
   }
   fs::remove_all(dir);
   fmt::print("compile: the driver compiles, registers the program with the firmware and saves both files; load: it "
-             "reads both files, verifies the signature and hashes, and registers the program (1st load: the first of "
+             "reads both files, verifies the signature and the data cache's digest, and registers the program (1st load: the first of "
              "the model's loads in this process)\n");
+  // A performance target, not a failure of the bench: the exit status stays that of the outputs.
+  fmt::print("target, a load at least {:.0f}x faster than a compilation: met by {}; missed by {}\n", kTargetRatio,
+             met.empty() ? "none" : fmt::format("{}", fmt::join(met, ", ")),
+             missed.empty() ? "none" : fmt::format("{}", fmt::join(missed, ", ")));
   return status;
 }
 
