@@ -4,12 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <optional>
 
 #include "sable/hal/two_threads.h"
 
@@ -82,30 +80,18 @@ Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes,
                                  const std::function<Result<void>(uint64_t offset, std::span<const uint8_t>)>& chunk) {
   if (chunkBytes == 0) return invalidArgument("cache file: chunks of 0 bytes");
   const uint64_t chunks = (size + chunkBytes - 1) / chunkBytes;
-  std::atomic<uint64_t> next{0};
-  std::mutex errorMutex;
-  std::optional<Error> error;
-  auto readChunks = [&] {
+  SABLE_TRY(forEachOnTwoThreads(chunks, [&](uint64_t i) -> Result<void> {
     std::unique_ptr<uint8_t[]> buffer = chunkBuffers().take(chunkBytes);
-    for (uint64_t i = next.fetch_add(1); i < chunks; i = next.fetch_add(1)) {
-      const uint64_t offset = i * chunkBytes;
-      const std::span<uint8_t> bytes(buffer.get(), static_cast<size_t>(std::min(chunkBytes, size - offset)));
-      Result<void> done = [&]() -> Result<void> {
-        SABLE_ASSIGN_OR_RETURN(const bool whole, readExactly(fd, offset, bytes));
-        if (!whole) return generalFailure("cache file: it shrank while it was read");
-        return chunk(offset, bytes);
-      }();
-      if (!done.ok()) {
-        next.store(chunks);  // the other thread stops after its current chunk
-        std::lock_guard lock(errorMutex);
-        if (!error) error = done.error();
-        break;
-      }
-    }
+    const uint64_t offset = i * chunkBytes;
+    const std::span<uint8_t> bytes(buffer.get(), static_cast<size_t>(std::min(chunkBytes, size - offset)));
+    Result<void> done = [&]() -> Result<void> {
+      SABLE_ASSIGN_OR_RETURN(const bool whole, readExactly(fd, offset, bytes));
+      if (!whole) return generalFailure("cache file: it shrank while it was read");
+      return chunk(offset, bytes);
+    }();
     chunkBuffers().give(std::move(buffer), chunkBytes);
-  };
-  runOnTwoThreads(chunks > 1, readChunks);
-  if (error) return *error;
+    return done;
+  }));
   // One byte past the expected end as well: a file that grew is noticed.
   uint8_t beyond = 0;
   SABLE_ASSIGN_OR_RETURN(const bool grew, readExactly(fd, size, std::span(&beyond, 1)));

@@ -31,6 +31,7 @@ class Memory {
     platform_.read32 = [](void* context, uint64_t address) -> uint32_t {
       auto* self = static_cast<Memory*>(context);
       ++self->reads_;
+      ++self->wordReads_;
       uint32_t value = 0;
       if (address + 4 <= self->bytes_.size()) std::memcpy(&value, &self->bytes_[address], 4);
       return value;
@@ -56,11 +57,13 @@ class Memory {
   }
   const sable_fw_platform* platform() const { return &platform_; }
   uint64_t reads() const { return reads_; }
+  uint64_t wordReads() const { return wordReads_; }  // through read32
 
  private:
   std::vector<uint8_t> bytes_;
   sable_fw_platform platform_{};
   uint64_t reads_ = 0;
+  uint64_t wordReads_ = 0;
 };
 
 // Every test runs twice: the platform reading the stream word by word, and in blocks.
@@ -414,6 +417,8 @@ TEST_P(FirmwareValidate, LongPingPongStreamValidatesInOnePass) {
                                                    << result_.command;
   EXPECT_EQ(result_.extent[1], (tiles - 1) * 16u);
   EXPECT_EQ(memory_.reads(), 8u * (commands.size() + 1)) << "each word is read once";
+  // In blocks, only the header is read word by word.
+  EXPECT_EQ(memory_.wordReads(), GetParam() ? 8u : memory_.reads());
 }
 
 TEST_P(FirmwareValidate, DescriptorErrors) {

@@ -4,12 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -186,22 +183,11 @@ Result<DataCacheDigest> DataCacheDigester::finish() const {
 
 Result<DataCacheDigest> digestDataCache(std::span<const uint8_t> dataCache, const umd::Secret& key) {
   DataCacheDigester digester(dataCache.size(), key);
-  const size_t leaves = (dataCache.size() + kLeafBytes - 1) / kLeafBytes;
-  std::atomic<size_t> next{0};
-  std::mutex errorMutex;
-  std::optional<Error> error;
-  auto digestLeaves = [&] {
-    for (size_t i = next.fetch_add(1); i < leaves; i = next.fetch_add(1)) {
-      const size_t begin = i * kLeafBytes;
-      if (auto added = digester.add(begin, dataCache.subspan(begin, std::min(kLeafBytes, dataCache.size() - begin)));
-          !added.ok()) {
-        std::lock_guard lock(errorMutex);
-        error = added.error();
-      }
-    }
-  };
-  runOnTwoThreads(leaves > 1, digestLeaves);
-  if (error) return *error;
+  const uint64_t leaves = (dataCache.size() + kLeafBytes - 1) / kLeafBytes;
+  SABLE_TRY(forEachOnTwoThreads(leaves, [&](uint64_t i) {
+    const size_t begin = i * kLeafBytes;
+    return digester.add(begin, dataCache.subspan(begin, std::min(kLeafBytes, dataCache.size() - begin)));
+  }));
   return digester.finish();
 }
 

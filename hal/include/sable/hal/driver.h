@@ -61,8 +61,8 @@ constexpr uint64_t kCacheChunkBytes = uint64_t{256} << 10;
 // Where a data cache file goes, chosen by the driver (docs/cache.md). The HAL layer reads the file
 // once, from offset 0, and hands each chunk to write() as soon as it is read: the kCacheChunkBytes
 // at each multiple of them (the last one shorter), each once, in any order and from two threads
-// at once. The sable-npu driver hashes each chunk and copies it straight into the buffer object
-// its program's constants are used from.
+// at once. The sable-npu driver authenticates each chunk and copies it straight into the buffer
+// object its program's constants are used from.
 class CacheData {
  public:
   virtual ~CacheData() = default;
