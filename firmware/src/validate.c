@@ -70,6 +70,7 @@ struct queue_model {
 struct flow_model {
 	uint32_t depth;
 	uint32_t tokens[SABLE_DEP_CHANNELS];
+	uint32_t available; /* bit c set when tokens[c] > 0 */
 	struct queue_model queue[QUEUES];
 	/* Overflow bound: wait masks of the last `depth` commands dispatched to each queue. */
 	uint8_t recent_wait[QUEUES][RING];
@@ -88,6 +89,7 @@ static const uint32_t queue_signal_mask[QUEUES + 1u] = {
 
 static void flow_init(struct flow_model *flow, uint32_t depth) {
 	flow->depth = depth;
+	flow->available = 0u;
 	for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
 		flow->tokens[c] = 0u;
 		flow->signalled[c] = 0u;
@@ -103,29 +105,25 @@ static void flow_init(struct flow_model *flow, uint32_t depth) {
 
 static bool head_can_run(const struct flow_model *flow, uint32_t q) {
 	const struct queue_model *queue = &flow->queue[q];
-	if (queue->count == 0u) {
-		return false;
-	}
-	const uint32_t wait = queue->wait[queue->head];
-	for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
-		if ((wait & (1u << c)) != 0u && flow->tokens[c] == 0u) {
-			return false;
-		}
-	}
-	return true;
+	return queue->count != 0u && (queue->wait[queue->head] & ~flow->available) == 0u;
 }
 
 static void run_head(struct flow_model *flow, uint32_t q) {
 	struct queue_model *queue = &flow->queue[q];
 	const uint32_t wait = queue->wait[queue->head];
 	const uint32_t signal = queue->signal[queue->head];
-	for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
-		if ((wait & (1u << c)) != 0u) {
-			flow->tokens[c] -= 1u;
+	/* Mostly one channel each way: only the set bits are visited. */
+	for (uint32_t bits = wait; bits != 0u; bits &= bits - 1u) {
+		const uint32_t c = (uint32_t)__builtin_ctz(bits);
+		flow->tokens[c] -= 1u;
+		if (flow->tokens[c] == 0u) {
+			flow->available &= ~(1u << c);
 		}
-		if ((signal & (1u << c)) != 0u) {
-			flow->tokens[c] += 1u; /* bounded by the overflow check: at most 255 */
-		}
+	}
+	for (uint32_t bits = signal; bits != 0u; bits &= bits - 1u) {
+		const uint32_t c = (uint32_t)__builtin_ctz(bits);
+		flow->tokens[c] += 1u; /* bounded by the overflow check: at most 255 */
+		flow->available |= 1u << c;
 	}
 	queue->head = (queue->head + 1u) % RING;
 	queue->count -= 1u;
@@ -181,20 +179,19 @@ static uint32_t flow_dispatch(struct flow_model *flow, uint32_t q, uint32_t wait
 	uint8_t *recent = flow->recent_wait[q];
 	if (flow->recent_count[q] == flow->depth) {
 		const uint32_t started = recent[flow->recent_head[q]];
-		for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
-			if ((started & (1u << c)) != 0u) {
-				flow->surely_taken[c] += 1u;
-			}
+		for (uint32_t bits = started; bits != 0u; bits &= bits - 1u) {
+			flow->surely_taken[__builtin_ctz(bits)] += 1u;
 		}
 		flow->recent_head[q] = (flow->recent_head[q] + 1u) % RING;
 		flow->recent_count[q] -= 1u;
 	}
 	recent[(flow->recent_head[q] + flow->recent_count[q]) % RING] = (uint8_t)wait;
 	flow->recent_count[q] += 1u;
-	for (uint32_t c = 0; c < SABLE_DEP_CHANNELS; ++c) {
-		if ((signal & (1u << c)) != 0u) {
-			flow->signalled[c] += 1u;
-		}
+	/* A channel's bound only grows when it is signalled (surely_taken never falls), so only the
+	 * channels this command signals need the check. */
+	for (uint32_t bits = signal; bits != 0u; bits &= bits - 1u) {
+		const uint32_t c = (uint32_t)__builtin_ctz(bits);
+		flow->signalled[c] += 1u;
 		if (flow->signalled[c] > flow->surely_taken[c] &&
 		    flow->signalled[c] - flow->surely_taken[c] > SABLE_TOKEN_COUNTER_MAX) {
 			*failing = index;
@@ -563,6 +560,8 @@ uint32_t sable_fw_validate_stream(const struct sable_fw_platform *platform, uint
 	reader.count = (uint32_t)count;
 	reader.batch_first = 0u;
 	reader.batch_count = 0u;
+	uint32_t defined_opcode = SABLE_FW_NO_COMMAND; /* no opcode: opcodes are 8 bits */
+	uint32_t defined[SABLE_COMMAND_WORDS];
 	/* count < 2^32 and stream_size fits device memory: the loop is bounded by the stream. */
 	for (uint32_t i = 0; i < (uint32_t)count; ++i) {
 		const uint32_t *const command = command_words(&reader, i);
@@ -574,10 +573,18 @@ uint32_t sable_fw_validate_stream(const struct sable_fw_platform *platform, uint
 		if (queue < 0) {
 			return fail(result, SABLE_ERROR_UNKNOWN_OPCODE, i);
 		}
-		for (uint32_t k = 0; k < SABLE_COMMAND_WORDS; ++k) {
-			if ((w[k] & ~sable_cmd_defined_mask(opcode, k)) != 0u) {
-				return fail(result, SABLE_ERROR_BAD_FIELD, i);
+		if (opcode != defined_opcode) { /* streams are runs of one opcode: look up once per run */
+			defined_opcode = opcode;
+			for (uint32_t k = 0; k < SABLE_COMMAND_WORDS; ++k) {
+				defined[k] = sable_cmd_defined_mask(opcode, k);
 			}
+		}
+		uint32_t undefined = 0u;
+		for (uint32_t k = 0; k < SABLE_COMMAND_WORDS; ++k) {
+			undefined |= w[k] & ~defined[k];
+		}
+		if (undefined != 0u) {
+			return fail(result, SABLE_ERROR_BAD_FIELD, i);
 		}
 		const uint32_t wait = sable_cmd_get_wait(w);
 		const uint32_t signal = sable_cmd_get_signal(w);
