@@ -330,10 +330,16 @@ static uint32_t register_program(struct firmware *fw, uint32_t program, uint32_t
 			limits.bound[r] = size;
 		}
 	}
-	/* The signature before anything of the stream is parsed: only streams signed by a key the
-	 * device trusts are validated and, later, run. */
+	/* Only streams signed by a key the device trusts are registered and, later, run. With an
+	 * asynchronous hash engine, the stream is validated while it is hashed, and the signature's
+	 * verdict decides last: an unsigned stream is BAD_SIGNATURE whatever the validation found,
+	 * exactly as when the signature is checked first (the validator takes any bytes safely). */
+	const struct sable_fw_platform *platform = fw->platform;
+	const bool async_hash = platform->digest_sha256_start != 0 && platform->digest_sha256_finish != 0;
+	bool hashing = false;
+	uint8_t signature[64];
+	uint8_t message[SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES];
 	if (cause == SABLE_ERROR_NONE) {
-		uint8_t signature[64];
 		for (uint32_t i = 0; i < 64u; i += 4u) {
 			const uint32_t word = rd32(fw, program_field(fw, program, offsetof(struct sable_fw_program, signature) + i));
 			for (uint32_t b = 0; b < 4u; ++b) {
@@ -344,21 +350,32 @@ static uint32_t register_program(struct firmware *fw, uint32_t program, uint32_t
 		 * are validated below and run later (the program's own copy in device memory). */
 		static const char domain[] = SABLE_FW_STREAM_SIGNATURE_DOMAIN;
 		_Static_assert(sizeof(domain) == 17u, "the signature's domain is 16 characters");
-		uint8_t message[SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES];
 		for (uint32_t i = 0; i < 16u; ++i) {
 			message[i] = (uint8_t)domain[i];
 		}
-		if (fw->platform->digest_sha256 == 0 || fw->platform->verify_signature == 0 ||
-		    !in_device_memory(stream_base, stream_size) ||
-		    fw->platform->digest_sha256(fw->platform->context, stream_base, stream_size, message + 16) == 0 ||
-		    fw->platform->verify_signature(fw->platform->context, message, SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES,
-		                                   signature) == 0) {
+		if (platform->verify_signature == 0 || !in_device_memory(stream_base, stream_size)) {
+			cause = SABLE_ERROR_BAD_SIGNATURE;
+		} else if (async_hash) {
+			hashing = platform->digest_sha256_start(platform->context, stream_base, stream_size) != 0;
+			if (!hashing) {
+				cause = SABLE_ERROR_BAD_SIGNATURE;
+			}
+		} else if (platform->digest_sha256 == 0 ||
+		           platform->digest_sha256(platform->context, stream_base, stream_size, message + 16) == 0 ||
+		           platform->verify_signature(platform->context, message, SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES,
+		                                      signature) == 0) {
 			cause = SABLE_ERROR_BAD_SIGNATURE;
 		}
 	}
 	if (cause == SABLE_ERROR_NONE) {
-		cause = sable_fw_validate_stream(fw->platform, stream_base, stream_size, &fw->config, &limits, &result);
+		cause = sable_fw_validate_stream(platform, stream_base, stream_size, &fw->config, &limits, &result);
 		*command = result.command;
+	}
+	if (hashing && (platform->digest_sha256_finish(platform->context, message + 16) == 0 ||
+	                platform->verify_signature(platform->context, message, SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES,
+	                                           signature) == 0)) {
+		cause = SABLE_ERROR_BAD_SIGNATURE;
+		*command = SABLE_FW_NO_COMMAND;
 	}
 	for (uint32_t r = 0; r < SABLE_FW_MAX_REGIONS; ++r) {
 		wr64(fw, program_field(fw, program, offsetof(struct sable_fw_program, extent) + 8u * (uint64_t)r),

@@ -82,7 +82,33 @@ class FakeDevice {
   // A platform without a signature service, or without a hash engine (a control core that
   // cannot verify).
   void removeSignatureService() { platform_.verify_signature = nullptr; }
-  void removeHashEngine() { platform_.digest_sha256 = nullptr; }
+  void removeHashEngine() {
+    platform_.digest_sha256 = nullptr;
+    platform_.digest_sha256_start = nullptr;
+    platform_.digest_sha256_finish = nullptr;
+  }
+  // A hash engine that runs beside the core (digest_sha256_start/finish): the firmware validates
+  // while it hashes. The fake hashes at finish; it counts both calls.
+  void useAsynchronousHashEngine() {
+    platform_.digest_sha256_start = [](void* c, uint64_t address, uint64_t length) {
+      auto* self = static_cast<FakeDevice*>(c);
+      if (self->hash_pending_ || address > self->memory_.size() || length > self->memory_.size() - address) return 0;
+      self->hash_pending_ = true;
+      self->hash_address_ = address;
+      self->hash_length_ = length;
+      ++self->hash_starts_;
+      return 1;
+    };
+    platform_.digest_sha256_finish = [](void* c, uint8_t digest[32]) {
+      auto* self = static_cast<FakeDevice*>(c);
+      if (!self->hash_pending_) return 0;
+      self->hash_pending_ = false;
+      ++self->hash_finishes_;
+      return self->digest(self->hash_address_, self->hash_length_, digest);
+    };
+  }
+  uint32_t hashStarts() const { return hash_starts_; }
+  uint32_t hashFinishes() const { return hash_finishes_; }
   uint32_t verifications() const { return verifications_; }
   ~FakeDevice() { stop(); }
 
@@ -351,6 +377,12 @@ class FakeDevice {
   std::array<uint8_t, crypto_sign_PUBLICKEYBYTES> public_key_{};
   std::array<uint8_t, crypto_sign_SECRETKEYBYTES> secret_key_{};
   std::atomic<uint32_t> verifications_{0};
+  // The asynchronous hash engine's state: the firmware's thread only; read after waitIdle().
+  bool hash_pending_ = false;
+  uint64_t hash_address_ = 0;
+  uint64_t hash_length_ = 0;
+  std::atomic<uint32_t> hash_starts_{0};
+  std::atomic<uint32_t> hash_finishes_{0};
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -48,6 +48,7 @@ const std::vector<std::pair<uint64_t, uint64_t>> kGoodRegions = {
 
 class FirmwareScheduler : public ::testing::Test {
  protected:
+  void checkOnlyStreamsSignedByATrustedKeyAreRegistered();
   void writeBootBlock(uint32_t completion_entries = kRingEntries) {
     sable_fw_boot boot{};
     boot.magic = SABLE_FW_BOOT_MAGIC;
@@ -232,10 +233,10 @@ TEST_F(FirmwareScheduler, RegisterValidProgramFillsExtents) {
   EXPECT_TRUE(dev_.starts().empty()) << "registration never runs the NPU";
 }
 
-// The firmware registers only streams signed by a key its platform trusts, and checks the
-// signature before it parses the stream: an altered, unsigned or foreign-signed stream is
-// BAD_SIGNATURE and can never run.
-TEST_F(FirmwareScheduler, OnlyStreamsSignedByATrustedKeyAreRegistered) {
+// The firmware registers only streams signed by a key its platform trusts: an altered, unsigned
+// or foreign-signed stream is BAD_SIGNATURE and can never run, whether the signature is checked
+// before the validation (a synchronous hash engine) or after it (an asynchronous one).
+void FirmwareScheduler::checkOnlyStreamsSignedByATrustedKeyAreRegistered() {
   bootFirmware();
   const auto words = streamWords(goodTile());
   auto fill = [&](uint32_t p, const std::array<uint8_t, 64>& signature) {
@@ -283,6 +284,59 @@ TEST_F(FirmwareScheduler, OnlyStreamsSignedByATrustedKeyAreRegistered) {
   EXPECT_EQ(registerFilled(3).error_cause, SABLE_ERROR_NONE) << "the same stream, signed";
   EXPECT_EQ(programState(3), SABLE_FW_PROGRAM_VALID);
   EXPECT_TRUE(dev_.starts().empty());
+
+  // An invalid stream: its own cause when signed, BAD_SIGNATURE (and no command) when not, so
+  // that nothing tells an unsigned stream's author how the validator sees it.
+  auto invalid = goodTile();
+  invalid[4] = command(0x7E);
+  const auto invalidWords = streamWords(invalid);
+  auto fillInvalid = [&](uint32_t p, const std::array<uint8_t, 64>& signature) {
+    dev_.write(kStreams + 0x1000 * p, invalidWords.data(), invalidWords.size() * 4);
+    sable_fw_program program{};
+    program.state = SABLE_FW_PROGRAM_PENDING;
+    program.region_count = 4;
+    program.stream_base = kStreams + 0x1000 * p;
+    program.stream_size = invalidWords.size() * 4;
+    std::memcpy(program.signature, signature.data(), signature.size());
+    dev_.put(programField(p, 0), program);
+  };
+  fillInvalid(0, {});
+  const auto unsignedInvalid = registerFilled(0);
+  EXPECT_EQ(unsignedInvalid.error_cause, SABLE_ERROR_BAD_SIGNATURE) << "an unsigned, invalid stream";
+  EXPECT_EQ(unsignedInvalid.error_command, SABLE_FW_NO_COMMAND);
+  fillInvalid(1, dev_.sign(invalidWords.data(), invalidWords.size() * 4));
+  const auto signedInvalid = registerFilled(1);
+  EXPECT_EQ(signedInvalid.error_cause, SABLE_ERROR_UNKNOWN_OPCODE) << "a signed, invalid stream";
+  EXPECT_EQ(signedInvalid.error_command, 4u);
+  EXPECT_EQ(programState(1), SABLE_FW_PROGRAM_REJECTED);
+}
+
+TEST_F(FirmwareScheduler, OnlyStreamsSignedByATrustedKeyAreRegistered) {
+  checkOnlyStreamsSignedByATrustedKeyAreRegistered();
+  EXPECT_EQ(dev_.hashStarts(), 0u) << "no asynchronous engine on this platform";
+}
+
+TEST_F(FirmwareScheduler, OnlyStreamsSignedByATrustedKeyAreRegisteredWithAnAsynchronousHashEngine) {
+  dev_.useAsynchronousHashEngine();
+  checkOnlyStreamsSignedByATrustedKeyAreRegistered();
+  EXPECT_EQ(dev_.hashStarts(), 8u) << "one hash per registration";
+  EXPECT_EQ(dev_.hashFinishes(), dev_.hashStarts()) << "every started hash is finished";
+}
+
+TEST_F(FirmwareScheduler, AStreamOutsideDeviceMemoryIsNotHashed) {
+  dev_.useAsynchronousHashEngine();
+  bootFirmware();
+  sable_fw_program program{};
+  program.state = SABLE_FW_PROGRAM_PENDING;
+  program.region_count = 4;
+  program.stream_base = FakeDevice::kMemoryBytes - 64;
+  program.stream_size = 4096;  // runs past the end of device memory
+  dev_.put(programField(0, 0), program);
+  submit(SABLE_FW_RING_CONTROL, {SABLE_FW_MSG_REGISTER_PROGRAM, 0, 100, 0, 0, 0, 0});
+  ASSERT_TRUE(dev_.waitIdle());
+  EXPECT_EQ(takeOne().error_cause, SABLE_ERROR_BAD_SIGNATURE);
+  EXPECT_EQ(programState(0), SABLE_FW_PROGRAM_REJECTED);
+  EXPECT_EQ(dev_.hashStarts(), 0u);
 }
 
 TEST_F(FirmwareScheduler, APlatformWithoutASignatureServiceRegistersNothing) {

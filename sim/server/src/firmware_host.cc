@@ -26,6 +26,9 @@ FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint6
   platform_.digest_sha256 = &FirmwareHost::digestSha256;
   platform_.verify_signature = &FirmwareHost::verifySignature;
   platform_.read_words = &FirmwareHost::readWords;
+  platform_.digest_sha256_start = &FirmwareHost::digestSha256Start;
+  platform_.digest_sha256_finish = &FirmwareHost::digestSha256Finish;
+  hashThread_ = std::thread([this] { hashEngine(); });
   // The NPU's interrupt line, wired to the control core's IRQ_STATUS.NPU.
   npu_.setInterruptHandler([this] { raise(SABLE_HOSTIF_IRQ_NPU); });
 }
@@ -33,6 +36,12 @@ FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint6
 FirmwareHost::~FirmwareHost() {
   halt();
   npu_.setInterruptHandler({});
+  {
+    std::lock_guard lock(hashMutex_);
+    hashStop_ = true;
+  }
+  hashChanged_.notify_all();
+  hashThread_.join();
 }
 
 void FirmwareHost::start() {
@@ -52,6 +61,47 @@ int FirmwareHost::digestSha256(void* context, uint64_t address, uint64_t length,
   const umd::Digest out = umd::sha256(std::span<const uint8_t>(self->memory_.data + address, length));
   std::copy(out.begin(), out.end(), digest);
   return 1;
+}
+
+// The hash engine's asynchronous interface: the firmware starts a hash, validates the stream
+// meanwhile, then waits for the digest.
+int FirmwareHost::digestSha256Start(void* context, uint64_t address, uint64_t length) {
+  auto* self = static_cast<FirmwareHost*>(context);
+  if (address > self->memory_.size || length > self->memory_.size - address) return 0;
+  {
+    std::lock_guard lock(self->hashMutex_);
+    if (self->hashPending_) return 0;  // one hash at a time, as the firmware promises
+    self->hashPending_ = self->hashRequested_ = true;
+    self->hashAddress_ = address;
+    self->hashLength_ = length;
+  }
+  self->hashChanged_.notify_all();
+  return 1;
+}
+
+int FirmwareHost::digestSha256Finish(void* context, uint8_t digest[32]) {
+  auto* self = static_cast<FirmwareHost*>(context);
+  std::unique_lock lock(self->hashMutex_);
+  if (!self->hashPending_) return 0;
+  self->hashChanged_.wait(lock, [self] { return !self->hashRequested_; });
+  self->hashPending_ = false;
+  std::copy(self->hashDigest_.begin(), self->hashDigest_.end(), digest);
+  return 1;
+}
+
+void FirmwareHost::hashEngine() {
+  std::unique_lock lock(hashMutex_);
+  while (true) {
+    hashChanged_.wait(lock, [this] { return hashRequested_ || hashStop_; });
+    if (hashStop_) return;
+    const std::span<const uint8_t> bytes(memory_.data + hashAddress_, hashLength_);
+    lock.unlock();
+    const umd::Digest digest = umd::sha256(bytes);
+    lock.lock();
+    hashDigest_ = digest;
+    hashRequested_ = false;
+    hashChanged_.notify_all();
+  }
 }
 
 // A DMA of device memory into the control core's local memory.

@@ -48,6 +48,9 @@ class FirmwareHost {
   static void write32(void* context, uint64_t address, uint32_t value);
   static void waitForInterrupt(void* context, uint64_t untilUs);
   static int digestSha256(void* context, uint64_t address, uint64_t length, uint8_t digest[32]);
+  static int digestSha256Start(void* context, uint64_t address, uint64_t length);
+  static int digestSha256Finish(void* context, uint8_t digest[32]);
+  void hashEngine();
   static int readWords(void* context, uint64_t address, uint32_t* words, uint32_t count);
   static int verifySignature(void* context, const uint8_t* message, uint32_t length, const uint8_t signature[64]);
   uint32_t readHostInterface(uint32_t offset);
@@ -70,6 +73,18 @@ class FirmwareHost {
   uint32_t irqStatus_ = 0;  // guarded by mutex_
   uint32_t timerHighLatch_ = 0;
   uint64_t starts_ = 0;  // firmware thread only
+
+  // The hash engine beside the control core (digest_sha256_start/finish): a thread of its own,
+  // so that the firmware validates a stream while it is hashed.
+  std::mutex hashMutex_;
+  std::condition_variable hashChanged_;
+  bool hashRequested_ = false;  // started by the firmware, not yet hashed
+  bool hashPending_ = false;    // started by the firmware, not yet finished
+  bool hashStop_ = false;
+  uint64_t hashAddress_ = 0;
+  uint64_t hashLength_ = 0;
+  umd::Digest hashDigest_{};
+  std::thread hashThread_;  // last: it starts once the members above exist
 };
 
 }  // namespace sable::server

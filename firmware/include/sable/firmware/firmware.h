@@ -49,6 +49,15 @@ struct sable_fw_platform {
 	 * the host's writes: for bytes the host does not change while they are read (a registered
 	 * program's own copy of its stream). Without it the firmware reads word by word. */
 	int (*read_words)(void *context, uint64_t address, uint32_t *words, uint32_t count);
+	/* Optional, both or neither: the hash engine run beside the core. digest_sha256_start starts
+	 * the SHA-256 of the `length` bytes of device memory at `address` and returns at once,
+	 * nonzero when started (0 when the range is not device memory); digest_sha256_finish waits
+	 * for it, writes the digest and returns nonzero (0 when none was started). The firmware
+	 * always finishes what it started before it starts another. With them, a stream is validated
+	 * while it is hashed (docs/firmware.md, "Signed programs"); without them, one after the
+	 * other through digest_sha256. */
+	int (*digest_sha256_start)(void *context, uint64_t address, uint64_t length);
+	int (*digest_sha256_finish)(void *context, uint8_t digest[32]);
 };
 
 /* Boots, publishes SABLE_FW_STATE_READY in the boot block, serves the rings until the host
