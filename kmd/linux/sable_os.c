@@ -45,11 +45,11 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
  * Device memory is the memremap()ed reserved region; kmd/core has already bounded every address
  * by the region (it allocates inside it), so a bad one here is a driver bug: warn, do nothing.
  */
-static bool sable_os_in_memory(struct sable_npu *npu, u64 address, u32 bytes)
+static bool sable_os_in_memory(struct sable_npu *npu, u64 address, u64 bytes)
 {
 	if (address > npu->memory_size || bytes > npu->memory_size - address) {
 		dev_WARN_ONCE(npu->dev, 1,
-			      "device memory access at 0x%llx + %u outside %llu bytes\n",
+			      "device memory access at 0x%llx + %llu outside %llu bytes\n",
 			      address, bytes, npu->memory_size);
 		return false;
 	}
@@ -72,6 +72,22 @@ static void sable_os_mem_write(void *ctx, u64 address, const void *src, u32 byte
 
 	if (sable_os_in_memory(npu, address, bytes))
 		memcpy(npu->memory + address, src, bytes);
+}
+
+static void sable_os_mem_zero(void *ctx, u64 address, u64 bytes)
+{
+	struct sable_npu *npu = ctx;
+
+	if (sable_os_in_memory(npu, address, bytes))
+		memset(npu->memory + address, 0, bytes);
+}
+
+static void sable_os_mem_copy(void *ctx, u64 to, u64 from, u64 bytes)
+{
+	struct sable_npu *npu = ctx;
+
+	if (sable_os_in_memory(npu, to, bytes) && sable_os_in_memory(npu, from, bytes))
+		memcpy(npu->memory + to, npu->memory + from, bytes);
 }
 
 /* Ring indices: an acquire load and a release store, ordering entries against indices for the
@@ -248,6 +264,8 @@ void sable_npu_os_init(struct sable_npu *npu)
 	npu->os.reg_write = sable_os_reg_write;
 	npu->os.mem_read = sable_os_mem_read;
 	npu->os.mem_write = sable_os_mem_write;
+	npu->os.mem_zero = sable_os_mem_zero;
+	npu->os.mem_copy = sable_os_mem_copy;
 	npu->os.mem_load32 = sable_os_mem_load32;
 	npu->os.mem_store32 = sable_os_mem_store32;
 	npu->os.doorbell = sable_os_doorbell;

@@ -87,6 +87,10 @@ void sable_core_device_zero(const struct sable_core_os *os, uint64_t address, ui
 	static const uint8_t zeros[4096];
 	uint32_t chunk;
 
+	if (os->mem_zero) {
+		os->mem_zero(os->ctx, address, bytes);
+		return;
+	}
 	for (; bytes > 0; address += chunk, bytes -= chunk) {
 		chunk = bytes < sizeof(zeros) ? (uint32_t)bytes : (uint32_t)sizeof(zeros);
 		os->mem_write(os->ctx, address, zeros, chunk);
@@ -99,6 +103,10 @@ static void sable_device_copy(const struct sable_core_os *os, uint64_t to, uint6
 	uint8_t buffer[256];
 	uint32_t chunk;
 
+	if (os->mem_copy) {
+		os->mem_copy(os->ctx, to, from, bytes);
+		return;
+	}
 	for (; bytes > 0; to += chunk, from += chunk, bytes -= chunk) {
 		chunk = bytes < sizeof(buffer) ? (uint32_t)bytes : (uint32_t)sizeof(buffer);
 		os->mem_read(os->ctx, from, buffer, chunk);

@@ -33,6 +33,14 @@ KernelOs::KernelOs(sim::DeviceMemory memory, sim::NpuBackend& npu, Board board)
   os_.mem_write = [](void* c, uint64_t address, const void* src, uint32_t bytes) {
     if (uint8_t* p = self(c)->at(address, bytes)) std::memcpy(p, src, bytes);
   };
+  os_.mem_zero = [](void* c, uint64_t address, uint64_t bytes) {
+    if (uint8_t* p = self(c)->at(address, bytes)) std::memset(p, 0, bytes);
+  };
+  os_.mem_copy = [](void* c, uint64_t to, uint64_t from, uint64_t bytes) {
+    uint8_t* destination = self(c)->at(to, bytes);
+    const uint8_t* source = self(c)->at(from, bytes);
+    if (destination != nullptr && source != nullptr) std::memcpy(destination, source, bytes);
+  };
   // Ring indices: single-copy atomic words the firmware reads and writes on its own thread.
   os_.mem_load32 = [](void* c, uint64_t address) -> uint32_t {
     uint8_t* p = self(c)->at(address, 4);

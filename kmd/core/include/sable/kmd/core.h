@@ -57,6 +57,14 @@ struct sable_core_os {
 	 */
 	int (*firmware_stop)(void *ctx);
 	int (*firmware_start)(void *ctx);
+	/* Optional: device memory [address, address + bytes) set to zero, and copied from
+	 * [from, from + bytes) to [to, to + bytes) (the ranges do not overlap), each in one call.
+	 * Without them kmd/core goes through mem_read/mem_write a page or 256 bytes at a time;
+	 * with them, a new object's megabytes and a stream's copy at registration cost one memset
+	 * or memcpy (docs/cache.md: both are on a load's critical path).
+	 */
+	void (*mem_zero)(void *ctx, uint64_t address, uint64_t bytes);
+	void (*mem_copy)(void *ctx, uint64_t to, uint64_t from, uint64_t bytes);
 };
 
 /* ---- Identification and compatibility handshake ---------------------------------------------- */
