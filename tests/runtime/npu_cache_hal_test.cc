@@ -21,6 +21,7 @@
 #include "sable/hal/unique_fd.h"
 #include "sable/runtime/corpus.h"
 #include "sable/umd/compiler/compiler.h"
+#include "sable/umd/device.h"
 #include "sable/umd/signing.h"
 
 namespace sable::runtime {
@@ -315,6 +316,55 @@ TEST_F(NpuCaching, ADamagedShortOrLongDataCacheIsRejectedWhereItIsRead) {
   ASSERT_EQ(l.notified, ErrorStatus::NONE) << "the restored file loads again: " << l.message;
   const auto inputs = randomInputs(model, 15);
   EXPECT_EQ(run(*l.prepared, model, inputs), reference(model, inputs));
+}
+
+// The driver creates the buffer object of a load while it verifies the model cache, from sizes
+// the blob's header implies: whatever is wrong with the blobs, a rejected load gives every byte
+// of device memory back (and nothing stays registered).
+TEST_F(NpuCaching, ARejectedLoadLeavesNoDeviceMemoryBehind) {
+  const char* name = std::getenv("SABLE_DEVICE");
+  ASSERT_NE(name, nullptr) << "the test device sets SABLE_DEVICE";
+  const hal::Model model = *makeBuiltinModel("tiny_cnn");
+  CacheFile m = file("m"), d = file("d");
+  ASSERT_TRUE(prepareAndSave(model, m, d, token(21)));  // the first use starts the device's server
+  auto observer = umd::Device::open({.name = name, .spawn = false});
+  ASSERT_TRUE(observer.ok()) << observer.error().message;
+  const std::vector<uint8_t> goodModel = m.bytes(), goodData = d.bytes();
+  const size_t signedBytes = size_t{goodModel[12]} | size_t{goodModel[13]} << 8 | size_t{goodModel[14]} << 16 |
+                             size_t{goodModel[15]} << 24;
+  auto freeBytes = [&] {
+    auto info = observer->queryInfo();
+    EXPECT_TRUE(info.ok());
+    return info.ok() ? info->device_memory_free : 0;
+  };
+  const uint64_t before = freeBytes();
+  auto expectRejected = [&](const std::vector<uint8_t>& modelBlob, const std::vector<uint8_t>& dataBlob,
+                            const hal::CacheToken& t, const std::string& what) {
+    m.write(modelBlob);
+    d.write(dataBlob);
+    const Loaded l = load(m, d, t);
+    EXPECT_EQ(l.notified, ErrorStatus::GENERAL_FAILURE) << what << ": " << l.message;
+    EXPECT_FALSE(l.prepared) << what;
+    EXPECT_EQ(freeBytes(), before) << what << ": device memory was not given back";
+  };
+  expectRejected(goodModel, goodData, token(22), "another token");
+  auto flipped = goodModel;
+  flipped[signedBytes / 2] ^= 1;
+  expectRejected(flipped, goodData, token(21), "a byte of the signed part flipped");
+  flipped = goodModel;
+  flipped.back() ^= 1;
+  expectRejected(flipped, goodData, token(21), "a byte of the stream flipped (the firmware refuses it)");
+  auto longer = goodModel;
+  longer.insert(longer.end(), 4096, 0);
+  expectRejected(longer, goodData, token(21), "4 KiB appended to the model cache");
+  auto damaged = goodData;
+  damaged[damaged.size() / 2] ^= 1;
+  expectRejected(goodModel, damaged, token(21), "a byte of the data cache flipped");
+  m.write(goodModel);
+  d.write(goodData);
+  const Loaded l = load(m, d, token(21));
+  ASSERT_EQ(l.notified, ErrorStatus::NONE) << "the restored files load again: " << l.message;
+  EXPECT_LT(freeBytes(), before) << "a loaded model holds its device memory";
 }
 
 // The stream's signature kept in the model cache spares signing the stream again at load; the

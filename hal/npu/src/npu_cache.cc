@@ -294,6 +294,18 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
   return cached;
 }
 
+std::optional<uint64_t> unverifiedStreamBytes(std::span<const uint8_t> modelBlob) {
+  if (modelBlob.size() < kSignedBytesOffset + 4 + umd::kSignatureBytes) return std::nullopt;
+  Reader unverified(modelBlob.first(kSignedBytesOffset + 4));
+  auto magic = unverified.bytes(kModelMagic.size());
+  if (!std::equal(magic.begin(), magic.end(), kModelMagic.begin()) || unverified.u32() != kModelCacheFormatVersion) {
+    return std::nullopt;
+  }
+  const uint32_t signedBytes = unverified.u32();
+  if (signedBytes < kSignedBytesOffset + 4 || signedBytes > modelBlob.size() - umd::kSignatureBytes) return std::nullopt;
+  return modelBlob.size() - signedBytes - umd::kSignatureBytes;  // what verifyModelCache requires of it
+}
+
 Result<CachedProgram> verifyModelCache(std::span<const uint8_t> modelBlob, const CacheToken& token,
                                        const CacheIdentity& identity, const umd::PublicKey& key) {
   if (sodium_init() < 0) return generalFailure("libsodium could not be initialised");

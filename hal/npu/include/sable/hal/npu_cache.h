@@ -120,6 +120,10 @@ Result<CacheBlobs> writeCacheBlobs(const umd::compiler::CompiledProgram& program
 Result<CachedProgram> verifyModelCache(std::span<const uint8_t> model, const CacheToken& token,
                                        const CacheIdentity& identity, const umd::PublicKey& key);
 Result<void> verifyDataCache(CachedProgram& cached, const DataCacheDigest& data);
+// The stream's size as a model cache's header implies it, before anything is verified (nullopt
+// when the header cannot be that of a format-4 blob): only to size a buffer object early, while
+// verifyModelCache runs; it is the verified size whenever verifyModelCache accepts the blob.
+std::optional<uint64_t> unverifiedStreamBytes(std::span<const uint8_t> model);
 // Both, for a data cache in memory.
 Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> model, std::span<const uint8_t> data,
                                      const CacheToken& token, const CacheIdentity& identity,
