@@ -25,8 +25,8 @@ Result<std::vector<uint8_t>> readCacheFile(int fd);
 Result<uint64_t> cacheFileSize(int fd);
 
 // Reads the file behind `fd` from offset 0, once, and hands each chunk to `chunk` as it is read:
-// the `chunkBytes` at each multiple of them up to `size` (the last one shorter), in any order,
-// on two threads at once (the calling thread and a helper). GENERAL_FAILURE unless the file holds
+// the `chunkBytes` at each multiple of them up to `size` (the last one shorter), in order, on the
+// calling thread (one buffer, reused from load to load). GENERAL_FAILURE unless the file holds
 // exactly `size` bytes while it is read (a file changed meanwhile is not used), or the first
 // error `chunk` returns (no further chunk is read then).
 Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes,
