@@ -1,6 +1,8 @@
+#include "/tmp/prof.h"
 #include "sable/hal/npu_driver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include <semaphore>
 #include <system_error>
 #include <thread>
+#include <sched.h>
 
 #include <fmt/format.h>
 
@@ -198,24 +201,22 @@ class NpuCacheData final : public CacheData {
     }
     return data;
   }
-  // Hands the verified program to the worker, which registers it while the HAL layer writes the
-  // data cache's chunks; returns once the buffer object exists.
+  // Hands the verified program to the worker, which registers it (once the buffer object exists)
+  // while the HAL layer reads the data cache: the first chunks are read and authenticated while
+  // the object is still being created, and write() waits for it only to copy them in.
   Result<void> start(CachedProgram cached, const umd::Secret& key) {
     if (streamOffset() + cached.program.stream.size() > objectBytes_) {
       return generalFailure("sable-npu: the model cache's stream is {} bytes, {} were expected",
                             cached.program.stream.size(), objectBytes_ - streamOffset());
     }
     digester_.emplace(bytes_, key);
-    std::unique_lock lock(mutex_);
-    cached_ = std::move(cached);
-    handedOver_ = true;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return created_; });
-    if (!buffer_) return creationError_;
-    if (!worker_.joinable()) {  // no thread: the registration now, the HAL layer's read after it
-      lock.unlock();
-      registerProgram();
+    {
+      std::lock_guard lock(mutex_);
+      cached_ = std::move(cached);
+      handedOver_ = true;
     }
+    changed_.notify_all();
+    if (!worker_.joinable() && buffer_) registerProgram();  // no thread: the registration now
     return {};
   }
   ~NpuCacheData() override {
@@ -228,11 +229,23 @@ class NpuCacheData final : public CacheData {
   }
   Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) override {
     SABLE_TRY(digester_->add(offset, chunk));
-    return buffer_->write(offset, chunk);
+    if (!created_.load(std::memory_order_acquire)) {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return created_.load(std::memory_order_relaxed); });
+    }
+    if (!buffer_) return creationError_;
+    SABLE_TRY(buffer_->write(offset, chunk));
+    // While the program is being registered, the reader gives its core away after each chunk:
+    // with fewer cores than runnable threads, the registration's threads (the device server's
+    // worker, the firmware and its hash engine) would otherwise wait for the end of the reader's
+    // time slice, and the registration is the longer of the two (docs/cache.md).
+    if (registering_.load(std::memory_order_relaxed)) sched_yield();
+    return {};
   }
   // Once every chunk has been written: the data cache verified, the program registered.
   Result<LoadedProgram> finish() {
     if (worker_.joinable()) worker_.join();
+    if (!buffer_) return creationError_;
     SABLE_ASSIGN_OR_RETURN(const DataCacheDigest digest, digester_->finish());
     SABLE_TRY(verifyDataCache(cached_, digest));
     if (!registered_->ok()) return registered_->error();
@@ -258,14 +271,18 @@ class NpuCacheData final : public CacheData {
   uint64_t streamOffset() const { return (dataRegionBytes() + 63) / 64 * 64; }
 
   void createBuffer() {
+    ts("create");
     auto buffer = device_.createBuffer(objectBytes_);
-    std::lock_guard lock(mutex_);
-    if (buffer.ok()) {
-      buffer_.emplace(std::move(*buffer));
-    } else {
-      creationError_ = buffer.error();
+    ts("created");
+    {
+      std::lock_guard lock(mutex_);
+      if (buffer.ok()) {
+        buffer_.emplace(std::move(*buffer));
+      } else {
+        creationError_ = buffer.error();
+      }
+      created_.store(true, std::memory_order_release);
     }
-    created_ = true;
     changed_.notify_all();
   }
   // The worker: the object, then — once start() hands it over — the program's registration.
@@ -280,9 +297,11 @@ class NpuCacheData final : public CacheData {
   // The constants are at kDataCacheHeaderBytes in the data cache; verifyDataCache checks that its
   // header says so. Only one thread registers; finish() reads registered_ after the join.
   void registerProgram() {
+    registering_.store(true, std::memory_order_relaxed);
     registered_.emplace(registerStream(device_, cached_.program, *buffer_, kDataCacheHeaderBytes,
                                        dataRegionBytes() - kDataCacheHeaderBytes, cached_.streamSignature,
                                        streamOffset()));
+    registering_.store(false, std::memory_order_relaxed);
   }
 
   std::shared_ptr<Connection> connection_;  // keeps device_ open
@@ -292,7 +311,10 @@ class NpuCacheData final : public CacheData {
   std::optional<DataCacheDigester> digester_;  // from start() on
   std::mutex mutex_;
   std::condition_variable changed_;
-  bool created_ = false;     // under mutex_: buffer_ or creationError_ is set
+  // Set once, under mutex_, after buffer_ or creationError_: both are read without the lock
+  // once it is seen set.
+  std::atomic<bool> created_{false};
+  std::atomic<bool> registering_{false};  // a hint for the reader: the worker is registering
   bool handedOver_ = false;  // under mutex_: cached_ holds the verified program
   bool cancelled_ = false;   // under mutex_: no program will come
   Error creationError_;
@@ -546,6 +568,7 @@ class NpuDriver final : public Driver {
     std::unique_ptr<NpuCacheData> data = NpuCacheData::begin(std::move(shared), *device, dataBytes, *streamBytes);
     SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
                            verifyModelCache(modelCache, token, identity(config), key->publicKey()));
+    ts("verified");
     const umd::Secret dataKey = dataCacheKey(*key, cached.dataSalt);
     SABLE_TRY(data->start(std::move(cached), dataKey));
     return std::unique_ptr<CacheData>(std::move(data));
