@@ -67,6 +67,10 @@ int sable_core_boot(struct sable_core *core, uint64_t memory_bytes, uint32_t wat
 	core->allocator.holes[0].bytes = (memory_bytes - SABLE_LAYOUT_HEAP) &
 					 ~(SABLE_LAYOUT_PAGE - 1u);
 	core->allocator.free_bytes = core->allocator.holes[0].bytes;
+	/* The allocator hands out cleared memory and clears what comes back (objects.c): the heap
+	 * starts cleared, whatever the memory held before (a board's DRAM at power-up).
+	 */
+	sable_core_device_zero(os, SABLE_LAYOUT_HEAP, core->allocator.holes[0].bytes);
 	return 0;
 }
 

@@ -114,6 +114,16 @@ static void sable_device_copy(const struct sable_core_os *os, uint64_t to, uint6
 	}
 }
 
+/* Device memory goes back to the allocator cleared: every free byte of the heap is zero (the
+ * heap is cleared at boot), so a new object is zero-filled without clearing it on the way to
+ * its client, and no client sees what another left behind.
+ */
+static void sable_release_memory(struct sable_core *core, uint64_t address, uint64_t bytes)
+{
+	sable_core_device_zero(core->os, address, bytes);
+	sable_free(&core->allocator, address, bytes);
+}
+
 /* ---- Buffer objects ------------------------------------------------------------------------- */
 
 /* The live object `handle` of `owner`: its slot, -ENOENT or -EACCES. */
@@ -136,7 +146,7 @@ static void sable_bo_destroy_locked(struct sable_core *core, uint32_t slot)
 {
 	struct sable_core_bo_slot *bo = &core->bos[slot];
 
-	sable_free(&core->allocator, bo->address, bo->allocated);
+	sable_release_memory(core, bo->address, bo->allocated);
 	bo->live = 0;
 	bo->doomed = 0;
 	bo->users = 0;
@@ -199,7 +209,7 @@ int sable_core_bo_create(struct sable_core *core, uint64_t owner, struct sable_u
 	bo->size = arg->size;
 	bo->allocated = allocated;
 	/* Zero-filled: no client sees what another left in device memory. */
-	sable_core_device_zero(core->os, address, allocated);
+	/* Zero-filled already: memory is cleared when it is freed (sable_release_memory). */
 	arg->handle = sable_handle(bo->generation, slot);
 	arg->mmap_offset = address;
 	arg->device_address = address;
@@ -363,7 +373,7 @@ static void sable_program_destroy_locked(struct sable_core *core, uint32_t slot)
 			sable_bo_unuse_locked(core, program->constant_bos[r] - 1u);
 		program->constant_bos[r] = 0;
 	}
-	sable_free(&core->allocator, program->stream_address, program->stream_allocated);
+	sable_release_memory(core, program->stream_address, program->stream_allocated);
 	core->os->mem_store32(core->os->ctx, sable_program_entry(slot), SABLE_FW_PROGRAM_FREE);
 	program->state = SABLE_CORE_PROGRAM_FREE;
 }
@@ -585,7 +595,7 @@ int sable_core_program_register(struct sable_core *core, uint64_t owner,
 	err = sable_core_ring_push(os, &core->submit[SABLE_FW_RING_CONTROL], &message, NULL);
 	if (err != 0) {
 		core->counters.ring_faults += 1;
-		sable_free(&core->allocator, program->stream_address, program->stream_allocated);
+		sable_release_memory(core, program->stream_address, program->stream_allocated);
 		for (r = 0; r < SABLE_FW_MAX_REGIONS; ++r)
 			program->constant_bos[r] = 0;
 		sable_core_unlock(core);
