@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <future>
 #include <optional>
 #include <semaphore>
 #include <system_error>
@@ -19,6 +20,7 @@
 #include "sable/hal/build_info.h"
 #include "sable/hal/request_memory.h"
 #include "sable/hal/npu_cache.h"
+#include "worker_threads.h"
 #include "sable/hal/npu_capabilities.h"
 #include "sable/hal/validation.h"
 #include "sable/hal/vlog.h"
@@ -175,11 +177,10 @@ Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
   return registerLoaded(device, std::move(program), std::move(constants), 0, constantBytes, signature);
 }
 
-// A load from cache in progress (docs/cache.md). The model cache is verified; a thread of its
-// own creates the buffer object and then registers the program with the firmware, while the HAL
-// layer hands the data cache over chunk by chunk: the firmware's checks of the stream overlap the
-// data cache's read. (The thread is running before the read starts: started after it, it would
-// wait for a core that the read's two threads hold.) Each chunk is digested (a leaf of the data
+// A load from cache in progress (docs/cache.md). A worker (one of the driver's kept threads)
+// creates the buffer object while the model cache is verified and then registers the program
+// with the firmware, while the HAL layer hands the data cache over chunk by chunk: the firmware's
+// checks of the stream overlap the data cache's read. Each chunk is digested (a leaf of the data
 // cache's digest tree) and copied straight into the buffer object, which then holds the program's
 // constants where they are in the file (kDataCacheHeaderBytes in: aligned) and, after them,
 // carries the stream to the kernel side (one object to create, not two); what was digested is
@@ -190,13 +191,18 @@ class NpuCacheData final : public CacheData {
   // Starts the worker, which creates the buffer object for `dataBytes` of data cache and a stream
   // of `streamBytes` (the model cache's size for it, not yet verified) and then waits for the
   // program: the object's creation and the thread's start overlap the model cache's verification
-  // (about 0.2 ms each here, all on a load's critical path). Nothing is registered before start().
-  static std::unique_ptr<NpuCacheData> begin(std::shared_ptr<Connection> connection, umd::Device& device,
-                                             uint64_t dataBytes, uint64_t streamBytes) {
+  // (about 0.1 ms each here, on a load's critical path). Nothing is registered before start().
+  static std::unique_ptr<NpuCacheData> begin(WorkerThreads& workers, std::shared_ptr<Connection> connection,
+                                             umd::Device& device, uint64_t dataBytes, uint64_t streamBytes) {
     auto data = std::unique_ptr<NpuCacheData>(new NpuCacheData(std::move(connection), device, dataBytes, streamBytes));
-    try {
-      data->worker_ = std::thread([raw = data.get()] { raw->work(); });
-    } catch (const std::system_error&) {
+    auto done = std::make_shared<std::promise<void>>();  // shared: a std::function is copyable
+    std::future<void> worked = done->get_future();
+    if (workers.run([raw = data.get(), done] {
+          raw->work();
+          done->set_value();  // the last touch: the waiting owner may destroy raw from here on
+        })) {
+      data->worker_ = std::move(worked);
+    } else {
       data->createBuffer();  // no thread: the object now, the registration in start()
     }
     return data;
@@ -216,7 +222,7 @@ class NpuCacheData final : public CacheData {
       handedOver_ = true;
     }
     changed_.notify_all();
-    if (!worker_.joinable() && buffer_) registerProgram();  // no thread: the registration now
+    if (!worker_.valid() && buffer_) registerProgram();  // no thread: the registration now
     return {};
   }
   ~NpuCacheData() override {
@@ -225,7 +231,7 @@ class NpuCacheData final : public CacheData {
       cancelled_ = true;  // a worker still waiting for the program gives up (and the object goes)
     }
     changed_.notify_all();
-    if (worker_.joinable()) worker_.join();
+    if (worker_.valid()) worker_.wait();
   }
   Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) override {
     SABLE_TRY(digester_->add(offset, chunk));
@@ -244,7 +250,7 @@ class NpuCacheData final : public CacheData {
   }
   // Once every chunk has been written: the data cache verified, the program registered.
   Result<LoadedProgram> finish() {
-    if (worker_.joinable()) worker_.join();
+    if (worker_.valid()) worker_.wait();
     if (!buffer_) return creationError_;
     SABLE_ASSIGN_OR_RETURN(const DataCacheDigest digest, digester_->finish());
     SABLE_TRY(verifyDataCache(cached_, digest));
@@ -295,7 +301,7 @@ class NpuCacheData final : public CacheData {
     registerProgram();
   }
   // The constants are at kDataCacheHeaderBytes in the data cache; verifyDataCache checks that its
-  // header says so. Only one thread registers; finish() reads registered_ after the join.
+  // header says so. Only one thread registers; finish() reads registered_ once the worker is done.
   void registerProgram() {
     registering_.store(true, std::memory_order_relaxed);
     registered_.emplace(registerStream(device_, cached_.program, *buffer_, kDataCacheHeaderBytes,
@@ -321,7 +327,7 @@ class NpuCacheData final : public CacheData {
   CachedProgram cached_;  // the worker reads its program while the HAL layer writes chunks
   std::optional<umd::BufferObject> buffer_;
   std::optional<Result<umd::Program>> registered_;  // by the worker: the error or the program
-  std::thread worker_;
+  std::future<void> worker_;  // ready once the worker's job is over (invalid: no worker)
 };
 
 // A model compiled at preparation, or — when filters or biases are model inputs
@@ -565,7 +571,8 @@ class NpuDriver final : public Driver {
     SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
     // The object is created while the model cache is verified; a blob that fails the check frees
     // it unused (the destructor), and nothing of it is registered.
-    std::unique_ptr<NpuCacheData> data = NpuCacheData::begin(std::move(shared), *device, dataBytes, *streamBytes);
+    std::unique_ptr<NpuCacheData> data =
+        NpuCacheData::begin(workers_, std::move(shared), *device, dataBytes, *streamBytes);
     SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
                            verifyModelCache(modelCache, token, identity(config), key->publicKey()));
     ts("verified");
@@ -590,6 +597,7 @@ class NpuDriver final : public Driver {
   CacheIdentity identity(const sable_hw_config& config) const {
     return {.driverVersion = versionString(), .hardwareConfig = hardwareConfigIdentity(config)};
   }
+  WorkerThreads workers_;  // for the loads' workers (NpuCacheData)
   // One path for the flags and the reasons: the compiler's dry run on the device's configuration.
   static Result<std::vector<umd::compiler::OperationSupport>> operationSupport(const Model& model) {
     SABLE_TRY(validateModel(model));
