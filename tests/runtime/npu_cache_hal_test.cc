@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -337,7 +338,15 @@ TEST_F(NpuCaching, ARejectedLoadLeavesNoDeviceMemoryBehind) {
     EXPECT_TRUE(info.ok());
     return info.ok() ? info->device_memory_free : 0;
   };
-  const uint64_t before = freeBytes();
+  // The compiled model above goes on the HAL's preparation thread, which may still hold it for a
+  // moment after its callback: wait until the device's free memory no longer changes.
+  uint64_t before = freeBytes();
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const uint64_t now = freeBytes();
+    if (now == before) break;
+    before = now;
+  }
   auto expectRejected = [&](const std::vector<uint8_t>& modelBlob, const std::vector<uint8_t>& dataBlob,
                             const hal::CacheToken& t, const std::string& what) {
     m.write(modelBlob);

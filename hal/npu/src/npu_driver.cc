@@ -1,4 +1,3 @@
-#include "/tmp/prof.h"
 #include "sable/hal/npu_driver.h"
 
 #include <algorithm>
@@ -277,9 +276,7 @@ class NpuCacheData final : public CacheData {
   uint64_t streamOffset() const { return (dataRegionBytes() + 63) / 64 * 64; }
 
   void createBuffer() {
-    ts("create");
     auto buffer = device_.createBuffer(objectBytes_);
-    ts("created");
     {
       std::lock_guard lock(mutex_);
       if (buffer.ok()) {
@@ -575,7 +572,6 @@ class NpuDriver final : public Driver {
         NpuCacheData::begin(workers_, std::move(shared), *device, dataBytes, *streamBytes);
     SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
                            verifyModelCache(modelCache, token, identity(config), key->publicKey()));
-    ts("verified");
     const umd::Secret dataKey = dataCacheKey(*key, cached.dataSalt);
     SABLE_TRY(data->start(std::move(cached), dataKey));
     return std::unique_ptr<CacheData>(std::move(data));
