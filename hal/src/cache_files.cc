@@ -75,29 +75,68 @@ Result<bool> readExactly(int fd, uint64_t offset, std::span<uint8_t> out) {
 
 }  // namespace
 
-Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes,
-                                 const std::function<Result<void>(uint64_t offset, std::span<const uint8_t>)>& chunk) {
-  if (chunkBytes == 0) return invalidArgument("cache file: chunks of 0 bytes");
-  // One thread, the caller's: what a driver does beside the read (sable-npu: the program's
-  // registration, in the device server and the firmware) needs the other cores more than the
-  // read does (docs/cache.md, measured on two cores).
-  std::unique_ptr<uint8_t[]> buffer = chunkBuffers().take(chunkBytes);
-  Result<void> done = [&]() -> Result<void> {
-    for (uint64_t offset = 0; offset < size; offset += chunkBytes) {
-      const std::span<uint8_t> bytes(buffer.get(), static_cast<size_t>(std::min(chunkBytes, size - offset)));
-      SABLE_ASSIGN_OR_RETURN(const bool whole, readExactly(fd, offset, bytes));
-      if (!whole) return generalFailure("cache file: it shrank while it was read");
-      SABLE_TRY(chunk(offset, bytes));
+CacheFileRead::CacheFileRead(int fd, uint64_t size, uint64_t chunkBytes, CacheChunkFn chunk)
+    : fd_(fd), size_(size), chunkBytes_(chunkBytes), chunk_(std::move(chunk)) {}
+
+void CacheFileRead::readChunks() {
+  std::unique_ptr<uint8_t[]> buffer = chunkBuffers().take(chunkBytes_);
+  while (true) {
+    uint64_t offset = 0;
+    {
+      std::lock_guard lock(mutex_);
+      if (next_ >= size_ || chunkBytes_ == 0) break;
+      offset = next_;
+      next_ += std::min(chunkBytes_, size_ - offset);
     }
-    return {};
-  }();
-  chunkBuffers().give(std::move(buffer), chunkBytes);
-  SABLE_TRY(done);
+    const std::span<uint8_t> bytes(buffer.get(), static_cast<size_t>(std::min(chunkBytes_, size_ - offset)));
+    Result<void> done = [&]() -> Result<void> {
+      SABLE_ASSIGN_OR_RETURN(const bool whole, readExactly(fd_, offset, bytes));
+      if (!whole) return generalFailure("cache file: it shrank while it was read");
+      return chunk_(offset, bytes);
+    }();
+    if (!done.ok()) {
+      std::lock_guard lock(mutex_);
+      next_ = size_;  // no further chunk starts
+      if (!error_) error_ = done.error();
+      break;
+    }
+  }
+  chunkBuffers().give(std::move(buffer), chunkBytes_);
+}
+
+void CacheFileRead::help() {
+  {
+    std::lock_guard lock(mutex_);
+    if (over_ || next_ >= size_) return;
+    ++helping_;
+  }
+  readChunks();
+  std::lock_guard lock(mutex_);
+  if (--helping_ == 0) helpersDone_.notify_all();
+}
+
+Result<void> CacheFileRead::run() {
+  if (chunkBytes_ == 0) {
+    std::lock_guard lock(mutex_);
+    over_ = true;
+    return invalidArgument("cache file: chunks of 0 bytes");
+  }
+  readChunks();
+  {
+    std::unique_lock lock(mutex_);
+    helpersDone_.wait(lock, [&] { return helping_ == 0; });
+    over_ = true;
+    if (error_) return *error_;
+  }
   // One byte past the expected end as well: a file that grew is noticed.
   uint8_t beyond = 0;
-  SABLE_ASSIGN_OR_RETURN(const bool grew, readExactly(fd, size, std::span(&beyond, 1)));
+  SABLE_ASSIGN_OR_RETURN(const bool grew, readExactly(fd_, size_, std::span(&beyond, 1)));
   if (grew) return generalFailure("cache file: it grew while it was read");
   return {};
+}
+
+Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes, const CacheChunkFn& chunk) {
+  return CacheFileRead(fd, size, chunkBytes, chunk).run();
 }
 
 Result<std::vector<uint8_t>> readCacheFile(int fd) {

@@ -598,12 +598,14 @@ class HalDevice final : public IDevice {
     auto dataBytes = state_->driver->cacheData(*modelBytes, *dataSize, token);
     if (!dataBytes.ok()) return fail(dataBytes.error().status, dataBytes.error().message);
     CacheData& data = **dataBytes;
-    if (auto read = readCacheFileChunks(dataCache[0].fds[0], *dataSize, kCacheChunkBytes,
-                                        [&data](uint64_t offset, std::span<const uint8_t> chunk) {
-                                          return data.write(offset, chunk);
-                                        });
-        !read.ok()) {
-      return fail(ErrorStatus::GENERAL_FAILURE, "data " + read.error().message);
+    // Shared: a driver thread that helps may still hold it after the read is over.
+    auto read = std::make_shared<CacheFileRead>(dataCache[0].fds[0], *dataSize, kCacheChunkBytes,
+                                                [&data](uint64_t offset, std::span<const uint8_t> chunk) {
+                                                  return data.write(offset, chunk);
+                                                });
+    data.offerRead(read);
+    if (auto done = read->run(); !done.ok()) {
+      return fail(ErrorStatus::GENERAL_FAILURE, "data " + done.error().message);
     }
     // The rest is the driver's wait for what it started beside the read (sable-npu: the program's
     // registration) and the data cache's digest: finished here, on the caller's thread, which

@@ -1,12 +1,14 @@
 // The HAL layer's reading of cache files (hal/cache_files.h): a data cache is read once, in
-// chunks handed over in order as they are read, and a file that changes size meanwhile is
-// refused.
+// chunks handed over as they are read (by the caller, and by a helper that joins in), and a file
+// that changes size meanwhile is refused.
 #include "sable/hal/cache_files.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -102,6 +104,47 @@ TEST(CacheFiles, TheFirstErrorOfAChunkEndsTheReadAndIsReturned) {
   EXPECT_EQ(result.error().status, ErrorStatus::INVALID_ARGUMENT);
   EXPECT_EQ(result.error().message, "the driver refuses chunk 4");
   EXPECT_EQ(calls, 5u) << "reading stopped at the failing chunk";
+}
+
+// A thread that becomes free during the read helps (the sable-npu driver's worker): every chunk
+// still arrives once, run() returns only after the helper's chunks are in, and a helper that
+// comes after the read reads nothing.
+TEST(CacheFiles, AHelperReadsChunksAlongsideAndNothingAfterTheRead) {
+  const std::vector<uint8_t> bytes = pattern(64 * 4096 + 100);
+  MemoryFile file(bytes);
+  Received received;
+  std::atomic<bool> helperStarted{false};
+  auto read = std::make_shared<CacheFileRead>(
+      file.fd(), bytes.size(), 4096, [&](uint64_t offset, std::span<const uint8_t> chunk) -> Result<void> {
+        {
+          std::lock_guard lock(received.mutex);
+          if (!received.chunks.emplace(offset, std::vector<uint8_t>(chunk.begin(), chunk.end())).second) {
+            return generalFailure("chunk at {} twice", offset);
+          }
+          received.threads.insert(std::this_thread::get_id());
+        }
+        // Slow chunks, so that the helper started below finds some left.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return {};
+      });
+  std::thread helper([&] {
+    helperStarted = true;
+    read->help();
+  });
+  while (!helperStarted) std::this_thread::yield();
+  ASSERT_TRUE(read->run().ok());
+  {
+    std::lock_guard lock(received.mutex);
+    EXPECT_EQ(received.chunks.size(), 65u) << "every chunk once, the helper's included, when run() returns";
+    std::vector<uint8_t> joined;
+    for (const auto& [offset, chunk] : received.chunks) joined.insert(joined.end(), chunk.begin(), chunk.end());
+    EXPECT_EQ(joined, bytes);
+  }
+  helper.join();
+  EXPECT_EQ(received.threads.size(), 2u) << "the helper took part";
+  const size_t before = received.chunks.size();
+  read->help();  // after the read: returns at once
+  EXPECT_EQ(received.chunks.size(), before);
 }
 
 TEST(CacheFiles, AnUnreadableDescriptorIsAGeneralFailure) {

@@ -18,6 +18,7 @@
 
 #include "sable/hal/build_info.h"
 #include "sable/hal/request_memory.h"
+#include "sable/hal/cache_files.h"
 #include "sable/hal/npu_cache.h"
 #include "worker_threads.h"
 #include "sable/hal/npu_capabilities.h"
@@ -232,6 +233,10 @@ class NpuCacheData final : public CacheData {
     changed_.notify_all();
     if (worker_.valid()) worker_.wait();
   }
+  void offerRead(std::shared_ptr<CacheFileRead> read) override {
+    std::lock_guard lock(mutex_);
+    read_ = std::move(read);
+  }
   Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) override {
     SABLE_TRY(digester_->add(offset, chunk));
     if (!created_.load(std::memory_order_acquire)) {
@@ -288,7 +293,9 @@ class NpuCacheData final : public CacheData {
     }
     changed_.notify_all();
   }
-  // The worker: the object, then — once start() hands it over — the program's registration.
+  // The worker: the object, then — once start() hands it over — the program's registration,
+  // then, with what is left of the data cache's read, a second reader: the registration, the
+  // longer of the two at first, keeps the other core busy until then (docs/cache.md).
   void work() {
     createBuffer();
     std::unique_lock lock(mutex_);
@@ -296,6 +303,10 @@ class NpuCacheData final : public CacheData {
     if (!handedOver_ || !buffer_) return;
     lock.unlock();
     registerProgram();
+    lock.lock();
+    std::shared_ptr<CacheFileRead> read = read_;
+    lock.unlock();
+    if (read) read->help();
   }
   // The constants are at kDataCacheHeaderBytes in the data cache; verifyDataCache checks that its
   // header says so. Only one thread registers; finish() reads registered_ once the worker is done.
@@ -320,6 +331,7 @@ class NpuCacheData final : public CacheData {
   std::atomic<bool> registering_{false};  // a hint for the reader: the worker is registering
   bool handedOver_ = false;  // under mutex_: cached_ holds the verified program
   bool cancelled_ = false;   // under mutex_: no program will come
+  std::shared_ptr<CacheFileRead> read_;  // under mutex_: the HAL layer's read, to help with
   Error creationError_;
   CachedProgram cached_;  // the worker reads its program while the HAL layer writes chunks
   std::optional<umd::BufferObject> buffer_;

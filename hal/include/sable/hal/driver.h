@@ -18,6 +18,8 @@
 
 namespace sable::hal {
 
+class CacheFileRead;  // cache_files.h
+
 struct ExecuteOptions {
   MeasureTiming measureTiming = MeasureTiming::NO;
   OptionalTimePoint deadline;  // steady-clock nanoseconds
@@ -60,13 +62,17 @@ constexpr uint64_t kCacheChunkBytes = uint64_t{256} << 10;
 
 // Where a data cache file goes, chosen by the driver (docs/cache.md). The HAL layer reads the file
 // once, from offset 0, and hands each chunk to write() as soon as it is read: the kCacheChunkBytes
-// at each multiple of them (the last one shorter), each once, in any order and from two threads
-// at once. The sable-npu driver authenticates each chunk and copies it straight into the buffer
-// object its program's constants are used from.
+// at each multiple of them (the last one shorter), each once, in any order, from its own thread
+// and from any driver thread that helps (offerRead). The sable-npu driver authenticates each chunk
+// and copies it straight into the buffer object its program's constants are used from.
 class CacheData {
  public:
   virtual ~CacheData() = default;
   virtual Result<void> write(uint64_t offset, std::span<const uint8_t> chunk) = 0;
+  // Called once, before the read starts: a driver thread that becomes free meanwhile may call
+  // read->help() to read chunks too (cache_files.h; it returns at once after the read). The
+  // default does not help.
+  virtual void offerRead(std::shared_ptr<CacheFileRead> /*read*/) {}
 };
 
 struct PreparedFromCache {
