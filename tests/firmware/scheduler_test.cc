@@ -239,16 +239,18 @@ TEST_F(FirmwareScheduler, RegisterValidProgramFillsExtents) {
 void FirmwareScheduler::checkOnlyStreamsSignedByATrustedKeyAreRegistered() {
   bootFirmware();
   const auto words = streamWords(goodTile());
-  auto fill = [&](uint32_t p, const std::array<uint8_t, 64>& signature) {
-    dev_.write(kStreams + 0x1000 * p, words.data(), words.size() * 4);
+  // Program p's stream `stream` (words) and its signature, as the kernel side would write them.
+  auto fillWith = [&](uint32_t p, const std::vector<uint32_t>& stream, const std::array<uint8_t, 64>& signature) {
+    dev_.write(kStreams + 0x1000 * p, stream.data(), stream.size() * 4);
     sable_fw_program program{};
     program.state = SABLE_FW_PROGRAM_PENDING;
     program.region_count = 4;
     program.stream_base = kStreams + 0x1000 * p;
-    program.stream_size = words.size() * 4;
+    program.stream_size = stream.size() * 4;
     std::memcpy(program.signature, signature.data(), signature.size());
     dev_.put(programField(p, 0), program);
   };
+  auto fill = [&](uint32_t p, const std::array<uint8_t, 64>& signature) { fillWith(p, words, signature); };
   auto registerFilled = [&](uint32_t p) {
     submit(SABLE_FW_RING_CONTROL, {SABLE_FW_MSG_REGISTER_PROGRAM, p, 100 + p, 0, 0, 0, 0});
     EXPECT_TRUE(dev_.waitIdle());
@@ -290,21 +292,11 @@ void FirmwareScheduler::checkOnlyStreamsSignedByATrustedKeyAreRegistered() {
   auto invalid = goodTile();
   invalid[4] = command(0x7E);
   const auto invalidWords = streamWords(invalid);
-  auto fillInvalid = [&](uint32_t p, const std::array<uint8_t, 64>& signature) {
-    dev_.write(kStreams + 0x1000 * p, invalidWords.data(), invalidWords.size() * 4);
-    sable_fw_program program{};
-    program.state = SABLE_FW_PROGRAM_PENDING;
-    program.region_count = 4;
-    program.stream_base = kStreams + 0x1000 * p;
-    program.stream_size = invalidWords.size() * 4;
-    std::memcpy(program.signature, signature.data(), signature.size());
-    dev_.put(programField(p, 0), program);
-  };
-  fillInvalid(0, {});
+  fillWith(0, invalidWords, {});
   const auto unsignedInvalid = registerFilled(0);
   EXPECT_EQ(unsignedInvalid.error_cause, SABLE_ERROR_BAD_SIGNATURE) << "an unsigned, invalid stream";
   EXPECT_EQ(unsignedInvalid.error_command, SABLE_FW_NO_COMMAND);
-  fillInvalid(1, dev_.sign(invalidWords.data(), invalidWords.size() * 4));
+  fillWith(1, invalidWords, dev_.sign(invalidWords.data(), invalidWords.size() * 4));
   const auto signedInvalid = registerFilled(1);
   EXPECT_EQ(signedInvalid.error_cause, SABLE_ERROR_UNKNOWN_OPCODE) << "a signed, invalid stream";
   EXPECT_EQ(signedInvalid.error_command, 4u);
