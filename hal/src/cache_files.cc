@@ -135,10 +135,6 @@ Result<void> CacheFileRead::run() {
   return {};
 }
 
-Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes, const CacheChunkFn& chunk) {
-  return CacheFileRead(fd, size, chunkBytes, chunk).run();
-}
-
 Result<std::vector<uint8_t>> readCacheFile(int fd) {
   SABLE_ASSIGN_OR_RETURN(const uint64_t size, cacheFileSize(fd));
   // Read to the end rather than to the size: the client may change the file meanwhile, and what

@@ -46,14 +46,14 @@ struct Received {
 };
 
 Result<void> readAll(int fd, uint64_t size, uint64_t chunkBytes, Received& received) {
-  return readCacheFileChunks(fd, size, chunkBytes, [&](uint64_t offset, std::span<const uint8_t> chunk) -> Result<void> {
+  return CacheFileRead(fd, size, chunkBytes, [&](uint64_t offset, std::span<const uint8_t> chunk) -> Result<void> {
     std::lock_guard lock(received.mutex);
     if (!received.chunks.emplace(offset, std::vector<uint8_t>(chunk.begin(), chunk.end())).second) {
       return generalFailure("chunk at {} twice", offset);
     }
     received.threads.insert(std::this_thread::get_id());
     return {};
-  });
+  }).run();
 }
 
 TEST(CacheFiles, EveryChunkOfTheFileArrivesOnceAndTogetherTheyAreTheFile) {
@@ -94,12 +94,12 @@ TEST(CacheFiles, TheFirstErrorOfAChunkEndsTheReadAndIsReturned) {
   MemoryFile file(bytes);
   std::mutex mutex;
   size_t calls = 0;
-  auto result = readCacheFileChunks(file.fd(), bytes.size(), 4096, [&](uint64_t offset, std::span<const uint8_t>) -> Result<void> {
+  auto result = CacheFileRead(file.fd(), bytes.size(), 4096, [&](uint64_t offset, std::span<const uint8_t>) -> Result<void> {
     std::lock_guard lock(mutex);
     ++calls;
     if (offset == 4 * 4096) return invalidArgument("the driver refuses chunk 4");
     return {};
-  });
+  }).run();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().status, ErrorStatus::INVALID_ARGUMENT);
   EXPECT_EQ(result.error().message, "the driver refuses chunk 4");
@@ -157,7 +157,8 @@ TEST(CacheFiles, AnUnreadableDescriptorIsAGeneralFailure) {
   EXPECT_EQ(result.error().status, ErrorStatus::GENERAL_FAILURE);
   EXPECT_NE(result.error().message.find("read"), std::string::npos) << result.error().message;
   EXPECT_TRUE(received.chunks.empty());
-  EXPECT_FALSE(readCacheFileChunks(pipe[0], 10, 0, [](uint64_t, std::span<const uint8_t>) -> Result<void> { return {}; })
+  EXPECT_FALSE(CacheFileRead(pipe[0], 10, 0, [](uint64_t, std::span<const uint8_t>) -> Result<void> { return {}; })
+                   .run()
                    .ok())
       << "chunks of 0 bytes";
   ::close(pipe[0]);

@@ -63,8 +63,6 @@ class CacheFileRead {
   std::optional<Error> error_;
 };
 
-// A CacheFileRead of `fd` run on the calling thread alone.
-Result<void> readCacheFileChunks(int fd, uint64_t size, uint64_t chunkBytes, const CacheChunkFn& chunk);
 
 // Replaces the contents of the file behind `fd`: truncated to zero, then `bytes` written from
 // offset 0 (the file may have had any size and the descriptor any offset).

@@ -1,5 +1,5 @@
-// Work shared by the calling thread and one helper thread (the cache loader's reading and
-// authenticating, docs/cache.md): both run the same loop over a shared counter.
+// Work shared by the calling thread and one helper thread (a data cache's digest computed in
+// memory, docs/cache.md): both run the same loop over a shared counter.
 #pragma once
 
 #include <atomic>
