@@ -13,6 +13,14 @@ PACKAGES=(
   linux-source-6.1  # checkpatch.pl for scripts/build-kmd-module.sh (not in the headers package)
   libflatbuffers-dev flatbuffers-compiler libstb-dev
   chromium
+  # The module in a QEMU guest (scripts/guest-test.sh): the distribution kernel of the same
+  # version as linux-headers-amd64, a static busybox for the initramfs.
+  qemu-system-x86 linux-image-amd64 busybox-static cpio
+  # The FPGA path: synthesis (scripts/synth.sh), the firmware for a Cortex-R5F and an RV32 core
+  # (scripts/build-firmware.sh), its tests as a 32-bit ARM build under qemu-user.
+  yosys gcc-arm-none-eabi gcc-riscv64-unknown-elf g++-arm-linux-gnueabihf qemu-user
+  # Regressions as a Slurm job array (sable regress --slurm, the one-node cluster test).
+  slurm-wlm munge
 )
 
 missing=()
