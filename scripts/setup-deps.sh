@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package Sable needs. Idempotent: installs only what is missing,
-# so a second run does nothing and needs no network.
+# Installs every Debian 12 package Sable needs (with --main, only what the main job needs).
+# Idempotent: installs only what is missing, so a second run does nothing and needs no network.
 set -euo pipefail
 
-PACKAGES=(
+# What the main job (scripts/main.sh) needs: the compilers, the libraries the tree configures
+# against, Verilator and SystemC for the RTL in its platform.
+MAIN_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libboost1.74-dev libsodium-dev libssl-dev
   verilator clang zlib1g-dev libsystemc-dev
+  libflatbuffers-dev flatbuffers-compiler libstb-dev
+)
+# What only the test suite needs (scripts/test.sh installs both lists).
+TEST_PACKAGES=(
   linux-headers-amd64 sparse device-tree-compiler graphviz
   linux-source-6.1  # checkpatch.pl for scripts/build-kmd-module.sh (not in the headers package)
-  libflatbuffers-dev flatbuffers-compiler libstb-dev
   chromium
   # The module in a QEMU guest (scripts/guest-test.sh): the distribution kernel of the same
   # version as linux-headers-amd64, a static busybox for the initramfs.
@@ -22,6 +27,11 @@ PACKAGES=(
   # Regressions as a Slurm job array (sable regress --slurm, the one-node cluster test).
   slurm-wlm munge
 )
+
+PACKAGES=("${MAIN_PACKAGES[@]}")
+if [[ "${1:-}" != --main ]]; then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
