@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sable NPU: a platform driver bound by device tree ("sable,npu"), exposing the UAPI of
- * kmd/include/uapi/sable_uapi.h on a misc character device /dev/sable-npuN (docs/kmd.md).
+ * Sable NPU: a platform driver bound by device tree ("sable,npu") and a PCI driver (sable_pci.c),
+ * exposing the UAPI of kmd/include/uapi/sable_uapi.h on a misc character device /dev/sable-npuN
+ * (docs/kmd.md).
  *
  * Probe maps the NPU's CSR window, the host-interface block and the device memory (the reserved
  * region of "memory-region"), identifies the NPU, lays the firmware's boot block, rings and
@@ -129,7 +130,7 @@ static long sable_ioctl_get_info(struct sable_client *client, void __user *uarg)
 	sable_core_firmware_status(npu->core, &state, &ids.firmware_version);
 	sable_core_device_info(&ids, &info);
 	strscpy(info.device_name, npu->name, sizeof(info.device_name));
-	strscpy(info.backend, "fpga", sizeof(info.backend));
+	strscpy(info.backend, npu->backend, sizeof(info.backend));
 	sable_core_memory_info(npu->core, &info.device_memory_bytes, &info.device_memory_free);
 	if (copy_to_user(uarg, &info, sizeof(info)))
 		return -EFAULT;
@@ -637,12 +638,20 @@ static void sable_health(struct work_struct *work)
 	const char *why = NULL;
 	u32 state, version;
 
+	u64 timer;
+
 	sable_core_firmware_status(npu->core, &state, &version);
 	sable_core_get_counters(npu->core, &counters);
+	/* The host-interface block's timer runs whatever the firmware does: standing still, the
+	 * device is gone (a card that fell off the bus, a sable-simd that exited under a guest).
+	 */
+	timer = sable_npu_timer_us(npu);
 	if (requested)
 		why = "requested through debugfs";
 	else if (npu->gave_up)
 		why = NULL;
+	else if (timer == npu->timer_seen)
+		why = "the device's timer stands still (the device is gone)";
 	else if (state != SABLE_FW_STATE_READY)
 		why = "the firmware is not READY";
 	else if (counters.ring_faults != npu->ring_faults_seen)
@@ -663,6 +672,7 @@ static void sable_health(struct work_struct *work)
 		/* A lost interrupt must not hang a job forever: drain the ring now and then. */
 		sable_core_process_completions(npu->core);
 	}
+	npu->timer_seen = timer;
 	schedule_delayed_work(&npu->health, msecs_to_jiffies(SABLE_HEALTH_PERIOD_MS));
 }
 
@@ -774,7 +784,7 @@ static void sable_firmware_halt(void *data)
 {
 	struct sable_npu *npu = data;
 
-	writel(1, npu->hostif + SABLE_HOSTIF_HALT);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_HALT, 1);
 }
 
 static int sable_map(struct platform_device *pdev, const char *name, void __iomem **base,
@@ -862,41 +872,18 @@ static int sable_boot(struct sable_npu *npu)
 	return 0;
 }
 
-static int sable_probe(struct platform_device *pdev)
+int sable_npu_probe(struct sable_npu *npu)
 {
-	struct device *dev = &pdev->dev;
-	struct sable_npu *npu;
+	struct device *dev = npu->dev;
 	u32 isa;
 	int err;
 
-	npu = devm_kzalloc(dev, sizeof(*npu), GFP_KERNEL);
-	if (!npu)
-		return -ENOMEM;
-	npu->dev = dev;
 	npu->core = kvzalloc(sizeof(*npu->core), GFP_KERNEL);
 	if (!npu->core)
 		return -ENOMEM;
 	err = devm_add_action_or_reset(dev, sable_core_free, npu->core);
 	if (err)
 		return err;
-	err = sable_map(pdev, "npu", &npu->csr, &npu->csr_size);
-	if (err)
-		return err;
-	err = sable_map(pdev, "hostif", &npu->hostif, &npu->hostif_size);
-	if (err)
-		return err;
-	if (npu->hostif_size < SABLE_HOSTIF_HALT + sizeof(u32))
-		return dev_err_probe(dev, -EINVAL, "\"hostif\" window is too small\n");
-	err = sable_map_memory(pdev, npu);
-	if (err)
-		return err;
-
-	/* The control core's reset line, if the board wired one ("resets"): lets a reset stop a
-	 * firmware too hung to answer HALT.
-	 */
-	npu->reset = devm_reset_control_get_optional_exclusive(dev, NULL);
-	if (IS_ERR(npu->reset))
-		return dev_err_probe(dev, PTR_ERR(npu->reset), "cannot get the reset line\n");
 	sable_npu_os_init(npu);
 	sable_core_init(npu->core, &npu->os);
 	err = sable_core_identify(&npu->os, &npu->ids);
@@ -904,9 +891,6 @@ static int sable_probe(struct platform_device *pdev)
 		return dev_err_probe(dev, err, "no Sable NPU here: ID register reads 0x%08x\n",
 				     readl(npu->csr));
 
-	npu->irq = platform_get_irq(pdev, 0);
-	if (npu->irq < 0)
-		return npu->irq;
 	err = sable_boot(npu);
 	if (err)
 		return err;
@@ -917,6 +901,7 @@ static int sable_probe(struct platform_device *pdev)
 					dev_name(dev), npu);
 	if (err)
 		return dev_err_probe(dev, err, "cannot request IRQ %d\n", npu->irq);
+	npu->timer_seen = sable_npu_timer_us(npu);
 	INIT_DELAYED_WORK(&npu->health, sable_health);
 	err = devm_add_action_or_reset(dev, sable_health_stop, npu);
 	if (err)
@@ -950,12 +935,48 @@ static int sable_probe(struct platform_device *pdev)
 	if (err)
 		return err;
 
-	platform_set_drvdata(pdev, npu);
 	isa = sable_core_isa_version(npu->ids.version);
-	dev_info(dev, "Sable NPU, ISA %u.%u, configuration 0x%08x, firmware %u.%u, %llu MiB: /dev/%s\n",
-		 isa >> 16, isa & 0xffff, npu->ids.config_id, npu->ids.firmware_version >> 16,
-		 npu->ids.firmware_version & 0xffff, npu->memory_size >> 20, npu->name);
+	dev_info(dev, "Sable NPU (%s), ISA %u.%u, configuration 0x%08x, firmware %u.%u, %llu MiB: /dev/%s\n",
+		 npu->backend, isa >> 16, isa & 0xffff, npu->ids.config_id,
+		 npu->ids.firmware_version >> 16, npu->ids.firmware_version & 0xffff,
+		 npu->memory_size >> 20, npu->name);
 	return 0;
+}
+
+static int sable_platform_probe(struct platform_device *pdev)
+{
+	struct device *dev = &pdev->dev;
+	struct sable_npu *npu;
+	int err;
+
+	npu = devm_kzalloc(dev, sizeof(*npu), GFP_KERNEL);
+	if (!npu)
+		return -ENOMEM;
+	npu->dev = dev;
+	npu->backend = "fpga";
+	err = sable_map(pdev, "npu", &npu->csr, &npu->csr_size);
+	if (err)
+		return err;
+	err = sable_map(pdev, "hostif", &npu->hostif, &npu->hostif_size);
+	if (err)
+		return err;
+	if (npu->hostif_size < SABLE_HOSTIF_HALT + sizeof(u32))
+		return dev_err_probe(dev, -EINVAL, "\"hostif\" window is too small\n");
+	err = sable_map_memory(pdev, npu);
+	if (err)
+		return err;
+
+	/* The control core's reset line, if the board wired one ("resets"): lets a reset stop a
+	 * firmware too hung to answer HALT.
+	 */
+	npu->reset = devm_reset_control_get_optional_exclusive(dev, NULL);
+	if (IS_ERR(npu->reset))
+		return dev_err_probe(dev, PTR_ERR(npu->reset), "cannot get the reset line\n");
+	npu->irq = platform_get_irq(pdev, 0);
+	if (npu->irq < 0)
+		return npu->irq;
+	platform_set_drvdata(pdev, npu);
+	return sable_npu_probe(npu);
 }
 
 static const struct of_device_id sable_of_match[] = {
@@ -965,7 +986,7 @@ static const struct of_device_id sable_of_match[] = {
 MODULE_DEVICE_TABLE(of, sable_of_match);
 
 static struct platform_driver sable_driver = {
-	.probe = sable_probe,
+	.probe = sable_platform_probe,
 	.driver = {
 		.name = "sable-npu",
 		.of_match_table = sable_of_match,
@@ -976,7 +997,27 @@ static struct platform_driver sable_driver = {
 		.suppress_bind_attrs = true,
 	},
 };
-module_platform_driver(sable_driver);
+
+static int __init sable_init(void)
+{
+	int err;
+
+	err = platform_driver_register(&sable_driver);
+	if (err)
+		return err;
+	err = sable_pci_register();
+	if (err)
+		platform_driver_unregister(&sable_driver);
+	return err;
+}
+module_init(sable_init);
+
+static void __exit sable_exit(void)
+{
+	sable_pci_unregister();
+	platform_driver_unregister(&sable_driver);
+}
+module_exit(sable_exit);
 
 MODULE_DESCRIPTION("Sable NPU driver: the UAPI of kmd/include/uapi over kmd/core");
 MODULE_LICENSE("GPL");

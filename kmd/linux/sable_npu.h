@@ -14,6 +14,7 @@
 
 struct dentry;
 struct reset_control;
+struct sable_npu;
 
 /* How long the firmware has to publish HALTED after HALT before a reset gives up (or uses the
  * reset line).
@@ -38,6 +39,14 @@ struct sable_npu {
 	resource_size_t csr_size;
 	void __iomem *hostif;   /* the host-interface block (host_interface.h SABLE_HOSTIF_*) */
 	resource_size_t hostif_size;
+	/*
+	 * How a register write reaches the device: NULL on a board or a PCIe card (MMIO); the
+	 * ivshmem transport's write log and doorbell in a QEMU guest (sable_pci.c). offset is in
+	 * the card's BAR0 map (pci_card.h): the CSR window at 0, the host-interface block above.
+	 */
+	void (*write_register)(struct sable_npu *npu, u32 offset, u32 value);
+	void *transport;        /* write_register's state */
+	const char *backend;    /* GET_INFO's backend: "fpga", "pcie" or "ivshmem" */
 	/* Device memory: the reserved region of the "memory-region" phandle, which the board's
 	 * interconnect shows the NPU and the control core at device address 0 (docs/kmd.md).
 	 */
@@ -67,11 +76,22 @@ struct sable_npu {
 	int reset_result;          /* of the last reset, for the debugfs writer */
 	bool gave_up;              /* health work only: lost, resets only on request */
 	u64 ring_faults_seen;      /* health work only: faults already answered by a reset */
+	u64 timer_seen;            /* health work only: the device's timer at the last run */
 	struct sable_core_device_ids ids;
 	struct sable_npu_stats stats;
 };
 
 void sable_npu_os_init(struct sable_npu *npu);
 int sable_npu_firmware_start(void *ctx);
+void sable_npu_hostif_write(struct sable_npu *npu, u32 offset, u32 value);
+u64 sable_npu_timer_us(struct sable_npu *npu);
+
+/* The bus-independent part of a probe (sable_main.c): the front end (device tree or PCI) has
+ * mapped the windows and the device memory and found the interrupt; everything is devm-managed.
+ */
+int sable_npu_probe(struct sable_npu *npu);
+
+int sable_pci_register(void);
+void sable_pci_unregister(void);
 
 #endif /* SABLE_NPU_H */

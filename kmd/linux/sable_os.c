@@ -15,6 +15,7 @@
 #include <linux/string.h>
 #include <asm/barrier.h>
 
+#include "sable/firmware/pci_card.h"
 #include "sable_npu.h"
 
 static u32 sable_os_reg_read(void *ctx, u32 offset)
@@ -38,7 +39,19 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
 			      offset);
 		return;
 	}
-	writel(value, npu->csr + offset);
+	if (npu->write_register)
+		npu->write_register(npu, SABLE_PCI_BAR0_CSR + offset, value);
+	else
+		writel(value, npu->csr + offset);
+}
+
+/* A write to the host-interface block: MMIO, or the transport's (sable_pci.c). */
+void sable_npu_hostif_write(struct sable_npu *npu, u32 offset, u32 value)
+{
+	if (npu->write_register)
+		npu->write_register(npu, SABLE_PCI_BAR0_HOSTIF + offset, value);
+	else
+		writel(value, npu->hostif + offset);
 }
 
 /*
@@ -119,7 +132,7 @@ static void sable_os_doorbell(void *ctx)
 {
 	struct sable_npu *npu = ctx;
 
-	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_DOORBELL, 1);
 }
 
 static void sable_os_lock(void *ctx)
@@ -184,12 +197,16 @@ static u64 sable_os_now_ns(void *ctx)
 }
 
 /* The firmware's microsecond timer: reading LO latches HI (host_interface.h). */
-static u64 sable_os_timer_us(void *ctx)
+u64 sable_npu_timer_us(struct sable_npu *npu)
 {
-	struct sable_npu *npu = ctx;
 	u32 lo = readl(npu->hostif + SABLE_HOSTIF_TIMER_LO);
 
 	return ((u64)readl(npu->hostif + SABLE_HOSTIF_TIMER_HI) << 32) | lo;
+}
+
+static u64 sable_os_timer_us(void *ctx)
+{
+	return sable_npu_timer_us(ctx);
 }
 
 static void sable_os_log(void *ctx, int level, const char *message)
@@ -215,7 +232,7 @@ static int sable_os_firmware_stop(void *ctx)
 	unsigned long deadline = jiffies + msecs_to_jiffies(SABLE_HALT_TIMEOUT_MS);
 	u32 state, version;
 
-	writel(1, npu->hostif + SABLE_HOSTIF_HALT);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_HALT, 1);
 	for (;;) {
 		sable_core_firmware_status(npu->core, &state, &version);
 		if (state == SABLE_FW_STATE_HALTED || time_after(jiffies, deadline))
@@ -243,14 +260,14 @@ int sable_npu_firmware_start(void *ctx)
 	struct sable_npu *npu = ctx;
 	int err;
 
-	writel(lower_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_LO);
-	writel(upper_32_bits(SABLE_LAYOUT_BOOT), npu->hostif + SABLE_HOSTIF_BOOT_HI);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_BOOT_LO, lower_32_bits(SABLE_LAYOUT_BOOT));
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_BOOT_HI, upper_32_bits(SABLE_LAYOUT_BOOT));
 	if (npu->reset) {
 		err = reset_control_deassert(npu->reset);
 		if (err)
 			return err;
 	}
-	writel(1, npu->hostif + SABLE_HOSTIF_DOORBELL);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_DOORBELL, 1);
 	return 0;
 }
 
