@@ -24,6 +24,7 @@ TEST_PACKAGES=(
   # The FPGA path: synthesis (scripts/synth.sh), the firmware for a Cortex-R5F and an RV32 core
   # (scripts/build-firmware.sh), its tests as a 32-bit ARM build under qemu-user.
   yosys gcc-arm-none-eabi gcc-riscv64-unknown-elf g++-arm-linux-gnueabihf qemu-user
+  googletest  # its sources (/usr/src/googletest), built for armhf by scripts/test-firmware-armhf.sh
   # Regressions as a Slurm job array (sable regress --slurm, the one-node cluster test).
   slurm-wlm munge
 )
