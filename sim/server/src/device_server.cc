@@ -71,6 +71,94 @@ Expected<FaultPlan> parseFault(const std::string& text) {
   return plan;
 }
 
+std::string checkOptions(const ServerOptions& options) {
+  if (options.config >= SABLE_HW_CONFIG_COUNT) return "unknown hardware configuration";
+  if (options.backend == "rtl") {
+#ifdef SABLE_HAVE_PLATFORM
+    if (sable_hw_configs[options.config].config_id != sable_hw_configs[SABLE_HW_CONFIG_S16].config_id) {
+      return fmt::format("--backend rtl: the RTL is built for configuration s16, not {}",
+                         sable_hw_configs[options.config].name);
+    }
+    if (!options.faults.empty()) {
+      return "--fault needs --backend func (faults are injected into the functional model)";
+    }
+    if (!options.traceFile.empty() && !sim::RtlPlatform::traceSupported()) {
+      return "--trace: this build has no waveform tracing (configure with -DSABLE_RTL_TRACE=ON)";
+    }
+    if (options.traceFrom > options.traceTo) {
+      return fmt::format("--trace-from {} is after --trace-to {}", options.traceFrom, options.traceTo);
+    }
+    if (options.clockMhz < 0 || options.clockMhz > 10000 || options.memoryBandwidth < 0 ||
+        options.memoryLatency < 1 || options.memoryLatency > 100000) {
+      return "--clock-mhz must be in (0, 10000], --memory-latency in [1, 100000] cycles and "
+             "--memory-bandwidth at least 0";
+    }
+#else
+    return "--backend rtl is not available: this sable-simd was built without the SystemC platform "
+           "(needs Verilator, clang and libsystemc-dev: scripts/setup-deps.sh)";
+#endif
+  } else if (options.backend != "func") {
+    return fmt::format("--backend '{}': choose func (the functional model) or rtl (the RTL in the SystemC "
+                       "platform)",
+                       options.backend);
+  } else if (options.lockstep || !options.traceFile.empty()) {
+    return "--lockstep and --trace need --backend rtl";
+  }
+  if (options.memoryMib < kMinimumMemoryMib || options.memoryMib > (1u << 20) ||
+      (options.memoryMib << 20) > SABLE_FW_DEVICE_MEMORY_LIMIT) {
+    return fmt::format("--memory-mib {}: device memory must be {} MiB to {} MiB", options.memoryMib,
+                       kMinimumMemoryMib, SABLE_FW_DEVICE_MEMORY_LIMIT >> 20);
+  }
+  if (options.watchdogMs == 0) return "--watchdog-ms must be at least 1";
+  return "";
+}
+
+Expected<Npu> createNpu(const ServerOptions& options, sim::DeviceMemory memory,
+                        [[maybe_unused]] std::function<void(const std::string&)> onMismatch) {
+  Npu npu;
+  const sable_hw_config& hw = sable_hw_configs[options.config];
+  if (options.backend == "rtl") {
+#ifdef SABLE_HAVE_PLATFORM
+    sim::RtlPlatformOptions platform;
+    platform.clockMhz = options.clockMhz > 0 ? options.clockMhz : hw.clock_mhz;
+    platform.memory.readLatency = platform.memory.writeLatency = options.memoryLatency;
+    platform.memory.bytesPerCycle = options.memoryBandwidth;
+    platform.traceFile = options.traceFile;
+    platform.traceFrom = options.traceFrom;
+    platform.traceTo = options.traceTo;
+    platform.lockstep = options.lockstep;
+    platform.onMismatch = std::move(onMismatch);
+    if (options.verbose || options.progress) {
+      // On a terminal one line that updates (and is cleared when the job ends), else a line now and then.
+      const bool line = options.progress && isatty(STDERR_FILENO) != 0;
+      platform.progressCycles = line ? 1 << 18 : 1 << 20;
+      platform.progress = [line](uint64_t cycles, uint64_t jobs, double cyclesPerSecond, bool jobEnded) {
+        if (jobEnded) {
+          if (line) std::cerr << "\r\033[K" << std::flush;
+          return;
+        }
+        std::cerr << fmt::format("{}sable-simd: rtl: job {}, {:.2f} M cycles simulated, {:.0f} k cycles/s{}",
+                                 line ? "\r\033[K" : "", jobs, cycles / 1e6, cyclesPerSecond / 1000,
+                                 line ? "" : "\n")
+                  << std::flush;
+      };
+    }
+    try {
+      auto rtl = std::make_unique<sim::RtlPlatform>(memory, std::move(platform));
+      npu.core = rtl.get();
+      npu.backend = std::move(rtl);
+    } catch (const std::exception& e) {
+      return Expected<Npu>::failure(fmt::format("the RTL platform could not start: {}", e.what()));
+    }
+#endif
+  } else {
+    auto func = std::make_unique<sim::FuncModel>(hw, memory);
+    npu.func = func.get();
+    npu.backend = std::move(func);
+  }
+  return npu;
+}
+
 // ---- Start and stop ----------------------------------------------------------------------------
 
 DeviceServer::DeviceServer(const ServerOptions& options, std::unique_ptr<SharedDevice> shared)
@@ -78,48 +166,7 @@ DeviceServer::DeviceServer(const ServerOptions& options, std::unique_ptr<SharedD
 
 Expected<std::unique_ptr<DeviceServer>> DeviceServer::create(const ServerOptions& options) {
   using Result = Expected<std::unique_ptr<DeviceServer>>;
-  if (options.config >= SABLE_HW_CONFIG_COUNT) {
-    return Result::failure("unknown hardware configuration");
-  }
-  if (options.backend == "rtl") {
-#ifdef SABLE_HAVE_PLATFORM
-    if (sable_hw_configs[options.config].config_id != sable_hw_configs[SABLE_HW_CONFIG_S16].config_id) {
-      return Result::failure(fmt::format("--backend rtl: the RTL is built for configuration s16, not {}",
-                                         sable_hw_configs[options.config].name));
-    }
-    if (!options.faults.empty()) {
-      return Result::failure("--fault needs --backend func (faults are injected into the functional model)");
-    }
-    if (!options.traceFile.empty() && !sim::RtlPlatform::traceSupported()) {
-      return Result::failure("--trace: this build has no waveform tracing (configure with -DSABLE_RTL_TRACE=ON)");
-    }
-    if (options.traceFrom > options.traceTo) {
-      return Result::failure(fmt::format("--trace-from {} is after --trace-to {}", options.traceFrom, options.traceTo));
-    }
-    if (options.clockMhz < 0 || options.clockMhz > 10000 || options.memoryBandwidth < 0 ||
-        options.memoryLatency < 1 || options.memoryLatency > 100000) {
-      return Result::failure("--clock-mhz must be in (0, 10000], --memory-latency in [1, 100000] cycles and "
-                             "--memory-bandwidth at least 0");
-    }
-#else
-    return Result::failure(
-        "--backend rtl is not available: this sable-simd was built without the SystemC platform "
-        "(needs Verilator, clang and libsystemc-dev: scripts/setup-deps.sh)");
-#endif
-  } else if (options.backend != "func") {
-    return Result::failure(fmt::format("--backend '{}': choose func (the functional model) or rtl (the RTL "
-                                       "in the SystemC platform)",
-                                       options.backend));
-  } else if (options.lockstep || !options.traceFile.empty()) {
-    return Result::failure("--lockstep and --trace need --backend rtl");
-  }
-  if (options.memoryMib < kMinimumMemoryMib || options.memoryMib > (1u << 20) ||
-      (options.memoryMib << 20) > SABLE_FW_DEVICE_MEMORY_LIMIT) {
-    return Result::failure(fmt::format(
-        "--memory-mib {}: device memory must be {} MiB to {} MiB", options.memoryMib,
-        kMinimumMemoryMib, SABLE_FW_DEVICE_MEMORY_LIMIT >> 20));
-  }
-  if (options.watchdogMs == 0) return Result::failure("--watchdog-ms must be at least 1");
+  if (std::string problem = checkOptions(options); !problem.empty()) return Result::failure(problem);
   auto shared = SharedDevice::create(options.device, sizeof(wire::ControlHeader),
                                      options.memoryMib << 20);
   if (!shared.ok()) return Result::failure(shared.error());
@@ -139,51 +186,18 @@ bool DeviceServer::boot(std::string* error) {
   std::snprintf(header_->device_name, sizeof header_->device_name, "%s", options_.device.c_str());
   header_->max_clients = wire::kMaxClients;
 
-  const sable_hw_config& hw = sable_hw_configs[options_.config];
-  if (options_.backend == "rtl") {
-#ifdef SABLE_HAVE_PLATFORM
-    sim::RtlPlatformOptions platform;
-    platform.clockMhz = options_.clockMhz > 0 ? options_.clockMhz : hw.clock_mhz;
-    platform.memory.readLatency = platform.memory.writeLatency = options_.memoryLatency;
-    platform.memory.bytesPerCycle = options_.memoryBandwidth;
-    platform.traceFile = options_.traceFile;
-    platform.traceFrom = options_.traceFrom;
-    platform.traceTo = options_.traceTo;
-    platform.lockstep = options_.lockstep;
-    platform.onMismatch = [this](const std::string& report) {
-      std::cerr << "sable-simd: " << report << "\nsable-simd: stopping (--lockstep)\n";
-      lockstepFailed_ = true;
-      requestStop();
-    };
-    if (options_.verbose || options_.progress) {
-      // On a terminal one line that updates (and is cleared when the job ends), else a line now and then.
-      const bool line = options_.progress && isatty(STDERR_FILENO) != 0;
-      platform.progressCycles = line ? 1 << 18 : 1 << 20;
-      platform.progress = [line](uint64_t cycles, uint64_t jobs, double cyclesPerSecond, bool jobEnded) {
-        if (jobEnded) {
-          if (line) std::cerr << "\r\033[K" << std::flush;
-          return;
-        }
-        std::cerr << fmt::format("{}sable-simd: rtl: job {}, {:.2f} M cycles simulated, {:.0f} k cycles/s{}",
-                                 line ? "\r\033[K" : "", jobs, cycles / 1e6, cyclesPerSecond / 1000,
-                                 line ? "" : "\n")
-                  << std::flush;
-      };
-    }
-    try {
-      auto rtl = std::make_unique<sim::RtlPlatform>(memory_, std::move(platform));
-      core_ = rtl.get();
-      npu_ = std::move(rtl);
-    } catch (const std::exception& e) {
-      *error = fmt::format("the RTL platform could not start: {}", e.what());
-      return false;
-    }
-#endif
-  } else {
-    auto func = std::make_unique<sim::FuncModel>(hw, memory_);
-    func_ = func.get();
-    npu_ = std::move(func);
+  auto npu = createNpu(options_, memory_, [this](const std::string& report) {
+    std::cerr << "sable-simd: " << report << "\nsable-simd: stopping (--lockstep)\n";
+    lockstepFailed_ = true;
+    requestStop();
+  });
+  if (!npu.ok()) {
+    *error = npu.error();
+    return false;
   }
+  npu_ = std::move(npu.value().backend);
+  func_ = npu.value().func;
+  core_ = npu.value().core;
 
   // kmd/core on the simulated board: it identifies the NPU, lays the boot block, the rings and
   // the program table out (sable/kmd/layout.h) and owns device memory from then on.

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,19 @@ struct ServerOptions {
 
 // "bus-error@3" → {BusError, 3}.
 Expected<FaultPlan> parseFault(const std::string& text);
+
+// What is wrong with the options (backend, configuration, memory, watchdog); "" when nothing.
+std::string checkOptions(const ServerOptions& options);
+
+// The NPU model of options.backend over `memory`; with rtl, the SystemC platform, which is the
+// control core too. `onMismatch`: the rtl backend's --lockstep found a difference.
+struct Npu {
+  std::unique_ptr<sim::NpuBackend> backend;
+  sim::FuncModel* func = nullptr;   // backend, with func (fault injection)
+  sim::ControlCore* core = nullptr; // backend, with rtl
+};
+Expected<Npu> createNpu(const ServerOptions& options, sim::DeviceMemory memory,
+                        std::function<void(const std::string&)> onMismatch);
 
 class DeviceServer {
  public:

@@ -10,13 +10,16 @@
 #include <CLI/CLI.hpp>
 
 #include "device_server.h"
+#include "pci_card.h"
 
 namespace {
 
 sable::server::DeviceServer* gServer = nullptr;
+sable::server::PciCard* gCard = nullptr;
 
 void onStopSignal(int) {
   if (gServer != nullptr) gServer->requestStop();
+  if (gCard != nullptr) gCard->requestStop();
 }
 
 void onResetSignal(int) {
@@ -74,6 +77,12 @@ int main(int argc, char** argv) {
                  "is pending and the firmware makes no progress this long; 0: never. Choose it above the "
                  "longest job")
       ->capture_default_str();
+  std::string pciSocket;
+  app.add_option("--pci-socket", pciSocket,
+                 "PATH: serve the NPU as a PCIe card to a QEMU guest instead of to the shim's clients: the "
+                 "server side of QEMU's ivshmem protocol on this UNIX socket, for `-chardev socket,path=PATH` "
+                 "and `-device ivshmem-doorbell,vectors=1`; --memory-mib is then BAR2's size, a power of two "
+                 "(docs/kmd.md)");
   app.add_flag("--verbose", options.verbose, "Log clients, device resets and the driver's messages; with rtl, "
                                              "progress of long runs");
   std::vector<std::string> trustedKeys;
@@ -126,6 +135,17 @@ int main(int argc, char** argv) {
     options.faults.push_back(plan.value());
   }
 
+  if (!pciSocket.empty()) {
+    // The guest's kernel module runs the driver: its module parameters set these.
+    for (const char* option : {"--watchdog-ms", "--hang-timeout-ms"}) {
+      if (app.count(option) != 0) {
+        std::cerr << "sable-simd: " << option << " does not apply with --pci-socket: the guest's sable_npu "
+                  << "module sets it (watchdog_ms, hang_timeout_ms)\n";
+        return 2;
+      }
+    }
+  }
+
   // Signals first, so that a SIGTERM during start-up still leads to a clean exit.
   sigset_t stopSignals;
   sigemptyset(&stopSignals);
@@ -133,6 +153,28 @@ int main(int argc, char** argv) {
   sigaddset(&stopSignals, SIGINT);
   sigaddset(&stopSignals, SIGUSR1);
   sigprocmask(SIG_BLOCK, &stopSignals, nullptr);
+  if (!pciSocket.empty()) {
+    auto card = sable::server::PciCard::create(options, pciSocket);
+    if (!card.ok()) {
+      std::cerr << "sable-simd: " << card.error() << "\n";
+      return 1;
+    }
+    gCard = card.value().get();
+    struct sigaction action {};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);  // the guest's module resets the card (debugfs reset)
+    sigprocmask(SIG_UNBLOCK, &stopSignals, nullptr);
+    card.value()->run();
+    const bool lockstepFailed = card.value()->lockstepFailed();
+    gCard = nullptr;
+    card.value().reset();
+    std::cerr << "sable-simd: stopped\n";
+    return lockstepFailed ? 3 : 0;
+  }
   auto server = sable::server::DeviceServer::create(options);
   if (!server.ok()) {
     std::cerr << "sable-simd: " << server.error() << "\n";
