@@ -339,6 +339,21 @@ TEST_F(FirmwarePlatformBoard, AnInterruptRaisedWhileArmingSkipsTheSleep) {
   EXPECT_EQ(std::count(fake.log.begin(), fake.log.end(), Access{'i', 0, 0}), 0);
 }
 
+TEST_F(FirmwarePlatformBoard, WaitForBootClearsStaleBitsSleepsAndReturnsOnTheDoorbellLeavingItPending) {
+  // A HALT left from the previous run, then nothing, then the driver's doorbell.
+  fake.scripted[kHostif + SABLE_HOSTIF_IRQ_STATUS] = {SABLE_HOSTIF_IRQ_HALT | SABLE_HOSTIF_IRQ_NPU, 0, 0,
+                                                      SABLE_HOSTIF_IRQ_DOORBELL | SABLE_HOSTIF_IRQ_NPU};
+  setTimer(10);
+  sable_board_wait_for_boot(&board);
+  const std::vector<Access> writes = fake.writes();
+  ASSERT_EQ(writes.size(), 1u) << "only the stale bits are cleared; the doorbell stays for the firmware";
+  EXPECT_EQ(writes[0], (Access{'w', kHostif + SABLE_HOSTIF_IRQ_STATUS, SABLE_HOSTIF_IRQ_HALT | SABLE_HOSTIF_IRQ_NPU}));
+  EXPECT_EQ(std::count(fake.log.begin(), fake.log.end(), Access{'i', 0, 0}), 1);
+  EXPECT_EQ(wakeups.armed.size(), 1u);
+  EXPECT_EQ(wakeups.disarmed, 1);
+  EXPECT_TRUE(fake.scripted[kHostif + SABLE_HOSTIF_IRQ_STATUS].empty()) << "returned before the doorbell";
+}
+
 TEST_F(FirmwarePlatformBoard, TheDefaultSignatureServiceRefusesEverySignature) {
   const uint8_t message[48] = {1, 2, 3};
   const uint8_t signature[64] = {};

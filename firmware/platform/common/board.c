@@ -66,6 +66,21 @@ void sable_board_wait_for_interrupt(void *context, uint64_t until_us) {
 	board->wakeup.disarm(board->wakeup.context);
 }
 
+void sable_board_wait_for_boot(const struct sable_board *board) {
+	for (;;) {
+		const uint32_t status = hostif_read(board, SABLE_HOSTIF_IRQ_STATUS);
+		if ((status & SABLE_HOSTIF_IRQ_DOORBELL) != 0) return;
+		/* A level interrupt line stays high while a stale bit is set: clear it, or the wait
+		 * below would return at once, forever. */
+		if (status != 0) {
+			sable_mmio_write32(board->window + (uintptr_t)(SABLE_FW_HOSTIF_BASE - SABLE_FW_NPU_CSR_BASE) +
+			                       SABLE_HOSTIF_IRQ_STATUS,
+			                   status);
+		}
+		sable_board_wait_for_interrupt((void *)board, UINT64_MAX);
+	}
+}
+
 __attribute__((weak)) int sable_board_verify_signature(const uint8_t *message, uint32_t length,
                                                        const uint8_t signature[64]) {
 	(void)message;

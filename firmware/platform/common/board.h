@@ -50,6 +50,13 @@ int sable_board_digest_sha256(void *context, uint64_t address, uint64_t length, 
  * arms the wake-up timer, checks IRQ_STATUS again and sleeps. */
 void sable_board_wait_for_interrupt(void *context, uint64_t until_us);
 
+/* Waits until the host rings DOORBELL (IRQ_STATUS.DOORBELL, left pending for the firmware),
+ * clearing any other pending bit (a HALT or NPU interrupt left from a previous run). The host
+ * driver writes BOOT_LO/HI and then rings DOORBELL to start the firmware (kmd/linux,
+ * firmware_start), so a core started before the driver, or whose firmware returned on HALT,
+ * waits here for its boot block: a device reset needs no reset line. */
+void sable_board_wait_for_boot(const struct sable_board *board);
+
 /* The signature service (sable_fw_platform.verify_signature). The platform layer has no Ed25519
  * verifier: this weak default refuses every signature, so the firmware boots and reports READY
  * but registers no program (BAD_SIGNATURE) until the board links a verifier of its own holding

@@ -37,7 +37,7 @@ sable_r5_reset:
 	strlo r2, [r0], #4
 	blo 1b
 	bl sable_r5_main
-	/* sable_fw_main returned (HALT): stay parked until remoteproc stops the core. */
+	/* sable_r5_main does not return; parked should it ever. */
 2:	wfi
 	b 2b
 	.size sable_r5_reset, . - sable_r5_reset

@@ -30,5 +30,10 @@ void sable_rv32_main(void) {
 	                            {0, arm_wakeup, disarm_wakeup}};
 	struct sable_fw_platform platform;
 	sable_board_platform(&board, &platform);
-	sable_fw_main(&platform);
+	/* sable_fw_main returns on HALT; the host starts it again on a new boot block with DOORBELL
+	 * (docs/firmware.md, "On a real control core"). */
+	for (;;) {
+		sable_board_wait_for_boot(&board);
+		sable_fw_main(&platform);
+	}
 }

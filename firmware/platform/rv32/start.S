@@ -23,7 +23,7 @@ sable_rv32_reset:
 	addi t0, t0, 4
 	j 1b
 2:	call sable_rv32_main
-3:	wfi                       /* sable_fw_main returned (HALT): park until reset */
+3:	wfi                       /* sable_rv32_main does not return; parked should it ever */
 	j 3b
 	.size sable_rv32_reset, . - sable_rv32_reset
 
