@@ -109,14 +109,14 @@ export SABLE_KEY_DIR=$WORK/keys
 start_card() {
   local n=$1 socket=$WORK/card$1.sock
   shift
-  # In a subshell that waits for it, so that killing it (the fault test) is not a job of this
-  # shell's to report.
+  # In a subshell that waits for it and keeps its exit in the log: killing it (the fault test)
+  # is not reported on the terminal.
   (
     "$BUILD/bin/sable-simd" --pci-socket "$socket" --backend "$BACKEND" --memory-mib 128 "$@" \
       >"$WORK/sable-simd-card$n.log" 2>&1 &
     echo $! >"$WORK/card$n.pid"
     wait $! || echo "sable-simd for card $n exited with $?" >>"$WORK/sable-simd-card$n.log"
-  ) &
+  ) 2>/dev/null &
   for _ in $(seq 1 50); do [ -s "$WORK/card$n.pid" ] && break; sleep 0.1; done
   SERVER_PIDS+=("$(cat "$WORK/card$n.pid")")
   for _ in $(seq 1 600); do

@@ -36,6 +36,10 @@ inline std::string testDeviceNode() {
   return node != nullptr ? node : "";
 }
 
+// Whether the tests run against the kernel module (where the transports differ: docs/kmd.md,
+// "What still differs").
+inline bool onKernelNode() { return !testDeviceNode().empty(); }
+
 inline std::string uniqueDeviceName(const char* tag) {
   static std::atomic<int> counter{0};
   return fmt::format("kmd-{}-{}-{}", tag, getpid(), counter++);

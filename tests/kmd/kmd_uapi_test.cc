@@ -37,9 +37,14 @@ TEST(kmd_uapi, HandshakeAcceptsThisBuildAndRefusesAnotherConfiguration) {
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_HANDSHAKE, &hello), -EPROTO);
   EXPECT_EQ(hello.accepted, 0u);
   const std::string message = hello.message;
-  EXPECT_NE(message.find("--config s8"), std::string::npos) << message;
-  EXPECT_NE(std::string(sable_shim_last_error()).find("s16"), std::string::npos)
-      << sable_shim_last_error();
+  if (onKernelNode()) {
+    // A board cannot change its configuration: the module's advice is to recompile.
+    EXPECT_NE(message.find("'s16'"), std::string::npos) << message;
+  } else {
+    EXPECT_NE(message.find("--config s8"), std::string::npos) << message;
+    EXPECT_NE(std::string(sable_shim_last_error()).find("s16"), std::string::npos)
+        << sable_shim_last_error();
+  }
 
   hello.required_config_id = 0;
   hello.client_uapi_version = 0u << 16;  // a client built against UAPI 0.x
@@ -147,10 +152,14 @@ TEST(kmd_uapi, BufferObjectsAreZeroedMappedAndFreed) {
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_CREATE, &flagged), -EINVAL);
   sable_uapi_bo_free unknown{9999, 0};
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &unknown), -ENOENT);
-  EXPECT_EQ(sable_shim_ioctl(client.get(), 0x1234, &unknown), -EINVAL);
+  // An unknown request: the kernel's convention in the module, -EINVAL in the shim (docs/kmd.md).
+  EXPECT_EQ(sable_shim_ioctl(client.get(), 0x1234, &unknown), onKernelNode() ? -ENOTTY : -EINVAL);
   EXPECT_EQ(sable_shim_mmap(client.get(), 4096, bo.offset + (1 << 20)), nullptr)
       << "mapping device memory that is not one's buffer object";
 
+  // Unmapped before it is freed, as the UAPI asks: the module keeps a mapped object's memory
+  // until its last unmap.
+  EXPECT_EQ(sable_shim_munmap(client.get(), bo.data, bo.size), 0);
   sable_uapi_bo_free release{bo.handle, 0};
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &release), 0) << sable_shim_last_error();
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &release), -ENOENT) << "freed twice";
@@ -215,8 +224,10 @@ TEST(kmd_uapi, WritingABufferObjectCopiesIntoItAndRefusesWhatIsNotOneOfTheCaller
   const std::vector<uint8_t> before(bo.data, bo.data + bo.size);
   auto pastTheEnd = request(bo.handle, 10000 - 6, 7, bytes.data());
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_WRITE, &pastTheEnd), -EINVAL);
-  EXPECT_NE(std::string(sable_shim_last_error()).find("outside buffer object"), std::string::npos)
-      << sable_shim_last_error();
+  if (!onKernelNode()) {  // the module's refusals are errnos only
+    EXPECT_NE(std::string(sable_shim_last_error()).find("outside buffer object"), std::string::npos)
+        << sable_shim_last_error();
+  }
   auto wrapping = request(bo.handle, 16, ~uint64_t{0} - 8, bytes.data());
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_WRITE, &wrapping), -EINVAL) << "offset + size wraps around";
   auto beyond = request(bo.handle, 10001, 0, bytes.data());
@@ -231,7 +242,10 @@ TEST(kmd_uapi, WritingABufferObjectCopiesIntoItAndRefusesWhatIsNotOneOfTheCaller
   Client other(server.name());
   ASSERT_EQ(other.openResult(), 0) << sable_shim_last_error();
   auto foreign = request(bo.handle, 0, 16, bytes.data());
-  EXPECT_EQ(other.ioctl(SABLE_IOCTL_BO_WRITE, &foreign), -ENOENT) << "another client's object";
+  // The module (kmd/core) knows the object is another client's (-EACCES, the UAPI's errno); the
+  // shim serves BO_WRITE from its own client's table and cannot tell (docs/kmd.md).
+  EXPECT_EQ(other.ioctl(SABLE_IOCTL_BO_WRITE, &foreign), onKernelNode() ? -EACCES : -ENOENT)
+      << "another client's object";
   EXPECT_EQ(std::vector<uint8_t>(bo.data, bo.data + bo.size), before);
 
   sable_uapi_bo_free release{bo.handle, 0};
@@ -405,9 +419,11 @@ TEST(kmd_uapi, FirmwareRejectsBadStreamsAtRegistrationAndTheDeviceKeepsServing) 
     if (c.cause != SABLE_ERROR_CONFIG_MISMATCH && c.cause != SABLE_ERROR_BAD_HEADER) {
       EXPECT_EQ(registered.errorCommand, c.command) << c.name;
     }
-    EXPECT_NE(std::string(sable_shim_last_error()).find(sable_error_cause_name(c.cause)),
-              std::string::npos)
-        << c.name << ": " << sable_shim_last_error();
+    if (!onKernelNode()) {  // the module returns the cause in the argument (checked above) only
+      EXPECT_NE(std::string(sable_shim_last_error()).find(sable_error_cause_name(c.cause)),
+                std::string::npos)
+          << c.name << ": " << sable_shim_last_error();
+    }
   }
   const auto missing = client.registerProgram(missingEnd, 0);
   EXPECT_EQ(missing.result, -ENOEXEC);
