@@ -178,6 +178,25 @@ if [ ! -f "$WORK/out/done" ]; then
   tail -20 "$WORK/console.log"
   failed=$((failed + 1))
 fi
+# The guest left with a job running on card 0 (run-in-guest.sh: leave_mid_job): sable-simd stops
+# the firmware and waits for the next guest (func), or stops with why (rtl, whose control core
+# cannot boot again).
+if [ -f "$WORK/out/done" ]; then
+  sleep 1
+  if ! grep -q "guest detached" "$WORK/sable-simd-card0.log"; then
+    echo "guest: FAIL card-sees-guest-leave (sable-simd did not notice: $WORK/sable-simd-card0.log)"
+    failed=$((failed + 1))
+  elif [ "$BACKEND" = func ] && ! kill -0 "${SERVER_PIDS[0]}" 2>/dev/null; then
+    echo "guest: FAIL card-sees-guest-leave (sable-simd exited: $WORK/sable-simd-card0.log)"
+    failed=$((failed + 1))
+  elif [ "$BACKEND" = rtl ] && ! grep -q "cannot boot again: stopping" "$WORK/sable-simd-card0.log"; then
+    echo "guest: FAIL card-sees-guest-leave (rtl: sable-simd did not say why it stops)"
+    failed=$((failed + 1))
+  else
+    echo "guest: PASS card-sees-guest-leave (the guest powered off mid-job; sable-simd $([ "$BACKEND" = func ] && echo "serves on" || echo "stopped, saying why"))"
+    passed=$((passed + 1))
+  fi
+fi
 # The kernel log: what the distribution kernel can report without KASAN or lockdep (docs/kmd.md).
 if [ -f "$WORK/out/dmesg.txt" ]; then
   if grep -E "Oops|BUG:|WARNING:|refcount_t:|list_add corruption|list_del corruption|blocked for more than|general protection fault|Call Trace" \

@@ -51,6 +51,7 @@ gtests() {
 }
 
 counter() { awk -v key="$2" '$1 == key { print $2 }' "$DEBUGFS/$1/counters"; }
+jobs_submitted_above() { [ "$(counter "$1" jobs_submitted)" -gt "$2" ]; }
 
 wait_for() {  # wait_for SECONDS COMMAND...
   local limit=$1
@@ -92,7 +93,17 @@ else
 fi
 grep -h "median" "$OUT/bench-uapi.log" >"$OUT/round-trip.txt" 2>/dev/null
 
+# The guest powers off under this client's jobs: the card must see the guest leave mid-job
+# (scripts/guest-test.sh checks sable-simd afterwards).
+leave_mid_job() {
+  local before
+  before=$(counter sable-npu0 jobs_submitted)
+  sable bench --uapi --jobs 100000000 >"$OUT/left-mid-job.log" 2>&1 &
+  wait_for 30 jobs_submitted_above sable-npu0 "$before"
+}
+
 if [ "$SABLE_BACKEND" = rtl ]; then
+  leave_mid_job
   # The rtl backend's control core runs once per sable-simd (SystemC): no reset, no reload.
   result SKIP fault-tests "(rtl: the SystemC control core cannot restart; the func run covers them)"
   exit 0
@@ -102,11 +113,12 @@ fi
 # A client SIGKILLed with jobs in flight: its objects are reclaimed, the next client is served.
 killed_client() {
   local free_before free_after pid
+  local submitted
   free_before=$(counter sable-npu0 memory_free)
+  submitted=$(counter sable-npu0 jobs_submitted)
   sable bench --uapi --jobs 100000000 &
   pid=$!
-  wait_for 30 bash -c "[ \$(awk '\$1 == \"jobs_submitted\" { print \$2 }' $DEBUGFS/sable-npu0/counters) -gt \
-    $(counter sable-npu0 jobs_submitted) ]" || { echo "the client never submitted"; return 1; }
+  wait_for 30 jobs_submitted_above sable-npu0 "$submitted" || { echo "the client never submitted"; return 1; }
   sleep 1
   kill -9 "$pid"
   wait "$pid" 2>/dev/null
@@ -178,4 +190,4 @@ reload() {
   sable bench --uapi --jobs 20 && sable run builtin:tiny_cnn --device sable-npu --check
 }
 check rmmod-insmod reload
-rmmod sable_npu >>"$OUT/rmmod-final.log" 2>&1
+leave_mid_job
