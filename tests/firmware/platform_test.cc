@@ -11,11 +11,14 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../../firmware/platform/common/board.h"
+#include "../../firmware/platform/common/ed25519.h"
 #include "../../firmware/platform/common/mmio.h"
 #include "../../firmware/platform/common/sha256.h"
+#include "../../firmware/platform/common/sha512.h"
 #include "../../firmware/platform/cortex-r5/gic.h"
 #include "../../firmware/platform/cortex-r5/ttc.h"
 #include "../../firmware/platform/rv32/clint.h"
@@ -80,6 +83,14 @@ struct FakeBus {
 
 FakeBus* bus = nullptr;
 
+std::vector<uint8_t> fromHex(const char* hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; hex[i] != 0 && hex[i + 1] != 0; i += 2) {
+    out.push_back(static_cast<uint8_t>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
 class FirmwarePlatform : public ::testing::Test {
  protected:
   FirmwarePlatform() { bus = &fake; }
@@ -91,6 +102,12 @@ class FirmwarePlatform : public ::testing::Test {
 
 extern "C" uint32_t sable_mmio_read32(uintptr_t address) { return bus->read(address); }
 extern "C" void sable_mmio_write32(uintptr_t address, uint32_t value) { bus->write(address, value); }
+// The device's provisioned keys (scripts/build-firmware.sh generates them on a core): RFC 8032's
+// TEST 1 public key.
+extern "C" const sable_board_key sable_board_trusted_keys[] = {
+    {{0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7, 0xd5, 0x4b, 0xfe, 0xd3, 0xc9, 0x64, 0x07, 0x3a,
+      0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6, 0x23, 0x25, 0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a}}};
+extern "C" const uint32_t sable_board_trusted_key_count = 1;
 extern "C" void sable_cpu_wait_for_interrupt(void) {
   bus->log.push_back({'i', 0, 0});
   if (bus->onWait) bus->onWait();
@@ -354,10 +371,19 @@ TEST_F(FirmwarePlatformBoard, WaitForBootClearsStaleBitsSleepsAndReturnsOnTheDoo
   EXPECT_TRUE(fake.scripted[kHostif + SABLE_HOSTIF_IRQ_STATUS].empty()) << "returned before the doorbell";
 }
 
-TEST_F(FirmwarePlatformBoard, TheDefaultSignatureServiceRefusesEverySignature) {
-  const uint8_t message[48] = {1, 2, 3};
-  const uint8_t signature[64] = {};
-  EXPECT_EQ(platform.verify_signature(platform.context, message, sizeof message, signature), 0);
+TEST_F(FirmwarePlatformBoard, TheSignatureServiceAcceptsOnlySignaturesByATrustedKey) {
+  // The trusted key (defined below) is RFC 8032's TEST 1 key; its signature of the empty message.
+  const auto signature = fromHex(
+      "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+  const uint8_t empty[1] = {};
+  EXPECT_EQ(platform.verify_signature(platform.context, empty, 0, signature.data()), 1);
+  EXPECT_EQ(platform.verify_signature(platform.context, empty, 1, signature.data()), 0);
+  // A valid signature by a key the device does not trust.
+  ASSERT_GE(sodium_init(), 0);
+  uint8_t pk[32], sk[64], other[64];
+  crypto_sign_keypair(pk, sk);
+  crypto_sign_detached(other, nullptr, empty, 0, sk);
+  EXPECT_EQ(platform.verify_signature(platform.context, empty, 0, other), 0);
   EXPECT_EQ(platform.digest_sha256_start, nullptr);
   EXPECT_EQ(platform.digest_sha256_finish, nullptr);
 }
@@ -407,6 +433,127 @@ TEST(FirmwarePlatformSha256, MatchesLibsodiumOnEveryLengthAroundTheBlockBoundari
     sable_sha256_final(&hash, pieces);
     ASSERT_EQ(std::memcmp(pieces, expected, 32), 0) << "length " << length << " in pieces";
   }
+}
+
+// ---- SHA-512 and Ed25519 -----------------------------------------------------------------------
+
+TEST(FirmwarePlatformSha512, MatchesLibsodiumOnEveryLengthAroundTheBlockBoundariesInPieces) {
+  ASSERT_GE(sodium_init(), 0);
+  std::mt19937 random(512);
+  std::vector<uint8_t> bytes(1200);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
+  for (size_t length = 0; length <= bytes.size(); length += (length < 400 ? 1 : 61)) {
+    uint8_t expected[64], actual[64];
+    crypto_hash_sha512(expected, bytes.data(), length);
+    sable_sha512 hash;
+    sable_sha512_init(&hash);
+    for (size_t done = 0; done < length;) {
+      const size_t piece = std::min<size_t>(length - done, random() % 300);
+      sable_sha512_update(&hash, bytes.data() + done, piece);
+      done += piece;
+    }
+    sable_sha512_final(&hash, actual);
+    ASSERT_EQ(std::memcmp(actual, expected, 64), 0) << "length " << length;
+  }
+}
+
+TEST(FirmwarePlatformEd25519, VerifiesRfc8032TestVector1) {
+  // RFC 8032 section 7.1, TEST 1: the empty message.
+  const auto key = fromHex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
+  const auto signature = fromHex(
+      "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+  ASSERT_EQ(key.size(), 32u);
+  ASSERT_EQ(signature.size(), 64u);
+  EXPECT_EQ(sable_ed25519_verify(signature.data(), nullptr, 0, key.data()), 1);
+  auto altered = signature;
+  altered[10] ^= 1;
+  EXPECT_EQ(sable_ed25519_verify(altered.data(), nullptr, 0, key.data()), 0);
+  // S + L satisfies the same equation: refused as a non-canonical S.
+  const auto order = fromHex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010");
+  auto malleable = signature;
+  unsigned carry = 0;
+  for (int i = 0; i < 32; ++i) {
+    const unsigned sum = malleable[32 + i] + order[i] + carry;
+    malleable[32 + i] = static_cast<uint8_t>(sum);
+    carry = sum >> 8;
+  }
+  EXPECT_EQ(sable_ed25519_verify(malleable.data(), nullptr, 0, key.data()), 0);
+}
+
+TEST(FirmwarePlatformEd25519, VerifiesRfc8032TestVector2) {
+  // RFC 8032 section 7.1, TEST 2: the one-byte message 0x72.
+  const auto key = fromHex("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c");
+  const auto signature = fromHex(
+      "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00");
+  const uint8_t message[1] = {0x72};
+  EXPECT_EQ(sable_ed25519_verify(signature.data(), message, 1, key.data()), 1);
+  const uint8_t other[1] = {0x73};
+  EXPECT_EQ(sable_ed25519_verify(signature.data(), other, 1, key.data()), 0);
+}
+
+// Many keys and messages: every libsodium signature verifies, and every alteration (a bit of R,
+// of S, of the message, of the key) gets the same verdict from both.
+TEST(FirmwarePlatformEd25519, AgreesWithLibsodiumOnSignaturesAndTheirAlterations) {
+  ASSERT_GE(sodium_init(), 0);
+  std::mt19937 random(25519);
+  int altered = 0;
+  for (int round = 0; round < 64; ++round) {
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES], sig[64];
+    crypto_sign_keypair(pk, sk);
+    std::vector<uint8_t> message(random() % 200);
+    for (uint8_t& b : message) b = static_cast<uint8_t>(random());
+    crypto_sign_detached(sig, nullptr, message.data(), message.size(), sk);
+    ASSERT_EQ(sable_ed25519_verify(sig, message.data(), message.size(), pk), 1) << "round " << round;
+    for (int change = 0; change < 4; ++change) {
+      uint8_t s2[64], pk2[32];
+      std::memcpy(s2, sig, 64);
+      std::memcpy(pk2, pk, 32);
+      std::vector<uint8_t> m2 = message;
+      const uint32_t bit = random();
+      switch (change) {
+        case 0: s2[(bit / 8) % 32] ^= static_cast<uint8_t>(1u << (bit % 8)); break;       // R
+        case 1: s2[32 + (bit / 8) % 32] ^= static_cast<uint8_t>(1u << (bit % 8)); break;  // S
+        case 2:
+          if (m2.empty()) m2.push_back(0); else m2[(bit / 8) % m2.size()] ^= static_cast<uint8_t>(1u << (bit % 8));
+          break;
+        default: pk2[(bit / 8) % 32] ^= static_cast<uint8_t>(1u << (bit % 8)); break;
+      }
+      const int expected = crypto_sign_verify_detached(s2, m2.data(), m2.size(), pk2) == 0 ? 1 : 0;
+      EXPECT_EQ(sable_ed25519_verify(s2, m2.data(), m2.size(), pk2), expected)
+          << "round " << round << ", change " << change;
+      altered += 1 - expected;
+    }
+  }
+  EXPECT_GE(altered, 250) << "nearly every alteration must be refused";
+}
+
+TEST(FirmwarePlatformEd25519, RefusesANonCanonicalSAndSmallOrderOrNonCanonicalKeysAsLibsodiumDoes) {
+  ASSERT_GE(sodium_init(), 0);
+  uint8_t pk[32], sk[64], sig[64];
+  crypto_sign_keypair(pk, sk);
+  const uint8_t message[3] = {1, 2, 3};
+  crypto_sign_detached(sig, nullptr, message, sizeof message, sk);
+  // S + L: the same point equation, a different encoding (malleability).
+  const auto order = fromHex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010");
+  uint8_t malleable[64];
+  std::memcpy(malleable, sig, 64);
+  unsigned carry = 0;
+  for (int i = 0; i < 32; ++i) {
+    const unsigned sum = malleable[32 + i] + order[i] + carry;
+    malleable[32 + i] = static_cast<uint8_t>(sum);
+    carry = sum >> 8;
+  }
+  EXPECT_NE(crypto_sign_verify_detached(malleable, message, sizeof message, pk), 0);
+  EXPECT_EQ(sable_ed25519_verify(malleable, message, sizeof message, pk), 0);
+  // The identity (y = 1) and a point of order 2 (y = -1): small order, refused.
+  uint8_t identity[32] = {1};
+  EXPECT_EQ(sable_ed25519_verify(sig, message, sizeof message, identity), 0);
+  const auto minusOne = fromHex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f");
+  EXPECT_EQ(sable_ed25519_verify(sig, message, sizeof message, minusOne.data()), 0);
+  // y = p (a non-canonical encoding of y = 0).
+  const auto yIsP = fromHex("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f");
+  EXPECT_EQ(sable_ed25519_verify(sig, message, sizeof message, yIsP.data()), 0);
+  EXPECT_EQ(sable_ed25519_verify(sig, message, sizeof message, pk), 1);
 }
 
 }  // namespace

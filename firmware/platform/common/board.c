@@ -2,6 +2,7 @@
 
 #include <stddef.h>
 
+#include "ed25519.h"
 #include "mmio.h"
 #include "sha256.h"
 
@@ -83,9 +84,9 @@ void sable_board_wait_for_boot(const struct sable_board *board) {
 
 __attribute__((weak)) int sable_board_verify_signature(const uint8_t *message, uint32_t length,
                                                        const uint8_t signature[64]) {
-	(void)message;
-	(void)length;
-	(void)signature;
+	for (uint32_t i = 0; i < sable_board_trusted_key_count; ++i) {
+		if (sable_ed25519_verify(signature, message, length, sable_board_trusted_keys[i].bytes)) return 1;
+	}
 	return 0;
 }
 

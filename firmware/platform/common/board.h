@@ -57,10 +57,18 @@ void sable_board_wait_for_interrupt(void *context, uint64_t until_us);
  * waits here for its boot block: a device reset needs no reset line. */
 void sable_board_wait_for_boot(const struct sable_board *board);
 
-/* The signature service (sable_fw_platform.verify_signature). The platform layer has no Ed25519
- * verifier: this weak default refuses every signature, so the firmware boots and reports READY
- * but registers no program (BAD_SIGNATURE) until the board links a verifier of its own holding
- * the device's provisioned keys (docs/firmware.md, "Signatures on a real control core"). */
+/* The public keys the device trusts (Ed25519, 32 bytes each), provisioned at build time:
+ * scripts/build-firmware.sh generates their definition from SABLE_FW_TRUSTED_KEYS (driver.pub
+ * files). With none, no program can be registered. */
+struct sable_board_key {
+	uint8_t bytes[32];
+};
+extern const struct sable_board_key sable_board_trusted_keys[];
+extern const uint32_t sable_board_trusted_key_count;
+
+/* The signature service (sable_fw_platform.verify_signature): 1 when `signature` is the Ed25519
+ * signature of the message by one of the trusted keys (common/ed25519.c, in software). Weak: a
+ * board with a crypto engine that does Ed25519 replaces it. */
 int sable_board_verify_signature(const uint8_t *message, uint32_t length, const uint8_t signature[64]);
 
 /* Fills `platform` for `board` (read32, write32, read_words, digest_sha256, verify_signature,

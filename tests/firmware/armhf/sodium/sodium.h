@@ -4,8 +4,9 @@
 // "signature" is a keyed hash, SHA-256(key ‖ message) ‖ SHA-256(message ‖ key), with the public
 // key as the key: it is not Ed25519 and proves nothing about Ed25519, but a different message or
 // a different key's signature fails as a real one does, which is all the firmware's tests need
-// of it (they test the firmware's flow: hash, message, verify, verdict). Ed25519 itself is tested
-// on the host only (firmware_scheduler_test with the real libsodium).
+// of it (they test the firmware's flow: hash, message, verify, verdict). The platform layer's own
+// Ed25519 runs on 32 bits against RFC 8032's vectors; the comparisons with libsodium
+// (`*Libsodium*` tests) run on the host only.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <cstring>
 
 #include "sha256.h"
+#include "sha512.h"
 
 #define crypto_sign_PUBLICKEYBYTES 32U
 #define crypto_sign_SECRETKEYBYTES 64U
@@ -26,6 +28,14 @@ inline int crypto_hash_sha256(unsigned char* out, const unsigned char* in, unsig
   sable_sha256_init(&hash);
   sable_sha256_update(&hash, in, static_cast<size_t>(length));
   sable_sha256_final(&hash, out);
+  return 0;
+}
+
+inline int crypto_hash_sha512(unsigned char* out, const unsigned char* in, unsigned long long length) {
+  sable_sha512 hash;
+  sable_sha512_init(&hash);
+  sable_sha512_update(&hash, in, static_cast<size_t>(length));
+  sable_sha512_final(&hash, out);
   return 0;
 }
 
