@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -199,6 +200,128 @@ inline std::vector<uint32_t> broadcastIndices(const std::vector<uint32_t>& in, c
     }
   }
   return indices;
+}
+
+// ---- Real values, for the kernels that compute in float32 whatever the element type ----------
+// (the detection and recurrent groups, like the NNAPI reference: FLOAT16 and quantized operands
+// are converted on the way in and out, so every element type shares one algorithm).
+
+// Element i of a tensor as float (dequantized for the quantized types).
+inline float realValue(const Tensor& t, size_t i) {
+  using hal::OperandType;
+  switch (t.type) {
+    case OperandType::TENSOR_FLOAT32: return t.data<float>()[i];
+    case OperandType::TENSOR_FLOAT16: return static_cast<float>(t.data<float16>()[i]);
+    case OperandType::TENSOR_QUANT8_ASYMM: return (static_cast<int32_t>(t.data<uint8_t>()[i]) - t.zeroPoint) * t.scale;
+    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+      return (static_cast<int32_t>(t.data<int8_t>()[i]) - t.zeroPoint) * t.scale;
+    case OperandType::TENSOR_QUANT16_ASYMM:
+      return (static_cast<int32_t>(t.data<uint16_t>()[i]) - t.zeroPoint) * t.scale;
+    case OperandType::TENSOR_QUANT16_SYMM: return static_cast<float>(t.data<int16_t>()[i]) * t.scale;
+    default: return 0.0f;
+  }
+}
+
+inline std::vector<float> realValues(const Tensor& t) {
+  std::vector<float> out(t.elementCount());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = realValue(t, i);
+  return out;
+}
+
+// Writes a real value as element i of `t` (quantized types round to nearest and saturate, as the
+// reference's float-to-quant conversion does).
+inline void storeReal(Tensor& t, size_t i, float value) {
+  using hal::OperandType;
+  auto quantize = [&](int32_t lo, int32_t hi) {
+    const float q = std::round(value / t.scale + static_cast<float>(t.zeroPoint));
+    return static_cast<int32_t>(std::clamp(q, static_cast<float>(lo), static_cast<float>(hi)));
+  };
+  switch (t.type) {
+    case OperandType::TENSOR_FLOAT32: t.data<float>()[i] = value; break;
+    case OperandType::TENSOR_FLOAT16: t.data<float16>()[i] = static_cast<float16>(value); break;
+    case OperandType::TENSOR_QUANT8_ASYMM: t.data<uint8_t>()[i] = static_cast<uint8_t>(quantize(0, 255)); break;
+    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+      t.data<int8_t>()[i] = static_cast<int8_t>(quantize(-128, 127));
+      break;
+    case OperandType::TENSOR_QUANT16_ASYMM:
+      t.data<uint16_t>()[i] = static_cast<uint16_t>(quantize(0, 65535));
+      break;
+    case OperandType::TENSOR_QUANT16_SYMM:
+      t.data<int16_t>()[i] = static_cast<int16_t>(quantize(-32768, 32767));
+      break;
+    default: break;
+  }
+}
+
+// Input i has this rank / this type; `what` names it in the message.
+inline hal::Result<void> checkInputRank(const OperationContext& context, uint32_t i, uint32_t rank,
+                                        std::string_view what) {
+  if (context.input(i).rank() != rank) {
+    return hal::invalidArgument("{} {} (input {}) must be of rank {}, is {}", nameOf(context), what, i, rank,
+                                dimsToString(context.input(i).dimensions));
+  }
+  return {};
+}
+
+inline hal::Result<void> checkInputType(const OperationContext& context, uint32_t i, hal::OperandType expected,
+                                        std::string_view what) {
+  if (context.input(i).type != expected) {
+    return hal::invalidArgument("{} {} (input {}) must be {}, is {}", nameOf(context), what, i,
+                                hal::toString(expected), hal::toString(context.input(i).type));
+  }
+  return {};
+}
+
+// A real-valued scalar parameter: FLOAT16 for FLOAT16 tensors, FLOAT32 otherwise.
+inline hal::Result<float> realScalar(const OperationContext& context, uint32_t i, hal::OperandType tensorType,
+                                     std::string_view name) {
+  const hal::OperandType expected =
+      tensorType == hal::OperandType::TENSOR_FLOAT16 ? hal::OperandType::FLOAT16 : hal::OperandType::FLOAT32;
+  SABLE_TRY(checkScalarInput(context, i, expected, name));
+  return context.floatScalar(i);
+}
+
+// ---- Boxes (the detection groups: ops_detection.cc, ops_proposals.cc) --------------------------
+// A box is (x1, y1, x2, y2); quantized boxes are TENSOR_QUANT16_ASYMM with scale 0.125 and zero
+// point 0.
+
+inline constexpr uint32_t kBoxLength = 4;
+inline constexpr float kQuantBoxScale = 0.125f;
+
+// Quantized boxes have a fixed quantization (1/8 pixel steps), which the reference checks.
+inline hal::Result<void> checkQuantBoxes(const OperationContext& context, uint32_t i, std::string_view what) {
+  const Tensor& t = context.input(i);
+  if (t.type == hal::OperandType::TENSOR_QUANT16_ASYMM && (t.scale != kQuantBoxScale || t.zeroPoint != 0)) {
+    return hal::invalidArgument("{} {} (input {}) must have scale 0.125 and zero point 0, has {} and {}",
+                                nameOf(context), what, i, t.scale, t.zeroPoint);
+  }
+  return {};
+}
+
+inline bool validBox(const float* box) { return box[0] <= box[2] && box[1] <= box[3]; }
+
+// Intersection over union of two axis-aligned boxes (either coordinate order, as long as both
+// boxes use the same).
+inline float intersectionOverUnion(const float* a, const float* b) {
+  const float areaA = (a[2] - a[0]) * (a[3] - a[1]);
+  const float areaB = (b[2] - b[0]) * (b[3] - b[1]);
+  const float w = std::max(std::min(a[2], b[2]) - std::max(a[0], b[0]), 0.0f);
+  const float h = std::max(std::min(a[3], b[3]) - std::max(a[1], b[1]), 0.0f);
+  const float intersection = w * h;
+  return intersection / (areaA + areaB - intersection);
+}
+
+// AXIS_ALIGNED_BBOX_TRANSFORM of one box: `delta` is (dx, dy, log dw, log dh) relative to the
+// roi's size; the moved box is clipped to the image.
+inline void transformBox(const float* roi, const float* delta, float imageHeight, float imageWidth, float* out) {
+  const float width = roi[2] - roi[0], height = roi[3] - roi[1];
+  const float centerX = (roi[0] + roi[2]) / 2, centerY = (roi[1] + roi[3]) / 2;
+  const float newWidth = std::exp(delta[2]) * width, newHeight = std::exp(delta[3]) * height;
+  const float newX = centerX + delta[0] * width, newY = centerY + delta[1] * height;
+  const float box[4] = {newX - newWidth / 2, newY - newHeight / 2, newX + newWidth / 2, newY + newHeight / 2};
+  for (uint32_t k = 0; k < kBoxLength; ++k) {
+    out[k] = std::min(std::max(box[k], 0.0f), k % 2 == 0 ? imageWidth : imageHeight);
+  }
 }
 
 // NNAPI implicit padding schemes (PaddingCode).

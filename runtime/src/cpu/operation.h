@@ -104,6 +104,7 @@ void registerReductionOperations(std::vector<OperationRegistration>& out);      
 void registerResizeOperations(std::vector<OperationRegistration>& out);         // ops_resize.cc
 void registerMiscOperations(std::vector<OperationRegistration>& out);           // ops_misc.cc
 void registerDetectionOperations(std::vector<OperationRegistration>& out);      // ops_detection.cc
+void registerProposalOperations(std::vector<OperationRegistration>& out);       // ops_proposals.cc
 
 // The registration for a type, or nullptr when the reference device does not implement it.
 const OperationRegistration* findOperation(hal::OperationType type);

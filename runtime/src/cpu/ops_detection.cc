@@ -19,94 +19,6 @@ using hal::OperandType;
 using hal::OperationType;
 using hal::Result;
 
-constexpr uint32_t kBoxLength = 4;
-constexpr float kQuantBoxScale = 0.125f;
-
-// Element i of a tensor as float (dequantized for the quantized types).
-float realValue(const Tensor& t, size_t i) {
-  switch (t.type) {
-    case OperandType::TENSOR_FLOAT32: return t.data<float>()[i];
-    case OperandType::TENSOR_FLOAT16: return static_cast<float>(t.data<float16>()[i]);
-    case OperandType::TENSOR_QUANT8_ASYMM: return (static_cast<int32_t>(t.data<uint8_t>()[i]) - t.zeroPoint) * t.scale;
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
-      return (static_cast<int32_t>(t.data<int8_t>()[i]) - t.zeroPoint) * t.scale;
-    case OperandType::TENSOR_QUANT16_ASYMM:
-      return (static_cast<int32_t>(t.data<uint16_t>()[i]) - t.zeroPoint) * t.scale;
-    default: return 0.0f;
-  }
-}
-
-std::vector<float> realValues(const Tensor& t) {
-  std::vector<float> out(t.elementCount());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = realValue(t, i);
-  return out;
-}
-
-// Writes a real value as element i of `t` (quantized types round to nearest and saturate, as the
-// reference's float-to-quant conversion does).
-void storeReal(Tensor& t, size_t i, float value) {
-  auto quantize = [&](int32_t lo, int32_t hi) {
-    const float q = std::round(value / t.scale + static_cast<float>(t.zeroPoint));
-    return static_cast<int32_t>(std::clamp(q, static_cast<float>(lo), static_cast<float>(hi)));
-  };
-  switch (t.type) {
-    case OperandType::TENSOR_FLOAT32: t.data<float>()[i] = value; break;
-    case OperandType::TENSOR_FLOAT16: t.data<float16>()[i] = static_cast<float16>(value); break;
-    case OperandType::TENSOR_QUANT8_ASYMM: t.data<uint8_t>()[i] = static_cast<uint8_t>(quantize(0, 255)); break;
-    case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
-      t.data<int8_t>()[i] = static_cast<int8_t>(quantize(-128, 127));
-      break;
-    case OperandType::TENSOR_QUANT16_ASYMM:
-      t.data<uint16_t>()[i] = static_cast<uint16_t>(quantize(0, 65535));
-      break;
-    default: break;
-  }
-}
-
-hal::Result<void> checkRank(const OperationContext& context, uint32_t i, uint32_t rank, const char* what) {
-  if (context.input(i).rank() != rank) {
-    return hal::invalidArgument("{} {} (input {}) must be of rank {}, is {}", nameOf(context), what, i, rank,
-                                dimsToString(context.input(i).dimensions));
-  }
-  return {};
-}
-
-hal::Result<void> checkType(const OperationContext& context, uint32_t i, OperandType expected, const char* what) {
-  if (context.input(i).type != expected) {
-    return hal::invalidArgument("{} {} (input {}) must be {}, is {}", nameOf(context), what, i,
-                                hal::toString(expected), hal::toString(context.input(i).type));
-  }
-  return {};
-}
-
-// Quantized boxes have a fixed quantization (1/8 pixel steps), which the reference checks.
-hal::Result<void> checkQuantBoxes(const OperationContext& context, uint32_t i, const char* what) {
-  const Tensor& t = context.input(i);
-  if (t.type == OperandType::TENSOR_QUANT16_ASYMM && (t.scale != kQuantBoxScale || t.zeroPoint != 0)) {
-    return hal::invalidArgument("{} {} (input {}) must have scale 0.125 and zero point 0, has {} and {}",
-                                nameOf(context), what, i, t.scale, t.zeroPoint);
-  }
-  return {};
-}
-
-// A real-valued scalar parameter: FLOAT16 for FLOAT16 tensors, FLOAT32 otherwise.
-hal::Result<float> realScalar(const OperationContext& context, uint32_t i, OperandType tensorType, const char* name) {
-  const OperandType expected = tensorType == OperandType::TENSOR_FLOAT16 ? OperandType::FLOAT16 : OperandType::FLOAT32;
-  SABLE_TRY(checkScalarInput(context, i, expected, name));
-  return context.floatScalar(i);
-}
-
-bool validBox(const float* box) { return box[0] <= box[2] && box[1] <= box[3]; }
-
-float intersectionOverUnion(const float* a, const float* b) {
-  const float areaA = (a[2] - a[0]) * (a[3] - a[1]);
-  const float areaB = (b[2] - b[0]) * (b[3] - b[1]);
-  const float w = std::max(std::min(a[2], b[2]) - std::max(a[0], b[0]), 0.0f);
-  const float h = std::max(std::min(a[3], b[3]) - std::max(a[1], b[1]), 0.0f);
-  const float intersection = w * h;
-  return intersection / (areaA + areaB - intersection);
-}
-
 // ---- BOX_WITH_NMS_LIMIT -----------------------------------------------------------------------
 
 enum class NmsKernel : int32_t { kHard = 0, kLinear = 1, kGaussian = 2 };
@@ -167,11 +79,11 @@ Result<void> boxWithNmsLimitKernel(OperationContext& context) {
     return hal::invalidArgument("{} scores of type {} are not supported", nameOf(context), hal::toString(type));
   }
   const OperandType boxType = quantized ? OperandType::TENSOR_QUANT16_ASYMM : type;
-  SABLE_TRY(checkType(context, 1, boxType, "boxes"));
-  SABLE_TRY(checkType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
-  SABLE_TRY(checkRank(context, 0, 2, "scores"));
-  SABLE_TRY(checkRank(context, 1, 2, "boxes"));
-  SABLE_TRY(checkRank(context, 2, 1, "batch indices"));
+  SABLE_TRY(checkInputType(context, 1, boxType, "boxes"));
+  SABLE_TRY(checkInputType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
+  SABLE_TRY(checkInputRank(context, 0, 2, "scores"));
+  SABLE_TRY(checkInputRank(context, 1, 2, "boxes"));
+  SABLE_TRY(checkInputRank(context, 2, 1, "batch indices"));
   SABLE_TRY(checkQuantBoxes(context, 1, "boxes"));
   const uint32_t numRois = scoresIn.dim(0);
   const uint32_t numClasses = scoresIn.dim(1);
@@ -378,11 +290,11 @@ Result<void> roiAlignKernel(OperationContext& context) {
   if (type != OperandType::TENSOR_FLOAT32 && type != OperandType::TENSOR_FLOAT16 && !quantized) {
     return hal::invalidArgument("{} input of type {} is not supported", nameOf(context), hal::toString(type));
   }
-  SABLE_TRY(checkType(context, 1, quantized ? OperandType::TENSOR_QUANT16_ASYMM : type, "rois"));
-  SABLE_TRY(checkType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
-  SABLE_TRY(checkRank(context, 0, 4, "input"));
-  SABLE_TRY(checkRank(context, 1, 2, "rois"));
-  SABLE_TRY(checkRank(context, 2, 1, "batch indices"));
+  SABLE_TRY(checkInputType(context, 1, quantized ? OperandType::TENSOR_QUANT16_ASYMM : type, "rois"));
+  SABLE_TRY(checkInputType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
+  SABLE_TRY(checkInputRank(context, 0, 4, "input"));
+  SABLE_TRY(checkInputRank(context, 1, 2, "rois"));
+  SABLE_TRY(checkInputRank(context, 2, 1, "batch indices"));
   SABLE_TRY(checkQuantBoxes(context, 1, "rois"));
   RoiAlignParams p{};
   SABLE_ASSIGN_OR_RETURN(int32_t outHeight, int32Scalar(context, 3, "output height"));
@@ -456,16 +368,16 @@ Result<void> bboxTransformKernel(OperationContext& context) {
                                   hal::toString(deltasIn.type));
     }
   } else if (type == OperandType::TENSOR_FLOAT32 || type == OperandType::TENSOR_FLOAT16) {
-    SABLE_TRY(checkType(context, 1, type, "deltas"));
+    SABLE_TRY(checkInputType(context, 1, type, "deltas"));
   } else {
     return hal::invalidArgument("{} rois of type {} are not supported", nameOf(context), hal::toString(type));
   }
-  SABLE_TRY(checkType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
-  SABLE_TRY(checkType(context, 3, type, "image sizes"));
-  SABLE_TRY(checkRank(context, 0, 2, "rois"));
-  SABLE_TRY(checkRank(context, 1, 2, "deltas"));
-  SABLE_TRY(checkRank(context, 2, 1, "batch indices"));
-  SABLE_TRY(checkRank(context, 3, 2, "image sizes"));
+  SABLE_TRY(checkInputType(context, 2, OperandType::TENSOR_INT32, "batch indices"));
+  SABLE_TRY(checkInputType(context, 3, type, "image sizes"));
+  SABLE_TRY(checkInputRank(context, 0, 2, "rois"));
+  SABLE_TRY(checkInputRank(context, 1, 2, "deltas"));
+  SABLE_TRY(checkInputRank(context, 2, 1, "batch indices"));
+  SABLE_TRY(checkInputRank(context, 3, 2, "image sizes"));
   SABLE_TRY(checkQuantBoxes(context, 0, "rois"));
   SABLE_TRY(checkQuantBoxes(context, 3, "image sizes"));
   const uint32_t numRois = roisIn.dim(0);
@@ -494,18 +406,11 @@ Result<void> bboxTransformKernel(OperationContext& context) {
     }
     if (!validBox(roi)) return hal::invalidArgument("{} roi {} has x2 < x1 or y2 < y1", nameOf(context), r);
     const float imageHeight = images[batchOf[r] * 2], imageWidth = images[batchOf[r] * 2 + 1];
-    const float width = roi[2] - roi[0], height = roi[3] - roi[1];
-    const float centerX = (roi[0] + roi[2]) / 2, centerY = (roi[1] + roi[3]) / 2;
     for (uint32_t c = 0; c < numClasses; ++c) {
       const size_t at = (static_cast<size_t>(r) * numClasses + c) * kBoxLength;
-      const float* d = &deltas[at];
-      const float newWidth = std::exp(d[2]) * width, newHeight = std::exp(d[3]) * height;
-      const float newX = centerX + d[0] * width, newY = centerY + d[1] * height;
-      const float box[4] = {newX - newWidth / 2, newY - newHeight / 2, newX + newWidth / 2, newY + newHeight / 2};
-      for (uint32_t k = 0; k < kBoxLength; ++k) {
-        const float limit = k % 2 == 0 ? imageWidth : imageHeight;
-        storeReal(*output, at + k, std::min(std::max(box[k], 0.0f), limit));
-      }
+      float box[kBoxLength];
+      transformBox(roi, &deltas[at], imageHeight, imageWidth, box);
+      for (uint32_t k = 0; k < kBoxLength; ++k) storeReal(*output, at + k, box[k]);
     }
   }
   return {};

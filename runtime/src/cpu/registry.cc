@@ -16,6 +16,7 @@ std::vector<OperationRegistration> buildRegistry() {
   registerMiscOperations(all);
   registerResizeOperations(all);
   registerDetectionOperations(all);
+  registerProposalOperations(all);
   return all;
 }
 
