@@ -105,6 +105,8 @@ void registerResizeOperations(std::vector<OperationRegistration>& out);         
 void registerMiscOperations(std::vector<OperationRegistration>& out);           // ops_misc.cc
 void registerDetectionOperations(std::vector<OperationRegistration>& out);      // ops_detection.cc
 void registerProposalOperations(std::vector<OperationRegistration>& out);       // ops_proposals.cc
+void registerRecurrentOperations(std::vector<OperationRegistration>& out);      // ops_recurrent.cc
+void registerQuantizedRecurrentOperations(std::vector<OperationRegistration>& out);  // ops_quantized_recurrent.cc
 
 // The registration for a type, or nullptr when the reference device does not implement it.
 const OperationRegistration* findOperation(hal::OperationType type);

@@ -17,6 +17,8 @@ std::vector<OperationRegistration> buildRegistry() {
   registerResizeOperations(all);
   registerDetectionOperations(all);
   registerProposalOperations(all);
+  registerRecurrentOperations(all);
+  registerQuantizedRecurrentOperations(all);
   return all;
 }
 
