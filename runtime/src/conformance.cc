@@ -209,6 +209,53 @@ std::optional<std::string> compareOutput(const CorpusTest& test, size_t index, s
   return std::nullopt;
 }
 
+// RANDOM_MULTINOMIAL's samples judged as the CTS does (expectMultinomialDistributionWithinTolerance):
+// for each batch, the frequency of every class among the samples must be within the test's
+// tolerance of its probability softmax(logits), the logits being the test's first input.
+std::optional<std::string> compareMultinomial(const CorpusTest& test, std::span<const uint8_t> actual,
+                                              const std::vector<uint32_t>& shape) {
+  const hal::Subgraph& main = test.model.main;
+  if (main.inputIndexes.empty() || test.inputs.empty() || test.outputs.size() != 1) {
+    return "a multinomial distribution test needs the logits as first input and one output";
+  }
+  const hal::Operand& logits = main.operands[main.inputIndexes[0]];
+  if (logits.dimensions.size() != 2 || shape.size() != 2 || shape[0] != logits.dimensions[0] ||
+      test.outputs[0].type != OperandType::TENSOR_INT32) {
+    return fmt::format("multinomial output shape [{}] does not match logits [{}]", fmt::join(shape, ", "),
+                       fmt::join(logits.dimensions, ", "));
+  }
+  const uint32_t batches = logits.dimensions[0], classes = logits.dimensions[1], samples = shape[1];
+  const size_t logitSize = hal::sizeOfElement(logits.type);
+  if (test.inputs[0].bytes.size() < static_cast<size_t>(batches) * classes * logitSize ||
+      actual.size() < static_cast<size_t>(batches) * samples * sizeof(int32_t) || samples == 0) {
+    return "multinomial logits or samples are missing";
+  }
+  for (uint32_t b = 0; b < batches; ++b) {
+    std::vector<double> probability(classes);
+    double maxLogit = -INFINITY, total = 0.0;
+    for (uint32_t c = 0; c < classes; ++c) {
+      probability[c] = elementValue(logits.type, test.inputs[0].bytes.data(), static_cast<size_t>(b) * classes + c);
+      maxLogit = std::max(maxLogit, probability[c]);
+    }
+    for (double& p : probability) total += (p = std::exp(p - maxLogit));
+    std::vector<double> frequency(classes, 0.0);
+    for (uint32_t s = 0; s < samples; ++s) {
+      const int32_t c = load<int32_t>(actual.data(), static_cast<size_t>(b) * samples + s);
+      if (c < 0 || static_cast<uint32_t>(c) >= classes) {
+        return fmt::format("batch {} sample {}: class {} outside [0, {})", b, s, c, classes);
+      }
+      frequency[static_cast<uint32_t>(c)] += 1.0 / samples;
+    }
+    for (uint32_t c = 0; c < classes; ++c) {
+      if (std::fabs(frequency[c] - probability[c] / total) > test.multinomialTolerance) {
+        return fmt::format("batch {} class {}: sampled with frequency {}, probability {} (tolerance {})", b, c,
+                           frequency[c], probability[c] / total, test.multinomialTolerance);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 TestResult runConformanceTest(Device& device, const CorpusTest& test, const ConformanceOptions& options) {
   TestResult result;
   result.name = test.name;
@@ -242,6 +289,12 @@ TestResult runConformanceTest(Device& device, const CorpusTest& test, const Conf
   if (!output.ok()) return cleanFailure("execution", output.error());
   if (test.expectFailure) return failed(result, "execution succeeded but the test expects a failure");
 
+  if (test.multinomialTolerance > 0) {
+    const auto& shape = output->outputShapes.empty() ? std::vector<uint32_t>{} : output->outputShapes[0].dimensions;
+    if (auto mismatch = compareMultinomial(test, outputBytes(*request, 0), shape)) return failed(result, *mismatch);
+    result.status = TestStatus::kPassed;
+    return result;
+  }
   for (size_t i = 0; i < test.outputs.size(); ++i) {
     static const std::vector<uint32_t> kNotReported;
     const auto& shape = i < output->outputShapes.size() ? output->outputShapes[i].dimensions : kNotReported;

@@ -355,6 +355,11 @@ Result<CorpusTest> parseJson(const Json& json, CorpusTest& test) {
   SABLE_ASSIGN_OR_RETURN(test.minSupportedVersion, versionMember(json, "min_supported_version", root, true));
   SABLE_ASSIGN_OR_RETURN(test.expectFailure, boolMember(json, "expect_failure", root));
   SABLE_ASSIGN_OR_RETURN(test.isRelaxed, boolMember(json, "is_relaxed", root));
+  // Only RANDOM_MULTINOMIAL tests set it; older corpora may omit the field.
+  if (auto tolerance = json.find("expected_multinomial_distribution_tolerance"); tolerance != json.end()) {
+    SABLE_ASSIGN_OR_RETURN(test.multinomialTolerance,
+                           floatValue(*tolerance, root / "expected_multinomial_distribution_tolerance"));
+  }
   test.model.relaxComputationFloat32toFloat16 = test.isRelaxed;
 
   ModelParser parser(test);

@@ -296,6 +296,36 @@ TEST(Runner, AnUnsupportedOperationSkipsWithTheDevicesReason) {
       << result.reason;
 }
 
+// A RANDOM_MULTINOMIAL-style test: logits (0, 0), so each of the two classes has probability
+// 1/2; four samples judged by frequency within 0.1.
+CorpusTest multinomialTest() {
+  CorpusTest test = makeTest<float>(OperandType::TENSOR_FLOAT32, {1, 2}, {0.0f, 0.0f}, "random_multinomial");
+  test.multinomialTolerance = 0.1f;
+  CorpusOutput& output = test.outputs[0];
+  output.type = OperandType::TENSOR_INT32;
+  output.dimensions = {1, 4};
+  output.count = 4;
+  output.bytes.assign(4 * sizeof(int32_t), 0);
+  output.isIgnored = true;  // the corpus ignores the samples' values
+  return test;
+}
+
+TEST(Runner, MultinomialSamplesAreJudgedByTheirFrequencies) {
+  FakeDevice device;
+  device.outputShape = {1, 4};
+  device.outputValues = bytesOf<int32_t>({0, 1, 1, 0});
+  TestResult even = runConformanceTest(device, multinomialTest());
+  EXPECT_EQ(even.status, TestStatus::kPassed) << even.reason;
+  device.outputValues = bytesOf<int32_t>({0, 0, 0, 1});  // class 0 at 3/4, off by 1/4
+  TestResult skewed = runConformanceTest(device, multinomialTest());
+  EXPECT_EQ(skewed.status, TestStatus::kFailed);
+  EXPECT_NE(skewed.reason.find("class 0: sampled with frequency 0.75"), std::string::npos) << skewed.reason;
+  device.outputValues = bytesOf<int32_t>({0, 1, 2, 0});  // there is no class 2
+  TestResult outside = runConformanceTest(device, multinomialTest());
+  EXPECT_EQ(outside.status, TestStatus::kFailed);
+  EXPECT_NE(outside.reason.find("class 2 outside [0, 2)"), std::string::npos) << outside.reason;
+}
+
 TEST(Report, CountsEveryOperationOfATestAndWritesJson) {
   ConformanceReport report;
   report.add({"a", TestStatus::kPassed, "", {"ADD", "IF"}});

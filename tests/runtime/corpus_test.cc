@@ -107,6 +107,14 @@ TEST(CorpusParse, ReadsTopLevelFields) {
   EXPECT_TRUE(test.expectFailure);
   EXPECT_TRUE(test.isRelaxed);
   EXPECT_TRUE(test.model.relaxComputationFloat32toFloat16) << "is_relaxed must set relaxComputationFloat32toFloat16";
+  EXPECT_EQ(test.multinomialTolerance, 0.0f);
+}
+
+TEST(CorpusParse, ReadsTheMultinomialTolerance) {
+  TestSpec spec;
+  spec.header = R"("spec":"s","hal_version":"V1_2","min_supported_version":"V1_2",)"
+                R"("expect_failure":false,"expected_multinomial_distribution_tolerance":0.025,"is_relaxed":false)";
+  EXPECT_FLOAT_EQ(parseOk(testJson(spec)).multinomialTolerance, 0.025f);
 }
 
 TEST(CorpusParse, UnknownMinSupportedVersionIsNullopt) {

@@ -324,6 +324,9 @@ inline void transformBox(const float* roi, const float* delta, float imageHeight
   }
 }
 
+// farmhash's Fingerprint64 of `length` bytes (LSH_PROJECTION's hash; ops_random.cc).
+uint64_t farmhashFingerprint64(const uint8_t* bytes, size_t length);
+
 // NNAPI implicit padding schemes (PaddingCode).
 enum class PaddingScheme : int32_t { SAME = 1, VALID = 2 };
 

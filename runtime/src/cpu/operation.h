@@ -107,6 +107,7 @@ void registerDetectionOperations(std::vector<OperationRegistration>& out);      
 void registerProposalOperations(std::vector<OperationRegistration>& out);       // ops_proposals.cc
 void registerRecurrentOperations(std::vector<OperationRegistration>& out);      // ops_recurrent.cc
 void registerQuantizedRecurrentOperations(std::vector<OperationRegistration>& out);  // ops_quantized_recurrent.cc
+void registerRandomOperations(std::vector<OperationRegistration>& out);        // ops_random.cc
 
 // The registration for a type, or nullptr when the reference device does not implement it.
 const OperationRegistration* findOperation(hal::OperationType type);

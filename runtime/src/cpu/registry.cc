@@ -19,6 +19,7 @@ std::vector<OperationRegistration> buildRegistry() {
   registerProposalOperations(all);
   registerRecurrentOperations(all);
   registerQuantizedRecurrentOperations(all);
+  registerRandomOperations(all);
   return all;
 }
 

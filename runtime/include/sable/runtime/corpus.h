@@ -49,6 +49,9 @@ struct CorpusTest {
   std::optional<hal::HalVersion> minSupportedVersion;  // nullopt: "UNKNOWN"
   bool expectFailure = false;
   bool isRelaxed = false;
+  // > 0 for RANDOM_MULTINOMIAL: the outputs are random samples, judged by their frequencies
+  // against softmax(logits) within this absolute tolerance instead of value by value.
+  float multinomialTolerance = 0.0f;
   hal::Model model;
   std::vector<CorpusInput> inputs;    // one per main-subgraph input, in input_indexes order
   std::vector<CorpusOutput> outputs;  // one per main-subgraph output, in output_indexes order
