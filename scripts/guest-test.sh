@@ -99,10 +99,34 @@ SERVER_PIDS=()
 QEMU_PID=
 WATCHER_PID=
 cleanup() {
-  for pid in $QEMU_PID $WATCHER_PID "${SERVER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in $QEMU_PID $WATCHER_PID $(cat "$WORK"/card*.pid 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
+MONITOR=$WORK/monitor.sock
+# monitor COMMAND: one command to QEMU's human monitor, its answer on stdout.
+monitor() {
+  python3 - "$MONITOR" "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(2)
+def read():
+    out = b""
+    try:
+        while not out.endswith(b"(qemu) "):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    except socket.timeout:
+        pass
+    return out.decode(errors="replace")
+read()
+s.sendall(sys.argv[2].encode() + b"\n")
+sys.stdout.write(read())
+PY
+}
 # The guest's UMD signs with the key of this directory; the cards trust it (docs/cache.md).
 export SABLE_KEY_DIR=$WORK/keys
 # start_card N ARGS...: sable-simd serving card N on $WORK/cardN.sock.
@@ -133,16 +157,27 @@ DEVICES=(-chardev "socket,path=$WORK/card0.sock,id=card0" -device ivshmem-doorbe
 if [ "$BACKEND" = func ]; then
   # The fault tests' card: its first job hangs; the guest has it killed later (run-in-guest.sh).
   start_card 1 --fault hung-unit@1
-  DEVICES+=(-chardev "socket,path=$WORK/card1.sock,id=card1" -device ivshmem-doorbell,chardev=card1,vectors=1)
+  DEVICES+=(-chardev "socket,path=$WORK/card1.sock,id=card1" -device ivshmem-doorbell,chardev=card1,vectors=1,id=card1)
+  # The guest asks for the fault tests' steps through files in its output directory: kill card
+  # 1's sable-simd under it, then plug a new card (a restarted sable-simd behind a hot-plugged
+  # ivshmem-doorbell: QEMU maps a card's shared memory once). The dead card stays in QEMU:
+  # QEMU 7.2 crashes (SIGSEGV) on device_del of an ivshmem-doorbell whose server is gone; the
+  # guest removes it from its side.
   (
     while [ ! -f "$WORK/out/kill-card1" ]; do sleep 0.2; done
     kill -9 "${SERVER_PIDS[1]}"
     echo killed >"$WORK/out/card1-killed"
+    while [ ! -f "$WORK/out/replug-card1" ]; do sleep 0.2; done
+    start_card 2 >>"$WORK/replug.log" 2>&1
+    monitor "chardev-add socket,id=card2,path=$WORK/card2.sock" >>"$WORK/replug.log"
+    monitor "device_add ivshmem-doorbell,chardev=card2,vectors=1,id=card2" >>"$WORK/replug.log"
+    echo replugged >"$WORK/out/card1-replugged"
   ) &
   WATCHER_PID=$!
 fi
 
 # ---- The guest -----------------------------------------------------------------------------------
+
 # What run-in-guest.sh needs: words of the kernel command line that the kernel does not know
 # become init's environment.
 APPEND="console=ttyS0 loglevel=4 panic=-1 SABLE_ROOT=$ROOT SABLE_BUILD=$BUILD SABLE_BACKEND=$BACKEND"
@@ -152,7 +187,7 @@ timeout 560 qemu-system-x86_64 -machine pc -accel tcg -cpu max -smp 2 -m 1536 -n
   -kernel "$KERNEL" -initrd "$WORK/initramfs.cpio.gz" -append "$APPEND" \
   -virtfs local,path=/,mount_tag=hostfs,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$WORK/out,mount_tag=out,security_model=none" \
-  "${DEVICES[@]}" \
+  "${DEVICES[@]}" -monitor "unix:$MONITOR,server=on,wait=off" \
   >"$WORK/console.log" 2>&1 &
 QEMU_PID=$!
 status=0

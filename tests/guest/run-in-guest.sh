@@ -176,6 +176,22 @@ server_killed() {
 }
 check server-killed server_killed
 
+# The dead card let go (a PCI remove in the guest: the module's removal with the clients gone)
+# and a restarted sable-simd plugged as a new card (the host hot-plugs it when asked): the
+# module binds it (ivshmem=1) and it serves.
+replug() {
+  local dead
+  dead=$(readlink -f /sys/class/misc/sable-npu1/device) || { echo "no /dev/sable-npu1"; return 1; }
+  echo 1 >"$dead/remove" || return 1
+  wait_for 30 bash -c '! test -e /dev/sable-npu1' || { echo "the dead card was not removed"; return 1; }
+  echo replug >"$OUT/replug-card1"
+  wait_for 30 test -f "$OUT/card1-replugged" || { echo "the host did not plug a new card"; return 1; }
+  wait_for 30 test -c /dev/sable-npu1 || { echo "no /dev/sable-npu1 on the new card"; return 1; }
+  dmesg | grep sable-npu | tail -3
+  SABLE_DEVICE=/dev/sable-npu1 sable bench --uapi --jobs 20
+}
+check server-restarted replug
+
 # Unload with the clients gone, load again through driver_override (not ivshmem=1): only the
 # first card binds, the firmware boots again, clients are served.
 reload() {
