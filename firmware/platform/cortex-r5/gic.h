@@ -40,7 +40,8 @@ enum sable_gic_trigger { SABLE_GIC_LEVEL = 0, SABLE_GIC_EDGE = 1 };
 
 /* Disables the distributor, routes each interrupt of ids[] (SPIs only; returns 0 for an id
  * outside [32, 1019]) to this core with its trigger, enables them, then the distributor and
- * the CPU interface. The distributor is shared with nothing else on the RPU in split mode. */
+ * the CPU interface. The distributor is the RPU's, shared by both cores: core 1 must not run
+ * software that programs it (boards/kv260 leaves core 1 free). */
 int sable_gic_init(const struct sable_gic *gic, const uint32_t *ids, const enum sable_gic_trigger *triggers,
                    uint32_t count);
 /* Acknowledges and ends every interrupt the CPU interface presents (at most `limit`, so a line
