@@ -10,24 +10,29 @@ static int in_device_memory(const struct sable_board *board, uint64_t address, u
 	return address <= board->device_memory_bytes && bytes <= board->device_memory_bytes - address;
 }
 
-/* The core address of a 4-byte aligned firmware address, 0 when it maps to nothing. */
-static uintptr_t translate(const struct sable_board *board, uint64_t address) {
+/* The core address of a 4-byte aligned firmware address in `target`; 0 when it maps to nothing
+ * (a core address may itself be 0: a board may show device memory there). */
+static int translate(const struct sable_board *board, uint64_t address, uintptr_t *target) {
 	if (address % 4u != 0) return 0;
-	if (in_device_memory(board, address, 4)) return board->device_memory + (uintptr_t)address;
+	if (in_device_memory(board, address, 4)) {
+		*target = board->device_memory + (uintptr_t)address;
+		return 1;
+	}
 	if (address >= SABLE_FW_NPU_CSR_BASE && address - SABLE_FW_NPU_CSR_BASE < SABLE_BOARD_WINDOW_BYTES) {
-		return board->window + (uintptr_t)(address - SABLE_FW_NPU_CSR_BASE);
+		*target = board->window + (uintptr_t)(address - SABLE_FW_NPU_CSR_BASE);
+		return 1;
 	}
 	return 0;
 }
 
 uint32_t sable_board_read32(void *context, uint64_t address) {
-	const uintptr_t target = translate((const struct sable_board *)context, address);
-	return target != 0 ? sable_mmio_read32(target) : 0;
+	uintptr_t target;
+	return translate((const struct sable_board *)context, address, &target) ? sable_mmio_read32(target) : 0;
 }
 
 void sable_board_write32(void *context, uint64_t address, uint32_t value) {
-	const uintptr_t target = translate((const struct sable_board *)context, address);
-	if (target != 0) sable_mmio_write32(target, value);
+	uintptr_t target;
+	if (translate((const struct sable_board *)context, address, &target)) sable_mmio_write32(target, value);
 }
 
 int sable_board_read_words(void *context, uint64_t address, uint32_t *words, uint32_t count) {
@@ -50,8 +55,13 @@ int sable_board_digest_sha256(void *context, uint64_t address, uint64_t length, 
 	return 1;
 }
 
+/* The core address of a host-interface register. */
+static uintptr_t hostif(const struct sable_board *board, uint32_t reg) {
+	return board->window + (uintptr_t)(SABLE_FW_HOSTIF_BASE - SABLE_FW_NPU_CSR_BASE) + reg;
+}
+
 static uint32_t hostif_read(const struct sable_board *board, uint32_t reg) {
-	return sable_mmio_read32(board->window + (uintptr_t)(SABLE_FW_HOSTIF_BASE - SABLE_FW_NPU_CSR_BASE) + reg);
+	return sable_mmio_read32(hostif(board, reg));
 }
 
 void sable_board_wait_for_interrupt(void *context, uint64_t until_us) {
@@ -73,11 +83,7 @@ void sable_board_wait_for_boot(const struct sable_board *board) {
 		if ((status & SABLE_HOSTIF_IRQ_DOORBELL) != 0) return;
 		/* A level interrupt line stays high while a stale bit is set: clear it, or the wait
 		 * below would return at once, forever. */
-		if (status != 0) {
-			sable_mmio_write32(board->window + (uintptr_t)(SABLE_FW_HOSTIF_BASE - SABLE_FW_NPU_CSR_BASE) +
-			                       SABLE_HOSTIF_IRQ_STATUS,
-			                   status);
-		}
+		if (status != 0) sable_mmio_write32(hostif(board, SABLE_HOSTIF_IRQ_STATUS), status);
 		sable_board_wait_for_interrupt((void *)board, UINT64_MAX);
 	}
 }
