@@ -33,7 +33,7 @@ case "$CORE" in
     # Debian's multilibs have no rv32imc: rv32im's libgcc runs on an rv32imc core.
     LIBGCC_FLAGS=(-march=rv32im -mabi=ilp32)
     # One memory holds code and data, as on a soft core's local RAM.
-    LINK_FLAGS=(-Wl,--no-warn-rwx-segments)
+    LINK_FLAGS=("-Wl,--no-warn-rwx-segments")
     ;;
   *)
     echo "usage: $0 cortex-r5|rv32 [OUT_DIR]" >&2
