@@ -34,7 +34,7 @@ inline CliRun runCommand(const std::string& command) {
 // ($SABLE_DEVICE; empty: the shim's default), so that parallel tests do not share a server.
 inline CliRun runSableCli(const char* tool, const char* simd, const std::string& arguments,
                           const std::string& device = "", int memoryMib = 32) {
-  return runCommand(fmt::format("SABLE_SIMD='{}' SABLE_SIMD_ARGS='--memory-mib {}' {} '{}' {} 2>/dev/null", simd,
+  return runCommand(fmt::format("SABLE_SIMD='{}' SABLE_SIMD_ARGS='--memory-mib {} --exit-when-idle 1' {} '{}' {} 2>/dev/null", simd,
                                 memoryMib, device.empty() ? "" : fmt::format("SABLE_DEVICE='{}'", device), tool,
                                 arguments));
 }

@@ -9,20 +9,22 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <thread>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -65,7 +67,17 @@ int fail(int error, const std::string& message) {
 
 constexpr uint64_t kSpinNs = 30'000;
 constexpr uint64_t kLivenessPeriodNs = 100'000'000;
-constexpr uint64_t kSpawnTimeoutNs = 10'000'000'000ull;
+// From the first look for a server to a connection, whatever happens in between: a server
+// shutting down is waited for, one is started and becomes ready (a few seconds with the RTL).
+constexpr uint64_t kOpenTimeoutNs = 20'000'000'000ull;
+// How long a server started by a client waits for a client after the last one left.
+constexpr int kDefaultIdleExitSeconds = 10;
+
+// The log of a server started by a client: it has no terminal of its own once detached.
+std::string serverLogPath(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return fmt::format("{}/sable-simd.{}.log", dir != nullptr && *dir != '\0' ? dir : "/tmp", name);
+}
 
 struct Mapping {
   std::unique_ptr<bip::mapped_region> region;
@@ -80,9 +92,28 @@ struct sable_shim_device {
   bip::mapped_region control;
   wire::ControlHeader* header = nullptr;
   uint32_t serverPid = 0;
+  // A pidfd of the server: readable once it has exited, whatever pid the kernel hands out next
+  // (a pid alone could name another process by then). -1 where pidfd_open is missing (Linux
+  // before 5.3): then the pid is checked.
+  int serverPidfd = -1;
   uint64_t session = 0;
   bool connected = false;
-  bool handshaken = false;  // counted in gSpawned (when this process started the server)
+
+  ~sable_shim_device() {
+    if (serverPidfd >= 0) close(serverPidfd);
+  }
+  // The server runs and serves (not starting, not shutting down).
+  bool serverAlive() const {
+    if (header->state.load(std::memory_order_seq_cst) != wire::kServerReady) return false;
+    if (serverPidfd < 0) return wire::processAlive(serverPid);
+    pollfd exited{serverPidfd, POLLIN, 0};
+    return poll(&exited, 1, 0) == 0;
+  }
+  // The error of a call to a server that has gone.
+  int gone(const char* when) const {
+    return fail(EIO, fmt::format("sable-simd (pid {}) of device '{}' {} (a server started by a client logs to {})",
+                                 serverPid, name, when, serverLogPath(name)));
+  }
 
   // One request in flight per slot: a call takes an idle slot of this client, or claims and
   // joins a new one, so that one thread's FENCE_WAIT does not hold up another's SUBMIT.
@@ -93,7 +124,7 @@ struct sable_shim_device {
   std::mutex objectsMutex;
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> bos;  // handle → (mmap offset, size)
   std::map<void*, Mapping> mappings;
-  std::unique_ptr<bip::shared_memory_object> memory;  // opened at the first mmap or BO_WRITE
+  std::unique_ptr<bip::shared_memory_object> memory;  // opened by attach()
   // BO_WRITEs in progress hold it shared, BO_FREE exclusively across its request: an object's
   // memory is not handed back to the server while a write into it runs.
   std::shared_mutex writesMutex;
@@ -160,7 +191,7 @@ wire::ClientSlot* sable_shim_device::claimSlot() {
   const auto pid = static_cast<uint32_t>(getpid());
   for (auto& slot : header->slots) {
     uint32_t expected = 0;
-    if (slot.pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) return &slot;
+    if (slot.pid.compare_exchange_strong(expected, pid, std::memory_order_seq_cst)) return &slot;
   }
   return nullptr;
 }
@@ -199,10 +230,7 @@ int sable_shim_device::call(wire::Request& request, void* out, uint32_t outBytes
 
 int sable_shim_device::callOn(wire::ClientSlot* slot, wire::Request& request, void* out,
                               uint32_t outBytes) {
-  if (header->state.load(std::memory_order_acquire) != wire::kServerReady ||
-      !wire::processAlive(serverPid)) {
-    return fail(EIO, fmt::format("sable-simd (pid {}) of device '{}' is gone", serverPid, name));
-  }
+  if (!serverAlive()) return gone("is gone");
   std::memcpy(&slot->request, &request, sizeof request);
   const uint32_t seq = slot->request_seq.load(std::memory_order_relaxed) + 1;
   slot->request_seq.store(seq, std::memory_order_release);
@@ -218,12 +246,7 @@ int sable_shim_device::callOn(wire::ClientSlot* slot, wire::Request& request, vo
     if (now - start < kSpinNs) continue;
     if (now >= nextCheck) {
       nextCheck = now + kLivenessPeriodNs;
-      if (header->state.load(std::memory_order_acquire) != wire::kServerReady ||
-          !wire::processAlive(serverPid)) {
-        return fail(EIO, fmt::format("sable-simd (pid {}) of device '{}' went away during the "
-                                     "request",
-                                     serverPid, name));
-      }
+      if (!serverAlive()) return gone("went away during the request");
     }
     wire::futexWait(&slot->reply_seq, replied, kLivenessPeriodNs);
   }
@@ -259,6 +282,35 @@ std::string findServer() {
   return "sable-simd";
 }
 
+bool serverLockHeld(const std::string& name);
+
+// Claims a first slot and connects (a session). A slot is claimed, then the state checked,
+// while a server going idle publishes STOPPING, then checks the slots (DeviceServer::idleExit):
+// -EAGAIN when the server is on its way out (the caller waits and starts another).
+int connectFirst(sable_shim_device& device) {
+  wire::ClientSlot* first = device.claimSlot();
+  if (first == nullptr) {
+    return fail(EBUSY, fmt::format("device '{}' serves {} client slots already", device.name, wire::kMaxClients));
+  }
+  if (device.header->state.load(std::memory_order_seq_cst) != wire::kServerReady) {
+    first->pid.store(0, std::memory_order_release);
+    return fail(EAGAIN, fmt::format("sable-simd (pid {}) of device '{}' is shutting down", device.serverPid,
+                                    device.name));
+  }
+  wire::Request request{};
+  request.code = wire::kRequestConnect;
+  request.arg_bytes = sizeof device.session;
+  if (int connected = device.callOn(first, request, &device.session, sizeof device.session); connected != 0) {
+    first->pid.store(0, std::memory_order_release);
+    // A server that stopped between the check and the request: as if it had been seen stopping.
+    return connected == -EIO ? fail(EAGAIN, tLastError) : connected;
+  }
+  device.slots.push_back(first);
+  device.idle.push_back(first);
+  device.connected = true;
+  return 0;
+}
+
 // Opens and checks the control segment of a live server.
 int attach(sable_shim_device& device) {
   const std::string segment = wire::controlSegmentName(device.name);
@@ -286,10 +338,24 @@ int attach(sable_shim_device& device) {
   }
   device.serverPid = device.header->server_pid;
   const uint32_t state = device.header->state.load(std::memory_order_acquire);
-  if (!wire::processAlive(device.serverPid)) {
+  device.serverPidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(device.serverPid), 0u));
+  const bool exists = device.serverPidfd >= 0 ? true : errno != ESRCH && wire::processAlive(device.serverPid);
+  // A pid read from the segment could name another process by now if the server died: a live
+  // server also holds its lock file.
+  if (!exists || !wire::processAlive(device.serverPid) || !serverLockHeld(device.name)) {
     return fail(ENOENT, fmt::format("device '{}' has stale shared memory of sable-simd pid {}, "
                                     "which is gone (the next sable-simd removes it)",
                                     device.name, device.serverPid));
+  }
+  if (state == wire::kServerReady) {
+    // The device memory of this server, opened now: opened later by name, it could be the
+    // segment of a server started after this one died.
+    try {
+      device.memorySegment();
+    } catch (const bip::interprocess_exception&) {
+      return fail(EAGAIN, fmt::format("sable-simd (pid {}) of device '{}' is shutting down", device.serverPid,
+                                      device.name));
+    }
   }
   if (state != wire::kServerReady) {
     return fail(EAGAIN, fmt::format("sable-simd (pid {}) of device '{}' is {}", device.serverPid,
@@ -300,125 +366,164 @@ int attach(sable_shim_device& device) {
   return 0;
 }
 
-// Servers this process started, by device name, with the number of open connections to each:
-// the last close stops the server and reaps it, so a CLI run leaves nothing behind and the next
-// run does not race a server still shutting down (PR_SET_PDEATHSIG covers a crash of ours).
-struct SpawnedServer {
-  pid_t pid = 0;
-  int connections = 0;
+// The last non-empty line of a file (a server's log): what it said before it exited.
+std::string lastLine(const std::string& path) {
+  std::ifstream file(path);
+  std::string line, last;
+  while (std::getline(file, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+// Held while a client looks for a server and starts one: two processes opening a device at once
+// start one server between them, and the second attaches to it. An flock, so that a client killed
+// while holding it holds nothing. Its holder removes the file when it lets go (nothing is left in
+// /dev/shm); a client that was waiting on the removed file sees that its descriptor no longer
+// names the path and takes the lock again on the path's current file.
+class SpawnLock {
+ public:
+  explicit SpawnLock(const std::string& name) : path_(fmt::format("/dev/shm/sable.{}.spawn", name)) {}
+  ~SpawnLock() {
+    if (fd_ >= 0) {
+      unlink(path_.c_str());  // while locked: nobody holds the lock on a file that is removed
+      close(fd_);
+    }
+  }
+  SpawnLock(const SpawnLock&) = delete;
+  SpawnLock& operator=(const SpawnLock&) = delete;
+  // Waits until `deadlineNs` at most.
+  bool acquire(uint64_t deadlineNs) {
+    while (wire::monotonicNs() <= deadlineNs) {
+      const int fd = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0) return false;
+      while (flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
+             wire::monotonicNs() <= deadlineNs) {
+        usleep(2000);
+      }
+      struct stat held {}, current {};
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &held) == 0 && stat(path_.c_str(), &current) == 0 &&
+          held.st_ino == current.st_ino && held.st_dev == current.st_dev) {
+        fd_ = fd;
+        return true;
+      }
+      close(fd);  // the file was removed by the holder: take the current one
+    }
+    return false;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
 };
-std::mutex gSpawnedMutex;
-std::map<std::string, SpawnedServer> gSpawned;
 
-void retainSpawned(const std::string& name) {
-  std::lock_guard lock(gSpawnedMutex);
-  if (auto it = gSpawned.find(name); it != gSpawned.end()) ++it->second.connections;
+// True while a server of `name` holds its lock file (a server still shutting down holds it until
+// it exits, and a new one would be refused until then).
+bool serverLockHeld(const std::string& name) {
+  const int fd = open(wire::lockFilePath(name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
 }
 
-void releaseSpawned(const std::string& name) {
-  pid_t pid = 0;
-  {
-    std::lock_guard lock(gSpawnedMutex);
-    auto it = gSpawned.find(name);
-    if (it == gSpawned.end() || --it->second.connections > 0) return;
-    pid = it->second.pid;
-    gSpawned.erase(it);
-  }
-  kill(pid, SIGTERM);
-  // sable-simd exits within milliseconds of SIGTERM; a server that does not is killed.
-  for (int waited = 0; waited < 5000; waited += 2) {
-    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
-    usleep(2000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
-
-int spawnServer(const std::string& name, pid_t* out) {
+// Starts sable-simd for `name`, detached from the caller: its own session (setsid), a
+// grandchild of the caller reparented to init (never the caller's child to reap or to take
+// down), stdin from /dev/null, stdout and stderr appended to `log`. Nothing ties its lifetime to
+// the caller's: it exits when idle (--exit-when-idle, 10 s unless $SABLE_SIMD_ARGS says
+// otherwise). Returns its pid.
+int spawnServer(const std::string& name, const std::string& log, pid_t* out) {
   const std::string path = findServer();
-  // Arguments prepared before fork(): the child only calls async-signal-safe functions.
+  // Everything prepared before fork(): the children only call async-signal-safe functions.
   std::vector<std::string> args = {path, "--device", name};
-  if (const char* extra = std::getenv("SABLE_SIMD_ARGS"); extra != nullptr) {
+  const char* extra = std::getenv("SABLE_SIMD_ARGS");
+  if (extra == nullptr || std::strstr(extra, "--exit-when-idle") == nullptr) {
+    args.insert(args.end(), {"--exit-when-idle", std::to_string(kDefaultIdleExitSeconds)});
+  }
+  if (extra != nullptr) {
     std::istringstream words(extra);
     for (std::string word; words >> word;) args.push_back(word);
   }
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t child = fork();
-  if (child < 0) return fail(errno, fmt::format("fork: {}", std::strerror(errno)));
-  if (child == 0) {
-    // The device server never outlives the process that started it.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(127);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "sable: cannot run %s: %s (set $SABLE_SIMD)\n", path.c_str(),
-                 std::strerror(errno));
-    _exit(127);
+  const int logFd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (logFd < 0) return fail(errno, fmt::format("cannot open the server's log {}: {}", log, std::strerror(errno)));
+  const std::string banner = fmt::format("sable: pid {} starts", getpid());
+  std::string command;
+  for (const auto& arg : args) command += " " + arg;
+  const std::string header = banner + command + "\n";
+  if (write(logFd, header.data(), header.size()) < 0) {
+    // The log is a courtesy: a full disk must not stop the server from starting.
   }
-  *out = child;
+  const int nullFd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int pipeFds[2];
+  if (nullFd < 0 || pipe2(pipeFds, O_CLOEXEC) != 0) {
+    const int error = errno;
+    close(logFd);
+    if (nullFd >= 0) close(nullFd);
+    return fail(error, fmt::format("cannot start sable-simd: {}", std::strerror(error)));
+  }
+  const pid_t middle = fork();
+  if (middle < 0) {
+    const int error = errno;
+    close(logFd);
+    close(nullFd);
+    close(pipeFds[0]);
+    close(pipeFds[1]);
+    return fail(error, fmt::format("fork: {}", std::strerror(error)));
+  }
+  if (middle == 0) {
+    setsid();  // no controlling terminal: a ^C or a hang-up of the caller's terminal is not the server's
+    const pid_t server = fork();
+    if (server == 0) {
+      dup2(nullFd, 0);
+      dup2(logFd, 1);
+      dup2(logFd, 2);
+      syscall(SYS_close_range, 3u, ~0u, 0u);  // no descriptor of the caller stays open in the server
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      struct sigaction defaults {};
+      defaults.sa_handler = SIG_DFL;
+      for (int signal : {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGPIPE}) sigaction(signal, &defaults, nullptr);
+      execvp(argv[0], argv.data());
+      const char* why = "sable: cannot run sable-simd (set $SABLE_SIMD)\n";
+      if (write(2, why, std::strlen(why)) < 0) _exit(127);
+      _exit(127);
+    }
+    const ssize_t written = write(pipeFds[1], &server, sizeof server);
+    _exit(server > 0 && written == sizeof server ? 0 : 1);
+  }
+  close(pipeFds[1]);
+  close(logFd);
+  close(nullFd);
+  pid_t server = -1;
+  ssize_t n;
+  do {
+    n = read(pipeFds[0], &server, sizeof server);
+  } while (n < 0 && errno == EINTR);
+  close(pipeFds[0]);
+  int status = 0;
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (n != sizeof server || server <= 0) {
+    return fail(EAGAIN, fmt::format("cannot start sable-simd for device '{}' (fork failed)", name));
+  }
+  *out = server;
   return 0;
 }
-
-// PR_SET_PDEATHSIG fires when the *thread* that forked ends, not the process: a server spawned
-// from a short-lived thread (a HAL preparation runs on one) would be killed with it. So every
-// spawn forks from one thread that lives as long as the process.
-class SpawnThread {
- public:
-  static SpawnThread& instance() {
-    static SpawnThread* thread = new SpawnThread;  // never destroyed: its thread runs until exit
-    return *thread;
-  }
-
-  // spawnServer on the long-lived thread; its error message is carried back to the caller's.
-  int spawn(const std::string& name, pid_t* out) {
-    std::unique_lock call(callMutex_);
-    std::unique_lock lock(mutex_);
-    request_ = Request{name, 0, 0, {}, false};
-    pending_ = true;
-    wake_.notify_all();
-    wake_.wait(lock, [&] { return request_.done; });
-    pending_ = false;
-    if (request_.result != 0) return fail(-request_.result, request_.error);
-    *out = request_.pid;
-    return 0;
-  }
-
- private:
-  struct Request {
-    std::string name;
-    pid_t pid;
-    int result;
-    std::string error;
-    bool done;
-  };
-
-  SpawnThread() {
-    std::thread([this] {
-      std::unique_lock lock(mutex_);
-      for (;;) {
-        wake_.wait(lock, [&] { return pending_ && !request_.done; });
-        request_.result = spawnServer(request_.name, &request_.pid);
-        if (request_.result != 0) request_.error = tLastError;
-        request_.done = true;
-        wake_.notify_all();
-      }
-    }).detach();
-  }
-
-  std::mutex callMutex_;  // one spawn at a time
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  Request request_{};
-  bool pending_ = false;
-};
 
 }  // namespace
 
 extern "C" {
 
 const char* sable_shim_last_error(void) { return tLastError; }
+
+int sable_shim_alive(const struct sable_shim_device* device) {
+  if (device == nullptr || !device->connected) return 0;
+  return device->node >= 0 || device->serverAlive() ? 1 : 0;
+}
 
 const char* sable_shim_transport(const struct sable_shim_device* device) {
   if (device == nullptr) return "";
@@ -450,7 +555,6 @@ static int openNode(const std::string& path, struct sable_shim_device** out) {
     close(handle->node);
     return fail(error, fmt::format("handshake with {} refused: {}", path, why));
   }
-  handle->handshaken = false;  // not counted as a spawned server's client
   *out = handle.release();
   return 0;
 }
@@ -472,55 +576,67 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
                                     "[A-Za-z0-9._-]",
                                     device, SABLE_UAPI_NAME_BYTES - 1));
   }
-  auto handle = std::make_unique<sable_shim_device>();
-  handle->name = device;
-  int result = attach(*handle);
-  if (result == -ENOENT && (flags & SABLE_SHIM_SPAWN) != 0) {
-    pid_t child = 0;
-    if (int spawned = SpawnThread::instance().spawn(device, &child); spawned != 0) return spawned;
-    const uint64_t limit = wire::monotonicNs() + kSpawnTimeoutNs;
-    while (true) {
-      int status = 0;
-      if (waitpid(child, &status, WNOHANG) == child) {
-        return fail(EIO, fmt::format("sable-simd for device '{}' exited during start-up (status "
-                                     "{}); see its message above",
-                                     device, WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+  // Look for a live server and connect; with SABLE_SHIM_SPAWN, start one when there is none
+  // (under the spawn lock: one server for clients that open at once). A server that is shutting
+  // down (SIGTERM, or idle) is waited for and then replaced.
+  const bool spawn = (flags & SABLE_SHIM_SPAWN) != 0;
+  const uint64_t deadline = wire::monotonicNs() + kOpenTimeoutNs;
+  std::unique_ptr<SpawnLock> spawnLock;
+  std::unique_ptr<sable_shim_device> handle;
+  for (;;) {
+    handle = std::make_unique<sable_shim_device>();
+    handle->name = device;
+    int result = attach(*handle);
+    if (result == 0) {
+      result = connectFirst(*handle);
+      if (result == 0) break;
+    }
+    if (result != -ENOENT && result != -EAGAIN) return result;
+    if (!spawn) return result;
+    if (wire::monotonicNs() > deadline) {
+      return fail(ETIMEDOUT, fmt::format("no sable-simd became ready for device '{}' within {} s: {}", device,
+                                         kOpenTimeoutNs / 1'000'000'000ull, std::string(tLastError)));
+    }
+    if (result == -EAGAIN || serverLockHeld(device)) {  // starting, or shutting down: wait for it
+      usleep(2000);
+      continue;
+    }
+    if (!spawnLock) {
+      spawnLock = std::make_unique<SpawnLock>(device);
+      if (!spawnLock->acquire(deadline)) {
+        return fail(ETIMEDOUT, fmt::format("cannot take /dev/shm/sable.{}.spawn to start a server: {}", device,
+                                           std::strerror(errno)));
       }
+      continue;  // another client may have started one while this one waited for the lock
+    }
+    const std::string log = serverLogPath(device);
+    pid_t child = 0;
+    if (int spawned = spawnServer(device, log, &child); spawned != 0) return spawned;
+    const int childPidfd = static_cast<int>(syscall(SYS_pidfd_open, child, 0u));
+    for (;;) {
       handle = std::make_unique<sable_shim_device>();
       handle->name = device;
-      result = attach(*handle);
-      if (result == 0 && handle->serverPid == static_cast<uint32_t>(child)) break;
-      if (wire::monotonicNs() > limit) {
-        kill(child, SIGTERM);
-        return fail(ETIMEDOUT, fmt::format("sable-simd for device '{}' (pid {}) did not become "
-                                           "ready within 10 s",
-                                           device, child));
+      if (attach(*handle) == 0 && handle->serverPid == static_cast<uint32_t>(child)) break;
+      pollfd exited{childPidfd, POLLIN, 0};
+      const bool dead = childPidfd >= 0 ? poll(&exited, 1, 0) == 1 : !wire::processAlive(child);
+      if (dead || wire::monotonicNs() > deadline) {
+        if (childPidfd >= 0) close(childPidfd);
+        if (!dead) {
+          kill(child, SIGTERM);
+          return fail(ETIMEDOUT, fmt::format("sable-simd for device '{}' (pid {}) did not become ready in time; "
+                                             "its log: {}",
+                                             device, child, log));
+        }
+        return fail(EIO, fmt::format("sable-simd for device '{}' exited during start-up: {} (its log: {})", device,
+                                     lastLine(log), log));
       }
       usleep(2000);
     }
-    std::cerr << fmt::format("sable: started sable-simd for device {} (pid {})\n", device, child);
-    std::lock_guard lock(gSpawnedMutex);
-    gSpawned[device] = SpawnedServer{.pid = child, .connections = 0};
+    if (childPidfd >= 0) close(childPidfd);
+    std::cerr << fmt::format("sable: started sable-simd for device {} (pid {}; it exits once idle; log: {})\n",
+                             device, child, log);
   }
-  if (result != 0) return result;
-
-  wire::ClientSlot* first = handle->claimSlot();
-  if (first == nullptr) {
-    return fail(EBUSY, fmt::format("device '{}' serves {} client slots already", device,
-                                   wire::kMaxClients));
-  }
-  wire::Request request{};
-  request.code = wire::kRequestConnect;
-  request.arg_bytes = sizeof handle->session;
-  if (int connected = handle->callOn(first, request, &handle->session, sizeof handle->session);
-      connected != 0) {
-    first->pid.store(0, std::memory_order_release);
-    return connected;
-  }
-  handle->slots.push_back(first);
-  handle->idle.push_back(first);
-  handle->connected = true;
-
+  spawnLock.reset();  // connected: the server stays while this client is there
   sable_uapi_handshake hello{};
   hello.client_uapi_version = SABLE_UAPI_VERSION;
   hello.client_isa_version = SABLE_ISA_VERSION;
@@ -531,8 +647,6 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
     sable_shim_close(handle.release());
     return fail(-shaken, why);
   }
-  retainSpawned(handle->name);
-  handle->handshaken = true;
   *out = handle.release();
   return 0;
 }
@@ -680,10 +794,7 @@ void sable_shim_close(struct sable_shim_device* device) {
     device->connected = false;
   }
   for (wire::ClientSlot* slot : device->slots) slot->pid.store(0, std::memory_order_release);
-  const bool counted = device->handshaken;
-  const std::string name = device->name;
   delete device;
-  if (counted) releaseSpawned(name);
 }
 
 }  // extern "C"

@@ -344,6 +344,7 @@ void DeviceServer::run() {
     if (now >= nextLivenessNs_) {
       checkClients();
       nextLivenessNs_ = now + kLivenessPeriodNs;
+      if (idleExit(now)) break;
     }
     if (worked) continue;
     // A short spin catches the next request of a client in a tight loop without a sleep and
@@ -358,6 +359,34 @@ void DeviceServer::run() {
   }
   std::cerr << fmt::format("sable-simd: device '{}' stopping\n", options_.device);
   shutdown();
+}
+
+bool DeviceServer::idleExit(uint64_t now) {
+  if (options_.exitWhenIdleSeconds < 0) return false;
+  const auto anyClaimed = [&] {
+    for (const wire::ClientSlot& slot : header_->slots) {
+      if (slot.pid.load(std::memory_order_seq_cst) != 0) return true;
+    }
+    return !sessions_.empty();
+  };
+  if (lastClientNs_ == 0 || anyClaimed()) {
+    lastClientNs_ = now;
+    return false;
+  }
+  if (static_cast<double>(now - lastClientNs_) < options_.exitWhenIdleSeconds * 1e9) return false;
+  // A client claims a slot, then checks that the state is READY; the server publishes STOPPING,
+  // then checks that no slot is claimed. Both sequentially consistent, so at least one of them
+  // sees the other: either the client backs off (and starts a new server once this one is gone)
+  // or the server stays.
+  header_->state.store(wire::kServerStopping, std::memory_order_seq_cst);
+  if (anyClaimed()) {
+    header_->state.store(wire::kServerReady, std::memory_order_seq_cst);
+    lastClientNs_ = now;
+    return false;
+  }
+  std::cerr << fmt::format("sable-simd: device '{}' has had no client for {} s (--exit-when-idle): exiting\n",
+                           options_.device, options_.exitWhenIdleSeconds);
+  return true;
 }
 
 bool DeviceServer::serveRequests() {

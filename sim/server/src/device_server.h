@@ -63,6 +63,9 @@ struct ServerOptions {
   // The public keys provisioned into the control core's signature service: the firmware
   // registers only programs signed by one of them (docs/cache.md).
   std::vector<umd::PublicKey> trustedKeys;
+  // Exit once no client has been connected for this long (the shim starts servers with it,
+  // docs/device.md "Lifetime"); negative: run until stopped.
+  double exitWhenIdleSeconds = -1;
 };
 
 // "bus-error@3" → {BusError, 3}.
@@ -129,6 +132,9 @@ class DeviceServer {
   // The loop's parts.
   bool serveRequests();
   void checkClients();
+  // --exit-when-idle: true when the server has been without clients long enough and has
+  // published STOPPING with no slot claimed (a client claiming one at the same time backs off).
+  bool idleExit(uint64_t now);
   void reply(uint32_t slot, const Outcome& outcome, const void* arg, uint32_t argBytes);
 
   // Session requests and the UAPI: true when the request went to the slot's worker.
@@ -182,6 +188,7 @@ class DeviceServer {
   std::array<std::unique_ptr<Worker>, wire::kMaxClients> workers_;
   uint64_t nextSession_ = 1;
   uint64_t nextLivenessNs_ = 0;
+  uint64_t lastClientNs_ = 0;  // when a slot was last seen claimed (or the server became ready)
 };
 
 }  // namespace sable::server

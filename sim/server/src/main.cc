@@ -1,5 +1,6 @@
 // sable-simd: the device server. Owns one simulated NPU behind shared memory until SIGTERM or
-// SIGINT (docs/device.md); SIGUSR1 resets the device (docs/kmd.md).
+// SIGINT, or with --exit-when-idle until it has had no client for that long (docs/device.md);
+// SIGUSR1 resets the device (docs/kmd.md).
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -83,6 +84,10 @@ int main(int argc, char** argv) {
                  "server side of QEMU's ivshmem protocol on this UNIX socket, for `-chardev socket,path=PATH` "
                  "and `-device ivshmem-doorbell,vectors=1`; --memory-mib is then BAR2's size, a power of two "
                  "(docs/kmd.md)");
+  app.add_option("--exit-when-idle", options.exitWhenIdleSeconds,
+                 "SECONDS: exit once no client has been connected for this long (the shim starts servers "
+                 "with 10; default: run until SIGTERM or SIGINT)")
+      ->check(CLI::Range(0.0, 31'536'000.0));
   app.add_flag("--verbose", options.verbose, "Log clients, device resets and the driver's messages; with rtl, "
                                              "progress of long runs");
   std::vector<std::string> trustedKeys;
