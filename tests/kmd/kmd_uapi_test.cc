@@ -1,5 +1,9 @@
 // The UAPI through the shim and sable-simd: handshake, device info, buffer objects, programs,
 // jobs, isolation between clients.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <filesystem>
 #include <functional>
@@ -192,6 +196,59 @@ TEST(kmd_uapi, ExportingADmaBufIsRefusedByTheShimWithWhyAndChangesNothing) {
   EXPECT_EQ(exported.fd, -7) << "no descriptor came back";
   sable_uapi_bo_free release{bo.handle, 0};
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &release), 0) << "the object is untouched and freed as usual";
+}
+
+// The module's side of BO_EXPORT (the shim refuses it, above): runs against a kernel node only
+// (scripts/guest-test.sh, SABLE_TEST_DEVICE_NODE).
+TEST(kmd_uapi, ADmaBufOfTheModuleSharesTheObjectsBytesAndHoldsItsMemoryUntilReleased) {
+  if (!onKernelNode()) GTEST_SKIP() << "BO_EXPORT needs the kernel module: scripts/guest-test.sh runs this";
+  ServerProcess server(uniqueDeviceName("dmabuf"));
+  ASSERT_TRUE(server.waitReady());
+  Client client(server.name());
+  ASSERT_EQ(client.openResult(), 0) << sable_shim_last_error();
+  sable_uapi_device_info before{};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &before), 0);
+  Client::Bo bo = client.createBo(5000);
+  ASSERT_NE(bo.data, nullptr);
+  for (size_t i = 0; i < 5000; ++i) bo.data[i] = static_cast<uint8_t>(i * 11 + 3);
+
+  // Bad input first: nothing is exported.
+  sable_uapi_bo_export flagged{bo.handle, 0x80, -7, 0, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_EXPORT, &flagged), -EINVAL) << "an unknown flag";
+  sable_uapi_bo_export padded{bo.handle, 0, -7, 1, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_EXPORT, &padded), -EINVAL) << "non-zero padding";
+  sable_uapi_bo_export unknown{9999, 0, -7, 0, 0};
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_EXPORT, &unknown), -ENOENT);
+  Client other(server.name());
+  ASSERT_EQ(other.openResult(), 0) << sable_shim_last_error();
+  sable_uapi_bo_export foreign{bo.handle, 0, -7, 0, 0};
+  EXPECT_EQ(other.ioctl(SABLE_IOCTL_BO_EXPORT, &foreign), -EACCES) << "another client's object";
+
+  sable_uapi_bo_export exported{bo.handle, SABLE_BO_EXPORT_CLOEXEC, -7, 0, 0};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_BO_EXPORT, &exported), 0) << sable_shim_last_error();
+  ASSERT_GE(exported.fd, 0);
+  EXPECT_EQ(exported.size, 8192u) << "the object's page-rounded size";
+  EXPECT_EQ(fcntl(exported.fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  void* mapped = mmap(nullptr, exported.size, PROT_READ | PROT_WRITE, MAP_SHARED, exported.fd, 0);
+  ASSERT_NE(mapped, MAP_FAILED) << std::strerror(errno);
+  auto* bytes = static_cast<uint8_t*>(mapped);
+  for (size_t i = 0; i < 5000; ++i) ASSERT_EQ(bytes[i], static_cast<uint8_t>(i * 11 + 3)) << "byte " << i;
+  bytes[42] = 0xA5;
+  EXPECT_EQ(bo.data[42], 0xA5) << "one memory behind both mappings";
+
+  // The dma-buf holds the object's memory after the handle is gone and the client unmapped it.
+  EXPECT_EQ(sable_shim_munmap(client.get(), bo.data, bo.size), 0);
+  sable_uapi_bo_free release{bo.handle, 0};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &release), 0);
+  sable_uapi_device_info held{};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &held), 0);
+  EXPECT_EQ(before.device_memory_free - held.device_memory_free, 8192u) << "held by the dma-buf";
+  EXPECT_EQ(bytes[4999], static_cast<uint8_t>(4999 * 11 + 3)) << "still the object's bytes";
+  EXPECT_EQ(munmap(mapped, exported.size), 0);
+  EXPECT_EQ(close(exported.fd), 0);
+  sable_uapi_device_info after{};
+  ASSERT_EQ(client.ioctl(SABLE_IOCTL_GET_INFO, &after), 0);
+  EXPECT_EQ(after.device_memory_free, before.device_memory_free) << "released with the dma-buf";
 }
 
 TEST(kmd_uapi, WritingABufferObjectCopiesIntoItAndRefusesWhatIsNotOneOfTheCallers) {
