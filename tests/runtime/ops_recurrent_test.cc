@@ -296,5 +296,50 @@ TEST(Quantized16BitLstm, AgreesWithTheFloatEquationsWithinTheFixedPointError) {
   EXPECT_NEAR(fromBytes<uint8_t>(outputs[1].bytes).at(0), 128 + std::round(output * 128), 1.0);
 }
 
+// ---- QUANTIZED_LSTM -----------------------------------------------------------------------------
+
+TEST(QuantizedLstm, ZeroGatesWithCifgHalveTheCellState) {
+  // CIFG, no layer normalization (so no bias enters), all weights 0: every gate input is 0, so
+  // forget = output = logistic(0) = 16384 (1/2 in Q0.15), input = 32767 - 16384, cell gate
+  // tanh(0) = 0. New cell = 1000 * 16384 / 2^15 = 500. Hidden = 1/2 * tanh(500 * 2^-15)
+  // = 0.00763 in units of 1/128: 0.98 -> 1.
+  constexpr hal::OperandType kQ8Symm = hal::OperandType::TENSOR_QUANT8_SYMM;
+  ModelBuilder b;
+  const float weightScale = 1.0f / 128.0f, stateScale = 1.0f / 32768.0f;
+  std::vector<uint32_t> ins = {b.addInput(kS8, {1, 1}, 1.0f / 128.0f, 0)};
+  auto weight = [&] { return b.addConstant<int8_t>(kQ8Symm, {1, 1}, {0}, weightScale, 0); };
+  // Omitted quantized operands still need a valid scale to pass model validation.
+  auto omitted = [&](hal::OperandType type) {
+    const uint32_t operand = b.addOmitted(type);
+    if (type != kI32) b.model().main.operands[operand].scale = 1.0f;
+    return operand;
+  };
+  ins.push_back(omitted(kQ8Symm));  // CIFG: no input gate
+  for (int g = 0; g < 3; ++g) ins.push_back(weight());
+  ins.push_back(omitted(kQ8Symm));
+  for (int g = 0; g < 3; ++g) ins.push_back(weight());
+  for (int k = 0; k < 3; ++k) ins.push_back(omitted(kQ16S));  // no peepholes
+  ins.push_back(omitted(kI32));
+  for (int g = 0; g < 3; ++g) ins.push_back(b.addConstant<int32_t>(kI32, {1}, {0}));
+  ins.push_back(omitted(kQ8Symm));  // no projection
+  ins.push_back(omitted(kI32));
+  ins.push_back(b.addConstant<int8_t>(kS8, {1, 1}, {0}, 1.0f / 128.0f, 0));      // previous output
+  ins.push_back(b.addConstant<int16_t>(kQ16S, {1, 1}, {1000}, stateScale, 0));  // previous cell
+  for (int k = 0; k < 4; ++k) ins.push_back(omitted(kQ16S));  // no layer normalization
+  ins.push_back(b.addFloat32(0.0f));
+  ins.push_back(b.addFloat32(0.0f));
+  for (int g = 0; g < 4; ++g) ins.push_back(b.addFloat32(0.007f));
+  ins.push_back(b.addInt32(0));
+  ins.push_back(b.addFloat32(1.0f / 128.0f));
+  const std::vector<uint32_t> outs = {b.addOutput(kS8, {1, 1}, 1.0f / 128.0f, 0),
+                                      b.addOutput(kQ16S, {1, 1}, stateScale, 0),
+                                      b.addOutput(kS8, {1, 1}, 1.0f / 128.0f, 0)};
+  b.addOperation(OperationType::QUANTIZED_LSTM, ins, outs);
+  auto outputs = runOk(b, {toBytes<int8_t>({50})});
+  expectOutput<int8_t>(outputs, 0, {1, 1}, {1});
+  expectOutput<int16_t>(outputs, 1, {1, 1}, {500});
+  expectOutput<int8_t>(outputs, 2, {1, 1}, {1});
+}
+
 }  // namespace
 }  // namespace sable::testing
