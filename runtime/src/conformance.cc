@@ -330,7 +330,10 @@ std::string ConformanceReport::toJson() const {
   json["by_operation"] = std::move(byOp);
   nlohmann::ordered_json tests = nlohmann::ordered_json::array();
   for (const auto& test : tests_) {
-    tests.push_back({{"name", test.name}, {"status", toString(test.status)}, {"reason", test.reason}});
+    tests.push_back({{"name", test.name},
+                   {"status", toString(test.status)},
+                   {"reason", test.reason},
+                   {"operations", test.operations}});
   }
   json["tests"] = std::move(tests);
   // Reasons quote error messages verbatim; replace rather than throw on invalid UTF-8.

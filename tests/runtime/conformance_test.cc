@@ -347,6 +347,8 @@ TEST(Report, CountsEveryOperationOfATestAndWritesJson) {
   EXPECT_EQ(json["tests"][1]["name"], "b");
   EXPECT_EQ(json["tests"][1]["status"], "failed");
   EXPECT_EQ(json["tests"][1]["reason"], "output 0 element 0: expected 1, actual 2");
+  // Each test names its operations (`sable regress` groups merged results by them).
+  EXPECT_EQ(json["tests"][0]["operations"], nlohmann::json::array({"ADD", "IF"}));
 }
 
 }  // namespace

@@ -23,5 +23,6 @@ CommandRunner addCapabilitiesCommand(CLI::App& app);  // capabilities_command.cc
 CommandRunner addCompileCommand(CLI::App& app);       // compile_command.cc
 CommandRunner addGraphCommand(CLI::App& app);         // graph_command.cc
 CommandRunner addMltsCommand(CLI::App& app);          // mlts_command.cc
+CommandRunner addRegressCommand(CLI::App& app);       // regress_command.cc
 
 }  // namespace sable::tools

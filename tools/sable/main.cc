@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add(sable::tools::addCompileCommand);
   add(sable::tools::addGraphCommand);
   add(sable::tools::addMltsCommand);
+  add(sable::tools::addRegressCommand);
   {  // asm and disasm share one runner, which asks its subcommands which one was parsed.
     auto runner = sable::tools::addAsmCommands(app);
     const auto subcommands = app.get_subcommands({});

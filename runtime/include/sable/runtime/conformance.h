@@ -64,7 +64,8 @@ class ConformanceReport {
   const std::vector<TestResult>& tests() const { return tests_; }
   const StatusCounts& totals() const { return totals_; }
   const std::map<std::string, StatusCounts>& byOperation() const { return byOperation_; }
-  // {"total","passed","failed","skipped","by_operation":{OP:{...}},"tests":[{"name","status","reason"}]}
+  // {"total","passed","failed","skipped","by_operation":{OP:{...}},
+  //  "tests":[{"name","status","reason","operations":[OP...]}]}
   std::string toJson() const;
   // "N passed, N failed, N skipped"
   std::string summaryLine() const;
