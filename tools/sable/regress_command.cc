@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <set>
 #include <cmath>
@@ -164,6 +165,38 @@ std::string fileTail(const fs::path& path, size_t lines) {
   return fmt::format("{}", fmt::join(tail, "\n"));
 }
 
+// Device servers started by a shard's command detach from it (setsid; docs/device.md "Lifetime")
+// and would serve on, idle, for a while after the shard: they are found by the marker the shard's
+// environment carries (a server inherits its client's environment) and stopped, so that a shard
+// leaves nothing running whichever way it ended.
+constexpr const char* kShardMarker = "SABLE_REGRESS_SHARD";
+
+std::vector<pid_t> processesMarked(const std::string& marker) {
+  std::vector<pid_t> found;
+  const std::string entry = std::string(kShardMarker) + "=" + marker;
+  std::error_code error;
+  for (const auto& process : fs::directory_iterator("/proc", error)) {
+    const std::string name = process.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream environ(process.path() / "environ", std::ios::binary);
+    for (std::string variable; std::getline(environ, variable, '\0');) {
+      if (variable == entry) {
+        found.push_back(static_cast<pid_t>(std::stol(name)));
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+void stopMarkedProcesses(const std::string& marker) {
+  auto marked = processesMarked(marker);
+  if (marked.empty()) return;
+  for (pid_t pid : marked) kill(pid, SIGTERM);
+  for (int waited = 0; waited < 40 && !(marked = processesMarked(marker)).empty(); ++waited) sleepSeconds(0.05);
+  for (pid_t pid : marked) kill(pid, SIGKILL);
+}
+
 // --- one shard ---------------------------------------------------------------------------------
 
 int runShard(const RunFolder& run, size_t id, int attempt) {
@@ -192,6 +225,7 @@ int runShard(const RunFolder& run, size_t id, int attempt) {
   std::vector<std::string> environment;
   for (const auto& [name, value] : shard.environment) environment.push_back(name + "=" + value);
   environment.push_back("SABLE_DEVICE=" + device);
+  environment.push_back(std::string(kShardMarker) + "=" + device);
   const int logFd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (logFd < 0) {
     std::cerr << "sable regress: cannot write " << log.string() << ": " << std::strerror(errno) << "\n";
@@ -240,6 +274,7 @@ int runShard(const RunFolder& run, size_t id, int attempt) {
     if (gInterrupted) {
       kill(-child, SIGKILL);
       waitpid(child, &status, 0);
+      stopMarkedProcesses(device);
       return kExitInterrupted;
     }
     const double elapsed = now() - start;
@@ -254,6 +289,7 @@ int runShard(const RunFolder& run, size_t id, int attempt) {
   }
   // Whatever the command left in its group (a server that ignored its parent's end) goes too.
   kill(-child, SIGKILL);
+  stopMarkedProcesses(device);
   result.seconds = now() - start;
 
   const std::string tail = fileTail(log, 20);
