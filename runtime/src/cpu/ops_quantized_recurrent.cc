@@ -441,15 +441,24 @@ Result<void> quantizedLstmKernel(OperationContext& context) {
     return hal::invalidArgument("{} input-to-input weights, recurrent-to-input weights and input gate bias must be "
                                 "all given or all omitted (CIFG)", nameOf(context));
   }
+  if (units == 0 || batches == 0) {
+    return hal::invalidArgument("{} needs at least one batch and one unit, has {} and {}", nameOf(context), batches,
+                                units);
+  }
   auto expect = [&](uint32_t i, OperandType type, std::vector<uint32_t> dims, std::string_view what) -> Result<void> {
     if (!has(i)) return {};
     SABLE_TRY(checkInputType(context, i, type, what));
-    if (context.input(i).dimensions != dims) {
+    const Tensor& t = context.input(i);
+    if (t.dimensions != dims) {
       return hal::invalidArgument("{} {} (input {}) must be {}, is {}", nameOf(context), what, i, dimsToString(dims),
-                                  dimsToString(context.input(i).dimensions));
+                                  dimsToString(t.dimensions));
+    }
+    if (!hasStorageFor(t, t.elementCount(), hal::sizeOfElement(type))) {
+      return hal::invalidArgument("{} {} (input {}) has no value", nameOf(context), what, i);
     }
     return {};
   };
+  SABLE_TRY(expect(0, OperandType::TENSOR_QUANT8_ASYMM_SIGNED, {batches, inputSize}, "input"));
   for (uint32_t g = 0; g < 4; ++g) {
     SABLE_TRY(expect(1 + g, OperandType::TENSOR_QUANT8_SYMM, {units, inputSize}, "input weights"));
     SABLE_TRY(expect(5 + g, OperandType::TENSOR_QUANT8_SYMM, {units, outputSize}, "recurrent weights"));

@@ -91,6 +91,9 @@ Result<OperandType> floatFirstInput(const OperationContext& context, uint32_t ra
     return hal::invalidArgument("{} input 0 must be TENSOR_FLOAT32 or TENSOR_FLOAT16", nameOf(context));
   }
   SABLE_TRY(checkInputRank(context, 0, rank, "input"));
+  if (!hasStorageFor(input, input.elementCount(), hal::sizeOfElement(input.type))) {
+    return hal::invalidArgument("{} input 0 has no value", nameOf(context));
+  }
   return input.type;
 }
 
