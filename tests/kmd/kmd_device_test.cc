@@ -308,6 +308,18 @@ TEST(kmd_server, BadOptionsAreRefusedClearly) {
   int exitStatus = 0;
   EXPECT_FALSE(tiny.waitReady(&exitStatus)) << "1 MiB of device memory";
   EXPECT_EQ(exitStatus, 1);
+  // --pci-socket: the guest's module owns the driver's settings, and a card serves until SIGTERM.
+  const std::string socket = fmt::format("/tmp/sable-opts-{}.sock", getpid());
+  for (const char* option : {"--watchdog-ms", "--hang-timeout-ms", "--exit-when-idle"}) {
+    ServerProcess card(uniqueDeviceName("opts"), {"--pci-socket", socket, option, "5"});
+    exitStatus = 0;
+    EXPECT_FALSE(card.waitReady(&exitStatus)) << option;
+    EXPECT_EQ(exitStatus, 2) << "--pci-socket with " << option;
+  }
+  ServerProcess oddBar(uniqueDeviceName("opts"), {"--pci-socket", socket}, 24);
+  exitStatus = 0;
+  EXPECT_FALSE(oddBar.waitReady(&exitStatus)) << "BAR2 of 24 MiB";
+  EXPECT_EQ(exitStatus, 1) << "BAR2 must be a power of two";
 }
 
 TEST(kmd_server, ShimSpawnsAServerWhenNoneRuns) {

@@ -149,6 +149,11 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    if (app.count("--exit-when-idle") != 0) {
+      std::cerr << "sable-simd: --exit-when-idle does not apply with --pci-socket: a card serves until "
+                   "SIGTERM (a guest that leaves is waited for)\n";
+      return 2;
+    }
   }
 
   // Signals first, so that a SIGTERM during start-up still leads to a clean exit.
