@@ -199,6 +199,37 @@ TEST(Lstm, CellClipBoundsTheCellState) {
   expectFloatsNear(fromBytes<float>(outputs[3].bytes), {output});
 }
 
+TEST(Lstm, RecurrentToInputWeightsWithoutInputToInputWeightsAreRefused) {
+  ModelBuilder b;
+  std::vector<uint32_t> ins = {b.addInput(kF32, {1, 1})};
+  addLstmWeights(b, ins, {.cifg = true});
+  ins[5] = f32(b, {1, 1}, {0});  // recurrent-to-input weights, although CIFG omits the input gate
+  ins.push_back(f32(b, {1, 1}, {0}));
+  ins.push_back(f32(b, {1, 1}, {2}));
+  ins.push_back(b.addInt32(kTanh));
+  ins.push_back(b.addFloat32(0.0f));
+  ins.push_back(b.addFloat32(0.0f));
+  const std::vector<uint32_t> outs = {b.addOutput(kF32, {1, 3}), b.addOutput(kF32, {1, 1}), b.addOutput(kF32, {1, 1}),
+                                      b.addOutput(kF32, {1, 1})};
+  b.addOperation(OperationType::LSTM, ins, outs);
+  expectRefused(b, {toBytes<float>({0})}, "CIFG");
+}
+
+TEST(Lstm, AnUnknownActivationIsRefused) {
+  ModelBuilder b;
+  std::vector<uint32_t> ins = {b.addInput(kF32, {1, 1})};
+  addLstmWeights(b, ins, {});
+  ins.push_back(f32(b, {1, 1}, {0}));
+  ins.push_back(f32(b, {1, 1}, {2}));
+  ins.push_back(b.addInt32(5));  // 5 (sign bit) is not an NNAPI recurrent activation
+  ins.push_back(b.addFloat32(0.0f));
+  ins.push_back(b.addFloat32(0.0f));
+  const std::vector<uint32_t> outs = {b.addOutput(kF32, {1, 4}), b.addOutput(kF32, {1, 1}), b.addOutput(kF32, {1, 1}),
+                                      b.addOutput(kF32, {1, 1})};
+  b.addOperation(OperationType::LSTM, ins, outs);
+  expectRefused(b, {toBytes<float>({0})}, "activation 5");
+}
+
 TEST(UnidirectionalSequenceLstm, CarriesBothStatesAcrossSteps) {
   ModelBuilder b;
   std::vector<uint32_t> ins = {b.addInput(kF32, {2, 1, 1})};
