@@ -327,6 +327,8 @@ Result<JobStatus> Fence::wait(std::chrono::nanoseconds timeout) {
 
 // ---- Device ----
 
+bool Device::alive() const { return sable_shim_alive(connection_->get()) == 1; }
+
 Device::Device(std::shared_ptr<detail::Connection> connection, DeviceInfo info)
     : connection_(std::move(connection)), info_(std::move(info)) {}
 

@@ -35,32 +35,49 @@ namespace {
 
 using umd::compiler::CompiledProgram;
 
-// The one connection of this process to the NPU, opened on first use. `mutex` guards only the
-// opening: umd::Device and the shim under it serve several threads at once (each shim call takes
-// a client slot of its own), so executions submit and wait in parallel.
+// The one connection of this process to the NPU, opened on first use and again after its server
+// is gone (killed, crashed, exited when idle): the next preparation or execution reconnects,
+// starting a server when none runs, as an Android client sees a restarted HAL service. Each
+// opening is a generation; a program registered with an older one is registered again from the
+// driver's copy before its next job (NpuPreparedModel::current). `mutex` guards only the opening:
+// umd::Device and the shim under it serve several threads at once (each shim call takes a client
+// slot of its own), so executions submit and wait in parallel.
 struct Connection {
+  struct Current {
+    std::shared_ptr<umd::Device> device;
+    uint64_t generation = 0;
+  };
+
   std::mutex mutex;
-  std::unique_ptr<umd::Device> device;
+  std::shared_ptr<umd::Device> device;
+  uint64_t generation = 0;
   std::string error;
-  bool tried = false;
+  // A failed opening is not tried again before this: a status() or support query of a host
+  // without a device must not start a server per call.
+  std::chrono::steady_clock::time_point retryAfter{};
   // Each thread inside a shim call holds one of the device server's client slots (32 for all its
   // clients, kept until the connection closes): executions beyond this many wait here rather
   // than fail with EBUSY.
   std::counting_semaphore<> inFlight{8};
 
-  Result<umd::Device*> get() {
+  Result<Current> get() {
     std::lock_guard lock(mutex);
-    if (!tried) {
-      tried = true;
+    if (device && !device->alive()) {
+      SABLE_VLOG(Driver) << "the device server is gone: reconnecting";
+      device.reset();  // objects of the old server keep their own reference until they go
+    }
+    if (!device && std::chrono::steady_clock::now() >= retryAfter) {
       auto opened = umd::Device::open({.name = "", .spawn = true});
       if (opened.ok()) {
-        device = std::make_unique<umd::Device>(std::move(*opened));
+        device = std::make_shared<umd::Device>(std::move(*opened));
+        ++generation;
       } else {
         error = opened.error().message;
+        retryAfter = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       }
     }
     if (!device) return makeError(ErrorStatus::DEVICE_UNAVAILABLE, "sable-npu: {}", error);
-    return device.get();
+    return Current{device, generation};
   }
 };
 
@@ -119,6 +136,7 @@ struct LoadedProgram {
   umd::Signature streamSignature{};  // what the stream was registered with
   std::unique_ptr<umd::Program> registered;
   std::unique_ptr<JobBufferPool> jobBuffers = std::make_unique<JobBufferPool>();
+  uint64_t generation = 0;  // of the connection it is registered with (Connection)
 
   Result<std::span<const uint8_t>> constantBytes() const {
     SABLE_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, constants->map());
@@ -154,27 +172,51 @@ Result<umd::Program> registerStream(umd::Device& device, const CompiledProgram& 
 }
 
 // Registers `program`, its constants bytes [offset, offset + bytes) of `constants`.
-Result<LoadedProgram> registerLoaded(umd::Device& device, CompiledProgram program, umd::BufferObject constants,
-                                     uint64_t offset, uint64_t bytes, const umd::Signature& signature) {
+Result<LoadedProgram> registerLoaded(const Connection::Current& current, CompiledProgram program,
+                                     umd::BufferObject constants, uint64_t offset, uint64_t bytes,
+                                     const umd::Signature& signature) {
+  umd::Device& device = *current.device;
   SABLE_ASSIGN_OR_RETURN(umd::Program registered, registerStream(device, program, constants, offset, 0, signature));
   return LoadedProgram{.program = std::move(program),
                        .constants = std::make_unique<umd::BufferObject>(std::move(constants)),
                        .constantsOffset = offset,
                        .constantsBytes = bytes,
                        .streamSignature = signature,
-                       .registered = std::make_unique<umd::Program>(std::move(registered))};
+                       .registered = std::make_unique<umd::Program>(std::move(registered)),
+                       .generation = current.generation};
 }
 
-// A freshly compiled program: its constants copied into a buffer object of their own, its stream
-// signed with this process's driver key.
-Result<LoadedProgram> load(umd::Device& device, CompiledProgram program) {
-  SABLE_ASSIGN_OR_RETURN(umd::BufferObject constants,
-                         device.createBuffer(std::max<uint64_t>(program.constants.size(), 16)));
-  SABLE_TRY(constants.write(0, program.constants));
+// `program` with `constants` copied into a buffer object of their own, its stream registered with
+// `signature`.
+Result<LoadedProgram> loadWith(const Connection::Current& current, CompiledProgram program,
+                               std::span<const uint8_t> constants, const umd::Signature& signature) {
+  SABLE_ASSIGN_OR_RETURN(umd::BufferObject object,
+                         current.device->createBuffer(std::max<uint64_t>(constants.size(), 16)));
+  SABLE_TRY(object.write(0, constants));
+  return registerLoaded(current, std::move(program), std::move(object), 0, constants.size(), signature);
+}
+
+// A freshly compiled program, its stream signed with this process's driver key.
+Result<LoadedProgram> load(const Connection::Current& current, CompiledProgram program) {
   SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
   const umd::Signature signature = key->signStream(program.stream);
-  const uint64_t constantBytes = program.constants.size();
-  return registerLoaded(device, std::move(program), std::move(constants), 0, constantBytes, signature);
+  // The span points into the vector's storage, which moves with the program.
+  const std::span<const uint8_t> constants = program.constants;
+  return loadWith(current, std::move(program), constants, signature);
+}
+
+// `loaded` registered again with a newer connection (its server was restarted): the driver's
+// copy of the program, and its constants from the driver's copy (a compiled program) or from the
+// old server's buffer object, which this process still maps (a program loaded from cache).
+Result<LoadedProgram> reload(const Connection::Current& current, const LoadedProgram& loaded) {
+  std::vector<uint8_t> constants;
+  if (!loaded.program.constants.empty()) {
+    constants = loaded.program.constants;
+  } else {
+    SABLE_ASSIGN_OR_RETURN(const std::span<const uint8_t> bytes, loaded.constantBytes());
+    constants.assign(bytes.begin(), bytes.end());
+  }
+  return loadWith(current, loaded.program, constants, loaded.streamSignature);
 }
 
 // A load from cache in progress (docs/cache.md). A worker (one of the driver's kept threads)
@@ -192,9 +234,9 @@ class NpuCacheData final : public CacheData {
   // of `streamBytes` (the model cache's size for it, not yet verified) and then waits for the
   // program: the object's creation and the thread's start overlap the model cache's verification
   // (about 0.1 ms each here, on a load's critical path). Nothing is registered before start().
-  static std::unique_ptr<NpuCacheData> begin(WorkerThreads& workers, std::shared_ptr<Connection> connection,
-                                             umd::Device& device, uint64_t dataBytes, uint64_t streamBytes) {
-    auto data = std::unique_ptr<NpuCacheData>(new NpuCacheData(std::move(connection), device, dataBytes, streamBytes));
+  static std::unique_ptr<NpuCacheData> begin(WorkerThreads& workers, Connection::Current device, uint64_t dataBytes,
+                                             uint64_t streamBytes) {
+    auto data = std::unique_ptr<NpuCacheData>(new NpuCacheData(std::move(device), dataBytes, streamBytes));
     auto done = std::make_shared<std::promise<void>>();  // shared: a std::function is copyable
     std::future<void> worked = done->get_future();
     if (workers.run([raw = data.get(), done] {
@@ -264,14 +306,16 @@ class NpuCacheData final : public CacheData {
                          .constantsOffset = cached_.constantsOffset,
                          .constantsBytes = cached_.constantsBytes,
                          .streamSignature = cached_.streamSignature,
-                         .registered = std::make_unique<umd::Program>(std::move(**registered_))};
+                         .registered = std::make_unique<umd::Program>(std::move(**registered_)),
+                         .generation = generation_};
   }
   const Model& interface() const { return cached_.interface; }
 
  private:
-  NpuCacheData(std::shared_ptr<Connection> connection, umd::Device& device, uint64_t dataBytes, uint64_t streamBytes)
-      : connection_(std::move(connection)),
-        device_(device),
+  NpuCacheData(Connection::Current device, uint64_t dataBytes, uint64_t streamBytes)
+      : keep_(std::move(device.device)),
+        device_(*keep_),
+        generation_(device.generation),
         bytes_(dataBytes),
         objectBytes_(streamOffset() + streamBytes) {}
 
@@ -318,8 +362,9 @@ class NpuCacheData final : public CacheData {
     registering_.store(false, std::memory_order_relaxed);
   }
 
-  std::shared_ptr<Connection> connection_;  // keeps device_ open
+  std::shared_ptr<umd::Device> keep_;  // keeps device_ open
   umd::Device& device_;
+  uint64_t generation_;
   uint64_t bytes_;        // of the data cache
   uint64_t objectBytes_;  // of the buffer object: the data cache, then the stream
   std::optional<DataCacheDigester> digester_;  // from start() on
@@ -349,13 +394,16 @@ class NpuPreparedModel final : public DriverPreparedModel {
         config_(config),
         priority_(priority),
         weightInputs_(umd::compiler::weightInputs(model_)),
-        loaded_(std::move(loaded)),
+        loaded_(loaded ? std::make_shared<LoadedProgram>(std::move(*loaded)) : nullptr),
         connection_(std::move(connection)) {}
 
   const Model& model() const { return model_; }
   const sable_hw_config& config() const { return config_; }
   // The program compiled at preparation; null when it is compiled at each execution.
-  const LoadedProgram* loaded() const { return loaded_ ? &*loaded_ : nullptr; }
+  std::shared_ptr<const LoadedProgram> loaded() const {
+    std::lock_guard lock(loadedMutex_);
+    return loaded_;
+  }
 
   Result<ExecutionOutput> execute(const Request& request, const ExecuteOptions& options) override {
     const auto start = std::chrono::steady_clock::now();
@@ -374,9 +422,13 @@ class NpuPreparedModel final : public DriverPreparedModel {
     for (size_t i = 0; i < request.inputs.size(); ++i) {
       if (!std::binary_search(weightInputs_.begin(), weightInputs_.end(), i)) programInputs.push_back(i);
     }
-    SABLE_ASSIGN_OR_RETURN(umd::Device * device, connection_->get());
+    SABLE_ASSIGN_OR_RETURN(const Connection::Current current, connection_->get());
+    umd::Device* device = current.device.get();
     InFlightSlot slot(connection_->inFlight);
-    if (loaded_) return run(*device, *loaded_, request, programInputs, options, start);
+    if (loaded_) {
+      SABLE_ASSIGN_OR_RETURN(const std::shared_ptr<const LoadedProgram> loaded, registeredWith(current));
+      return run(*device, *loaded, request, programInputs, options, start);
+    }
     std::vector<std::span<const uint8_t>> weights;
     for (uint32_t p : weightInputs_) {
       const Operand& operand = main.operands[main.inputIndexes[p]];
@@ -385,11 +437,24 @@ class NpuPreparedModel final : public DriverPreparedModel {
     }
     SABLE_ASSIGN_OR_RETURN(Model bound, umd::compiler::bindInputs(model_, weightInputs_, weights));
     SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(bound, config_));
-    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
+    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(current, std::move(program)));
     return run(*device, loaded, request, programInputs, options, start);
   }
 
  private:
+  // The program, registered with the connection `current`: after a restart of the device server,
+  // the first execution registers it again (the others wait for it) and the executions still
+  // running on the old one keep theirs.
+  Result<std::shared_ptr<const LoadedProgram>> registeredWith(const Connection::Current& current) {
+    std::lock_guard lock(loadedMutex_);
+    if (loaded_->generation != current.generation) {
+      SABLE_ASSIGN_OR_RETURN(LoadedProgram again, reload(current, *loaded_));
+      SABLE_VLOG(Driver) << "registered the program again with the restarted device server";
+      loaded_ = std::make_shared<LoadedProgram>(std::move(again));
+    }
+    return std::shared_ptr<const LoadedProgram>(loaded_);
+  }
+
   // One job of `loaded`: request input programInputs[i] is the program's input region i.
   Result<ExecutionOutput> run(umd::Device& device, const LoadedProgram& loaded, const Request& request,
                                    const std::vector<size_t>& programInputs, const ExecuteOptions& options,
@@ -491,7 +556,8 @@ class NpuPreparedModel final : public DriverPreparedModel {
   sable_hw_config config_;
   Priority priority_;
   std::vector<uint32_t> weightInputs_;  // positions of main.inputIndexes bound at each execution
-  std::optional<LoadedProgram> loaded_;  // compiled at preparation (no weight inputs)
+  mutable std::mutex loadedMutex_;
+  std::shared_ptr<LoadedProgram> loaded_;  // compiled at preparation (no weight inputs)
   std::shared_ptr<Connection> connection_;
 };
 
@@ -542,8 +608,8 @@ class NpuDriver final : public Driver {
           std::make_shared<NpuPreparedModel>(model, config, options.priority, std::nullopt, shared));
     }
     SABLE_ASSIGN_OR_RETURN(CompiledProgram program, umd::compiler::compileModel(model, config));
-    SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
-    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(*device, std::move(program)));
+    SABLE_ASSIGN_OR_RETURN(const Connection::Current current, shared->get());
+    SABLE_ASSIGN_OR_RETURN(LoadedProgram loaded, load(current, std::move(program)));
     SABLE_VLOG(Driver) << "prepared a model of " << model.main.operations.size() << " operations: program "
                        << loaded.program.layers.size() << " layers registered with the firmware, priority "
                        << static_cast<int>(options.priority);
@@ -556,7 +622,7 @@ class NpuDriver final : public Driver {
   Result<CacheBlobs> cacheBlobs(const DriverPreparedModel& prepared, const CacheToken& token) const override {
     const auto* npu = dynamic_cast<const NpuPreparedModel*>(&prepared);
     if (npu == nullptr) return generalFailure("sable-npu: not a prepared model of this driver");
-    const LoadedProgram* loaded = npu->loaded();
+    const std::shared_ptr<const LoadedProgram> loaded = npu->loaded();
     if (loaded == nullptr) {
       return generalFailure("sable-npu: a model whose weights are inputs is compiled at each execution; there is no "
                             "program to cache");
@@ -576,12 +642,10 @@ class NpuDriver final : public Driver {
     SABLE_ASSIGN_OR_RETURN(const sable_hw_config config, hardwareConfig());
     const std::optional<uint64_t> streamBytes = unverifiedStreamBytes(modelCache);
     if (!streamBytes) return verifyModelCache(modelCache, token, identity(config), key->publicKey()).error();
-    auto shared = connection();
-    SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
+    SABLE_ASSIGN_OR_RETURN(Connection::Current current, connection()->get());
     // The object is created while the model cache is verified; a blob that fails the check frees
     // it unused (the destructor), and nothing of it is registered.
-    std::unique_ptr<NpuCacheData> data =
-        NpuCacheData::begin(workers_, std::move(shared), *device, dataBytes, *streamBytes);
+    std::unique_ptr<NpuCacheData> data = NpuCacheData::begin(workers_, std::move(current), dataBytes, *streamBytes);
     SABLE_ASSIGN_OR_RETURN(CachedProgram cached,
                            verifyModelCache(modelCache, token, identity(config), key->publicKey()));
     const umd::Secret dataKey = dataCacheKey(*key, cached.dataSalt);
@@ -614,9 +678,8 @@ class NpuDriver final : public Driver {
   }
   // The configuration as the device's registers report it.
   static Result<sable_hw_config> hardwareConfig() {
-    auto shared = connection();
-    SABLE_ASSIGN_OR_RETURN(umd::Device * device, shared->get());
-    return device->info().config;
+    SABLE_ASSIGN_OR_RETURN(const Connection::Current current, connection()->get());
+    return current.device->info().config;
   }
 };
 

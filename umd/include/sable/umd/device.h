@@ -213,7 +213,7 @@ bool isTimeout(const hal::Error& error);
 
 struct OpenOptions {
   std::string name = {};  // empty: $SABLE_DEVICE, else SABLE_SHIM_DEFAULT_DEVICE
-  bool spawn = false;  // no server running: start sable-simd as a child (the shim says so on stderr)
+  bool spawn = false;  // no server running: start sable-simd, detached (the shim says so on stderr)
 };
 
 // A connection to one device, after the compatibility handshake.
@@ -224,6 +224,10 @@ class Device {
   // As read at open; queryInfo() reads it again (device_memory_free changes).
   const DeviceInfo& info() const { return info_; }
   hal::Result<DeviceInfo> queryInfo() const;
+  // False once the device server is gone (killed, crashed, idle exit): every call fails with
+  // DEVICE_UNAVAILABLE from then on, and the device must be opened again (a new server forgets
+  // every object of the old one). Always true for the kernel driver's node.
+  bool alive() const;
 
   hal::Result<BufferObject> createBuffer(uint64_t size);
 
