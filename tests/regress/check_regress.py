@@ -203,6 +203,36 @@ def local_checks(a, work):
     check("SHARD 0 timed out" in result.stdout, "the timed-out shard is not printed")
     check(not processes_mentioning(hang_folder), "processes of the timed-out shard are left")
 
+    # A shard whose command dies of a signal (here SIGSEGV sent from outside, on both attempts) is
+    # reported as crashed with its log, never as passed.
+    crash = write_plan(work, "crash", {"name": "crash", "shard_size": 400,
+                                       "suites": [{"kind": "random", "first_seed": 1, "seeds": 400}]})
+    crash_folder = os.path.join(work, "crash")
+    process = subprocess.Popen([sable, "regress", crash, "--out", crash_folder, "--local", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    seen = {}
+    while process.poll() is None and time.monotonic() < deadline:
+        for entry in processes_mentioning(crash_folder):
+            pid, command = entry.split(": ", 1)
+            if "umd_compiler_random_graph_test" not in command:
+                continue
+            # A second in, once it has started its device server (killed while starting one, it
+            # would leave the shim's spawn lock file in /dev/shm).
+            first = seen.setdefault(pid, time.monotonic())
+            if time.monotonic() - first > 1.0:
+                os.kill(int(pid), signal.SIGSEGV)
+        time.sleep(0.05)
+    output, _ = process.communicate(timeout=60)
+    print(output[-2000:])
+    check(process.returncode == 1, f"a crashed shard: exit {process.returncode}, expected 1")
+    merged = read_merged(crash_folder)
+    shard = merged["incomplete"][0] if merged["incomplete"] else {}
+    check(shard.get("outcome") == "crashed" and shard.get("attempts") == 2,
+          f"the shard is not reported as crashed after two attempts: {shard}")
+    check("killed by signal 11" in shard["message"], f"the signal is not named: {shard['message']}")
+    check(merged["totals"]["passed"] == 0 and merged["totals"]["not_run"] == 400, "a crashed shard's seeds counted")
+
     # An interrupt kills the workers and their commands.
     long_plan = write_plan(work, "long", {"name": "long", "shard_size": 5,
                                           "suites": [{"kind": "random", "first_seed": 1, "seeds": 400}]})

@@ -11,6 +11,7 @@
 // Exit status: 0 every test passed, 1 failures or shards that did not complete, 2 usage and plan
 // errors, 130 interrupted (Slurm jobs cancelled, workers killed).
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -191,10 +192,18 @@ std::vector<pid_t> processesMarked(const std::string& marker) {
 
 void stopMarkedProcesses(const std::string& marker) {
   auto marked = processesMarked(marker);
-  if (marked.empty()) return;
-  for (pid_t pid : marked) kill(pid, SIGTERM);
-  for (int waited = 0; waited < 40 && !(marked = processesMarked(marker)).empty(); ++waited) sleepSeconds(0.05);
-  for (pid_t pid : marked) kill(pid, SIGKILL);
+  if (!marked.empty()) {
+    for (pid_t pid : marked) kill(pid, SIGTERM);
+    for (int waited = 0; waited < 40 && !(marked = processesMarked(marker)).empty(); ++waited) sleepSeconds(0.05);
+    for (pid_t pid : marked) kill(pid, SIGKILL);
+  }
+  // Reaps what was inherited (see runShard's subreaper; the command itself is reaped already),
+  // waiting a little for those just killed; an inherited process still alive then is left to init.
+  for (int waited = 0; waited < 40; ++waited) {
+    const pid_t reaped = waitpid(-1, nullptr, WNOHANG);
+    if (reaped < 0) break;  // no child left
+    if (reaped == 0) sleepSeconds(0.05);
+  }
 }
 
 // --- one shard ---------------------------------------------------------------------------------
@@ -210,6 +219,9 @@ int runShard(const RunFolder& run, size_t id, int attempt) {
     return kExitUsage;
   }
   catchInterrupts();
+  // The servers the command starts detach (double fork): as a subreaper this process inherits
+  // them rather than an init that may not reap (a container's), and reaps them once stopped.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const Shard& shard = description->shards[id];
   ShardResult result;
   result.id = id;
