@@ -318,6 +318,11 @@ int attach(sable_shim_device& device) {
     bip::shared_memory_object shm(bip::open_only, segment.c_str(), bip::read_write);
     bip::mapped_region region(shm, bip::read_write);
     if (region.get_size() < sizeof(wire::ControlHeader)) {
+      // Created, not yet sized: a server starting (an empty one cannot be mapped: ENOENT, and the
+      // opening waits while the server holds its lock).
+      if (serverLockHeld(device.name)) {
+        return fail(EAGAIN, fmt::format("sable-simd of device '{}' is still starting", device.name));
+      }
       return fail(EIO, fmt::format("/dev/shm/{} is too small to be a sable-simd control segment",
                                    segment));
     }
@@ -328,6 +333,16 @@ int attach(sable_shim_device& device) {
                                     device.name, device.name));
   }
   device.header = static_cast<wire::ControlHeader*>(device.control.get_address());
+  if (device.header->magic == 0 && device.header->layout_version == 0) {
+    // A segment a server has created but not yet filled in: it is starting (it holds its lock),
+    // or it died doing so (the next server removes the segment).
+    if (serverLockHeld(device.name)) {
+      return fail(EAGAIN, fmt::format("sable-simd of device '{}' is still starting", device.name));
+    }
+    return fail(ENOENT, fmt::format("device '{}' has stale shared memory of a sable-simd that died starting "
+                                    "(the next sable-simd removes it)",
+                                    device.name));
+  }
   if (device.header->magic != wire::kControlMagic ||
       device.header->layout_version != wire::kLayoutVersion) {
     return fail(EPROTO, fmt::format("the control segment of device '{}' has layout {} (magic "
