@@ -65,6 +65,7 @@ class Spec:
         self.param_blocks = r["param_blocks"]
         self.registers = r["registers"]
         self.counters = r["counters"]
+        self.hostif = r["host_interface"]
         self.errors = r["error_causes"]
         self.check()
 
@@ -102,6 +103,16 @@ class Spec:
         for i, _ in enumerate(self.counters["list"]):
             if base + 8 * i in offsets or base + 8 * i + 4 in offsets:
                 fail("counter block overlaps a register")
+        hostif_offsets = set()
+        for reg in self.hostif["registers"]:
+            off = num(reg["offset"])
+            if off in hostif_offsets or off % 4 or off > 0xFF:
+                fail(f"host-interface register {reg['name']}: duplicate, unaligned or beyond 0xFF")
+            hostif_offsets.add(off)
+        window = 1 << self.hostif["window_bits"]
+        csr, hostif = num(self.hostif["csr_window"]), num(self.hostif["hostif_window"])
+        if csr == hostif or csr >= window or hostif >= window or csr % 0x10000 or hostif % 0x10000:
+            fail("host_interface: csr_window and hostif_window must be distinct 64 KiB windows below 2^window_bits")
         codes = [e["code"] for e in self.errors]
         if len(set(codes)) != len(codes):
             fail("duplicate error cause code")
@@ -287,6 +298,19 @@ def c_header(spec):
         emit(f"    case {i}u: return \"{c['name'].lower()}\";")
     emit("    default: return 0;\n  }\n}\n")
 
+    hi = spec.hostif
+    emit("/* ---- sable_subsystem's AXI4-Lite window and its host-interface block ---- */")
+    emit(f"#define SABLE_SUBSYSTEM_CSR_WINDOW 0x{num(hi['csr_window']):05X}u")
+    emit(f"#define SABLE_SUBSYSTEM_HOSTIF_WINDOW 0x{num(hi['hostif_window']):05X}u")
+    emit(f"#define SABLE_SUBSYSTEM_WINDOW_BITS {hi['window_bits']}u")
+    for reg in hi["registers"]:
+        emit(f"#define SABLE_HOSTIF_REG_{reg['name']} 0x{num(reg['offset']):02X}u /* {reg['access']}: {reg['doc']} */")
+        for f in reg.get("fields", []):
+            p = f"SABLE_HOSTIF_REG_{reg['name']}_{f['name']}"
+            emit(f"#define {p}_LSB {f['lsb']}u")
+            emit(f"#define {p}_MASK 0x{(((1 << f['width']) - 1) << f['lsb']):08X}u")
+    emit("")
+
     emit("/* ---- Error causes (ERROR_CAUSE register, completion records, job status) ---- */")
     for e in spec.errors:
         emit(f"#define SABLE_ERROR_{e['name']} {e['code']}u /* {e['doc']} */")
@@ -362,9 +386,10 @@ def sv_package(spec):
         emit(f"  localparam logic [3:0] QUEUE_{q['name']}_WAIT_MASK = 4'h{wait:X};")
         emit(f"  localparam logic [3:0] QUEUE_{q['name']}_SIGNAL_MASK = 4'h{signal:X};")
     emit("")
-    emit("  typedef enum logic [7:0] {")
-    emit(",\n".join(f"    OP_{c['name']} = 8'h{num(c['opcode']):02X}" for c in spec.commands))
-    emit("  } opcode_e;")
+    # Opcodes and error causes are localparams, not enums: Yosys 0.23 cannot resolve an enum's
+    # members inside the package's own functions (docs/rtl.md, "The synthesizable subset").
+    for c in spec.commands:
+        emit(f"  localparam logic [7:0] OP_{c['name']} = 8'h{num(c['opcode']):02X};")
     emit("")
     emit("  // Command fields: bit position in the 256-bit command (word * 32 + lsb) and width.")
     for f in spec.common:
@@ -395,17 +420,29 @@ def sv_package(spec):
     for i, c in enumerate(spec.counters["list"]):
         emit(f"  localparam int unsigned COUNTER_{c['name']} = {i};")
     emit(f"  localparam int unsigned COUNTER_COUNT = {len(spec.counters['list'])};")
+    hi = spec.hostif
+    emit("")
+    emit("  // sable_subsystem's AXI4-Lite window and its host-interface block (sable_hostif).")
+    emit(f"  localparam logic [31:0] SUBSYSTEM_CSR_WINDOW = 32'h{num(hi['csr_window']):05X};")
+    emit(f"  localparam logic [31:0] SUBSYSTEM_HOSTIF_WINDOW = 32'h{num(hi['hostif_window']):05X};")
+    emit(f"  localparam int unsigned SUBSYSTEM_WINDOW_BITS = {hi['window_bits']};")
+    for reg in hi["registers"]:
+        emit(f"  localparam logic [7:0] HOSTIF_{reg['name']} = 8'h{num(reg['offset']):02X};")
+        for f in reg.get("fields", []):
+            emit(f"  localparam int unsigned HOSTIF_{reg['name']}_{f['name']}_LSB = {f['lsb']};")
     emit("")
     emit("  // Bits of command word `word` that some field of the opcode defines; the rest must be 0.")
     emit("  function automatic logic [31:0] cmd_defined_mask(input logic [7:0] opcode, input int unsigned word);")
-    emit("    logic [7:0][31:0] m;")
+    # A flat vector, not logic [7:0][31:0], and the result assigned to the function's name, not
+    # returned: Yosys 0.23 parses neither (docs/rtl.md, "The synthesizable subset").
+    emit("    logic [255:0] m;")
     emit("    case (opcode)")
     for c in spec.commands:
         masks = ", ".join(f"32'h{m:08X}" for m in reversed(spec.defined_masks(c)))
         emit(f"      OP_{c['name']}: m = {{{masks}}};")
     emit("      default: m = '0;")
     emit("    endcase")
-    emit("    return word < 8 ? m[word[2:0]] : 32'h0;")
+    emit("    cmd_defined_mask = word < 8 ? m[32*word[2:0] +: 32] : 32'h0;")
     emit("  endfunction")
     emit("")
     emit("  // The queue that executes a command (QUEUE_* ids); opcode_known() tells a valid opcode.")
@@ -414,20 +451,19 @@ def sv_package(spec):
     emit("  function automatic logic [1:0] opcode_queue(input logic [7:0] opcode);")
     emit("    case (opcode)")
     for c in spec.commands:
-        emit(f"      OP_{c['name']}: return QUEUE_{c['queue']};")
-    emit("      default: return QUEUE_DISPATCH;")
+        emit(f"      OP_{c['name']}: opcode_queue = QUEUE_{c['queue']};")
+    emit("      default: opcode_queue = QUEUE_DISPATCH;")
     emit("    endcase")
     emit("  endfunction")
     emit("  function automatic logic opcode_known(input logic [7:0] opcode);")
     emit("    case (opcode)")
-    emit("      " + ", ".join(f"OP_{c['name']}" for c in spec.commands) + ": return 1'b1;")
-    emit("      default: return 1'b0;")
+    emit("      " + ", ".join(f"OP_{c['name']}" for c in spec.commands) + ": opcode_known = 1'b1;")
+    emit("      default: opcode_known = 1'b0;")
     emit("    endcase")
     emit("  endfunction")
     emit("")
-    emit("  typedef enum logic [7:0] {")
-    emit(",\n".join(f"    ERROR_{e['name']} = 8'd{e['code']}" for e in spec.errors))
-    emit("  } error_cause_e;")
+    for e in spec.errors:
+        emit(f"  localparam logic [7:0] ERROR_{e['name']} = 8'd{e['code']};")
     emit("endpackage")
     emit("/* verilator lint_on UNUSEDPARAM */")
     return "\n".join(out) + "\n"
@@ -528,6 +564,18 @@ def docs(spec):
     base = num(cnt["base"])
     for i, c in enumerate(cnt["list"]):
         emit(f"| {i} | `0x{base + 8 * i:03X}` | {c['name']} | {c['doc']} |")
+    emit("")
+    hi = spec.hostif
+    emit("## Host-interface block\n")
+    emit(f"{hi['doc']}\n")
+    emit(f"Windows: NPU registers at `{hi['csr_window']}`, host-interface block at `{hi['hostif_window']}`, "
+         f"{hi['window_bits']} address bits decoded.\n")
+    emit("| offset | name | access | meaning | fields |\n|---|---|---|---|---|")
+    for reg in hi["registers"]:
+        fields = ", ".join(
+            f"{f['name']} [{f['lsb'] + f['width'] - 1}:{f['lsb']}]" if f["width"] > 1 else f"{f['name']} [{f['lsb']}]"
+            for f in reg.get("fields", []))
+        emit(f"| `{reg['offset']}` | {reg['name']} | {reg['access']} | {reg['doc']} | {fields} |")
     emit("")
     emit("## Error causes\n")
     emit("| code | name | meaning |\n|---|---|---|")

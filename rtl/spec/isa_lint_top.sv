@@ -4,8 +4,8 @@ module isa_lint_top
   import sable_pkg::*;
 (
   output logic [31:0] device_id,
-  output opcode_e     end_opcode,
-  output error_cause_e no_error
+  output logic [7:0]  end_opcode,
+  output logic [7:0]  no_error
 );
   assign device_id = DEVICE_ID;
   assign end_opcode = OP_END;

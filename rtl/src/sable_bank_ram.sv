@@ -24,7 +24,7 @@ module sable_bank_ram #(
   logic [WIDTH-1:0] mem[DEPTH];
 
   always_ff @(posedge clk) begin
-    for (int s = 0; s < int'(NS); s++) begin
+    for (int s = 0; s < NS; s++) begin
       if (we && wstrb[s]) mem[waddr][STRB_BITS*s+:STRB_BITS] <= wdata[STRB_BITS*s+:STRB_BITS];
     end
   end

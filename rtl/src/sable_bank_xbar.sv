@@ -20,36 +20,36 @@ module sable_bank_xbar #(
     input  logic                        rst_n,
     // unit ports
     input  logic [NR-1:0]               re,
-    input  logic [NR-1:0][15:0]         raddr,
+    input  logic [NR*16-1:0]         raddr,
     output logic [NR-1:0]               rgrant,
-    output logic [NR-1:0][WIDTH-1:0]    rdata,
+    output logic [NR*WIDTH-1:0]    rdata,
     input  logic [NW-1:0]               we,
-    input  logic [NW-1:0][15:0]         waddr,
-    input  logic [NW-1:0][WIDTH-1:0]    wdata,
-    input  logic [NW-1:0][NS-1:0]       wstrb,
+    input  logic [NW*16-1:0]         waddr,
+    input  logic [NW*WIDTH-1:0]    wdata,
+    input  logic [NW*NS-1:0]       wstrb,
     output logic [NW-1:0]               wgrant,
     // bank ports
     output logic [BANKS-1:0]            b_re,
-    output logic [BANKS-1:0][AW-1:0]    b_raddr,
-    input  logic [BANKS-1:0][WIDTH-1:0] b_rdata,
+    output logic [BANKS*AW-1:0]    b_raddr,
+    input  logic [BANKS*WIDTH-1:0] b_rdata,
     output logic [BANKS-1:0]            b_we,
-    output logic [BANKS-1:0][AW-1:0]    b_waddr,
-    output logic [BANKS-1:0][WIDTH-1:0] b_wdata,
-    output logic [BANKS-1:0][NS-1:0]    b_wstrb
+    output logic [BANKS*AW-1:0]    b_waddr,
+    output logic [BANKS*WIDTH-1:0] b_wdata,
+    output logic [BANKS*NS-1:0]    b_wstrb
 );
   // Address bits above the memory's lines are ignored, as in the one-array memories.
-  logic [NR-1:0][BB-1:0] rbank;
-  logic [NW-1:0][BB-1:0] wbank;
+  logic [NR*BB-1:0] rbank;
+  logic [NW*BB-1:0] wbank;
 
   always_comb begin
     b_re = '0;
     b_raddr = '0;
     rgrant = '0;
-    for (int p = 0; p < int'(NR); p++) begin
-      rbank[p] = raddr[p][BB-1:0];
-      if (re[p] && !b_re[rbank[p]]) begin
-        b_re[rbank[p]] = 1'b1;
-        b_raddr[rbank[p]] = raddr[p][BB+:AW];
+    for (int p = 0; p < NR; p++) begin
+      rbank[BB*p +: BB] = raddr[16*p +: BB];
+      if (re[p] && !b_re[rbank[BB*p +: BB]]) begin
+        b_re[rbank[BB*p +: BB]] = 1'b1;
+        b_raddr[AW*rbank[BB*p +: BB] +: AW] = raddr[16*p + BB +: AW];
         rgrant[p] = 1'b1;
       end
     end
@@ -60,35 +60,35 @@ module sable_bank_xbar #(
   // of every bank's lines (the verilated model evaluates this every cycle; docs/rtl.md,
   // "Performance").
   localparam int unsigned PW = NW > 1 ? $clog2(NW) : 1;
-  logic [BANKS-1:0][PW-1:0] wsel;
+  logic [BANKS*PW-1:0] wsel;
 
   always_comb begin
     b_we = '0;
     wsel = '0;
-    for (int p = 0; p < int'(NW); p++) wbank[p] = waddr[p][BB-1:0];
-    for (int b = 0; b < int'(BANKS); b++) begin
-      for (int p = int'(NW) - 1; p >= 0; p--) begin
-        if (we[p] && wbank[p] == BB'(b)) begin
+    for (int p = 0; p < NW; p++) wbank[BB*p +: BB] = waddr[16*p +: BB];
+    for (int b = 0; b < BANKS; b++) begin
+      for (int p = NW - 1; p >= 0; p--) begin
+        if (we[p] && wbank[BB*p +: BB] == BB'(b)) begin
           b_we[b] = 1'b1;
-          wsel[b] = PW'(p);
+          wsel[PW*b +: PW] = PW'(p);
         end
       end
     end
-    for (int p = 0; p < int'(NW); p++) wgrant[p] = we[p] && wsel[wbank[p]] == PW'(p);
+    for (int p = 0; p < NW; p++) wgrant[p] = we[p] && wsel[PW*wbank[BB*p +: BB] +: PW] == PW'(p);
   end
 
   always_comb begin
-    for (int b = 0; b < int'(BANKS); b++) begin
-      b_waddr[b] = waddr[wsel[b]][BB+:AW];
-      b_wdata[b] = wdata[wsel[b]];
-      b_wstrb[b] = wstrb[wsel[b]];
+    for (int b = 0; b < BANKS; b++) begin
+      b_waddr[AW*b +: AW] = waddr[16*wsel[PW*b +: PW] + BB +: AW];
+      b_wdata[WIDTH*b +: WIDTH] = wdata[WIDTH*wsel[PW*b +: PW] +: WIDTH];
+      b_wstrb[NS*b +: NS] = wstrb[NS*wsel[PW*b +: PW] +: NS];
     end
   end
 
   // Read return: the bank a port read from last cycle, else what it returned last.
   logic [NR-1:0] fresh;
-  logic [NR-1:0][BB-1:0] rsel;
-  logic [NR-1:0][WIDTH-1:0] held;
+  logic [NR*BB-1:0] rsel;
+  logic [NR*WIDTH-1:0] held;
 
   always_ff @(posedge clk) begin
     if (!rst_n) fresh <= '0;
@@ -96,20 +96,20 @@ module sable_bank_xbar #(
   end
 
   always_ff @(posedge clk) begin
-    for (int p = 0; p < int'(NR); p++) begin
-      if (rgrant[p]) rsel[p] <= rbank[p];
-      if (fresh[p]) held[p] <= b_rdata[rsel[p]];
+    for (int p = 0; p < NR; p++) begin
+      if (rgrant[p]) rsel[BB*p +: BB] <= rbank[BB*p +: BB];
+      if (fresh[p]) held[WIDTH*p +: WIDTH] <= b_rdata[WIDTH*rsel[BB*p +: BB] +: WIDTH];
     end
   end
 
   always_comb begin
-    for (int p = 0; p < int'(NR); p++) rdata[p] = fresh[p] ? b_rdata[rsel[p]] : held[p];
+    for (int p = 0; p < NR; p++) rdata[WIDTH*p +: WIDTH] = fresh[p] ? b_rdata[WIDTH*rsel[BB*p +: BB] +: WIDTH] : held[WIDTH*p +: WIDTH];
   end
 
   logic unused_addr;
   always_comb begin
     unused_addr = 1'b0;
-    for (int p = 0; p < int'(NR); p++) unused_addr ^= ^raddr[p];
-    for (int p = 0; p < int'(NW); p++) unused_addr ^= ^waddr[p];
+    for (int p = 0; p < NR; p++) unused_addr ^= ^raddr[16*p +: 16];
+    for (int p = 0; p < NW; p++) unused_addr ^= ^waddr[16*p +: 16];
   end
 endmodule

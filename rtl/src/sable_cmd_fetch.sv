@@ -17,8 +17,8 @@ module sable_cmd_fetch #(
     input  logic [31:0]                   cmd_size,
     input  logic [63:0]                   region_table,
     input  logic [31:0]                   region_count,
-    output logic [MAX_REGIONS-1:0][63:0]  region_base,
-    output logic [MAX_REGIONS-1:0][63:0]  region_size,
+    output logic [MAX_REGIONS*64-1:0]  region_base,
+    output logic [MAX_REGIONS*64-1:0]  region_size,
     output logic                          ready,        // header accepted: commands follow
     output logic [31:0]                   command_count,
     output logic                          fail,         // one-cycle pulse with fail_cause
@@ -38,7 +38,7 @@ module sable_cmd_fetch #(
     input  logic [127:0]                  rdata,
     input  logic [1:0]                    rresp
 );
-  import sable_pkg::*;
+
 
   typedef enum logic [2:0] {S_IDLE, S_TABLE, S_HEADER, S_COMMANDS, S_DONE} state_e;
   state_e state;
@@ -88,11 +88,11 @@ module sable_cmd_fetch #(
   function automatic logic [7:0] header_cause(input logic [31:0] magic, input logic [15:0] major,
                                               input logic [31:0] config_id, input logic [31:0] length,
                                               input logic [31:0] count, input logic [95:0] reserved);
-    if (magic != STREAM_MAGIC || 32'(major) != STREAM_FORMAT_MAJOR || reserved != '0) return ERROR_BAD_HEADER;
-    if (config_id != CFG_CONFIG_ID) return ERROR_CONFIG_MISMATCH;
-    if (length != cmd_size || length[4:0] != 5'd0 || length < 32'd32 || count != (length - 32'd32) >> 5)
-      return ERROR_BAD_LENGTH;
-    return ERROR_NONE;
+    if (magic != sable_pkg::STREAM_MAGIC || 32'(major) != sable_pkg::STREAM_FORMAT_MAJOR || reserved != '0) header_cause = sable_pkg::ERROR_BAD_HEADER;
+    else if (config_id != sable_pkg::CFG_CONFIG_ID) header_cause = sable_pkg::ERROR_CONFIG_MISMATCH;
+    else if (length != cmd_size || length[4:0] != 5'd0 || length < 32'd32 || count != (length - 32'd32) >> 5)
+      header_cause = sable_pkg::ERROR_BAD_LENGTH;
+    else header_cause = sable_pkg::ERROR_NONE;
   endfunction
 
   always_ff @(posedge clk) begin
@@ -125,11 +125,11 @@ module sable_cmd_fetch #(
         beat_index <= '0;
         if (region_count > MAX_REGIONS) begin
           fail <= 1'b1;
-          fail_cause <= ERROR_BAD_REGION;
+          fail_cause <= sable_pkg::ERROR_BAD_REGION;
           state <= S_DONE;
         end else if (region_count != 0 && region_table[3:0] != 4'd0) begin
           fail <= 1'b1;
-          fail_cause <= ERROR_BUS_ERROR;
+          fail_cause <= sable_pkg::ERROR_BUS_ERROR;
           state <= S_DONE;
         end else if (region_count != 0) begin
           state <= S_TABLE;
@@ -144,7 +144,7 @@ module sable_cmd_fetch #(
         end
         if (region_count == 0 && cmd_base[4:0] != 5'd0) begin
           fail <= 1'b1;
-          fail_cause <= ERROR_BUS_ERROR;
+          fail_cause <= sable_pkg::ERROR_BUS_ERROR;
           state <= S_DONE;
         end
       end else if (state != S_IDLE && state != S_DONE && rvalid) begin
@@ -153,8 +153,8 @@ module sable_cmd_fetch #(
         beat_index <= beat_index + 32'd1;
         case (state)
           S_TABLE: begin
-            region_base[beat_index[$clog2(MAX_REGIONS)-1:0]] <= rdata[63:0];
-            region_size[beat_index[$clog2(MAX_REGIONS)-1:0]] <= rdata[127:64];
+            region_base[64*beat_index[$clog2(MAX_REGIONS)-1:0] +: 64] <= rdata[63:0];
+            region_size[64*beat_index[$clog2(MAX_REGIONS)-1:0] +: 64] <= rdata[127:64];
           end
           default: begin
             if (beat_index[0] == 1'b0) low_beat <= rdata;
@@ -168,12 +168,12 @@ module sable_cmd_fetch #(
           beat_index <= '0;
           if (bus_error || rresp != 2'b00) begin
             fail <= 1'b1;
-            fail_cause <= ERROR_BUS_ERROR;
+            fail_cause <= sable_pkg::ERROR_BUS_ERROR;
             state <= S_DONE;
           end else if (state == S_TABLE) begin
             if (cmd_base[4:0] != 5'd0) begin
               fail <= 1'b1;
-              fail_cause <= ERROR_BUS_ERROR;
+              fail_cause <= sable_pkg::ERROR_BUS_ERROR;
               state <= S_DONE;
             end else begin
               state <= S_HEADER;
@@ -183,7 +183,7 @@ module sable_cmd_fetch #(
             end
           end else if (state == S_HEADER) begin
             if (header_cause(low_beat[31:0], low_beat[63:48], low_beat[95:64], low_beat[127:96], rdata[31:0],
-                             rdata[127:32]) != ERROR_NONE) begin
+                             rdata[127:32]) != sable_pkg::ERROR_NONE) begin
               fail <= 1'b1;
               fail_cause <= header_cause(low_beat[31:0], low_beat[63:48], low_beat[95:64], low_beat[127:96],
                                          rdata[31:0], rdata[127:32]);

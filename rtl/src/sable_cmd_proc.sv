@@ -27,11 +27,11 @@ module sable_cmd_proc #(
     output logic          job_end,
     output logic [7:0]    end_cause,
     output logic [31:0]   end_command,
-    output logic [sable_pkg::COUNTER_COUNT-1:0][63:0] counters,
+    output logic [sable_pkg::COUNTER_COUNT*64-1:0] counters,
     // completion trace: which command completed this cycle (load, compute, store, END), for
     // profiling tools and waveforms; no function in the device
     output logic [3:0]          retire_valid,
-    output logic [3:0][31:0]    retire_index,
+    output logic [127:0]    retire_index,
     // to every unit and memory
     output logic          unit_clear,
     output logic          mem_zero,
@@ -76,7 +76,7 @@ module sable_cmd_proc #(
     input  logic [7:0]    vec_error,
     input  logic          vec_busy
 );
-  import sable_pkg::*;
+
 
   localparam logic [31:0] NO_COMMAND = 32'hFFFF_FFFF;
   // A queue entry: the command, its index, the execution check's verdict, its region's device
@@ -88,7 +88,7 @@ module sable_cmd_proc #(
     logic [31:0]  index;
     logic [255:0] cmd;
   } entry_t;
-  localparam int unsigned EW = $bits(entry_t);
+  localparam int unsigned EW = 64 + 64 + 8 + 32 + 256;  // $bits(entry_t), which Yosys 0.23 lacks
 
   typedef enum logic [1:0] {J_IDLE, J_RUN, J_DRAIN} job_e;
   job_e state;
@@ -108,7 +108,7 @@ module sable_cmd_proc #(
   logic [7:0] fetch_fail_cause;
   logic [31:0] command_count;
   logic [255:0] fetch_cmd;
-  logic [MAX_REGIONS-1:0][63:0] region_base, region_size;
+  logic [MAX_REGIONS*64-1:0] region_base, region_size;
 
   sable_cmd_fetch #(.MAX_REGIONS(MAX_REGIONS)) fetch (
       .clk, .rst_n, .clear(unit_clear), .start, .cmd_base, .cmd_size, .region_table, .region_count,
@@ -127,7 +127,13 @@ module sable_cmd_proc #(
   logic [1:0] d_queue;
   logic [63:0] d_bytes;
   logic [2:0] q_push, q_pop, q_empty, q_full;
-  entry_t [2:0] q_head;
+  logic [3*EW-1:0] q_head;  // entry_t per queue (QUEUE_* ids), flat: docs/rtl.md's subset
+  entry_t head_load, head_compute, head_store;
+  assign head_load = q_head[EW*sable_pkg::QUEUE_LOAD +: EW];
+  assign head_compute = q_head[EW*sable_pkg::QUEUE_COMPUTE +: EW];
+  assign head_store = q_head[EW*sable_pkg::QUEUE_STORE +: EW];
+  logic unused_compute_head;  // the compute queue needs neither a region base nor DMA bytes
+  assign unused_compute_head = ^{head_compute.bytes, head_compute.base};
   logic dispatch_error;
   logic [7:0] dispatch_cause;
   logic [31:0] dispatch_command;
@@ -139,26 +145,26 @@ module sable_cmd_proc #(
       .region_base, .region_size, .cause(exec_cause), .base(exec_base));
 
   always_comb begin
-    d_opcode = fetch_cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH];
-    d_queue = opcode_queue(d_opcode);
+    d_opcode = fetch_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH];
+    d_queue = sable_pkg::opcode_queue(d_opcode);
     // DMA bytes as the model counts them: elements × elem_bytes (same field positions in both).
-    d_bytes = 64'(fetch_cmd[CMD_DMA_LOAD_NX_LSB+:16]) * 64'(fetch_cmd[CMD_DMA_LOAD_NY_LSB+:16]) *
-              64'(fetch_cmd[CMD_DMA_LOAD_NZ_LSB+:16]) * 64'(fetch_cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB+:8]);
+    d_bytes = 64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB+:16]) * 64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB+:16]) *
+              64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB+:16]) * 64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB+:8]);
     q_push = '0;
     fetch_pop = 1'b0;
     dispatch_error = 1'b0;
-    dispatch_cause = ERROR_NONE;
+    dispatch_cause = sable_pkg::ERROR_NONE;
     dispatch_command = next_index;
     dispatch_end = 1'b0;
     if (running && fetch_ready && !end_dispatched) begin
       if (fetch_cmd_valid) begin
-        if (decode_cause != ERROR_NONE) begin
+        if (decode_cause != sable_pkg::ERROR_NONE) begin
           dispatch_error = 1'b1;
           dispatch_cause = decode_cause;
-        end else if (d_opcode == OP_END) begin
+        end else if (d_opcode == sable_pkg::OP_END) begin
           if (next_index + 32'd1 != command_count) begin
             dispatch_error = 1'b1;
-            dispatch_cause = ERROR_BAD_LENGTH;
+            dispatch_cause = sable_pkg::ERROR_BAD_LENGTH;
             dispatch_command = next_index + 32'd1;
           end else begin
             dispatch_end = 1'b1;
@@ -170,7 +176,7 @@ module sable_cmd_proc #(
         end
       end else if (next_index == command_count) begin
         dispatch_error = 1'b1;
-        dispatch_cause = ERROR_MISSING_END;
+        dispatch_cause = sable_pkg::ERROR_MISSING_END;
       end
     end
   end
@@ -180,22 +186,22 @@ module sable_cmd_proc #(
     logic [$clog2(QUEUE_DEPTH+1)-1:0] count;
     sable_fifo #(.WIDTH(EW), .DEPTH(QUEUE_DEPTH)) queue (
         .clk, .rst_n, .clear(unit_clear || start), .push(q_push[q]),
-        .push_data({d_bytes, exec_base, exec_cause, next_index, fetch_cmd}), .pop(q_pop[q]), .head(q_head[q]),
+        .push_data({d_bytes, exec_base, exec_cause, next_index, fetch_cmd}), .pop(q_pop[q]), .head(q_head[EW*q +: EW]),
         .empty(q_empty[q]), .full(q_full[q]), .count);
     assign unused_count = ^count;
   end
 
   // ---- tokens ----
   logic [3:0] give_load, give_compute, give_store, take_load, take_compute, take_store;
-  logic [3:0][7:0] token_count;
+  logic [31:0] token_count;
   logic [3:0] tokens_available, tokens_full;
   sable_tokens tokens (
       .clk, .rst_n, .clear(unit_clear || start), .give(give_load | give_compute | give_store),
       .take(take_load | take_compute | take_store), .count(token_count));
   always_comb begin
     for (int ch = 0; ch < 4; ch++) begin
-      tokens_available[ch] = token_count[ch] != 8'd0;
-      tokens_full[ch] = token_count[ch] == 8'(TOKEN_COUNTER_MAX);
+      tokens_available[ch] = token_count[8*ch +: 8] != 8'd0;
+      tokens_full[ch] = token_count[8*ch +: 8] == 8'(sable_pkg::TOKEN_COUNTER_MAX);
     end
   end
 
@@ -212,43 +218,43 @@ module sable_cmd_proc #(
   logic [1:0] vector_busy;
 
   logic [255:0] load_head, store_head;
-  assign load_head = q_head[QUEUE_LOAD].cmd;
-  assign store_head = q_head[QUEUE_STORE].cmd;
+  assign load_head = head_load.cmd;
+  assign store_head = head_store.cmd;
 
   sable_dma_issue load_issue (
-      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[QUEUE_LOAD]),
-      .head_wait(load_head[CMD_WAIT_LSB+:4]), .head_signal(load_head[CMD_SIGNAL_LSB+:4]), .head_index(q_head[QUEUE_LOAD].index),
-      .head_cause(q_head[QUEUE_LOAD].cause), .head_bytes(q_head[QUEUE_LOAD].bytes),
-      .pop(q_pop[QUEUE_LOAD]), .tokens_available, .tokens_full, .take(take_load), .give(give_load),
+      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[sable_pkg::QUEUE_LOAD]),
+      .head_wait(load_head[sable_pkg::CMD_WAIT_LSB+:4]), .head_signal(load_head[sable_pkg::CMD_SIGNAL_LSB+:4]), .head_index(head_load.index),
+      .head_cause(head_load.cause), .head_bytes(head_load.bytes),
+      .pop(q_pop[sable_pkg::QUEUE_LOAD]), .tokens_available, .tokens_full, .take(take_load), .give(give_load),
       .error(load_err), .error_cause(load_err_cause), .error_index(load_err_index), .completed(load_completed),
       .completed_bytes(load_bytes), .stall(load_stall), .busy(load_inflight), .inflight_index(load_inflight_index),
       .dma_start(load_start), .dma_done(load_done), .dma_error(load_error));
   assign load_cmd = load_head;
-  assign load_base = q_head[QUEUE_LOAD].base;
+  assign load_base = head_load.base;
 
   sable_dma_issue store_issue (
-      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[QUEUE_STORE]),
-      .head_wait(store_head[CMD_WAIT_LSB+:4]), .head_signal(store_head[CMD_SIGNAL_LSB+:4]), .head_index(q_head[QUEUE_STORE].index),
-      .head_cause(q_head[QUEUE_STORE].cause), .head_bytes(q_head[QUEUE_STORE].bytes),
-      .pop(q_pop[QUEUE_STORE]), .tokens_available, .tokens_full, .take(take_store), .give(give_store),
+      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[sable_pkg::QUEUE_STORE]),
+      .head_wait(store_head[sable_pkg::CMD_WAIT_LSB+:4]), .head_signal(store_head[sable_pkg::CMD_SIGNAL_LSB+:4]), .head_index(head_store.index),
+      .head_cause(head_store.cause), .head_bytes(head_store.bytes),
+      .pop(q_pop[sable_pkg::QUEUE_STORE]), .tokens_available, .tokens_full, .take(take_store), .give(give_store),
       .error(store_err), .error_cause(store_err_cause), .error_index(store_err_index), .completed(store_completed),
       .completed_bytes(store_bytes), .stall(store_stall), .busy(store_inflight),
       .inflight_index(store_inflight_index), .dma_start(store_start), .dma_done(store_done),
       .dma_error(store_error));
   assign store_cmd = store_head;
-  assign store_base = q_head[QUEUE_STORE].base;
+  assign store_base = head_store.base;
 
   sable_compute_seq #(.DIM(DIM)) compute (
-      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[QUEUE_COMPUTE]),
-      .head_cmd(q_head[QUEUE_COMPUTE].cmd), .head_index(q_head[QUEUE_COMPUTE].index),
-      .head_cause(q_head[QUEUE_COMPUTE].cause), .pop(q_pop[QUEUE_COMPUTE]), .tokens_available,
+      .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[sable_pkg::QUEUE_COMPUTE]),
+      .head_cmd(head_compute.cmd), .head_index(head_compute.index),
+      .head_cause(head_compute.cause), .pop(q_pop[sable_pkg::QUEUE_COMPUTE]), .tokens_available,
       .tokens_full, .take(take_compute), .give(give_compute), .error(compute_err), .error_cause(compute_err_cause),
       .error_index(compute_err_index), .retired(compute_retired), .retired_index(compute_retired_index),
       .retired_macs(compute_macs),
       .stall(compute_stall), .array_busy, .vector_busy, .idle(compute_idle), .oldest_index(compute_oldest),
       .mm_start, .mm_ready, .mm_done, .ppu_start, .ppu_done, .ppu_error, .ppu_acc_ready, .vec_start, .vec_done,
       .vec_error);
-  assign compute_cmd = q_head[QUEUE_COMPUTE].cmd;
+  assign compute_cmd = head_compute.cmd;
 
   // ---- deadlock: no queue can ever move again ----
   // A queue is stuck when it is empty, or its head waits for a token and nothing of the queue is
@@ -258,21 +264,21 @@ module sable_cmd_proc #(
   logic [31:0] earliest;       // the oldest unfinished command
   always_comb begin
     logic load_stuck, store_stuck, compute_stuck, dispatch_stuck;
-    load_stuck = q_empty[QUEUE_LOAD] ? !load_inflight : (!load_inflight && load_stall);
-    store_stuck = q_empty[QUEUE_STORE] ? !store_inflight : (!store_inflight && store_stall);
-    compute_stuck = q_empty[QUEUE_COMPUTE] ? compute_idle : (compute_idle && compute_stall);
+    load_stuck = q_empty[sable_pkg::QUEUE_LOAD] ? !load_inflight : (!load_inflight && load_stall);
+    store_stuck = q_empty[sable_pkg::QUEUE_STORE] ? !store_inflight : (!store_inflight && store_stall);
+    compute_stuck = q_empty[sable_pkg::QUEUE_COMPUTE] ? compute_idle : (compute_idle && compute_stall);
     dispatch_stuck = end_dispatched ||
-                     (fetch_cmd_valid && decode_cause == ERROR_NONE && d_opcode != OP_END && q_full[d_queue]);
+                     (fetch_cmd_valid && decode_cause == sable_pkg::ERROR_NONE && d_opcode != sable_pkg::OP_END && q_full[d_queue]);
     deadlock = running && fetch_ready && dispatch_stuck && load_stuck && store_stuck && compute_stuck &&
-               !(q_empty[QUEUE_LOAD] && q_empty[QUEUE_STORE] && q_empty[QUEUE_COMPUTE]);
+               !(q_empty[sable_pkg::QUEUE_LOAD] && q_empty[sable_pkg::QUEUE_STORE] && q_empty[sable_pkg::QUEUE_COMPUTE]);
 
     earliest = end_dispatched ? command_count - 32'd1 : next_index;
     if (load_inflight && load_inflight_index < earliest) earliest = load_inflight_index;
     if (store_inflight && store_inflight_index < earliest) earliest = store_inflight_index;
     if (!compute_idle && compute_oldest < earliest) earliest = compute_oldest;
-    for (int q = 0; q < 3; q++) begin
-      if (!q_empty[q] && q_head[q].index < earliest) earliest = q_head[q].index;
-    end
+    if (!q_empty[sable_pkg::QUEUE_LOAD] && head_load.index < earliest) earliest = head_load.index;
+    if (!q_empty[sable_pkg::QUEUE_COMPUTE] && head_compute.index < earliest) earliest = head_compute.index;
+    if (!q_empty[sable_pkg::QUEUE_STORE] && head_store.index < earliest) earliest = head_store.index;
   end
 
   // ---- the job's end ----
@@ -283,10 +289,10 @@ module sable_cmd_proc #(
   always_comb begin
     fail = 1'b1;
     fail_command = NO_COMMAND;
-    fail_cause = ERROR_NONE;
+    fail_cause = sable_pkg::ERROR_NONE;
     if (fetch_fail) fail_cause = fetch_fail_cause;
     else if (abort_job) begin
-      fail_cause = ERROR_ABORTED;
+      fail_cause = sable_pkg::ERROR_ABORTED;
       fail_command = earliest;
     end else if (load_err) begin
       fail_cause = load_err_cause;
@@ -301,7 +307,7 @@ module sable_cmd_proc #(
       fail_cause = dispatch_cause;
       fail_command = dispatch_command;
     end else if (deadlock) begin
-      fail_cause = ERROR_DEADLOCK;
+      fail_cause = sable_pkg::ERROR_DEADLOCK;
       fail_command = earliest;
     end else fail = 1'b0;
   end
@@ -335,7 +341,7 @@ module sable_cmd_proc #(
             outcome_command <= fail_command;
           end else if (finished) begin
             state <= J_DRAIN;
-            outcome_cause <= ERROR_NONE;
+            outcome_cause <= sable_pkg::ERROR_NONE;
             outcome_command <= 32'd0;
           end
         end

@@ -54,7 +54,7 @@ module sable_compute_seq #(
     input  logic          vec_done,
     input  logic [7:0]    vec_error
 );
-  import sable_pkg::*;
+
 
   localparam int unsigned SW = $clog2(SLOTS);
   // MATMULs in flight at once (streaming, queued behind it, draining): bounds the slot tracking.
@@ -62,14 +62,14 @@ module sable_compute_seq #(
 
   // ---- completion buffer: one slot per issued command, retired in issue order ----
   logic [SLOTS-1:0] slot_done;
-  logic [SLOTS-1:0][3:0] slot_signal;
-  logic [SLOTS-1:0][31:0] slot_index;
-  logic [SLOTS-1:0][63:0] slot_macs;
+  logic [SLOTS*4-1:0] slot_signal;
+  logic [SLOTS*32-1:0] slot_index;
+  logic [SLOTS*64-1:0] slot_macs;
   logic [SW-1:0] slot_head, slot_tail;
   logic [SW:0] slot_count;
 
   // Slots of the commands in the units: MATMULs finish in order, one POSTPROC, one vector command.
-  logic [7:0][SW-1:0] mm_slots;
+  logic [8*SW-1:0] mm_slots;
   logic [2:0] mm_rd, mm_wr;
   logic [3:0] mm_inflight;
   logic [SW-1:0] ppu_slot, vec_slot;
@@ -81,7 +81,7 @@ module sable_compute_seq #(
 
   function automatic logic overlaps(input logic [63:0] a_first, input logic [63:0] a_last, input logic [63:0] b_first,
                                    input logic [63:0] b_last);
-    return a_first <= b_last && b_first <= a_last;
+    overlaps = a_first <= b_last && b_first <= a_last;
   endfunction
 
   logic [7:0] opcode;
@@ -89,40 +89,40 @@ module sable_compute_seq #(
   logic [63:0] rows_first, rows_last, in_first, in_last, w_first, w_last, macs;
 
   always_comb begin
-    opcode = head_cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH];
-    tokens_ok = (head_cmd[CMD_WAIT_LSB+:4] & ~tokens_available) == 4'd0;
-    overflow = (head_cmd[CMD_SIGNAL_LSB+:4] & tokens_full) != 4'd0;
+    opcode = head_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH];
+    tokens_ok = (head_cmd[sable_pkg::CMD_WAIT_LSB+:4] & ~tokens_available) == 4'd0;
+    overflow = (head_cmd[sable_pkg::CMD_SIGNAL_LSB+:4] & tokens_full) != 4'd0;
     slot_free = 32'(slot_count) < SLOTS;
 
     // The head's accumulator rows, input lines and weight lines (MATMUL, DEPTHWISE) and MACs.
     rows_first = 64'd0; rows_last = 64'd0; in_first = 64'd0; in_last = 64'd0; w_first = 64'd0; w_last = 64'd0;
     macs = 64'd0;
-    if (opcode == OP_MATMUL) begin
+    if (opcode == sable_pkg::OP_MATMUL) begin
       logic [63:0] nx, ny;
-      nx = 64'(head_cmd[CMD_MATMUL_NX_LSB +: 16]);
-      ny = 64'(head_cmd[CMD_MATMUL_NY_LSB +: 16]);
-      rows_first = 64'(head_cmd[CMD_MATMUL_ACC_ADDR_LSB +: 16]);
+      nx = 64'(head_cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16]);
+      ny = 64'(head_cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16]);
+      rows_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]);
       rows_last = rows_first + nx * ny - 1;
-      in_first = 64'(head_cmd[CMD_MATMUL_INPUT_ADDR_LSB +: 16]);
-      in_last = in_first + (ny - 1) * 64'(head_cmd[CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) + (nx - 1) * 64'(head_cmd[CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]);
-      w_first = 64'(head_cmd[CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]);
+      in_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]);
+      in_last = in_first + (ny - 1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) + (nx - 1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]);
+      w_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]);
       w_last = w_first + 64'(DIM) - 1;
       macs = nx * ny * 64'(DIM * DIM);
-    end else if (opcode == OP_DEPTHWISE) begin
+    end else if (opcode == sable_pkg::OP_DEPTHWISE) begin
       logic [63:0] nx, ny, kw, kh;
-      nx = 64'(head_cmd[CMD_DEPTHWISE_NX_LSB +: 16]);
-      ny = 64'(head_cmd[CMD_DEPTHWISE_NY_LSB +: 16]);
-      kw = 64'(head_cmd[CMD_DEPTHWISE_KERNEL_W_LSB +: 8]);
-      kh = 64'(head_cmd[CMD_DEPTHWISE_KERNEL_H_LSB +: 8]);
-      rows_first = 64'(head_cmd[CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]);
+      nx = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16]);
+      ny = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16]);
+      kw = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8]);
+      kh = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8]);
+      rows_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]);
       rows_last = rows_first + nx * ny - 1;
-      in_first = 64'(head_cmd[CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]);
+      in_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]);
       in_last = in_first +
-                ((ny - 1) * 64'(head_cmd[CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(head_cmd[CMD_DEPTHWISE_DILATION_Y_LSB +: 4])) *
-                    64'(head_cmd[CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
-                ((nx - 1) * 64'(head_cmd[CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(head_cmd[CMD_DEPTHWISE_DILATION_X_LSB +: 4])) *
-                    64'(head_cmd[CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]);
-      w_first = 64'(head_cmd[CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]);
+                ((ny - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4])) *
+                    64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
+                ((nx - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4])) *
+                    64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]);
+      w_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]);
       w_last = w_first + kh * kw - 1;
       macs = nx * ny * kh * kw * 64'(DIM);
     end
@@ -131,9 +131,9 @@ module sable_compute_seq #(
                                 overlaps(w_first, w_last, ppu_lines_first, ppu_lines_last));
 
     case (opcode)
-      OP_MATMUL: unit_ok = mm_ready && mm_inflight < 4'(MM_MAX) && !vec_inflight && !conflict;
-      OP_DEPTHWISE: unit_ok = mm_inflight == 0 && !vec_inflight && !conflict;
-      OP_POSTPROC: unit_ok = !ppu_inflight && !vec_inflight;
+      sable_pkg::OP_MATMUL: unit_ok = mm_ready && mm_inflight < 4'(MM_MAX) && !vec_inflight && !conflict;
+      sable_pkg::OP_DEPTHWISE: unit_ok = mm_inflight == 0 && !vec_inflight && !conflict;
+      sable_pkg::OP_POSTPROC: unit_ok = !ppu_inflight && !vec_inflight;
       default: unit_ok = mm_inflight == 0 && !ppu_inflight && !vec_inflight;
     endcase
   end
@@ -146,37 +146,37 @@ module sable_compute_seq #(
   // fails when it would start, as in the model.
   logic issue, issue_fail;
   always_comb begin
-    issue_fail = running && head_valid && tokens_ok && (head_cause != ERROR_NONE || overflow);
+    issue_fail = running && head_valid && tokens_ok && (head_cause != sable_pkg::ERROR_NONE || overflow);
     issue = running && head_valid && tokens_ok && !issue_fail && unit_ok && slot_free;
     pop = issue;
-    take = issue ? head_cmd[CMD_WAIT_LSB+:4] : 4'd0;
-    mm_start = issue && opcode == OP_MATMUL;
-    ppu_start = issue && opcode == OP_POSTPROC;
-    vec_start = issue && opcode != OP_MATMUL && opcode != OP_POSTPROC && opcode != OP_SYNC;
+    take = issue ? head_cmd[sable_pkg::CMD_WAIT_LSB+:4] : 4'd0;
+    mm_start = issue && opcode == sable_pkg::OP_MATMUL;
+    ppu_start = issue && opcode == sable_pkg::OP_POSTPROC;
+    vec_start = issue && opcode != sable_pkg::OP_MATMUL && opcode != sable_pkg::OP_POSTPROC && opcode != sable_pkg::OP_SYNC;
     stall = running && head_valid && !tokens_ok;
     ppu_acc_ready = ppu_wait == 4'd0;
     array_busy = mm_inflight != 0;
     vector_busy = {vec_inflight, ppu_inflight && ppu_acc_ready};
     idle = slot_count == 0;
-    oldest_index = slot_index[slot_head];
+    oldest_index = slot_index[32*slot_head +: 32];
   end
 
   // Errors: the issue-time ones, then the units' (parameter blocks).
   always_comb begin
     error = 1'b0;
-    error_cause = ERROR_NONE;
+    error_cause = sable_pkg::ERROR_NONE;
     error_index = head_index;
     if (issue_fail) begin
       error = 1'b1;
-      error_cause = head_cause != ERROR_NONE ? head_cause : ERROR_DEADLOCK;
-    end else if (ppu_done && ppu_error != ERROR_NONE) begin
+      error_cause = head_cause != sable_pkg::ERROR_NONE ? head_cause : sable_pkg::ERROR_DEADLOCK;
+    end else if (ppu_done && ppu_error != sable_pkg::ERROR_NONE) begin
       error = 1'b1;
       error_cause = ppu_error;
-      error_index = slot_index[ppu_slot];
-    end else if (vec_done && vec_error != ERROR_NONE) begin
+      error_index = slot_index[32*ppu_slot +: 32];
+    end else if (vec_done && vec_error != sable_pkg::ERROR_NONE) begin
       error = 1'b1;
       error_cause = vec_error;
-      error_index = slot_index[vec_slot];
+      error_index = slot_index[32*vec_slot +: 32];
     end
   end
 
@@ -184,9 +184,9 @@ module sable_compute_seq #(
   logic retire;
   assign retire = slot_count != 0 && slot_done[slot_head];
   assign retired = retire;
-  assign retired_index = slot_index[slot_head];
-  assign give = retire ? slot_signal[slot_head] : 4'd0;
-  assign retired_macs = retire ? slot_macs[slot_head] : 64'd0;
+  assign retired_index = slot_index[32*slot_head +: 32];
+  assign give = retire ? slot_signal[4*slot_head +: 4] : 4'd0;
+  assign retired_macs = retire ? slot_macs[64*slot_head +: 64] : 64'd0;
 
   always_ff @(posedge clk) begin
     if (!rst_n || clear) begin
@@ -202,21 +202,21 @@ module sable_compute_seq #(
       ppu_wait <= '0;
     end else begin
       if (issue) begin
-        slot_signal[slot_tail] <= head_cmd[CMD_SIGNAL_LSB+:4];
-        slot_index[slot_tail] <= head_index;
-        slot_macs[slot_tail] <= macs;
-        slot_done[slot_tail] <= opcode == OP_SYNC;
+        slot_signal[4*slot_tail +: 4] <= head_cmd[sable_pkg::CMD_SIGNAL_LSB+:4];
+        slot_index[32*slot_tail +: 32] <= head_index;
+        slot_macs[64*slot_tail +: 64] <= macs;
+        slot_done[slot_tail] <= opcode == sable_pkg::OP_SYNC;
         slot_tail <= SW'(32'(slot_tail) == SLOTS - 1 ? 0 : 32'(slot_tail) + 1);
       end
       if (retire) slot_head <= SW'(32'(slot_head) == SLOTS - 1 ? 0 : 32'(slot_head) + 1);
       slot_count <= slot_count + (SW + 1)'(issue) - (SW + 1)'(retire);
 
       if (mm_start) begin
-        mm_slots[mm_wr] <= slot_tail;
+        mm_slots[SW*mm_wr +: SW] <= slot_tail;
         mm_wr <= mm_wr + 3'd1;
       end
       if (mm_done) begin
-        slot_done[mm_slots[mm_rd]] <= 1'b1;
+        slot_done[mm_slots[SW*mm_rd +: SW]] <= 1'b1;
         mm_rd <= mm_rd + 3'd1;
       end
       mm_inflight <= mm_inflight + 4'(mm_start) - 4'(mm_done);
@@ -226,12 +226,12 @@ module sable_compute_seq #(
         ppu_inflight <= 1'b1;
         // The MATMULs in flight now are the ones the POSTPROC waits for.
         ppu_wait <= mm_inflight - 4'(mm_done);
-        ppu_rows_first <= 64'(head_cmd[CMD_POSTPROC_ACC_ADDR_LSB +: 16]);
-        ppu_rows_last <= 64'(head_cmd[CMD_POSTPROC_ACC_ADDR_LSB +: 16]) + 64'(head_cmd[CMD_POSTPROC_NX_LSB +: 16]) * 64'(head_cmd[CMD_POSTPROC_NY_LSB +: 16]) - 1;
-        ppu_lines_first <= 64'(head_cmd[CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]);
-        ppu_lines_last <= 64'(head_cmd[CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) +
-                          (64'(head_cmd[CMD_POSTPROC_NY_LSB +: 16]) - 1) * 64'(head_cmd[CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                          (64'(head_cmd[CMD_POSTPROC_NX_LSB +: 16]) - 1) * 64'(head_cmd[CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]);
+        ppu_rows_first <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]);
+        ppu_rows_last <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]) + 64'(head_cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]) - 1;
+        ppu_lines_first <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]);
+        ppu_lines_last <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) +
+                          (64'(head_cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]) - 1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                          (64'(head_cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]) - 1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]);
       end else if (mm_done && ppu_wait != 4'd0) begin
         ppu_wait <= ppu_wait - 4'd1;
       end

@@ -43,16 +43,16 @@ module sable_csr #(
     input  logic        job_end,          // one-cycle pulse with end_cause and end_command
     input  logic [7:0]  end_cause,
     input  logic [31:0] end_command,
-    input  logic [sable_pkg::COUNTER_COUNT-1:0][63:0] counters,
+    input  logic [sable_pkg::COUNTER_COUNT*64-1:0] counters,
     output logic        irq
 );
-  import sable_pkg::*;
+
 
   logic [2:0] status;        // ERROR, DONE, BUSY
   logic [1:0] irq_status, irq_mask;
   logic [7:0] error_cause;
   logic [31:0] error_command;
-  logic [COUNTER_COUNT-1:0][31:0] hi_latch;
+  logic [sable_pkg::COUNTER_COUNT*32-1:0] hi_latch;
 
   // Write channel: address and data may arrive in either order; the write happens when both are
   // held and the previous response has been taken.
@@ -68,47 +68,47 @@ module sable_csr #(
 
   // What a write does this cycle (CONTROL: SOFT_RESET wins over START and ABORT).
   logic wr_control, wr_reset;
-  assign wr_control = do_write && aw_addr == REG_CONTROL;
-  assign wr_reset = wr_control && w_data[REG_CONTROL_SOFT_RESET_LSB];
+  assign wr_control = do_write && aw_addr == sable_pkg::REG_CONTROL;
+  assign wr_reset = wr_control && w_data[sable_pkg::REG_CONTROL_SOFT_RESET_LSB];
   assign soft_reset = wr_reset;
-  assign start = wr_control && !wr_reset && w_data[REG_CONTROL_START_LSB] && !status[0] && !busy;
-  assign abort_job = wr_control && !wr_reset && w_data[REG_CONTROL_ABORT_LSB] && status[0];
+  assign start = wr_control && !wr_reset && w_data[sable_pkg::REG_CONTROL_START_LSB] && !status[0] && !busy;
+  assign abort_job = wr_control && !wr_reset && w_data[sable_pkg::REG_CONTROL_ABORT_LSB] && status[0];
   assign irq = (irq_status & irq_mask) != 2'b00;
 
   // Counter i: LO at REG_COUNTERS_BASE + 8·i, HI 4 bytes above (the base is 8-byte aligned).
   function automatic logic is_counter(input logic [11:0] addr);
-    return addr >= REG_COUNTERS_BASE && addr < REG_COUNTERS_BASE + 12'(8 * COUNTER_COUNT) && addr[1:0] == 2'b00;
+    is_counter = addr >= sable_pkg::REG_COUNTERS_BASE && addr < sable_pkg::REG_COUNTERS_BASE + 12'(8 * sable_pkg::COUNTER_COUNT) && addr[1:0] == 2'b00;
   endfunction
   function automatic logic [3:0] counter_index(input logic [11:0] addr);
-    return 4'((addr - REG_COUNTERS_BASE) >> 3);
+    counter_index = 4'((addr - sable_pkg::REG_COUNTERS_BASE) >> 3);
   endfunction
 
   function automatic logic [31:0] read_value(input logic [11:0] addr);
     case (addr)
-      REG_ID: return DEVICE_ID;
-      REG_VERSION: return (32'(ISA_VERSION_MAJOR) << REG_VERSION_ISA_MAJOR_LSB) |
-                          (32'(ISA_VERSION_MINOR) << REG_VERSION_ISA_MINOR_LSB) | 32'(HW_REVISION);
-      REG_CONFIG_ID: return CONFIG_ID;
-      REG_HWCFG0: return (32'(QUEUE_DEPTH) << REG_HWCFG0_QUEUE_DEPTH_LSB) |
-                         (32'(CFG_DMA_BYTES_PER_CYCLE) << REG_HWCFG0_DMA_BYTES_PER_CYCLE_LSB) |
-                         (32'(DIM) << REG_HWCFG0_VECTOR_LANES_LSB) | 32'(DIM);
-      REG_HWCFG1: return (32'(ACCUMULATOR_KIB) << REG_HWCFG1_ACCUMULATOR_KIB_LSB) | 32'(SCRATCHPAD_KIB);
-      REG_HWCFG2: return (32'(CFG_CLOCK_MHZ) << REG_HWCFG2_CLOCK_MHZ_LSB) |
-                         (32'(DW_MACS) << REG_HWCFG2_DW_MACS_PER_CYCLE_LSB) | 32'(MAX_REGIONS);
-      REG_STATUS: return 32'(status);
-      REG_IRQ_STATUS: return 32'(irq_status);
-      REG_IRQ_MASK: return 32'(irq_mask);
-      REG_ERROR_CAUSE: return 32'(error_cause);
-      REG_ERROR_COMMAND: return error_command;
-      REG_CMD_BASE_LO: return cmd_base[31:0];
-      REG_CMD_BASE_HI: return cmd_base[63:32];
-      REG_CMD_SIZE: return cmd_size;
-      REG_REGION_TABLE_LO: return region_table[31:0];
-      REG_REGION_TABLE_HI: return region_table[63:32];
-      REG_REGION_COUNT: return region_count;
+      sable_pkg::REG_ID: read_value = sable_pkg::DEVICE_ID;
+      sable_pkg::REG_VERSION: read_value = (32'(sable_pkg::ISA_VERSION_MAJOR) << sable_pkg::REG_VERSION_ISA_MAJOR_LSB) |
+                          (32'(sable_pkg::ISA_VERSION_MINOR) << sable_pkg::REG_VERSION_ISA_MINOR_LSB) | 32'(sable_pkg::HW_REVISION);
+      sable_pkg::REG_CONFIG_ID: read_value = CONFIG_ID;
+      sable_pkg::REG_HWCFG0: read_value = (32'(QUEUE_DEPTH) << sable_pkg::REG_HWCFG0_QUEUE_DEPTH_LSB) |
+                         (32'(sable_pkg::CFG_DMA_BYTES_PER_CYCLE) << sable_pkg::REG_HWCFG0_DMA_BYTES_PER_CYCLE_LSB) |
+                         (32'(DIM) << sable_pkg::REG_HWCFG0_VECTOR_LANES_LSB) | 32'(DIM);
+      sable_pkg::REG_HWCFG1: read_value = (32'(ACCUMULATOR_KIB) << sable_pkg::REG_HWCFG1_ACCUMULATOR_KIB_LSB) | 32'(SCRATCHPAD_KIB);
+      sable_pkg::REG_HWCFG2: read_value = (32'(sable_pkg::CFG_CLOCK_MHZ) << sable_pkg::REG_HWCFG2_CLOCK_MHZ_LSB) |
+                         (32'(DW_MACS) << sable_pkg::REG_HWCFG2_DW_MACS_PER_CYCLE_LSB) | 32'(MAX_REGIONS);
+      sable_pkg::REG_STATUS: read_value = 32'(status);
+      sable_pkg::REG_IRQ_STATUS: read_value = 32'(irq_status);
+      sable_pkg::REG_IRQ_MASK: read_value = 32'(irq_mask);
+      sable_pkg::REG_ERROR_CAUSE: read_value = 32'(error_cause);
+      sable_pkg::REG_ERROR_COMMAND: read_value = error_command;
+      sable_pkg::REG_CMD_BASE_LO: read_value = cmd_base[31:0];
+      sable_pkg::REG_CMD_BASE_HI: read_value = cmd_base[63:32];
+      sable_pkg::REG_CMD_SIZE: read_value = cmd_size;
+      sable_pkg::REG_REGION_TABLE_LO: read_value = region_table[31:0];
+      sable_pkg::REG_REGION_TABLE_HI: read_value = region_table[63:32];
+      sable_pkg::REG_REGION_COUNT: read_value = region_count;
       default: begin
-        if (is_counter(addr)) return addr[2] ? hi_latch[counter_index(addr)] : counters[counter_index(addr)][31:0];
-        return 32'h0;
+        if (is_counter(addr)) read_value = addr[2] ? hi_latch[32*(counter_index(addr)) +: 32] : counters[64*(counter_index(addr)) +: 32];
+        else read_value = 32'h0;
       end
     endcase
   endfunction
@@ -141,10 +141,10 @@ module sable_csr #(
       if (s_bvalid && s_bready) s_bvalid <= 1'b0;
 
       if (job_end) begin
-        status <= {end_cause != ERROR_NONE, 1'b1, 1'b0};
+        status <= {end_cause != sable_pkg::ERROR_NONE, 1'b1, 1'b0};
         error_cause <= end_cause;
         error_command <= end_command;
-        irq_status <= irq_status | {end_cause != ERROR_NONE, 1'b1};
+        irq_status <= irq_status | {end_cause != sable_pkg::ERROR_NONE, 1'b1};
       end
 
       if (do_write) begin
@@ -152,7 +152,7 @@ module sable_csr #(
         w_held <= 1'b0;
         s_bvalid <= 1'b1;
         case (aw_addr)
-          REG_CONTROL: begin
+          sable_pkg::REG_CONTROL: begin
             if (wr_reset) begin
               status <= '0;
               irq_status <= '0;
@@ -170,14 +170,14 @@ module sable_csr #(
               hi_latch <= '0;
             end
           end
-          REG_IRQ_STATUS: irq_status <= irq_status & ~w_data[1:0];
-          REG_IRQ_MASK: irq_mask <= w_data[1:0];
-          REG_CMD_BASE_LO: cmd_base[31:0] <= w_data;
-          REG_CMD_BASE_HI: cmd_base[63:32] <= w_data;
-          REG_CMD_SIZE: cmd_size <= w_data;
-          REG_REGION_TABLE_LO: region_table[31:0] <= w_data;
-          REG_REGION_TABLE_HI: region_table[63:32] <= w_data;
-          REG_REGION_COUNT: region_count <= w_data;
+          sable_pkg::REG_IRQ_STATUS: irq_status <= irq_status & ~w_data[1:0];
+          sable_pkg::REG_IRQ_MASK: irq_mask <= w_data[1:0];
+          sable_pkg::REG_CMD_BASE_LO: cmd_base[31:0] <= w_data;
+          sable_pkg::REG_CMD_BASE_HI: cmd_base[63:32] <= w_data;
+          sable_pkg::REG_CMD_SIZE: cmd_size <= w_data;
+          sable_pkg::REG_REGION_TABLE_LO: region_table[31:0] <= w_data;
+          sable_pkg::REG_REGION_TABLE_HI: region_table[63:32] <= w_data;
+          sable_pkg::REG_REGION_COUNT: region_count <= w_data;
           default: ;
         endcase
       end
@@ -186,7 +186,7 @@ module sable_csr #(
       if (s_arvalid && s_arready) begin
         s_rvalid <= 1'b1;
         s_rdata <= read_value(s_araddr);
-        if (is_counter(s_araddr) && !s_araddr[2]) hi_latch[counter_index(s_araddr)] <= counters[counter_index(s_araddr)][63:32];
+        if (is_counter(s_araddr) && !s_araddr[2]) hi_latch[32*(counter_index(s_araddr)) +: 32] <= counters[64*(counter_index(s_araddr)) + 32 +: 32];
       end
     end
   end

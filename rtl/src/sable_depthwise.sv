@@ -31,8 +31,8 @@ module sable_depthwise #(
     output logic                   done,
     output logic [7:0]             error,
     output logic [3:0]             sp_re,
-    output logic [3:0][15:0]       sp_raddr,
-    input  logic [3:0][8*DIM-1:0]  sp_rdata,
+    output logic [63:0]       sp_raddr,
+    input  logic [4*8*DIM-1:0]  sp_rdata,
     output logic                   acc_re,
     output logic [15:0]            acc_raddr,
     input  logic [32*DIM-1:0]      acc_rdata,
@@ -50,19 +50,19 @@ module sable_depthwise #(
   logic adv, sp_in, st_start, start_q;
   logic [255:0] st_cmd;
   logic [3:0] u_re;
-  logic [3:0][8*DIM-1:0] sp_rd_p;
+  logic [4*8*DIM-1:0] sp_rd_p;
   logic u_busy, u_done;
   logic u_acc_re, u_acc_we, acc_in;
   logic [32*DIM-1:0] acc_rd;
-  logic [3:0][8*DIM-1:0] sp_rd;
+  logic [4*8*DIM-1:0] sp_rd;
   assign sp_rd = sp_rd_p;
   sable_grant_stall #(.NR(4), .WIDTH(8*DIM)) u_stall (
       .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
       .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
   logic acc_start_q, unused_acc_start;
   logic [255:0] unused_acc_cmd;
-  logic [0:0][32*DIM-1:0] acc_rd_p;
-  assign acc_rd = acc_rd_p[0];
+  logic [32*DIM-1:0] acc_rd_p;
+  assign acc_rd = acc_rd_p[0 +: 32*DIM];
   sable_grant_stall #(.NR(1), .WIDTH(32 * DIM)) u_acc_stall (
       .clk, .rst_n, .clear, .step(adv), .start(1'b0), .cmd('0), .start_eff(unused_acc_start),
       .cmd_eff(unused_acc_cmd), .start_q(acc_start_q), .u_re(u_acc_re), .re(acc_re), .rgrant(acc_rgrant),
@@ -123,46 +123,51 @@ module sable_depthwise #(
     logic [15:0] rowoff;  // ky*dy*isy
     logic [15:0] toff;    // ky*dy*isy + kx*dx*isx
   } walker_t;
+  localparam int unsigned WALKER_W = 1 + 16 * 8 + 8 * 2;  // $bits(walker_t), which Yosys 0.23 lacks
 
-  // One tap further along the stream.
-  function automatic walker_t step(input walker_t w, input logic [7:0] kw_m1, input logic [7:0] kh_m1,
+  // One tap further along the stream. The walker travels as a vector and its fields as locals:
+  // Yosys 0.23 can neither size a function whose result is a struct nor assign a field of a
+  // struct local to a function (docs/rtl.md, "The synthesizable subset").
+  function automatic logic [WALKER_W-1:0] step(input logic [WALKER_W-1:0] w, input logic [7:0] kw_m1, input logic [7:0] kh_m1,
                                    input logic [15:0] nx_m1, input logic [15:0] ny_m1,
                                    input logic [15:0] dxs, input logic [15:0] dys,
                                    input logic [15:0] sxs, input logic [15:0] sys);
-    walker_t n;
-    n   = w;
-    n.t = w.t + 16'd1;
-    if (w.kx != kw_m1) begin
-      n.kx   = w.kx + 8'd1;
-      n.toff = w.toff + dxs;
+    logic        fin;
+    logic [15:0] x, y, p, t, pix, rowpix, rowoff, toff;
+    logic [7:0]  kx, ky;
+    {fin, x, y, p, kx, ky, t, pix, rowpix, rowoff, toff} = w;  // walker_t's order
+    t = t + 16'd1;
+    if (kx != kw_m1) begin
+      kx   = kx + 8'd1;
+      toff = toff + dxs;
     end else begin
-      n.kx = '0;
-      if (w.ky != kh_m1) begin
-        n.ky     = w.ky + 8'd1;
-        n.rowoff = w.rowoff + dys;
-        n.toff   = w.rowoff + dys;
+      kx = '0;
+      if (ky != kh_m1) begin
+        ky     = ky + 8'd1;
+        rowoff = rowoff + dys;
+        toff   = rowoff;
       end else begin
-        n.ky     = '0;
-        n.rowoff = '0;
-        n.toff   = '0;
-        n.t      = '0;
-        n.p      = w.p + 16'd1;
-        if (w.x != nx_m1) begin
-          n.x   = w.x + 16'd1;
-          n.pix = w.pix + sxs;
+        ky     = '0;
+        rowoff = '0;
+        toff   = '0;
+        t      = '0;
+        p      = p + 16'd1;
+        if (x != nx_m1) begin
+          x   = x + 16'd1;
+          pix = pix + sxs;
         end else begin
-          n.x = '0;
-          if (w.y != ny_m1) begin
-            n.y      = w.y + 16'd1;
-            n.rowpix = w.rowpix + sys;
-            n.pix    = w.rowpix + sys;
+          x = '0;
+          if (y != ny_m1) begin
+            y      = y + 16'd1;
+            rowpix = rowpix + sys;
+            pix    = rowpix;
           end else begin
-            n.fin = 1'b1;
+            fin = 1'b1;
           end
         end
       end
     end
-    return n;
+    step = {fin, x, y, p, kx, ky, t, pix, rowpix, rowoff, toff};
   endfunction
 
   typedef enum logic [1:0] {IDLE, LOADW, STREAM, DRAIN} state_e;
@@ -172,7 +177,7 @@ module sable_depthwise #(
 
   // Slot decisions of this cycle (S0).
   logic [PMAX-1:0]      s_valid, s_b;
-  logic [PMAX-1:0][15:0] s_addr, s_tap;
+  logic [PMAX*16-1:0] s_addr, s_tap;
   logic                 s_end, s_last;
   logic [15:0]          s_end_p;
   logic [2:0]           peff;
@@ -200,8 +205,8 @@ module sable_depthwise #(
         end else begin
           s_valid[s] = 1'b1;
           s_b[s]     = s_end;
-          s_addr[s]  = cur.pix + cur.toff;
-          s_tap[s]   = cur.t;
+          s_addr[16*s +: 16]  = cur.pix + cur.toff;
+          s_tap[16*s +: 16]   = cur.t;
           if (is_end) begin
             s_end   = 1'b1;
             s_end_p = cur.p;
@@ -221,17 +226,17 @@ module sable_depthwise #(
     if (state == LOADW) begin
       for (int unsigned s = 0; s < 4; s++) begin
         u_re[s]    = wl_base + 16'(s) < f_taps;
-        sp_raddr[s] = f_weight + wl_base + 16'(s);
+        sp_raddr[16*s +: 16] = f_weight + wl_base + 16'(s);
       end
     end else begin
       for (int unsigned s = 0; s < PMAX; s++) begin
         u_re[s]    = s_valid[s];
-        sp_raddr[s] = s_addr[s];
+        sp_raddr[16*s +: 16] = s_addr[16*s +: 16];
       end
       if (f_big) begin
         for (int unsigned s = 0; s < PBIG; s++) begin
           u_re[2+s]    = s_valid[s];
-          sp_raddr[2+s] = f_weight + s_tap[s];
+          sp_raddr[16*(2+s) +: 16] = f_weight + s_tap[16*s +: 16];
         end
       end
     end
@@ -297,7 +302,7 @@ module sable_depthwise #(
   assign unused_f = ^f_input;
 
   // ---------------------------------------------------------------- weight registers
-  logic [WREGS-1:0][8*DIM-1:0] wreg;
+  logic [WREGS*8*DIM-1:0] wreg;
   logic [3:0]  wl_v1;
   logic [15:0] wl_base1;
   always_ff @(posedge clk) if (adv) begin
@@ -310,13 +315,13 @@ module sable_depthwise #(
   end
   always_ff @(posedge clk) if (adv) begin
     for (int unsigned s = 0; s < 4; s++) begin
-      if (wl_v1[s] && wl_base1 + 16'(s) < 16'(WREGS)) wreg[TW'(wl_base1 + 16'(s))] <= sp_rd[s];
+      if (wl_v1[s] && wl_base1 + 16'(s) < 16'(WREGS)) wreg[(8*DIM)*(TW'(wl_base1 + 16'(s))) +: 8*DIM] <= sp_rd[(8*DIM)*s +: 8*DIM];
     end
   end
 
   // ---------------------------------------------------------------- S1: products, group sums
   logic [PMAX-1:0]      v1, b1;
-  logic [PMAX-1:0][TW-1:0] tap1;
+  logic [PMAX*TW-1:0] tap1;
   logic                 any1, end1, last1;
   logic [15:0]          row1;
   always_ff @(posedge clk) if (adv) begin
@@ -331,30 +336,30 @@ module sable_depthwise #(
     end1  <= s_end;
     last1 <= s_last;
     row1  <= f_acc + s_end_p;
-    for (int unsigned s = 0; s < PMAX; s++) tap1[s] <= TW'(s_tap[s]);
+    for (int unsigned s = 0; s < PMAX; s++) tap1[TW*s +: TW] <= TW'(s_tap[16*s +: 16]);
   end
 
   // S2's sums of the S1 products, computed only in cycles with a valid tap (an idle unit costs
   // nothing, in silicon and in the verilated model).
-  logic [DIM-1:0][31:0] sum_a2, sum_b2;
+  logic [DIM*32-1:0] sum_a2, sum_b2;
   always_ff @(posedge clk) if (adv) begin
     logic signed [17:0] a, w;
     logic [31:0]        m;  // int32 wrap-around: the low word of the product
     logic [7:0]         wbyte, ibyte;
-    logic [DIM-1:0][31:0] sum_a, sum_b;
+    logic [DIM*32-1:0] sum_a, sum_b;
     if (any1) begin
     sum_a = '0;
     sum_b = '0;
     for (int unsigned c = 0; c < DIM; c++) begin
       for (int unsigned s = 0; s < PMAX; s++) begin
-        ibyte = sp_rd[s][8*c +: 8];
-        if (f_big && s < PBIG) wbyte = sp_rd[2+s][8*c +: 8];
-        else wbyte = wreg[tap1[s]][8*c +: 8];
+        ibyte = sp_rd[(8*DIM)*s + 8*c +: 8];
+        if (f_big && s < PBIG) wbyte = sp_rd[(8*DIM)*(2+s) + 8*c +: 8];
+        else wbyte = wreg[(8*DIM)*tap1[TW*s +: TW] + 8*c +: 8];
         a = 18'(signed'({f_in_signed & ibyte[7], ibyte})) - f_izp;
         w = 18'(signed'({f_w_signed & wbyte[7], wbyte})) - f_wzp;
         m = 32'(a) * 32'(w);
-        if (v1[s] && !b1[s]) sum_a[c] = sum_a[c] + m;
-        if (v1[s] && b1[s]) sum_b[c] = sum_b[c] + m;
+        if (v1[s] && !b1[s]) sum_a[32*c +: 32] = sum_a[32*c +: 32] + m;
+        if (v1[s] && b1[s]) sum_b[32*c +: 32] = sum_b[32*c +: 32] + m;
       end
     end
     sum_a2 <= sum_a;
@@ -365,7 +370,7 @@ module sable_depthwise #(
   // ---------------------------------------------------------------- S2: running sum, write
   logic                 v2, end2, last2;
   logic [15:0]          row2;
-  logic [DIM-1:0][31:0] old2, run;
+  logic [DIM*32-1:0] old2, run;
   always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) v2 <= 1'b0;
     else v2 <= any1;
@@ -377,7 +382,7 @@ module sable_depthwise #(
 
   logic                 we_q;
   logic [15:0]          waddr_q;
-  logic [DIM-1:0][31:0] wdata_q;
+  logic [DIM*32-1:0] wdata_q;
   always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       we_q   <= 1'b0;
@@ -388,13 +393,13 @@ module sable_depthwise #(
       done_q <= v2 && end2 && last2;
       if (v2) begin
         for (int unsigned c = 0; c < DIM; c++) begin
-          run[c] <= end2 ? sum_b2[c] : run[c] + sum_a2[c];
+          run[32*c +: 32] <= end2 ? sum_b2[32*c +: 32] : run[32*c +: 32] + sum_a2[32*c +: 32];
         end
       end
     end
     if (v2 && end2) begin
       waddr_q <= row2;
-      for (int unsigned c = 0; c < DIM; c++) wdata_q[c] <= run[c] + sum_a2[c] + old2[c];
+      for (int unsigned c = 0; c < DIM; c++) wdata_q[32*c +: 32] <= run[32*c +: 32] + sum_a2[32*c +: 32] + old2[32*c +: 32];
     end
   end
 

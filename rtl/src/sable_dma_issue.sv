@@ -31,7 +31,7 @@ module sable_dma_issue (
     input  logic          dma_done,
     input  logic [7:0]    dma_error
 );
-  import sable_pkg::*;
+
 
   logic inflight;
   logic [3:0] inflight_signal;
@@ -41,19 +41,19 @@ module sable_dma_issue (
   always_comb begin
     tokens_ok = (head_wait & ~tokens_available) == 4'd0;
     overflow = (head_signal & tokens_full) != 4'd0;
-    issue_fail = running && head_valid && tokens_ok && !inflight && (head_cause != ERROR_NONE || overflow);
+    issue_fail = running && head_valid && tokens_ok && !inflight && (head_cause != sable_pkg::ERROR_NONE || overflow);
     dma_start = running && head_valid && tokens_ok && !inflight && !issue_fail;
     pop = dma_start;
     take = dma_start ? head_wait : 4'd0;
     stall = running && head_valid && !inflight && !tokens_ok;
     busy = inflight;
 
-    completed = dma_done && dma_error == ERROR_NONE;
+    completed = dma_done && dma_error == sable_pkg::ERROR_NONE;
     give = completed ? inflight_signal : 4'd0;
     completed_bytes = completed ? inflight_bytes : 64'd0;
 
-    error = issue_fail || (dma_done && dma_error != ERROR_NONE);
-    error_cause = issue_fail ? (head_cause != ERROR_NONE ? head_cause : ERROR_DEADLOCK) : dma_error;
+    error = issue_fail || (dma_done && dma_error != sable_pkg::ERROR_NONE);
+    error_cause = issue_fail ? (head_cause != sable_pkg::ERROR_NONE ? head_cause : sable_pkg::ERROR_DEADLOCK) : dma_error;
     error_index = issue_fail ? head_index : inflight_index;
   end
 

@@ -45,7 +45,7 @@ module sable_dma_load #(
     output logic [DIM-1:0]   sp_wstrb,
     input  logic             sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
-  import sable_pkg::*;
+
 
   localparam int unsigned MAX_OUTSTANDING = 32;  // bursts: covers a ~32-cycle round trip of 1-beat bursts
   localparam int unsigned OW = $clog2(MAX_OUTSTANDING + 1);
@@ -74,18 +74,18 @@ module sable_dma_load #(
   logic [16:0] width_m1, height_m1;  // padded row and plane sizes, minus one
   logic [31:0] sx_q, sy_q, sz_q;
 
-  wire [63:0] c_base = region_base + 64'(cmd[CMD_DMA_LOAD_DRAM_OFFSET_LSB +: CMD_DMA_LOAD_DRAM_OFFSET_WIDTH]);
-  wire [7:0]  c_eb = cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB +: CMD_DMA_LOAD_ELEM_BYTES_WIDTH];
-  wire [15:0] c_nx = cmd[CMD_DMA_LOAD_NX_LSB +: CMD_DMA_LOAD_NX_WIDTH];
-  wire [15:0] c_ny = cmd[CMD_DMA_LOAD_NY_LSB +: CMD_DMA_LOAD_NY_WIDTH];
-  wire [15:0] c_nz = cmd[CMD_DMA_LOAD_NZ_LSB +: CMD_DMA_LOAD_NZ_WIDTH];
-  wire [31:0] c_sx = cmd[CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: CMD_DMA_LOAD_DRAM_STRIDE_X_WIDTH];
-  wire [31:0] c_sy = cmd[CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: CMD_DMA_LOAD_DRAM_STRIDE_Y_WIDTH];
-  wire [31:0] c_sz = cmd[CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: CMD_DMA_LOAD_DRAM_STRIDE_Z_WIDTH];
-  wire [3:0]  c_pl = cmd[CMD_DMA_LOAD_PAD_LEFT_LSB +: CMD_DMA_LOAD_PAD_LEFT_WIDTH];
-  wire [3:0]  c_pr = cmd[CMD_DMA_LOAD_PAD_RIGHT_LSB +: CMD_DMA_LOAD_PAD_RIGHT_WIDTH];
-  wire [3:0]  c_pt = cmd[CMD_DMA_LOAD_PAD_TOP_LSB +: CMD_DMA_LOAD_PAD_TOP_WIDTH];
-  wire [3:0]  c_pb = cmd[CMD_DMA_LOAD_PAD_BOTTOM_LSB +: CMD_DMA_LOAD_PAD_BOTTOM_WIDTH];
+  wire [63:0] c_base = region_base + 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB +: sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_WIDTH]);
+  wire [7:0]  c_eb = cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_WIDTH];
+  wire [15:0] c_nx = cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB +: sable_pkg::CMD_DMA_LOAD_NX_WIDTH];
+  wire [15:0] c_ny = cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB +: sable_pkg::CMD_DMA_LOAD_NY_WIDTH];
+  wire [15:0] c_nz = cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB +: sable_pkg::CMD_DMA_LOAD_NZ_WIDTH];
+  wire [31:0] c_sx = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_WIDTH];
+  wire [31:0] c_sy = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_WIDTH];
+  wire [31:0] c_sz = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_WIDTH];
+  wire [3:0]  c_pl = cmd[sable_pkg::CMD_DMA_LOAD_PAD_LEFT_LSB +: sable_pkg::CMD_DMA_LOAD_PAD_LEFT_WIDTH];
+  wire [3:0]  c_pr = cmd[sable_pkg::CMD_DMA_LOAD_PAD_RIGHT_LSB +: sable_pkg::CMD_DMA_LOAD_PAD_RIGHT_WIDTH];
+  wire [3:0]  c_pt = cmd[sable_pkg::CMD_DMA_LOAD_PAD_TOP_LSB +: sable_pkg::CMD_DMA_LOAD_PAD_TOP_WIDTH];
+  wire [3:0]  c_pb = cmd[sable_pkg::CMD_DMA_LOAD_PAD_BOTTOM_LSB +: sable_pkg::CMD_DMA_LOAD_PAD_BOTTOM_WIDTH];
 
   wire accept = start && state == S_IDLE && !clear;  // clear wins over a start in the same cycle
 
@@ -198,7 +198,7 @@ module sable_dma_load #(
 
   assign busy = state != S_IDLE;
   assign done = (state == S_FINISH || (state == S_DRAIN && !silent)) && !clear && !sp_hold && gen_idle && outstanding == '0;
-  assign error = !done ? ERROR_NONE : bus_err ? ERROR_BUS_ERROR : ERROR_NONE;
+  assign error = !done ? sable_pkg::ERROR_NONE : bus_err ? sable_pkg::ERROR_BUS_ERROR : sable_pkg::ERROR_NONE;
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -224,8 +224,8 @@ module sable_dma_load #(
           silent <= 1'b0;
           bus_err <= 1'b0;
           eb_q <= c_eb;
-          rep_q <= cmd[CMD_DMA_LOAD_REPEAT_LSB +: CMD_DMA_LOAD_REPEAT_WIDTH];
-          pad_q <= cmd[CMD_DMA_LOAD_PAD_VALUE_LSB +: CMD_DMA_LOAD_PAD_VALUE_WIDTH];
+          rep_q <= cmd[sable_pkg::CMD_DMA_LOAD_REPEAT_LSB +: sable_pkg::CMD_DMA_LOAD_REPEAT_WIDTH];
+          pad_q <= cmd[sable_pkg::CMD_DMA_LOAD_PAD_VALUE_LSB +: sable_pkg::CMD_DMA_LOAD_PAD_VALUE_WIDTH];
           nx_q <= c_nx;
           ny_q <= c_ny;
           nz_q <= c_nz;
@@ -239,7 +239,7 @@ module sable_dma_load #(
           px <= '0;
           py <= '0;
           pz <= '0;
-          line <= cmd[CMD_DMA_LOAD_SP_ADDR_LSB +: CMD_DMA_LOAD_SP_ADDR_WIDTH];
+          line <= cmd[sable_pkg::CMD_DMA_LOAD_SP_ADDR_LSB +: sable_pkg::CMD_DMA_LOAD_SP_ADDR_WIDTH];
           elem_addr <= c_base;
           row_addr <= c_base;
           plane_addr <= c_base;
@@ -307,5 +307,5 @@ module sable_dma_load #(
   assign unused_hits = d_in_hi ^ d_in_lo;
   // Opcode, dependencies and region index are the command processor's.
   logic unused_cmd;
-  assign unused_cmd = ^{cmd[CMD_DMA_LOAD_REGION_LSB +: CMD_DMA_LOAD_REGION_WIDTH], cmd[15:0]};
+  assign unused_cmd = ^{cmd[sable_pkg::CMD_DMA_LOAD_REGION_LSB +: sable_pkg::CMD_DMA_LOAD_REGION_WIDTH], cmd[15:0]};
 endmodule

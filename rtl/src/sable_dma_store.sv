@@ -51,7 +51,7 @@ module sable_dma_store #(
     input  logic [8*DIM-1:0] sp_rdata,
     input  logic             sp_rgrant   // the scratchpad performs sp_re in this cycle
 );
-  import sable_pkg::*;
+
 
   localparam int unsigned MAX_OUTSTANDING = 32;  // bursts awaiting their write response
   localparam int unsigned OW = $clog2(MAX_OUTSTANDING + 1);
@@ -71,14 +71,14 @@ module sable_dma_store #(
   logic   silent;
   logic   bus_err;
 
-  wire [63:0] c_base = region_base + 64'(cmd[CMD_DMA_STORE_DRAM_OFFSET_LSB +: CMD_DMA_STORE_DRAM_OFFSET_WIDTH]);
-  wire [7:0]  c_eb = cmd[CMD_DMA_STORE_ELEM_BYTES_LSB +: CMD_DMA_STORE_ELEM_BYTES_WIDTH];
-  wire [15:0] c_nx = cmd[CMD_DMA_STORE_NX_LSB +: CMD_DMA_STORE_NX_WIDTH];
-  wire [15:0] c_ny = cmd[CMD_DMA_STORE_NY_LSB +: CMD_DMA_STORE_NY_WIDTH];
-  wire [15:0] c_nz = cmd[CMD_DMA_STORE_NZ_LSB +: CMD_DMA_STORE_NZ_WIDTH];
-  wire [31:0] c_sx = cmd[CMD_DMA_STORE_DRAM_STRIDE_X_LSB +: CMD_DMA_STORE_DRAM_STRIDE_X_WIDTH];
-  wire [31:0] c_sy = cmd[CMD_DMA_STORE_DRAM_STRIDE_Y_LSB +: CMD_DMA_STORE_DRAM_STRIDE_Y_WIDTH];
-  wire [31:0] c_sz = cmd[CMD_DMA_STORE_DRAM_STRIDE_Z_LSB +: CMD_DMA_STORE_DRAM_STRIDE_Z_WIDTH];
+  wire [63:0] c_base = region_base + 64'(cmd[sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_LSB +: sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_WIDTH]);
+  wire [7:0]  c_eb = cmd[sable_pkg::CMD_DMA_STORE_ELEM_BYTES_LSB +: sable_pkg::CMD_DMA_STORE_ELEM_BYTES_WIDTH];
+  wire [15:0] c_nx = cmd[sable_pkg::CMD_DMA_STORE_NX_LSB +: sable_pkg::CMD_DMA_STORE_NX_WIDTH];
+  wire [15:0] c_ny = cmd[sable_pkg::CMD_DMA_STORE_NY_LSB +: sable_pkg::CMD_DMA_STORE_NY_WIDTH];
+  wire [15:0] c_nz = cmd[sable_pkg::CMD_DMA_STORE_NZ_LSB +: sable_pkg::CMD_DMA_STORE_NZ_WIDTH];
+  wire [31:0] c_sx = cmd[sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_X_LSB +: sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_X_WIDTH];
+  wire [31:0] c_sy = cmd[sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_Y_LSB +: sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_Y_WIDTH];
+  wire [31:0] c_sz = cmd[sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_Z_LSB +: sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_Z_WIDTH];
 
   wire accept = start && state == S_IDLE && !clear;  // clear wins over a start in the same cycle
 
@@ -219,7 +219,7 @@ module sable_dma_store #(
   assign busy = state != S_IDLE;
   assign done = (state == S_FINISH || (state == S_DRAIN && !silent)) && !clear && gen_idle && len_empty &&
                 !wvalid && outstanding == '0;
-  assign error = !done ? ERROR_NONE : bus_err ? ERROR_BUS_ERROR : ERROR_NONE;
+  assign error = !done ? sable_pkg::ERROR_NONE : bus_err ? sable_pkg::ERROR_BUS_ERROR : sable_pkg::ERROR_NONE;
 
   wire b_err = bvalid && bresp != 2'b00;
 
@@ -306,7 +306,7 @@ module sable_dma_store #(
           rd_x <= '0;
           rd_y <= '0;
           rd_z <= '0;
-          rd_line <= cmd[CMD_DMA_STORE_SP_ADDR_LSB +: CMD_DMA_STORE_SP_ADDR_WIDTH];
+          rd_line <= cmd[sable_pkg::CMD_DMA_STORE_SP_ADDR_LSB +: sable_pkg::CMD_DMA_STORE_SP_ADDR_WIDTH];
           rd_addr <= c_base;
           rd_row <= c_base;
           rd_plane <= c_base;
@@ -342,5 +342,5 @@ module sable_dma_store #(
   assign unused_hits = e_in_hi ^ e_in_lo;
   // Opcode, dependencies, region index and the load-only fields are not the store's.
   logic unused_cmd;
-  assign unused_cmd = ^{cmd[159:144], cmd[95:80], cmd[CMD_DMA_STORE_REGION_LSB +: CMD_DMA_STORE_REGION_WIDTH], cmd[15:0]};
+  assign unused_cmd = ^{cmd[159:144], cmd[95:80], cmd[sable_pkg::CMD_DMA_STORE_REGION_LSB +: sable_pkg::CMD_DMA_STORE_REGION_WIDTH], cmd[15:0]};
 endmodule

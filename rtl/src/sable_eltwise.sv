@@ -20,8 +20,8 @@ module sable_eltwise #(
     output logic                     done,
     output logic [7:0]               error,
     output logic [1:0]               sp_re,      // [0] A and the parameter block, [1] B
-    output logic [1:0][15:0]         sp_raddr,
-    input  logic [1:0][8*DIM-1:0]    sp_rdata,
+    output logic [31:0]         sp_raddr,
+    input  logic [2*8*DIM-1:0]    sp_rdata,
     output logic                     sp_we,
     output logic [15:0]              sp_waddr,
     output logic [8*DIM-1:0]         sp_wdata,
@@ -36,10 +36,10 @@ module sable_eltwise #(
   logic adv, sp_in, st_start, start_q;
   logic [255:0] st_cmd;
   logic [1:0] u_re;
-  logic [1:0][8*DIM-1:0] sp_rd_p;
+  logic [2*8*DIM-1:0] sp_rd_p;
   logic u_busy, u_done;
   logic u_we;
-  logic [1:0][8*DIM-1:0] sp_rd;
+  logic [2*8*DIM-1:0] sp_rd;
   assign sp_rd = sp_rd_p;
   sable_grant_stall #(.NR(2), .WIDTH(8*DIM)) u_stall (
       .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
@@ -65,32 +65,32 @@ module sable_eltwise #(
   logic [$clog2(PARAM_ROUNDS+1)-1:0] round;
 
   // The parameter block.
-  logic [PARAM_WORDS-1:0][31:0] pw;
+  logic [PARAM_WORDS*32-1:0] pw;
   logic                         p_valid;   // a parameter read's data arrives this cycle
   logic [$clog2(PARAM_ROUNDS+1)-1:0] p_round;
 
   // Write-path tags: stage s holds the output line of the reads issued s+1 cycles ago.
   logic [LAT_W-1:0]       t_valid;
-  logic [LAT_W-1:0][15:0] t_addr;
+  logic [LAT_W*16-1:0] t_addr;
 
   // The lanes' parameters, shifts narrowed to their checked ranges.
   logic signed [31:0] a_offset, b_offset, output_offset, a_mul, b_mul, o_mul, clamp_min, clamp_max;
   logic signed [31:0] a_shift_w, b_shift_w, o_shift_w, left_shift_w;
-  assign a_offset = pw[sable_pkg::ELTWISE_PARAM_A_OFFSET];
-  assign b_offset = pw[sable_pkg::ELTWISE_PARAM_B_OFFSET];
-  assign output_offset = pw[sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET];
-  assign a_mul = pw[sable_pkg::ELTWISE_PARAM_A_MULTIPLIER];
-  assign b_mul = pw[sable_pkg::ELTWISE_PARAM_B_MULTIPLIER];
-  assign o_mul = pw[sable_pkg::ELTWISE_PARAM_OUTPUT_MULTIPLIER];
-  assign a_shift_w = pw[sable_pkg::ELTWISE_PARAM_A_SHIFT];
-  assign b_shift_w = pw[sable_pkg::ELTWISE_PARAM_B_SHIFT];
-  assign o_shift_w = pw[sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT];
-  assign left_shift_w = pw[sable_pkg::ELTWISE_PARAM_LEFT_SHIFT];
-  assign clamp_min = pw[sable_pkg::ELTWISE_PARAM_CLAMP_MIN];
-  assign clamp_max = pw[sable_pkg::ELTWISE_PARAM_CLAMP_MAX];
+  assign a_offset = pw[32*(sable_pkg::ELTWISE_PARAM_A_OFFSET) +: 32];
+  assign b_offset = pw[32*(sable_pkg::ELTWISE_PARAM_B_OFFSET) +: 32];
+  assign output_offset = pw[32*(sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET) +: 32];
+  assign a_mul = pw[32*(sable_pkg::ELTWISE_PARAM_A_MULTIPLIER) +: 32];
+  assign b_mul = pw[32*(sable_pkg::ELTWISE_PARAM_B_MULTIPLIER) +: 32];
+  assign o_mul = pw[32*(sable_pkg::ELTWISE_PARAM_OUTPUT_MULTIPLIER) +: 32];
+  assign a_shift_w = pw[32*(sable_pkg::ELTWISE_PARAM_A_SHIFT) +: 32];
+  assign b_shift_w = pw[32*(sable_pkg::ELTWISE_PARAM_B_SHIFT) +: 32];
+  assign o_shift_w = pw[32*(sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT) +: 32];
+  assign left_shift_w = pw[32*(sable_pkg::ELTWISE_PARAM_LEFT_SHIFT) +: 32];
+  assign clamp_min = pw[32*(sable_pkg::ELTWISE_PARAM_CLAMP_MIN) +: 32];
+  assign clamp_max = pw[32*(sable_pkg::ELTWISE_PARAM_CLAMP_MAX) +: 32];
 
   function automatic logic shift_ok(input logic signed [31:0] s);
-    return s >= -32'sd31 && s <= 32'sd31;
+    shift_ok = s >= -32'sd31 && s <= 32'sd31;
   endfunction
 
   // BAD_FIELD (docs/isa.md, ELTWISE parameter block); MUL ignores the input rescale fields.
@@ -108,8 +108,8 @@ module sable_eltwise #(
   logic hazard;
   always_comb begin
     hazard = 1'b0;
-    for (int s = 0; s < int'(LAT_W); s++) begin
-      if (t_valid[s] && (t_addr[s] == a_addr || t_addr[s] == b_addr)) hazard = 1'b1;
+    for (int s = 0; s < LAT_W; s++) begin
+      if (t_valid[s] && (t_addr[16*s +: 16] == a_addr || t_addr[16*s +: 16] == b_addr)) hazard = 1'b1;
     end
   end
 
@@ -120,13 +120,13 @@ module sable_eltwise #(
 
   always_comb begin
     u_re = '0;
-    sp_raddr[0] = a_addr;
-    sp_raddr[1] = b_addr;
+    sp_raddr[0 +: 16] = a_addr;
+    sp_raddr[16 +: 16] = b_addr;
     if (state == PARAM) begin
       u_re[0] = 1'b1;
-      sp_raddr[0] = p_addr + 16'(2 * round);
-      u_re[1] = 2 * int'(round) + 1 < int'(PARAM_LINES);
-      sp_raddr[1] = p_addr + 16'(2 * round + 1);
+      sp_raddr[0 +: 16] = p_addr + 16'(2 * round);
+      u_re[1] = 2 * 32'(round) + 1 < PARAM_LINES;
+      sp_raddr[16 +: 16] = p_addr + 16'(2 * round + 1);
     end else if (issue) begin
       u_re = 2'b11;
     end
@@ -142,7 +142,7 @@ module sable_eltwise #(
       p_valid <= state == PARAM;
       case (state)
         IDLE: if (st_start) state <= PARAM;
-        PARAM: if (int'(round) == int'(PARAM_ROUNDS) - 1) state <= PWAIT;
+        PARAM: if (32'(round) == PARAM_ROUNDS - 1) state <= PWAIT;
         PWAIT: state <= RUN;  // the last parameter line arrives
         RUN: begin
           if (bad_params) state <= IDLE;
@@ -155,7 +155,7 @@ module sable_eltwise #(
   end
 
   always_ff @(posedge clk) if (adv) begin
-    t_addr <= {t_addr[LAT_W-2:0], o_addr};
+    t_addr <= {t_addr[16*(LAT_W-2+1)-1:0], o_addr};
     p_round <= round;
     if (state == IDLE && st_start) begin
       op <= st_cmd[sable_pkg::CMD_ELTWISE_OP_LSB+:sable_pkg::CMD_ELTWISE_OP_WIDTH];
@@ -179,29 +179,29 @@ module sable_eltwise #(
     end
     // Parameter words land where their bytes are: word w is bytes 4w..4w+3 of the block.
     if (p_valid) begin
-      for (int w = 0; w < int'(PARAM_WORDS); w++) begin
-        if ((4 * w) / int'(DIM) == 2 * int'(p_round)) pw[w] <= sp_rd[0][((4 * w) % DIM) * 8+:32];
-        if ((4 * w) / int'(DIM) == 2 * int'(p_round) + 1) pw[w] <= sp_rd[1][((4 * w) % DIM) * 8+:32];
+      for (int w = 0; w < PARAM_WORDS; w++) begin
+        if ((4 * w) / DIM == 2 * 32'(p_round)) pw[32*w +: 32] <= sp_rd[((4 * w) % DIM) * 8 +: 32];
+        if ((4 * w) / DIM == 2 * 32'(p_round) + 1) pw[32*w +: 32] <= sp_rd[8*DIM + ((4 * w) % DIM) * 8 +: 32];
       end
     end
   end
 
   // The lanes see the read data in the cycle it arrives; t_valid/t_addr follow it.
-  logic [DIM-1:0][7:0] y;
+  logic [DIM*8-1:0] y;
   for (genvar c = 0; c < DIM; c++) begin : g_lane
     sable_eltwise_lane u_lane (
         .clk, .en(state != IDLE && adv), .op, .is_signed,
-        .a(sp_rd[0][8*c+:8]), .b(sp_rd[1][8*c+:8]),
+        .a(sp_rd[8*c +: 8]), .b(sp_rd[8*DIM + 8*c +: 8]),
         .a_offset, .b_offset, .output_offset,
         .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),
         .a_shift(a_shift_w[5:0]), .b_shift(b_shift_w[5:0]), .output_shift(o_shift_w[5:0]),
         .left_shift(left_shift_w[4:0]),
         .clamp_min, .clamp_max,
-        .y(y[c]));
+        .y(y[8*c +: 8]));
   end
 
   assign u_we = t_valid[LAT_W-1] && !clear;
-  assign sp_waddr = t_addr[LAT_W-1];
+  assign sp_waddr = t_addr[16*(LAT_W-1) +: 16];
   assign sp_wdata = y;
   assign sp_wstrb = '1;
   assign u_busy = state != IDLE;

@@ -18,14 +18,14 @@ module sable_eltwise_lane (
     input  logic signed [31:0] clamp_min, clamp_max,
     output logic [7:0]        y               // the output byte, four cycles after a and b
 );
-  import sable_arith_pkg::*;
+
 
   logic signed [31:0] va_q, vb_q, raw_q, scaled_q;
   logic        [7:0]  y_q;
 
   // The byte as int8 or uint8, in int32.
   function automatic logic signed [31:0] extend(input logic [7:0] v, input logic s);
-    return s ? 32'(signed'(v)) : 32'(v);
+    extend = s ? 32'(signed'(v)) : 32'(v);
   endfunction
 
   // Saturating clamp of the 33-bit result to [clamp_min, clamp_max] (ordered: BAD_FIELD
@@ -36,7 +36,7 @@ module sable_eltwise_lane (
     c = v < 33'(lo) ? 33'(lo) : (v > 33'(hi) ? 33'(hi) : v);
     if (s) c = c < -33'sd128 ? -33'sd128 : (c > 33'sd127 ? 33'sd127 : c);
     else c = c < 33'sd0 ? 33'sd0 : (c > 33'sd255 ? 33'sd255 : c);
-    return c[7:0];
+    saturate = c[7:0];
   endfunction
 
   // Registers move only while the unit is busy: an idle lane costs nothing (in silicon and in
@@ -49,15 +49,15 @@ module sable_eltwise_lane (
       vb_q <= extend(b, is_signed) + b_offset;
       // Stage 2: ADD/SUB: both inputs rescaled to the common scale; MUL: the plain product
       // (int32 wrap).
-      sa = mbqm(va_q << left_shift, a_multiplier, a_shift);
-      sb = mbqm(vb_q << left_shift, b_multiplier, b_shift);
+      sa = sable_arith_pkg::mbqm(va_q << left_shift, a_multiplier, a_shift);
+      sb = sable_arith_pkg::mbqm(vb_q << left_shift, b_multiplier, b_shift);
       case (op)
         2'(sable_pkg::ELTWISE_OP_ADD): raw_q <= sa + sb;
         2'(sable_pkg::ELTWISE_OP_SUB): raw_q <= sa - sb;
         default: raw_q <= 32'(va_q * vb_q);
       endcase
       // Stage 3: the output rescale.
-      scaled_q <= mbqm(raw_q, output_multiplier, output_shift);
+      scaled_q <= sable_arith_pkg::mbqm(raw_q, output_multiplier, output_shift);
       // Stage 4: the output offset and the clamps.
       y_q <= saturate(33'(scaled_q) + 33'(output_offset), clamp_min, clamp_max, is_signed);
     end

@@ -13,12 +13,12 @@ module sable_exec_check #(
 ) (
     input  logic [255:0]                  cmd,
     input  logic [7:0]                    region_count,
-    input  logic [MAX_REGIONS-1:0][63:0]  region_base,
-    input  logic [MAX_REGIONS-1:0][63:0]  region_size,
+    input  logic [MAX_REGIONS*64-1:0]  region_base,
+    input  logic [MAX_REGIONS*64-1:0]  region_size,
     output logic [7:0]                    cause,
     output logic [63:0]                   base      // device address of the region, for DMA
 );
-  import sable_pkg::*;
+
 
   localparam logic [63:0] POSTPROC_PARAM_LINES = 64'd12;  // 3 arrays of DIM int32, 4 lines each
   localparam int unsigned ELTWISE_LINES = (48 + DIM - 1) / DIM;
@@ -30,143 +30,145 @@ module sable_exec_check #(
 
   // Lines [first, first + count) inside the scratchpad; rows inside the accumulator.
   function automatic logic lines_fit(input logic [63:0] first, input logic [63:0] count);
-    return first + count <= 64'(SP_LINES);
+    lines_fit = first + count <= 64'(SP_LINES);
   endfunction
   function automatic logic rows_fit(input logic [63:0] first, input logic [63:0] count);
-    return first + count <= 64'(ACC_ROWS);
+    rows_fit = first + count <= 64'(ACC_ROWS);
   endfunction
 
   // DMA_LOAD and DMA_STORE keep region, dram_offset and their element grid at the same bits.
   logic [7:0] region;
   logic [63:0] offset, extent, size;
-  assign region = cmd[CMD_DMA_LOAD_REGION_LSB+:8];
-  assign offset = 64'(cmd[CMD_DMA_LOAD_DRAM_OFFSET_LSB+:32]);
-  if (CMD_DMA_LOAD_REGION_LSB != CMD_DMA_STORE_REGION_LSB ||
-      CMD_DMA_LOAD_DRAM_OFFSET_LSB != CMD_DMA_STORE_DRAM_OFFSET_LSB || CMD_DMA_LOAD_NX_LSB != CMD_DMA_STORE_NX_LSB ||
-      CMD_DMA_LOAD_NY_LSB != CMD_DMA_STORE_NY_LSB || CMD_DMA_LOAD_NZ_LSB != CMD_DMA_STORE_NZ_LSB ||
-      CMD_DMA_LOAD_ELEM_BYTES_LSB != CMD_DMA_STORE_ELEM_BYTES_LSB ||
-      CMD_DMA_LOAD_DRAM_STRIDE_X_LSB != CMD_DMA_STORE_DRAM_STRIDE_X_LSB ||
-      CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB != CMD_DMA_STORE_DRAM_STRIDE_Y_LSB ||
-      CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB != CMD_DMA_STORE_DRAM_STRIDE_Z_LSB) begin : g_layout
+  assign region = cmd[sable_pkg::CMD_DMA_LOAD_REGION_LSB+:8];
+  assign offset = 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB+:32]);
+  if (sable_pkg::CMD_DMA_LOAD_REGION_LSB != sable_pkg::CMD_DMA_STORE_REGION_LSB ||
+      sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB != sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_LSB || sable_pkg::CMD_DMA_LOAD_NX_LSB != sable_pkg::CMD_DMA_STORE_NX_LSB ||
+      sable_pkg::CMD_DMA_LOAD_NY_LSB != sable_pkg::CMD_DMA_STORE_NY_LSB || sable_pkg::CMD_DMA_LOAD_NZ_LSB != sable_pkg::CMD_DMA_STORE_NZ_LSB ||
+      sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB != sable_pkg::CMD_DMA_STORE_ELEM_BYTES_LSB ||
+      sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB != sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_X_LSB ||
+      sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB != sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_Y_LSB ||
+      sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB != sable_pkg::CMD_DMA_STORE_DRAM_STRIDE_Z_LSB) begin : g_layout
     $error("DMA_LOAD and DMA_STORE no longer share the fields of their element grid");
   end
 
   // Bytes [offset, offset + extent) of the region: BAD_REGION or REGION_OUT_OF_BOUNDS.
   function automatic logic [7:0] region_cause();
-    if (region >= region_count || 32'(region) >= MAX_REGIONS) return ERROR_BAD_REGION;
-    if (extent > size || offset > size - extent) return ERROR_REGION_OUT_OF_BOUNDS;
-    return ERROR_NONE;
+    if (region >= region_count || 32'(region) >= MAX_REGIONS) region_cause = sable_pkg::ERROR_BAD_REGION;
+    else if (extent > size || offset > size - extent) region_cause = sable_pkg::ERROR_REGION_OUT_OF_BOUNDS;
+    else region_cause = sable_pkg::ERROR_NONE;
   endfunction
 
   // A DMA's element grid and the bytes it spans in its region (same bits in both DMA commands).
   logic [63:0] dma_nx, dma_ny, dma_nz;
   always_comb begin
-    dma_nx = 64'(cmd[CMD_DMA_LOAD_NX_LSB +: 16]);
-    dma_ny = 64'(cmd[CMD_DMA_LOAD_NY_LSB +: 16]);
-    dma_nz = 64'(cmd[CMD_DMA_LOAD_NZ_LSB +: 16]);
-    extent = (dma_nz - 1) * 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]) +
-             (dma_ny - 1) * 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]) +
-             (dma_nx - 1) * 64'(cmd[CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]) + 64'(cmd[CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]);
+    dma_nx = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB +: 16]);
+    dma_ny = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB +: 16]);
+    dma_nz = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB +: 16]);
+    extent = (dma_nz - 1) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]) +
+             (dma_ny - 1) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]) +
+             (dma_nx - 1) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]) + 64'(cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]);
   end
 
   always_comb begin
     logic [63:0] nx, ny;
-    cause = ERROR_NONE;
-    case (cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH])
-      OP_DMA_LOAD: begin
-        if (!lines_fit(64'(cmd[CMD_DMA_LOAD_SP_ADDR_LSB +: 16]),
-                       dma_nz * (64'(cmd[CMD_DMA_LOAD_PAD_TOP_LSB +: 4]) + dma_ny + 64'(cmd[CMD_DMA_LOAD_PAD_BOTTOM_LSB +: 4])) *
-                           (64'(cmd[CMD_DMA_LOAD_PAD_LEFT_LSB +: 4]) + dma_nx + 64'(cmd[CMD_DMA_LOAD_PAD_RIGHT_LSB +: 4]))))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+    cause = sable_pkg::ERROR_NONE;
+    nx = '0;  // assigned in every branch: no latch (Yosys infers one for a partly assigned local)
+    ny = '0;
+    case (cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH])
+      sable_pkg::OP_DMA_LOAD: begin
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_DMA_LOAD_SP_ADDR_LSB +: 16]),
+                       dma_nz * (64'(cmd[sable_pkg::CMD_DMA_LOAD_PAD_TOP_LSB +: 4]) + dma_ny + 64'(cmd[sable_pkg::CMD_DMA_LOAD_PAD_BOTTOM_LSB +: 4])) *
+                           (64'(cmd[sable_pkg::CMD_DMA_LOAD_PAD_LEFT_LSB +: 4]) + dma_nx + 64'(cmd[sable_pkg::CMD_DMA_LOAD_PAD_RIGHT_LSB +: 4]))))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else cause = region_cause();
       end
-      OP_DMA_STORE: begin
-        if (!lines_fit(64'(cmd[CMD_DMA_STORE_SP_ADDR_LSB +: 16]), dma_nz * dma_ny * dma_nx)) cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+      sable_pkg::OP_DMA_STORE: begin
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_DMA_STORE_SP_ADDR_LSB +: 16]), dma_nz * dma_ny * dma_nx)) cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else cause = region_cause();
       end
-      OP_MATMUL: begin
-        nx = 64'(cmd[CMD_MATMUL_NX_LSB +: 16]);
-        ny = 64'(cmd[CMD_MATMUL_NY_LSB +: 16]);
-        if (!lines_fit(64'(cmd[CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]), 64'(DIM)) ||
-            !lines_fit(64'(cmd[CMD_MATMUL_INPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) +
-                           (nx - 1) * 64'(cmd[CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
-        else if (!rows_fit(64'(cmd[CMD_MATMUL_ACC_ADDR_LSB +: 16]), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
+      sable_pkg::OP_MATMUL: begin
+        nx = 64'(cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16]);
+        ny = 64'(cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16]);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]), 64'(DIM)) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) +
+                           (nx - 1) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        else if (!rows_fit(64'(cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
-      OP_DEPTHWISE: begin
+      sable_pkg::OP_DEPTHWISE: begin
         logic [63:0] kw, kh, last_y, last_x;
-        nx = 64'(cmd[CMD_DEPTHWISE_NX_LSB +: 16]);
-        ny = 64'(cmd[CMD_DEPTHWISE_NY_LSB +: 16]);
-        kw = 64'(cmd[CMD_DEPTHWISE_KERNEL_W_LSB +: CMD_DEPTHWISE_KERNEL_W_WIDTH]);
-        kh = 64'(cmd[CMD_DEPTHWISE_KERNEL_H_LSB +: CMD_DEPTHWISE_KERNEL_H_WIDTH]);
-        last_y = (ny - 1) * 64'(cmd[CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(cmd[CMD_DEPTHWISE_DILATION_Y_LSB +: 4]);
-        last_x = (nx - 1) * 64'(cmd[CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(cmd[CMD_DEPTHWISE_DILATION_X_LSB +: 4]);
-        if (!lines_fit(64'(cmd[CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]), kh * kw) ||
-            !lines_fit(64'(cmd[CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]) + last_y * 64'(cmd[CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
-                           last_x * 64'(cmd[CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
-        else if (!rows_fit(64'(cmd[CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
+        nx = 64'(cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16]);
+        ny = 64'(cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16]);
+        kw = 64'(cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: sable_pkg::CMD_DEPTHWISE_KERNEL_W_WIDTH]);
+        kh = 64'(cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: sable_pkg::CMD_DEPTHWISE_KERNEL_H_WIDTH]);
+        last_y = (ny - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4]);
+        last_x = (nx - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4]);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]), kh * kw) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]) + last_y * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
+                           last_x * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        else if (!rows_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
-      OP_POSTPROC: begin
-        nx = 64'(cmd[CMD_POSTPROC_NX_LSB +: 16]);
-        ny = 64'(cmd[CMD_POSTPROC_NY_LSB +: 16]);
-        if (!lines_fit(64'(cmd[CMD_POSTPROC_PARAM_ADDR_LSB +: 16]), POSTPROC_PARAM_LINES) ||
-            !lines_fit(64'(cmd[CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                           (nx - 1) * 64'(cmd[CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
-        else if (!rows_fit(64'(cmd[CMD_POSTPROC_ACC_ADDR_LSB +: 16]), ny * nx)) cause = ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
+      sable_pkg::OP_POSTPROC: begin
+        nx = 64'(cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]);
+        ny = 64'(cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_POSTPROC_PARAM_ADDR_LSB +: 16]), POSTPROC_PARAM_LINES) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                           (nx - 1) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        else if (!rows_fit(64'(cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
-      OP_POOL: begin
+      sable_pkg::OP_POOL: begin
         // The last input pixel a window touches, clipped to the input (windows hold ≥ 1 pixel).
         logic [63:0] last_iy, last_ix, reach_y, reach_x;
-        nx = 64'(cmd[CMD_POOL_NX_LSB +: 16]);
-        ny = 64'(cmd[CMD_POOL_NY_LSB +: 16]);
-        reach_y = (ny - 1) * 64'(cmd[CMD_POOL_STRIDE_Y_LSB +: 4]) + 64'(cmd[CMD_POOL_KERNEL_H_LSB +: 8]) - 1 - 64'(cmd[CMD_POOL_PAD_TOP_LSB +: 4]);
-        reach_x = (nx - 1) * 64'(cmd[CMD_POOL_STRIDE_X_LSB +: 4]) + 64'(cmd[CMD_POOL_KERNEL_W_LSB +: 8]) - 1 - 64'(cmd[CMD_POOL_PAD_LEFT_LSB +: 4]);
-        last_iy = reach_y < 64'(cmd[CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1 ? reach_y : 64'(cmd[CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1;
-        last_ix = reach_x < 64'(cmd[CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1 ? reach_x : 64'(cmd[CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1;
-        if (!lines_fit(64'(cmd[CMD_POOL_INPUT_ADDR_LSB +: 16]) + last_iy * 64'(cmd[CMD_POOL_INPUT_STRIDE_Y_LSB +: 16]) +
-                           last_ix * 64'(cmd[CMD_POOL_INPUT_STRIDE_X_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_POOL_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                           (nx - 1) * 64'(cmd[CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        nx = 64'(cmd[sable_pkg::CMD_POOL_NX_LSB +: 16]);
+        ny = 64'(cmd[sable_pkg::CMD_POOL_NY_LSB +: 16]);
+        reach_y = (ny - 1) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4]);
+        reach_x = (nx - 1) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4]);
+        last_iy = reach_y < 64'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1 ? reach_y : 64'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1;
+        last_ix = reach_x < 64'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1 ? reach_x : 64'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1;
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16]) + last_iy * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16]) +
+                           last_ix * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                           (nx - 1) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
-      OP_ELTWISE: begin
+      sable_pkg::OP_ELTWISE: begin
         logic [63:0] count;
-        count = 64'(cmd[CMD_ELTWISE_COUNT_LSB +: 16]);
-        if (!lines_fit(64'(cmd[CMD_ELTWISE_INPUT_A_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_ELTWISE_INPUT_A_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_ELTWISE_INPUT_B_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_ELTWISE_INPUT_B_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_ELTWISE_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_ELTWISE_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_ELTWISE_PARAM_ADDR_LSB +: 16]), ELTWISE_PARAM_LINES))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        count = 64'(cmd[sable_pkg::CMD_ELTWISE_COUNT_LSB +: 16]);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_PARAM_ADDR_LSB +: 16]), ELTWISE_PARAM_LINES))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
-      OP_LUT: begin
+      sable_pkg::OP_LUT: begin
         logic [63:0] count;
-        count = 64'(cmd[CMD_LUT_COUNT_LSB +: 16]);
-        if (!lines_fit(64'(cmd[CMD_LUT_INPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_LUT_INPUT_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_LUT_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[CMD_LUT_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_LUT_TABLE_ADDR_LSB +: 16]), LUT_TABLE_LINES))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        count = 64'(cmd[sable_pkg::CMD_LUT_COUNT_LSB +: 16]);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_LUT_TABLE_ADDR_LSB +: 16]), LUT_TABLE_LINES))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
-      OP_SOFTMAX: begin
+      sable_pkg::OP_SOFTMAX: begin
         logic [63:0] rows, blocks;
-        rows = 64'(cmd[CMD_SOFTMAX_ROWS_LSB +: 16]);
-        blocks = (64'(cmd[CMD_SOFTMAX_LENGTH_LSB +: 16]) + 64'(DIM) - 1) / 64'(DIM);
-        if (!lines_fit(64'(cmd[CMD_SOFTMAX_INPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[CMD_SOFTMAX_INPUT_STRIDE_LSB +: 16]) +
-                           (blocks - 1) * 64'(cmd[CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_SOFTMAX_OUTPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[CMD_SOFTMAX_OUTPUT_STRIDE_LSB +: 16]) +
-                           (blocks - 1) * 64'(cmd[CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[CMD_SOFTMAX_TABLE_ADDR_LSB +: 16]), SOFTMAX_TABLE_LINES))
-          cause = ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
+        rows = 64'(cmd[sable_pkg::CMD_SOFTMAX_ROWS_LSB +: 16]);
+        blocks = (64'(cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB +: 16]) + 64'(DIM) - 1) / 64'(DIM);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB +: 16]) +
+                           (blocks - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB +: 16]) +
+                           (blocks - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_TABLE_ADDR_LSB +: 16]), SOFTMAX_TABLE_LINES))
+          cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
-      default: cause = ERROR_NONE;
+      default: cause = sable_pkg::ERROR_NONE;
     endcase
   end
 
   // The dependency bits were checked at fetch (sable_cmd_check).
   logic unused_deps;
-  assign unused_deps = ^cmd[CMD_WAIT_LSB+:8];
+  assign unused_deps = ^cmd[sable_pkg::CMD_WAIT_LSB+:8];
 
-  assign size = region_size[region[$clog2(MAX_REGIONS)-1:0]];
-  assign base = region_base[region[$clog2(MAX_REGIONS)-1:0]];
+  assign size = region_size[64*region[$clog2(MAX_REGIONS)-1:0] +: 64];
+  assign base = region_base[64*region[$clog2(MAX_REGIONS)-1:0] +: 64];
 endmodule

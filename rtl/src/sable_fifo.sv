@@ -21,7 +21,7 @@ module sable_fifo #(
   logic [PW-1:0] rd_ptr, wr_ptr;
 
   function automatic logic [PW-1:0] next(input logic [PW-1:0] ptr);
-    return 32'(ptr) == DEPTH - 1 ? '0 : ptr + 1'b1;
+    next = 32'(ptr) == DEPTH - 1 ? '0 : ptr + 1'b1;
   endfunction
 
   assign head = slots[rd_ptr];

@@ -31,13 +31,13 @@ module sable_grant_stall #(
     input  logic [NR-1:0]            u_re,      // the unit's reads, as if always granted
     output logic [NR-1:0]            re,        // to the memory
     input  logic [NR-1:0]            rgrant,
-    input  logic [NR-1:0][WIDTH-1:0] rdata_in,
-    output logic [NR-1:0][WIDTH-1:0] rdata,     // to the unit
+    input  logic [NR*WIDTH-1:0] rdata_in,
+    output logic [NR*WIDTH-1:0] rdata,     // to the unit
     output logic                     reads_in
 );
   logic [NR-1:0] got_q;  // reads of the current step already performed
   logic frozen_q;
-  logic [NR-1:0][WIDTH-1:0] hold_q;
+  logic [NR*WIDTH-1:0] hold_q;
   logic [255:0] cmd_q;
 
   assign re = u_re & ~got_q;

@@ -33,11 +33,11 @@ module sable_lut #(
   logic adv, sp_in, st_start, start_q;
   logic [255:0] st_cmd;
   logic u_re;
-  logic [0:0][8*DIM-1:0] sp_rd_p;
+  logic [8*DIM-1:0] sp_rd_p;
   logic u_busy, u_done;
   logic u_we;
   logic [8*DIM-1:0] sp_rd;
-  assign sp_rd = sp_rd_p[0];
+  assign sp_rd = sp_rd_p[0 +: 8*DIM];
   sable_grant_stall #(.NR(1), .WIDTH(8*DIM)) u_stall (
       .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
       .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
@@ -54,13 +54,13 @@ module sable_lut #(
 
   logic [15:0] in_addr, out_addr, in_stride, out_stride, remaining, t_addr_rd;
   logic [$clog2(TABLE_LINES)-1:0] t_line;       // next table line read
-  logic [TABLE_LINES*DIM-1:0][7:0] table_q;     // entry e = byte e (bytes past 256 unused when DIM ∤ 256)
+  logic [TABLE_LINES*DIM*8-1:0] table_q;     // entry e = byte e (bytes past 256 unused when DIM ∤ 256)
   logic                            tv;          // a table line arrives this cycle
   logic [$clog2(TABLE_LINES)-1:0]  tv_line;
 
   logic [LAT_W-1:0]       w_valid;   // output tags: stage s = reads issued s+1 cycles ago
-  logic [LAT_W-1:0][15:0] w_addr;
-  logic [DIM-1:0][7:0]    y_q;
+  logic [LAT_W*16-1:0] w_addr;
+  logic [DIM*8-1:0]    y_q;
 
   // Words 0 (opcode, tokens: the command processor's) and 4..7 (none) carry nothing for the unit.
   logic unused_cmd_bits;
@@ -69,8 +69,8 @@ module sable_lut #(
   logic hazard, issue;
   always_comb begin
     hazard = 1'b0;
-    for (int s = 0; s < int'(LAT_W); s++) begin
-      if (w_valid[s] && w_addr[s] == in_addr) hazard = 1'b1;
+    for (int s = 0; s < LAT_W; s++) begin
+      if (w_valid[s] && w_addr[16*s +: 16] == in_addr) hazard = 1'b1;
     end
   end
   assign issue = state == RUN && !hazard;
@@ -88,7 +88,7 @@ module sable_lut #(
       tv <= state == TABLE;
       case (state)
         IDLE: if (st_start) state <= TABLE;
-        TABLE: if (int'(t_line) == int'(TABLE_LINES) - 1) state <= RUN;
+        TABLE: if (32'(t_line) == TABLE_LINES - 1) state <= RUN;
         RUN: if (issue && remaining == 16'd1) state <= DRAIN;
         DRAIN: if (!w_valid[0]) state <= IDLE;  // the last write is this cycle
         default: state <= IDLE;
@@ -97,7 +97,7 @@ module sable_lut #(
   end
 
   always_ff @(posedge clk) if (adv) begin
-    w_addr <= {w_addr[LAT_W-2:0], out_addr};
+    w_addr <= {w_addr[16*(LAT_W-2+1)-1:0], out_addr};
     tv_line <= t_line;
     if (state == IDLE && st_start) begin
       in_addr <= st_cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB+:16];
@@ -112,18 +112,18 @@ module sable_lut #(
       t_line <= t_line + 1'b1;
       t_addr_rd <= t_addr_rd + 16'd1;
     end
-    if (tv) table_q[tv_line*DIM+:DIM] <= sp_rd;
+    if (tv) table_q[8*tv_line*DIM +: 8*DIM] <= sp_rd;
     if (issue) begin
       in_addr <= in_addr + in_stride;
       out_addr <= out_addr + out_stride;
       remaining <= remaining - 16'd1;
     end
     // The lookup, in the cycle the input line arrives (the table is complete by then).
-    for (int c = 0; c < int'(DIM); c++) y_q[c] <= table_q[sp_rd[8*c+:8]];
+    for (int c = 0; c < DIM; c++) y_q[8*c +: 8] <= table_q[8*sp_rd[8*c+:8] +: 8];
   end
 
   assign u_we = w_valid[LAT_W-1] && !clear;
-  assign sp_waddr = w_addr[LAT_W-1];
+  assign sp_waddr = w_addr[16*(LAT_W-1) +: 16];
   assign sp_wdata = y_q;
   assign sp_wstrb = '1;
   assign u_busy = state != IDLE;

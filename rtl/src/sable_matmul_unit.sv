@@ -39,8 +39,8 @@ module sable_matmul_unit #(
   output logic                      done,
   output logic                      idle,
   output logic [1:0]                sp_re,
-  output logic [1:0][15:0]          sp_raddr,
-  input  logic [1:0][8*DIM-1:0]     sp_rdata,
+  output logic [31:0]          sp_raddr,
+  input  logic [2*8*DIM-1:0]     sp_rdata,
   input  logic [1:0]                sp_rgrant,  // the scratchpad performs sp_re[p] in this cycle
   output logic                      acc_re,
   output logic [15:0]               acc_raddr,
@@ -74,7 +74,7 @@ module sable_matmul_unit #(
   // int8/uint8 byte minus a signed 16-bit zero point, as a 17-bit signed operand.
   function automatic logic [16:0] operand(input logic [7:0] b, input logic is_signed,
                                           input logic [15:0] zp);
-    return {{9{is_signed & b[7]}}, b} - {zp[15], zp};
+    operand = {{9{is_signed & b[7]}}, b} - {zp[15], zp};
   endfunction
 
   // ---------------------------------------------------------------- accept → pend
@@ -207,9 +207,9 @@ module sable_matmul_unit #(
   end
 
   assign sp_re[0]    = s_active && !clear;
-  assign sp_raddr[0] = s_ptr;
+  assign sp_raddr[0 +: 16] = s_ptr;
   assign sp_re[1]    = l_active && !clear;
-  assign sp_raddr[1] = l_addr;
+  assign sp_raddr[16 +: 16] = l_addr;
   // The weight lines must reach row k ahead of the first input pixel, so a weight read cannot
   // wait: the weights are the scratchpad's highest-priority read port (sable_npu) and always
   // granted.
@@ -224,12 +224,13 @@ module sable_matmul_unit #(
     logic        accumulate;
     logic [15:0] acc_addr;
   } meta_t;
+  localparam int unsigned MW = 18;  // $bits(meta_t), which Yosys 0.23 lacks
 
   logic        i1_valid, i1_buf, i1_in_signed;
   logic [15:0] i1_izp;
   meta_t       i1_meta;
   logic                 i2_valid, i2_buf;
-  logic [DIM-1:0][16:0] i2_a;
+  logic [DIM*17-1:0] i2_a;
 
   always_ff @(posedge clk) begin
     if (!rst_n || clear) begin
@@ -245,22 +246,22 @@ module sable_matmul_unit #(
     i1_buf       <= s_buf;
     i1_in_signed <= s_in_signed;
     i1_izp       <= s_izp;
-    i1_meta      <= '{last: s_last, accumulate: s_accumulate, acc_addr: s_acc_ptr};
+    i1_meta      <= {s_last, s_accumulate, s_acc_ptr};  // meta_t's order
     i2_buf       <= i1_buf;
     for (int k = 0; k < DIM; k++) begin
-      i2_a[k] <= operand(sp_rdata[0][8*k +: 8], i1_in_signed, i1_izp);
+      i2_a[17*k +: 17] <= operand(sp_rdata[8*k +: 8], i1_in_signed, i1_izp);
     end
   end
 
-  logic [DIM-1:0][18:0] row_in, row_out;
+  logic [DIM*19-1:0] row_in, row_out;
   logic [DIM-1:0]       arr_in_valid, arr_in_buf;
-  logic [DIM-1:0][16:0] arr_in_a;
+  logic [DIM*17-1:0] arr_in_a;
   always_comb begin
     for (int k = 0; k < DIM; k++) begin
-      row_in[k]       = {i2_valid, i2_buf, i2_a[k]};
-      arr_in_valid[k] = row_out[k][18];
-      arr_in_buf[k]   = row_out[k][17];
-      arr_in_a[k]     = row_out[k][16:0];
+      row_in[19*k +: 19]       = {i2_valid, i2_buf, i2_a[17*k +: 17]};
+      arr_in_valid[k] = row_out[19*k + 18];
+      arr_in_buf[k]   = row_out[19*k + 17];
+      arr_in_a[17*k +: 17]     = row_out[19*k +: 17];
     end
   end
 
@@ -274,7 +275,7 @@ module sable_matmul_unit #(
   logic [15:0]          w1_wzp;
   logic                 w2_valid, w2_buf;
   logic [CW-1:0]        w2_row;
-  logic [DIM-1:0][16:0] w2_w, wcol;
+  logic [DIM*17-1:0] w2_w, wcol;
   logic [DIM-1:0]       arr_wt_en;
 
   always_ff @(posedge clk) begin
@@ -295,7 +296,7 @@ module sable_matmul_unit #(
     w2_buf      <= w1_buf;
     w2_row      <= w1_row;
     for (int n = 0; n < DIM; n++) begin
-      w2_w[n] <= operand(sp_rdata[1][8*n +: 8], w1_w_signed, w1_wzp);
+      w2_w[17*n +: 17] <= operand(sp_rdata[8*DIM + 8*n +: 8], w1_w_signed, w1_wzp);
     end
   end
 
@@ -309,7 +310,7 @@ module sable_matmul_unit #(
 
   // ---------------------------------------------------------------- the array and the de-skew
   logic [DIM-1:0]       arr_out_valid;
-  logic [DIM-1:0][31:0] arr_out_psum, o0_psum;
+  logic [DIM*32-1:0] arr_out_psum, o0_psum;
 
   sable_systolic_array #(.DIM(DIM)) u_array (
     .clk, .rst_n, .clear,
@@ -334,19 +335,17 @@ module sable_matmul_unit #(
   assign unused_out_valid = ^arr_out_valid[DIM-2:0];
 
   // Metadata delay: I1 (cycle T − 1) → O0 (cycle T + 2·DIM − 1), where T is the pixel's cycle in I2
-  // (row 0 of the array): 2·DIM registers.
-  meta_t [META_DELAY-1:0] meta_line;
-  always_ff @(posedge clk) begin
-    meta_line[0] <= i1_meta;
-    for (int s = 1; s < int'(META_DELAY); s++) meta_line[s] <= meta_line[s-1];
-  end
+  // (row 0 of the array): 2·DIM registers, one flat vector shifted by one entry per cycle (an
+  // array of structs is outside Yosys 0.23's subset; docs/rtl.md).
+  logic [META_DELAY*MW-1:0] meta_line;
+  always_ff @(posedge clk) meta_line <= {meta_line[(META_DELAY-1)*MW-1:0], i1_meta};
   meta_t o0_meta;
-  assign o0_meta = meta_line[META_DELAY-1];
+  assign o0_meta = meta_line[(META_DELAY-1)*MW +: MW];
 
   // ---------------------------------------------------------------- O0: accumulator read; O1: add, write
   logic                 o1_valid, o1_fwd;
   meta_t                o1_meta;
-  logic [DIM-1:0][31:0] o1_psum, o1_fwd_data, sum;
+  logic [DIM*32-1:0] o1_psum, o1_fwd_data, sum;
 
   assign acc_re    = o0_valid && o0_meta.accumulate && !clear;
   assign acc_raddr = o0_meta.acc_addr;
@@ -369,8 +368,8 @@ module sable_matmul_unit #(
 
   always_comb begin
     for (int n = 0; n < DIM; n++) begin
-      sum[n] = o1_psum[n];
-      if (o1_meta.accumulate) sum[n] = sum[n] + (o1_fwd ? o1_fwd_data[n] : acc_rdata[32*n +: 32]);
+      sum[32*n +: 32] = o1_psum[32*n +: 32];
+      if (o1_meta.accumulate) sum[32*n +: 32] = sum[32*n +: 32] + (o1_fwd ? o1_fwd_data[32*n +: 32] : acc_rdata[32*n +: 32]);
     end
   end
 

@@ -64,7 +64,7 @@ module sable_npu #(
     // Completion trace (load, compute, store, END): the index of each command as it completes.
     // For profiling and waveforms; leave unconnected on a board.
     output logic [3:0]        retire_valid,
-    output logic [3:0][31:0]  retire_index
+    output logic [127:0]  retire_index
 );
   localparam int unsigned SP_LINES = SCRATCHPAD_KIB * 1024 / DIM;
   localparam int unsigned ACC_ROWS = ACCUMULATOR_KIB * 1024 / (4 * DIM);
@@ -74,7 +74,7 @@ module sable_npu #(
   logic [63:0] cmd_base, region_table;
   logic [31:0] cmd_size, region_count, end_command;
   logic [7:0] end_cause;
-  logic [sable_pkg::COUNTER_COUNT-1:0][63:0] counters;
+  logic [sable_pkg::COUNTER_COUNT*64-1:0] counters;
 
   sable_csr #(.DIM(DIM), .CONFIG_ID(CONFIG_ID), .SCRATCHPAD_KIB(SCRATCHPAD_KIB), .ACCUMULATOR_KIB(ACCUMULATOR_KIB),
               .DW_MACS(DW_MACS), .QUEUE_DEPTH(QUEUE_DEPTH), .MAX_REGIONS(MAX_REGIONS)) csr (
@@ -130,18 +130,18 @@ module sable_npu #(
   //      array and the vector unit never run together (sable_compute_seq), so only the
   //      post-processing unit's reads are ever refused there. ----
   logic [7:0] sp_re;
-  logic [7:0][15:0] sp_raddr;
-  logic [7:0][8*DIM-1:0] sp_rdata;
+  logic [127:0] sp_raddr;
+  logic [8*8*DIM-1:0] sp_rdata;
   logic [2:0] sp_we;
-  logic [2:0][15:0] sp_waddr;
-  logic [2:0][8*DIM-1:0] sp_wdata;
-  logic [2:0][DIM-1:0] sp_wstrb;
+  logic [47:0] sp_waddr;
+  logic [3*8*DIM-1:0] sp_wdata;
+  logic [3*DIM-1:0] sp_wstrb;
   logic [2:0] acc_re;
-  logic [2:0][15:0] acc_raddr;
-  logic [2:0][32*DIM-1:0] acc_rdata;
+  logic [47:0] acc_raddr;
+  logic [3*32*DIM-1:0] acc_rdata;
   logic [1:0] acc_we;
-  logic [1:0][15:0] acc_waddr;
-  logic [1:0][32*DIM-1:0] acc_wdata;
+  logic [31:0] acc_waddr;
+  logic [2*32*DIM-1:0] acc_wdata;
   logic [2:0] acc_rgrant;
   logic [1:0] acc_wgrant;
   logic [7:0] sp_rgrant;
@@ -162,36 +162,36 @@ module sable_npu #(
       .clk, .rst_n, .clear(unit_clear), .start(load_start), .cmd(load_cmd), .region_base(load_base), .busy(load_busy),
       .done(load_done), .error(load_error), .arvalid(d_arvalid), .arready(d_arready), .araddr(d_araddr),
       .arlen(d_arlen), .arsize(d_arsize), .arburst(d_arburst), .rvalid(d_rvalid), .rready(d_rready),
-      .rdata(m_rdata), .rresp(m_rresp), .rlast(m_rlast), .sp_we(sp_we[2]), .sp_waddr(sp_waddr[2]),
-      .sp_wdata(sp_wdata[2]), .sp_wstrb(sp_wstrb[2]), .sp_wgrant(sp_wgrant[2]));
+      .rdata(m_rdata), .rresp(m_rresp), .rlast(m_rlast), .sp_we(sp_we[2]), .sp_waddr(sp_waddr[32 +: 16]),
+      .sp_wdata(sp_wdata[(8*DIM)*2 +: 8*DIM]), .sp_wstrb(sp_wstrb[DIM*2 +: DIM]), .sp_wgrant(sp_wgrant[2]));
 
   sable_dma_store #(.DIM(DIM)) dma_store (
       .clk, .rst_n, .clear(unit_clear), .start(store_start), .cmd(store_cmd), .region_base(store_base),
       .busy(store_busy), .done(store_done), .error(store_error), .awvalid(m_awvalid), .awready(m_awready),
       .awaddr(m_awaddr), .awlen(m_awlen), .awsize(m_awsize), .awburst(m_awburst), .wvalid(m_wvalid),
       .wready(m_wready), .wdata(m_wdata), .wstrb(m_wstrb), .wlast(m_wlast), .bvalid(m_bvalid), .bready(m_bready),
-      .bresp(m_bresp), .sp_re(sp_re[7]), .sp_raddr(sp_raddr[7]), .sp_rdata(sp_rdata[7]), .sp_rgrant(sp_rgrant[7]));
+      .bresp(m_bresp), .sp_re(sp_re[7]), .sp_raddr(sp_raddr[112 +: 16]), .sp_rdata(sp_rdata[(8*DIM)*7 +: 8*DIM]), .sp_rgrant(sp_rgrant[7]));
 
   sable_matmul_unit #(.DIM(DIM)) matmul (
       .clk, .rst_n, .clear(unit_clear), .start(mm_start), .cmd(compute_cmd), .ready(mm_ready), .done(mm_done),
-      .idle(mm_idle), .sp_re({sp_re[0], sp_re[1]}), .sp_raddr({sp_raddr[0], sp_raddr[1]}),
-      .sp_rdata({sp_rdata[0], sp_rdata[1]}), .sp_rgrant({sp_rgrant[0], sp_rgrant[1]}), .acc_re(acc_re[0]),
-      .acc_raddr(acc_raddr[0]), .acc_rdata(acc_rdata[0]), .acc_we(acc_we[0]), .acc_waddr(acc_waddr[0]),
-      .acc_wdata(acc_wdata[0]));
+      .idle(mm_idle), .sp_re({sp_re[0], sp_re[1]}), .sp_raddr({sp_raddr[0 +: 16], sp_raddr[16 +: 16]}),
+      .sp_rdata({sp_rdata[0 +: 8*DIM], sp_rdata[8*DIM +: 8*DIM]}), .sp_rgrant({sp_rgrant[0], sp_rgrant[1]}), .acc_re(acc_re[0]),
+      .acc_raddr(acc_raddr[0 +: 16]), .acc_rdata(acc_rdata[0 +: 32*DIM]), .acc_we(acc_we[0]), .acc_waddr(acc_waddr[0 +: 16]),
+      .acc_wdata(acc_wdata[0 +: 32*DIM]));
 
   sable_ppu #(.DIM(DIM)) ppu (
       .clk, .rst_n, .clear(unit_clear), .start(ppu_start), .cmd(compute_cmd), .busy(ppu_busy), .done(ppu_done),
-      .error(ppu_error), .acc_ready(ppu_acc_ready), .sp_re(sp_re[6]), .sp_raddr(sp_raddr[6]),
-      .sp_rdata(sp_rdata[6]), .sp_rgrant(sp_rgrant[6]), .sp_we(sp_we[0]), .sp_waddr(sp_waddr[0]),
-      .sp_wdata(sp_wdata[0]), .sp_wstrb(sp_wstrb[0]), .sp_wgrant(sp_wgrant[0]), .acc_re(acc_re[2]), .acc_raddr(acc_raddr[2]), .acc_grant(acc_rgrant[2]),
-      .acc_rdata(acc_rdata[2]));
+      .error(ppu_error), .acc_ready(ppu_acc_ready), .sp_re(sp_re[6]), .sp_raddr(sp_raddr[96 +: 16]),
+      .sp_rdata(sp_rdata[(8*DIM)*6 +: 8*DIM]), .sp_rgrant(sp_rgrant[6]), .sp_we(sp_we[0]), .sp_waddr(sp_waddr[0 +: 16]),
+      .sp_wdata(sp_wdata[0 +: 8*DIM]), .sp_wstrb(sp_wstrb[0 +: DIM]), .sp_wgrant(sp_wgrant[0]), .acc_re(acc_re[2]), .acc_raddr(acc_raddr[32 +: 16]), .acc_grant(acc_rgrant[2]),
+      .acc_rdata(acc_rdata[(32*DIM)*2 +: 32*DIM]));
 
   sable_vector_unit #(.DIM(DIM), .DW_MACS(DW_MACS)) vector (
       .clk, .rst_n, .clear(unit_clear), .start(vec_start), .cmd(compute_cmd), .busy(vec_busy), .done(vec_done),
-      .error(vec_error), .sp_re(sp_re[5:2]), .sp_raddr(sp_raddr[5:2]), .sp_rdata(sp_rdata[5:2]),
-      .sp_rgrant(sp_rgrant[5:2]), .sp_we(sp_we[1]), .sp_waddr(sp_waddr[1]), .sp_wdata(sp_wdata[1]),
-      .sp_wstrb(sp_wstrb[1]), .sp_wgrant(sp_wgrant[1]), .acc_re(acc_re[1]), .acc_raddr(acc_raddr[1]),
-      .acc_rdata(acc_rdata[1]), .acc_we(acc_we[1]), .acc_waddr(acc_waddr[1]), .acc_wdata(acc_wdata[1]),
+      .error(vec_error), .sp_re(sp_re[5:2]), .sp_raddr(sp_raddr[16*(5+1)-1:32]), .sp_rdata(sp_rdata[(8*DIM)*(5+1)-1:(8*DIM)*2]),
+      .sp_rgrant(sp_rgrant[5:2]), .sp_we(sp_we[1]), .sp_waddr(sp_waddr[16 +: 16]), .sp_wdata(sp_wdata[8*DIM +: 8*DIM]),
+      .sp_wstrb(sp_wstrb[DIM +: DIM]), .sp_wgrant(sp_wgrant[1]), .acc_re(acc_re[1]), .acc_raddr(acc_raddr[16 +: 16]),
+      .acc_rdata(acc_rdata[32*DIM +: 32*DIM]), .acc_we(acc_we[1]), .acc_waddr(acc_waddr[16 +: 16]), .acc_wdata(acc_wdata[32*DIM +: 32*DIM]),
       .acc_rgrant(acc_rgrant[1]), .acc_wgrant(acc_wgrant[1]));
 
   // Write responses carry no information beyond bresp: one ID, in order.

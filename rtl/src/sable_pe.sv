@@ -1,7 +1,7 @@
 // One processing element of the weight-stationary systolic array (sable_systolic_array).
 //
 // It holds two stationary weights (a double buffer: one streams while the other is loaded) and
-// does one multiply-accumulate per cycle: psum_out = psum_in + a · weight[buf], int32 with
+// does one multiply-accumulate per cycle: psum_out = psum_in + a · weight[17*buf +: 17], int32 with
 // wrap-around. Operands are 17-bit signed: an int8/uint8 value minus a 16-bit signed zero point.
 // Only the low 32 bits of the product are kept, which is the exact int32 wrap-around result.
 //
@@ -31,7 +31,7 @@ module sable_pe (
   output logic        wt_en_out,
   output logic        wt_buf_out
 );
-  logic [1:0][16:0] weight;
+  logic [33:0] weight;
 
   // Control bits are reset and cleared: an aborted pixel or weight load must vanish.
   always_ff @(posedge clk) begin
@@ -48,7 +48,7 @@ module sable_pe (
   always_ff @(posedge clk) begin
     if (in_valid) begin
       logic [16:0] w_cur;
-      w_cur = weight[in_buf];
+      w_cur = weight[17*in_buf +: 17];
       out_buf  <= in_buf;
       out_a    <= in_a;
       // Sign-extend both operands to 32 bits: the low 32 bits of the product are then exact
@@ -57,7 +57,7 @@ module sable_pe (
     end
     if (wt_en_in) begin
       wt_buf_out        <= wt_buf_in;
-      weight[wt_buf_in] <= wt_data;
+      weight[17*wt_buf_in +: 17] <= wt_data;
     end
   end
 endmodule

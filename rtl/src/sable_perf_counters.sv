@@ -17,26 +17,26 @@ module sable_perf_counters (
     input  logic [63:0] read_bytes,
     input  logic [63:0] write_bytes,
     input  logic [2:0]  commands,
-    output logic [sable_pkg::COUNTER_COUNT-1:0][63:0] counters
+    output logic [sable_pkg::COUNTER_COUNT*64-1:0] counters
 );
-  import sable_pkg::*;
+
 
   always_ff @(posedge clk) begin
     if (!rst_n || clear) begin
       counters <= '0;
     end else begin
-      if (running) counters[COUNTER_CYCLES] <= counters[COUNTER_CYCLES] + 64'd1;
-      counters[COUNTER_LOAD_BUSY] <= counters[COUNTER_LOAD_BUSY] + 64'(load_busy);
-      counters[COUNTER_ARRAY_BUSY] <= counters[COUNTER_ARRAY_BUSY] + 64'(array_busy);
-      counters[COUNTER_VECTOR_BUSY] <= counters[COUNTER_VECTOR_BUSY] + 64'(vector_busy[0]) + 64'(vector_busy[1]);
-      counters[COUNTER_STORE_BUSY] <= counters[COUNTER_STORE_BUSY] + 64'(store_busy);
-      counters[COUNTER_LOAD_STALL] <= counters[COUNTER_LOAD_STALL] + 64'(load_stall);
-      counters[COUNTER_COMPUTE_STALL] <= counters[COUNTER_COMPUTE_STALL] + 64'(compute_stall);
-      counters[COUNTER_STORE_STALL] <= counters[COUNTER_STORE_STALL] + 64'(store_stall);
-      counters[COUNTER_MACS] <= counters[COUNTER_MACS] + macs;
-      counters[COUNTER_DMA_READ_BYTES] <= counters[COUNTER_DMA_READ_BYTES] + read_bytes;
-      counters[COUNTER_DMA_WRITE_BYTES] <= counters[COUNTER_DMA_WRITE_BYTES] + write_bytes;
-      counters[COUNTER_COMMANDS] <= counters[COUNTER_COMMANDS] + 64'(commands);
+      if (running) counters[64*sable_pkg::COUNTER_CYCLES +: 64] <= counters[64*sable_pkg::COUNTER_CYCLES +: 64] + 64'd1;
+      counters[64*sable_pkg::COUNTER_LOAD_BUSY +: 64] <= counters[64*sable_pkg::COUNTER_LOAD_BUSY +: 64] + 64'(load_busy);
+      counters[64*sable_pkg::COUNTER_ARRAY_BUSY +: 64] <= counters[64*sable_pkg::COUNTER_ARRAY_BUSY +: 64] + 64'(array_busy);
+      counters[64*sable_pkg::COUNTER_VECTOR_BUSY +: 64] <= counters[64*sable_pkg::COUNTER_VECTOR_BUSY +: 64] + 64'(vector_busy[0]) + 64'(vector_busy[1]);
+      counters[64*sable_pkg::COUNTER_STORE_BUSY +: 64] <= counters[64*sable_pkg::COUNTER_STORE_BUSY +: 64] + 64'(store_busy);
+      counters[64*sable_pkg::COUNTER_LOAD_STALL +: 64] <= counters[64*sable_pkg::COUNTER_LOAD_STALL +: 64] + 64'(load_stall);
+      counters[64*sable_pkg::COUNTER_COMPUTE_STALL +: 64] <= counters[64*sable_pkg::COUNTER_COMPUTE_STALL +: 64] + 64'(compute_stall);
+      counters[64*sable_pkg::COUNTER_STORE_STALL +: 64] <= counters[64*sable_pkg::COUNTER_STORE_STALL +: 64] + 64'(store_stall);
+      counters[64*sable_pkg::COUNTER_MACS +: 64] <= counters[64*sable_pkg::COUNTER_MACS +: 64] + macs;
+      counters[64*sable_pkg::COUNTER_DMA_READ_BYTES +: 64] <= counters[64*sable_pkg::COUNTER_DMA_READ_BYTES +: 64] + read_bytes;
+      counters[64*sable_pkg::COUNTER_DMA_WRITE_BYTES +: 64] <= counters[64*sable_pkg::COUNTER_DMA_WRITE_BYTES +: 64] + write_bytes;
+      counters[64*sable_pkg::COUNTER_COMMANDS +: 64] <= counters[64*sable_pkg::COUNTER_COMMANDS +: 64] + 64'(commands);
     end
   end
 endmodule

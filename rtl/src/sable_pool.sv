@@ -41,11 +41,11 @@ module sable_pool #(
   logic adv, sp_in, st_start, start_q;
   logic [255:0] st_cmd;
   logic u_re;
-  logic [0:0][8*DIM-1:0] sp_rd_p;
+  logic [8*DIM-1:0] sp_rd_p;
   logic u_busy, u_done;
   logic u_we;
   logic [8*DIM-1:0] sp_rd;
-  assign sp_rd = sp_rd_p[0];
+  assign sp_rd = sp_rd_p[0 +: 8*DIM];
   sable_grant_stall #(.NR(1), .WIDTH(8*DIM)) u_stall (
       .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
       .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
@@ -156,10 +156,10 @@ module sable_pool #(
       y      <= '0;
       kx     <= '0;
       ky     <= '0;
-      ix0    <= -CW'(c_pl);
-      iy0    <= -CW'(c_pt);
-      ix     <= -CW'(c_pl);
-      iy     <= -CW'(c_pt);
+      ix0    <= -(CW'(c_pl));
+      iy0    <= -(CW'(c_pt));
+      ix     <= -(CW'(c_pl));
+      iy     <= -(CW'(c_pt));
       a_row  <= start_line;
       a_pix  <= start_line;
       a_krow <= start_line;
@@ -211,7 +211,7 @@ module sable_pool #(
   // ---------------------------------------------------------------- S1: fold the taps
   // acc holds the running max or sum (|sum| <= 255 * 255 * 255 < 2^24) and cnt the taps inside.
   logic                 v1, in1, first1, last1, final1;
-  logic [DIM-1:0][25:0] acc;
+  logic [DIM*26-1:0] acc;
   logic [16:0]          cnt;
   always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) v1 <= 1'b0;
@@ -229,12 +229,12 @@ module sable_pool #(
   // and then to the type's range.
   function automatic logic [7:0] saturate(input logic neg, input logic [7:0] mag);
     logic signed [16:0] v;
-    v = neg ? -17'(mag) : 17'(mag);
+    v = neg ? -(17'(mag)) : 17'(mag);
     if (v > f_hi) v = f_hi;
     if (v < f_lo) v = f_lo;
     if (f_signed) v = v > 17'sd127 ? 17'sd127 : (v < -17'sd128 ? -17'sd128 : v);
     else v = v > 17'sd255 ? 17'sd255 : (v < 17'sd0 ? 17'sd0 : v);
-    return v[7:0];
+    saturate = v[7:0];
   endfunction
 
   // Restoring division of n = |sum| + cnt/2 by cnt; n < 256 * cnt, so 8 quotient bits.
@@ -250,19 +250,19 @@ module sable_pool #(
         q[3 - i] = 1'b1;
       end
     end
-    return {rem, q};
+    div_bits = {rem, q};
   endfunction
 
   logic                 v2, final2, v3, final3;
-  logic [DIM-1:0][25:0] rem2, rem3;
+  logic [DIM*26-1:0] rem2, rem3;
   logic [DIM-1:0]       neg2, neg3;
-  logic [DIM-1:0][3:0]  qhi3;
+  logic [DIM*4-1:0]  qhi3;
   logic [16:0]          cnt2, cnt3;
   // The data registers of every stage load only with a valid tap or pixel: an idle unit costs
   // nothing (in silicon and in the verilated model, which evaluates every datapath each cycle).
   always_ff @(posedge clk) if (adv) begin
     logic signed [25:0] base, v;
-    logic [DIM-1:0][25:0] acc_new;
+    logic [DIM*26-1:0] acc_new;
     logic [16:0] cnt_new;
     if (!rst_n || clear) begin
       v2 <= 1'b0;
@@ -277,11 +277,11 @@ module sable_pool #(
       for (int unsigned c = 0; c < DIM; c++) begin
         // Max starts from the type's minimum (like the model); an average from zero.
         if (first1) base = f_avg ? 26'sd0 : (f_signed ? -26'sd128 : 26'sd0);
-        else base = signed'(acc[c]);
+        else base = signed'(acc[26*c +: 26]);
         v = 26'(signed'({f_signed & sp_rd[8*c+7], sp_rd[8*c +: 8]}));
-        if (!in1) acc_new[c] = base;
-        else if (f_avg) acc_new[c] = base + v;
-        else acc_new[c] = v > base ? v : base;
+        if (!in1) acc_new[26*c +: 26] = base;
+        else if (f_avg) acc_new[26*c +: 26] = base + v;
+        else acc_new[26*c +: 26] = v > base ? v : base;
       end
       acc <= acc_new;
       cnt <= cnt_new;
@@ -292,8 +292,8 @@ module sable_pool #(
         cnt2   <= cnt_new;
         for (int unsigned c = 0; c < DIM; c++) begin
           // Max: the value itself, through the same pipeline (count forced to 1 below).
-          neg2[c] <= acc_new[c][25];
-          rem2[c] <= (acc_new[c][25] ? -acc_new[c] : acc_new[c]) + (f_avg ? 26'(cnt_new[16:1]) : 26'd0);
+          neg2[c] <= acc_new[26*c + 25];
+          rem2[26*c +: 26] <= (acc_new[26*c + 25] ? -acc_new[26*c +: 26] : acc_new[26*c +: 26]) + (f_avg ? 26'(cnt_new[16:1]) : 26'd0);
         end
       end
     end
@@ -304,9 +304,9 @@ module sable_pool #(
       cnt3   <= cnt2;
       for (int unsigned c = 0; c < DIM; c++) begin
         logic [29:0] r;
-        r = div_bits(rem2[c], f_avg ? cnt2 : 17'd1, 7);
-        rem3[c] <= r[29:4];
-        qhi3[c] <= r[3:0];
+        r = div_bits(rem2[26*c +: 26], f_avg ? cnt2 : 17'd1, 7);
+        rem3[26*c +: 26] <= r[29:4];
+        qhi3[4*c +: 4] <= r[3:0];
         neg3[c] <= neg2[c];
       end
     end
@@ -315,7 +315,7 @@ module sable_pool #(
   assign p3 = v3;
 
   logic                v4, final4;
-  logic [DIM-1:0][7:0] data4;
+  logic [DIM*8-1:0] data4;
   always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) begin
       v4     <= 1'b0;
@@ -328,7 +328,7 @@ module sable_pool #(
     if (v3) begin
       o4 <= o3;
       for (int unsigned c = 0; c < DIM; c++) begin
-        data4[c] <= saturate(neg3[c], {qhi3[c], 4'(div_bits(rem3[c], f_avg ? cnt3 : 17'd1, 3))});
+        data4[8*c +: 8] <= saturate(neg3[c], {qhi3[4*c +: 4], 4'(div_bits(rem3[26*c +: 26], f_avg ? cnt3 : 17'd1, 3))});
       end
     end
   end

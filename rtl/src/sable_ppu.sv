@@ -55,7 +55,7 @@ module sable_ppu #(
   // Issue slot i of the parameter reads -> line of the block: shifts (8..11), biases (0..3),
   // multipliers (4..7).
   function automatic logic [15:0] param_line(input logic [3:0] slot);
-    return slot < 4'd4 ? 16'(slot) + 16'd8 : 16'(slot) - 16'd4;
+    param_line = slot < 4'd4 ? 16'(slot) + 16'd8 : 16'(slot) - 16'd4;
   endfunction
 
   // ---- Command fields ----

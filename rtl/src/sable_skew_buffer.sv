@@ -10,24 +10,24 @@ module sable_skew_buffer #(
   input  logic                        clk,
   input  logic                        rst_n,
   input  logic                        clear,
-  input  logic [LANES-1:0][WIDTH-1:0] in,
-  output logic [LANES-1:0][WIDTH-1:0] out
+  input  logic [LANES*WIDTH-1:0] in,
+  output logic [LANES*WIDTH-1:0] out
 );
   for (genvar i = 0; i < LANES; i++) begin : g_lane
     localparam int unsigned DEPTH = DESKEW ? LANES - 1 - i : i;
     if (DEPTH == 0) begin : g_wire
-      assign out[i] = in[i];
+      assign out[WIDTH*i +: WIDTH] = in[WIDTH*i +: WIDTH];
     end else begin : g_delay
-      logic [DEPTH-1:0][WIDTH-1:0] stage;
+      logic [DEPTH*WIDTH-1:0] stage;
       always_ff @(posedge clk) begin
         if (!rst_n || clear) begin
           stage <= '0;
         end else begin
-          stage[0] <= in[i];
-          for (int s = 1; s < int'(DEPTH); s++) stage[s] <= stage[s-1];
+          stage[0 +: WIDTH] <= in[WIDTH*i +: WIDTH];
+          for (int s = 1; s < DEPTH; s++) stage[WIDTH*s +: WIDTH] <= stage[WIDTH*(s-1) +: WIDTH];
         end
       end
-      assign out[i] = stage[DEPTH-1];
+      assign out[WIDTH*i +: WIDTH] = stage[WIDTH*(DEPTH-1) +: WIDTH];
     end
   end
 endmodule

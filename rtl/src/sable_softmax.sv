@@ -39,11 +39,11 @@ module sable_softmax #(
   logic adv, sp_in, st_start, start_q;
   logic [255:0] st_cmd;
   logic u_re;
-  logic [0:0][8*DIM-1:0] sp_rd_p;
+  logic [8*DIM-1:0] sp_rd_p;
   logic u_busy, u_done;
   logic u_we;
   logic [8*DIM-1:0] sp_rd;
-  assign sp_rd = sp_rd_p[0];
+  assign sp_rd = sp_rd_p[0 +: 8*DIM];
   sable_grant_stall #(.NR(1), .WIDTH(8*DIM)) u_stall (
       .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
       .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
@@ -51,7 +51,7 @@ module sable_softmax #(
   assign adv = !rst_n || clear || (sp_in && (!u_we || sp_wgrant));
   assign busy = u_busy || start_q;
   assign done = u_done && adv;
-  import sable_arith_pkg::*;
+
 
   localparam int unsigned TABLE_BYTES = sable_pkg::SOFTMAX_TABLE_ENTRIES * sable_pkg::SOFTMAX_TABLE_ENTRY_BYTES;
   localparam int unsigned TABLE_LINES = (TABLE_BYTES + DIM - 1) / DIM;
@@ -97,7 +97,7 @@ module sable_softmax #(
     row_pass = state == MAX || state == SUM || state == OUT;
     issue = (state == MAX || state == SUM) ? !hazard : row_pass;
     pass_end = bytes_left <= 17'(DIM);
-    for (int c = 0; c < int'(DIM); c++) mask[c] = 17'(c) < bytes_left;
+    for (int c = 0; c < DIM; c++) mask[c] = 17'(c) < bytes_left;
     rd_addr = state == TABLE ? table_addr : in_blk;
   end
 
@@ -127,7 +127,7 @@ module sable_softmax #(
       else if (recip_last) recip_busy <= 1'b0;
       case (state)
         IDLE: if (st_start) state <= TABLE;
-        TABLE: if (int'(table_line) == int'(TABLE_LINES) - 1) state <= MAX;
+        TABLE: if (32'(table_line) == TABLE_LINES - 1) state <= MAX;
         MAX: if (issue && pass_end) state <= SUM;
         SUM: if (issue && pass_end) state <= RECIP;
         RECIP: if (recip_last) state <= OUT;
@@ -187,13 +187,13 @@ module sable_softmax #(
   // ---- datapath --------------------------------------------------------------------------------
   logic [8*TABLE_LINES*DIM-1:0] table_q;   // entry e: bits [32e+31:32e] (little-endian words)
   logic signed [8:0]            row_max;   // pass 1's running maximum, as int9
-  logic [DIM-1:0][31:0]         term_q;    // stage B: T[m - x] of the valid lanes, else 0
-  logic [DIM-1:0][31:0]         prod_q;    // stage C: srdhm(scale, T)
-  logic [DIM-1:0][7:0]          y_q;       // stage W: the output bytes
+  logic [DIM*32-1:0]         term_q;    // stage B: T[m - x] of the valid lanes, else 0
+  logic [DIM*32-1:0]         prod_q;    // stage C: srdhm(scale, T)
+  logic [DIM*8-1:0]          y_q;       // stage W: the output bytes
 
   // The byte as int8 or uint8, in int9.
   function automatic logic signed [8:0] extend(input logic [7:0] v, input logic s);
-    return s ? 9'(signed'(v)) : 9'({1'b0, v});
+    extend = s ? 9'(signed'(v)) : 9'({1'b0, v});
   endfunction
 
   always_ff @(posedge clk) if (adv) begin
@@ -203,14 +203,14 @@ module sable_softmax #(
       // The row's maximum so far, with this line's bytes (type minimum first).
       logic signed [8:0] line_max;
       line_max = a_first ? (is_signed ? -9'sd128 : 9'sd0) : row_max;
-      for (int c = 0; c < int'(DIM); c++) begin
+      for (int c = 0; c < DIM; c++) begin
         if (a_mask[c] && extend(sp_rd[8*c+:8], is_signed) > line_max) line_max = extend(sp_rd[8*c+:8], is_signed);
       end
       row_max <= line_max;
     end
     if (a_valid) begin
-      for (int c = 0; c < int'(DIM); c++) begin
-        term_q[c] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rd[8*c+:8], is_signed))+:32] : 32'd0;
+      for (int c = 0; c < DIM; c++) begin
+        term_q[32*c +: 32] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rd[8*c+:8], is_signed))+:32] : 32'd0;
       end
     end
     b_kind <= a_kind;
@@ -222,18 +222,18 @@ module sable_softmax #(
       // The row's sum so far in Q12.19, with this line's terms.
       logic signed [31:0] line_sum;
       line_sum = b_first ? 32'sd0 : signed'(sum_q);
-      for (int c = 0; c < int'(DIM); c++) line_sum = line_sum + rdbpot(term_q[c], 5'd12);
+      for (int c = 0; c < DIM; c++) line_sum = line_sum + sable_arith_pkg::rdbpot(term_q[32*c +: 32], 5'd12);
       sum_q <= line_sum;
     end
     if (b_valid) begin
-      for (int c = 0; c < int'(DIM); c++) prod_q[c] <= srdhm(scale, term_q[c]);
+      for (int c = 0; c < DIM; c++) prod_q[32*c +: 32] <= sable_arith_pkg::srdhm(scale, term_q[32*c +: 32]);
     end
     c_mask <= b_mask;
     c_addr <= b_addr;
     // Stage C: output = rdbpot(prod, shift) (0 beyond 31) + zero point, saturated to the type.
     if (c_valid) begin
-      for (int c = 0; c < int'(DIM); c++) begin
-        y_q[c] <= saturate(out_shift > 6'd31 ? 32'sd0 : rdbpot(prod_q[c], out_shift[4:0]), is_signed);
+      for (int c = 0; c < DIM; c++) begin
+        y_q[8*c +: 8] <= saturate(out_shift > 6'd31 ? 32'sd0 : sable_arith_pkg::rdbpot(prod_q[32*c +: 32], out_shift[4:0]), is_signed);
       end
     end
     w_mask <= c_mask;
@@ -246,7 +246,7 @@ module sable_softmax #(
     z = 33'(v) + (s ? -33'sd128 : 33'sd0);
     if (s) z = z < -33'sd128 ? -33'sd128 : (z > 33'sd127 ? 33'sd127 : z);
     else z = z < 33'sd0 ? 33'sd0 : (z > 33'sd255 ? 33'sd255 : z);
-    return z[7:0];
+    saturate = z[7:0];
   endfunction
 
   always_ff @(posedge clk) if (adv) begin

@@ -17,7 +17,7 @@ module sable_softmax_recip (
     output logic signed [31:0] scale,      // Q0.31
     output logic [5:0]         out_shift   // bits_over_unit + 31 - 8: 3..35
 );
-  import sable_arith_pkg::*;
+
 
   localparam logic signed [31:0] FORTY_EIGHT_OVER_SEVENTEEN = 32'sd1515870810;       // Q2.29
   localparam logic signed [31:0] MINUS_THIRTY_TWO_OVER_SEVENTEEN = -32'sd1010580540;  // Q2.29
@@ -34,7 +34,7 @@ module sable_softmax_recip (
   logic signed [33:0] d_sum;
   logic signed [31:0] d;
   always_comb begin
-    headroom = clz32(sum);
+    headroom = sable_arith_pkg::clz32(sum);
     normalised = headroom[5] ? 32'd0 : sum << headroom[4:0];
     d_sum = 34'(signed'(normalised - 32'h8000_0000)) + 34'sd2147483647;
     d = d_sum < 34'sd0 ? -32'sd1 : 32'((d_sum + 34'sd1) >>> 1);
@@ -47,8 +47,8 @@ module sable_softmax_recip (
     odd_iter = step[0] && step != 3'd1;
     mul_a = odd_iter ? x_q : d_q;
     mul_b = step == 3'd1 ? MINUS_THIRTY_TWO_OVER_SEVENTEEN : (odd_iter ? e_q : x_q);
-    product = srdhm(mul_a, mul_b);
-    x_next = x_q + sat_left_shift(product, 5'd2);  // x*e is Q4.27: back to Q2.29
+    product = sable_arith_pkg::srdhm(mul_a, mul_b);
+    x_next = x_q + sable_arith_pkg::sat_left_shift(product, 5'd2);  // x*e is Q4.27: back to Q2.29
   end
 
   always_ff @(posedge clk) if (en || !rst_n || clear) begin
@@ -72,7 +72,7 @@ module sable_softmax_recip (
       if (step == 3'd1) x_q <= FORTY_EIGHT_OVER_SEVENTEEN + product;
       else if (!step[0]) e_q <= ONE_Q29 - product;
       else x_q <= x_next;
-      if (step == 3'd7) scale <= sat_left_shift(x_next, 5'd1);
+      if (step == 3'd7) scale <= sable_arith_pkg::sat_left_shift(x_next, 5'd1);
     end
   end
 

@@ -5,13 +5,13 @@
 // Σ_k a[k] · W[k][n] and leaves at the bottom. The caller skews the inputs (row k carries a
 // pixel k cycles after row 0) and de-skews the outputs (column n leaves n cycles after column 0):
 // a pixel that enters row 0 in cycle T leaves column n at the end of cycle T + DIM − 1 + n,
-// i.e. out_psum[n] holds it in cycle T + DIM + n, with out_valid[n].
+// i.e. out_psum[32*n +: 32] holds it in cycle T + DIM + n, with out_valid[n].
 //
 // Each input row carries the weight buffer it multiplies (in_buf), so consecutive MATMULs with
 // different weights stream without a gap. Weight loading: wt_en[k] starts a token at the left of
 // row k (in cycle L_k, with wt_buf naming the buffer); it reaches PE (k, n) in cycle L_k + n,
-// which writes wt_data[n] then. The caller therefore presents line k skewed by column (column n
-// delayed n cycles), so that wt_data[n] = W[k][n] in cycle L_k + n. Loads present one line per
+// which writes wt_data[17*n +: 17] then. The caller therefore presents line k skewed by column (column n
+// delayed n cycles), so that wt_data[17*n +: 17] = W[k][n] in cycle L_k + n. Loads present one line per
 // cycle (wt_buf is shared by the rows whose tokens start in a cycle). Because loads and pixels
 // are skewed alike, the switch is clean: a pixel that enters row 0 in cycle T multiplies, in every
 // PE, the weights of the last load of its buffer with L_0 < T.
@@ -23,12 +23,12 @@ module sable_systolic_array #(
   input  logic                 clear,
   input  logic [DIM-1:0]       in_valid,   // row k, skewed
   input  logic [DIM-1:0]       in_buf,     // row k, skewed
-  input  logic [DIM-1:0][16:0] in_a,       // row k, skewed; signed
+  input  logic [DIM*17-1:0] in_a,       // row k, skewed; signed
   input  logic [DIM-1:0]       wt_en,      // row k: its weight-load token starts this cycle
   input  logic                 wt_buf,     // buffer written by the token(s) starting this cycle
-  input  logic [DIM-1:0][16:0] wt_data,    // column n, skewed; signed
+  input  logic [DIM*17-1:0] wt_data,    // column n, skewed; signed
   output logic [DIM-1:0]       out_valid,  // column n, skewed
-  output logic [DIM-1:0][31:0] out_psum    // column n, skewed
+  output logic [DIM*32-1:0] out_psum    // column n, skewed
 );
   // Each PE's outputs are nets of its own generate scope, read by its right and lower neighbours
   // by name: the verilated model then keeps one variable per net, written by the PE itself (as
@@ -42,7 +42,7 @@ module sable_systolic_array #(
       if (n == 0) begin : g_left
         assign valid_i = in_valid[k];
         assign buf_i   = in_buf[k];
-        assign a_i     = in_a[k];
+        assign a_i     = in_a[17*k +: 17];
         assign wen_i   = wt_en[k];
         assign wbuf_i  = wt_buf;
       end else begin : g_inner
@@ -74,7 +74,7 @@ module sable_systolic_array #(
         .psum_out  (psum_o),
         .wt_en_in  (wen_i),
         .wt_buf_in (wbuf_i),
-        .wt_data   (wt_data[n]),
+        .wt_data   (wt_data[17*n +: 17]),
         .wt_en_out (wen_o),
         .wt_buf_out(wbuf_o)
       );
@@ -83,7 +83,7 @@ module sable_systolic_array #(
 
   // A column's result is valid when the pixel's activation has passed its bottom PE.
   for (genvar n = 0; n < DIM; n++) begin : g_out
-    assign out_psum[n]  = g_row[DIM-1].g_col[n].psum_o;
+    assign out_psum[32*n +: 32]  = g_row[DIM-1].g_col[n].psum_o;
     assign out_valid[n] = g_row[DIM-1].g_col[n].valid_o;
   end
 

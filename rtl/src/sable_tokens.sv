@@ -8,15 +8,15 @@ module sable_tokens (
     input  logic            clear,
     input  logic [3:0]      give,
     input  logic [3:0]      take,
-    output logic [3:0][7:0] count
+    output logic [31:0] count
 );
   always_ff @(posedge clk) begin
     if (!rst_n || clear) begin
       count <= '0;
     end else begin
       for (int ch = 0; ch < 4; ch++) begin
-        if (give[ch] && !take[ch] && count[ch] != 8'(sable_pkg::TOKEN_COUNTER_MAX)) count[ch] <= count[ch] + 8'd1;
-        else if (take[ch] && !give[ch] && count[ch] != 8'd0) count[ch] <= count[ch] - 8'd1;
+        if (give[ch] && !take[ch] && count[8*ch +: 8] != 8'(sable_pkg::TOKEN_COUNTER_MAX)) count[8*ch +: 8] <= count[8*ch +: 8] + 8'd1;
+        else if (take[ch] && !give[ch] && count[8*ch +: 8] != 8'd0) count[8*ch +: 8] <= count[8*ch +: 8] - 8'd1;
       end
     end
   end

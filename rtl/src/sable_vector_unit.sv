@@ -16,8 +16,8 @@ module sable_vector_unit #(
     output logic                    done,
     output logic [7:0]              error,
     output logic [3:0]              sp_re,
-    output logic [3:0][15:0]        sp_raddr,
-    input  logic [3:0][8*DIM-1:0]   sp_rdata,
+    output logic [63:0]        sp_raddr,
+    input  logic [4*8*DIM-1:0]   sp_rdata,
     output logic                    sp_we,
     output logic [15:0]             sp_waddr,
     output logic [8*DIM-1:0]        sp_wdata,
@@ -33,21 +33,21 @@ module sable_vector_unit #(
     input  logic                    acc_rgrant,
     input  logic                    acc_wgrant
 );
-  import sable_pkg::*;
+
 
   typedef enum logic [2:0] {E_DEPTHWISE, E_POOL, E_ELTWISE, E_LUT, E_SOFTMAX} engine_e;
   localparam int unsigned ENGINES = 5;
 
   engine_e active, selected;
   logic [7:0] opcode;
-  assign opcode = cmd[CMD_OPCODE_LSB+:CMD_OPCODE_WIDTH];
+  assign opcode = cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH];
 
   always_comb begin
     case (opcode)
-      OP_DEPTHWISE: selected = E_DEPTHWISE;
-      OP_POOL: selected = E_POOL;
-      OP_ELTWISE: selected = E_ELTWISE;
-      OP_LUT: selected = E_LUT;
+      sable_pkg::OP_DEPTHWISE: selected = E_DEPTHWISE;
+      sable_pkg::OP_POOL: selected = E_POOL;
+      sable_pkg::OP_ELTWISE: selected = E_ELTWISE;
+      sable_pkg::OP_LUT: selected = E_LUT;
       default: selected = E_SOFTMAX;
     endcase
   end
@@ -57,58 +57,58 @@ module sable_vector_unit #(
   end
 
   logic [ENGINES-1:0] e_start, e_busy, e_done;
-  logic [ENGINES-1:0][7:0] e_error;
+  logic [ENGINES*8-1:0] e_error;
   logic [ENGINES-1:0] e_we;
-  logic [ENGINES-1:0][15:0] e_waddr;
-  logic [ENGINES-1:0][8*DIM-1:0] e_wdata;
-  logic [ENGINES-1:0][DIM-1:0] e_wstrb;
+  logic [ENGINES*16-1:0] e_waddr;
+  logic [ENGINES*8*DIM-1:0] e_wdata;
+  logic [ENGINES*DIM-1:0] e_wstrb;
   logic [3:0] dw_re;
-  logic [3:0][15:0] dw_raddr;
+  logic [63:0] dw_raddr;
   logic [1:0] ew_re;
-  logic [1:0][15:0] ew_raddr;
+  logic [31:0] ew_raddr;
   logic [ENGINES-1:0] one_re;           // single-port engines (pool, lut, softmax)
-  logic [ENGINES-1:0][15:0] one_raddr;
+  logic [ENGINES*16-1:0] one_raddr;
 
   always_comb begin
-    for (int e = 0; e < int'(ENGINES); e++) e_start[e] = start && selected == engine_e'(e);
+    for (int e = 0; e < ENGINES; e++) e_start[e] = start && selected == 3'(e);
   end
 
   sable_depthwise #(.DIM(DIM), .DW_MACS(DW_MACS)) depthwise (
       .clk, .rst_n, .clear, .start(e_start[E_DEPTHWISE]), .cmd, .busy(e_busy[E_DEPTHWISE]),
-      .done(e_done[E_DEPTHWISE]), .error(e_error[E_DEPTHWISE]), .sp_re(dw_re), .sp_raddr(dw_raddr), .sp_rdata,
+      .done(e_done[E_DEPTHWISE]), .error(e_error[8*E_DEPTHWISE +: 8]), .sp_re(dw_re), .sp_raddr(dw_raddr), .sp_rdata,
       .acc_re, .acc_raddr, .acc_rdata, .acc_we, .acc_waddr, .acc_wdata, .sp_rgrant, .acc_rgrant, .acc_wgrant);
   assign e_we[E_DEPTHWISE] = 1'b0;
-  assign e_waddr[E_DEPTHWISE] = '0;
-  assign e_wdata[E_DEPTHWISE] = '0;
-  assign e_wstrb[E_DEPTHWISE] = '0;
+  assign e_waddr[16*E_DEPTHWISE +: 16] = '0;
+  assign e_wdata[(8*DIM)*E_DEPTHWISE +: 8*DIM] = '0;
+  assign e_wstrb[DIM*E_DEPTHWISE +: DIM] = '0;
   assign one_re[E_DEPTHWISE] = 1'b0;
-  assign one_raddr[E_DEPTHWISE] = '0;
+  assign one_raddr[16*E_DEPTHWISE +: 16] = '0;
 
   sable_pool #(.DIM(DIM)) pool (
       .clk, .rst_n, .clear, .start(e_start[E_POOL]), .cmd, .busy(e_busy[E_POOL]), .done(e_done[E_POOL]),
-      .error(e_error[E_POOL]), .sp_re(one_re[E_POOL]), .sp_raddr(one_raddr[E_POOL]), .sp_rdata(sp_rdata[0]),
-      .sp_we(e_we[E_POOL]), .sp_waddr(e_waddr[E_POOL]), .sp_wdata(e_wdata[E_POOL]), .sp_wstrb(e_wstrb[E_POOL]),
+      .error(e_error[8*E_POOL +: 8]), .sp_re(one_re[E_POOL]), .sp_raddr(one_raddr[16*E_POOL +: 16]), .sp_rdata(sp_rdata[0 +: 8*DIM]),
+      .sp_we(e_we[E_POOL]), .sp_waddr(e_waddr[16*E_POOL +: 16]), .sp_wdata(e_wdata[(8*DIM)*E_POOL +: 8*DIM]), .sp_wstrb(e_wstrb[DIM*E_POOL +: DIM]),
       .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
 
   sable_eltwise #(.DIM(DIM)) eltwise (
       .clk, .rst_n, .clear, .start(e_start[E_ELTWISE]), .cmd, .busy(e_busy[E_ELTWISE]), .done(e_done[E_ELTWISE]),
-      .error(e_error[E_ELTWISE]), .sp_re(ew_re), .sp_raddr(ew_raddr), .sp_rdata(sp_rdata[1:0]),
-      .sp_we(e_we[E_ELTWISE]), .sp_waddr(e_waddr[E_ELTWISE]), .sp_wdata(e_wdata[E_ELTWISE]), .sp_wstrb(e_wstrb[E_ELTWISE]),
+      .error(e_error[8*E_ELTWISE +: 8]), .sp_re(ew_re), .sp_raddr(ew_raddr), .sp_rdata(sp_rdata[(8*DIM)*(1+1)-1:0]),
+      .sp_we(e_we[E_ELTWISE]), .sp_waddr(e_waddr[16*E_ELTWISE +: 16]), .sp_wdata(e_wdata[(8*DIM)*E_ELTWISE +: 8*DIM]), .sp_wstrb(e_wstrb[DIM*E_ELTWISE +: DIM]),
       .sp_rgrant(sp_rgrant[1:0]), .sp_wgrant);
   assign one_re[E_ELTWISE] = 1'b0;
-  assign one_raddr[E_ELTWISE] = '0;
+  assign one_raddr[16*E_ELTWISE +: 16] = '0;
 
   sable_lut #(.DIM(DIM)) lut (
       .clk, .rst_n, .clear, .start(e_start[E_LUT]), .cmd, .busy(e_busy[E_LUT]), .done(e_done[E_LUT]),
-      .error(e_error[E_LUT]), .sp_re(one_re[E_LUT]), .sp_raddr(one_raddr[E_LUT]), .sp_rdata(sp_rdata[0]),
-      .sp_we(e_we[E_LUT]), .sp_waddr(e_waddr[E_LUT]), .sp_wdata(e_wdata[E_LUT]), .sp_wstrb(e_wstrb[E_LUT]),
+      .error(e_error[8*E_LUT +: 8]), .sp_re(one_re[E_LUT]), .sp_raddr(one_raddr[16*E_LUT +: 16]), .sp_rdata(sp_rdata[0 +: 8*DIM]),
+      .sp_we(e_we[E_LUT]), .sp_waddr(e_waddr[16*E_LUT +: 16]), .sp_wdata(e_wdata[(8*DIM)*E_LUT +: 8*DIM]), .sp_wstrb(e_wstrb[DIM*E_LUT +: DIM]),
       .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
 
   sable_softmax #(.DIM(DIM)) softmax (
       .clk, .rst_n, .clear, .start(e_start[E_SOFTMAX]), .cmd, .busy(e_busy[E_SOFTMAX]), .done(e_done[E_SOFTMAX]),
-      .error(e_error[E_SOFTMAX]), .sp_re(one_re[E_SOFTMAX]), .sp_raddr(one_raddr[E_SOFTMAX]),
-      .sp_rdata(sp_rdata[0]), .sp_we(e_we[E_SOFTMAX]), .sp_waddr(e_waddr[E_SOFTMAX]),
-      .sp_wdata(e_wdata[E_SOFTMAX]), .sp_wstrb(e_wstrb[E_SOFTMAX]), .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
+      .error(e_error[8*E_SOFTMAX +: 8]), .sp_re(one_re[E_SOFTMAX]), .sp_raddr(one_raddr[16*E_SOFTMAX +: 16]),
+      .sp_rdata(sp_rdata[0 +: 8*DIM]), .sp_we(e_we[E_SOFTMAX]), .sp_waddr(e_waddr[16*E_SOFTMAX +: 16]),
+      .sp_wdata(e_wdata[(8*DIM)*E_SOFTMAX +: 8*DIM]), .sp_wstrb(e_wstrb[DIM*E_SOFTMAX +: DIM]), .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
 
   // The active engine's ports (in its start cycle: the selected one).
   engine_e current;
@@ -116,9 +116,9 @@ module sable_vector_unit #(
   always_comb begin
     busy = |e_busy;
     done = |e_done;
-    error = ERROR_NONE;
-    for (int e = 0; e < int'(ENGINES); e++) begin
-      if (e_done[e]) error = e_error[e];
+    error = sable_pkg::ERROR_NONE;
+    for (int e = 0; e < ENGINES; e++) begin
+      if (e_done[e]) error = e_error[8*e +: 8];
     end
     sp_re = '0;
     sp_raddr = '0;
@@ -129,16 +129,16 @@ module sable_vector_unit #(
       end
       E_ELTWISE: begin
         sp_re[1:0] = ew_re;
-        sp_raddr[1:0] = ew_raddr;
+        sp_raddr[16*(1+1)-1:0] = ew_raddr;
       end
       default: begin
         sp_re[0] = one_re[current];
-        sp_raddr[0] = one_raddr[current];
+        sp_raddr[0 +: 16] = one_raddr[16*current +: 16];
       end
     endcase
     sp_we = e_we[current];
-    sp_waddr = e_waddr[current];
-    sp_wdata = e_wdata[current];
-    sp_wstrb = e_wstrb[current];
+    sp_waddr = e_waddr[16*current +: 16];
+    sp_wdata = e_wdata[(8*DIM)*current +: 8*DIM];
+    sp_wstrb = e_wstrb[DIM*current +: DIM];
   end
 endmodule
