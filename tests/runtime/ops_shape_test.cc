@@ -399,6 +399,26 @@ TEST(StridedSliceTest, RefusesShrinkingAnAxisOfTwoElements) {
   expectRefused(b, {toBytes(iota(4))}, "must select exactly 1");
 }
 
+TEST(StridedSliceTest, RefusesShrinkingWithANegativeStride) {
+  // begin 2, end 1, stride -1 selects exactly element 2, but the reference indexes a shrunk axis
+  // with a positive stride only.
+  auto b = stridedSlice(kF32, {4}, {2}, {1}, {-1}, 0, 0, 1, {1});
+  expectRefused(b, {toBytes(iota(4))}, "a shrunk axis needs a positive stride");
+}
+
+TEST(StridedSliceTest, RefusesAZeroSizedInput) {
+  ModelBuilder b;
+  uint32_t in = b.addInput(kF32, {2, 2});
+  uint32_t empty = addZeroRows(b, kF32, in, 2);
+  uint32_t begin = b.addConstant<int32_t>(kI32, {2}, {0, 0});
+  uint32_t end = b.addConstant<int32_t>(kI32, {2}, {0, 2});
+  uint32_t strides = b.addConstant<int32_t>(kI32, {2}, {1, 1});
+  uint32_t out = b.addOutput(kF32, {0, 0});
+  b.addOperation(OperationType::STRIDED_SLICE,
+                 {empty, begin, end, strides, b.addInt32(0), b.addInt32(0), b.addInt32(0)}, {out});
+  expectRefused(b, {toBytes(iota(4))}, "STRIDED_SLICE does not support zero-sized tensors");
+}
+
 TEST(SliceTest, SizeMinusOneRunsToTheEnd) {
   ModelBuilder b;
   uint32_t in = b.addInput(kI32, {3, 2});
@@ -447,6 +467,16 @@ TEST(GatherTest, RefusesAnIndexOutOfRange) {
   uint32_t out = b.addOutput(kF32, {1});
   b.addOperation(OperationType::GATHER, {in, b.addInt32(0), indices}, {out});
   expectRefused(b, {toBytes(iota(3))}, "index 3 is outside [0, 3)");
+}
+
+TEST(GatherTest, RefusesAZeroSizedInput) {
+  ModelBuilder b;
+  uint32_t in = b.addInput(kF32, {2, 2});
+  uint32_t empty = addZeroRows(b, kF32, in, 2);
+  uint32_t indices = b.addConstant<int32_t>(kI32, {1}, {0});
+  uint32_t out = b.addOutput(kF32, {0, 0});
+  b.addOperation(OperationType::GATHER, {empty, b.addInt32(1), indices}, {out});
+  expectRefused(b, {toBytes(iota(4))}, "GATHER does not support zero-sized tensors");
 }
 
 TEST(TileTest, RepeatsEachAxis) {
@@ -557,6 +587,20 @@ TEST(BatchToSpaceTest, RefusesABatchNotDivisibleByTheBlock) {
   uint32_t out = b.addOutput(kF32, {0, 0, 0, 0});
   b.addOperation(OperationType::BATCH_TO_SPACE_ND, {in, block}, {out});
   expectRefused(b, {toBytes(iota(3))}, "batch 3 is not a multiple of the block area 2");
+}
+
+TEST(BatchToSpaceTest, RefusesAZeroSizedInput) {
+  ModelBuilder b;
+  uint32_t in = b.addInput(kF32, {1, 1, 1, 1});
+  // SLICE takes no batch from the input: a [0, 1, 1, 1] tensor (model inputs cannot be zero-sized).
+  uint32_t sliceBegin = b.addConstant<int32_t>(kI32, {4}, {0, 0, 0, 0});
+  uint32_t sliceSize = b.addConstant<int32_t>(kI32, {4}, {0, -1, -1, -1});
+  uint32_t empty = b.addTemporary(kF32, {0, 1, 1, 1});
+  b.addOperation(OperationType::SLICE, {in, sliceBegin, sliceSize}, {empty});
+  uint32_t block = b.addConstant<int32_t>(kI32, {2}, {1, 1});
+  uint32_t out = b.addOutput(kF32, {0, 0, 0, 0});
+  b.addOperation(OperationType::BATCH_TO_SPACE_ND, {empty, block}, {out});
+  expectRefused(b, {toBytes(iota(1))}, "BATCH_TO_SPACE_ND does not support zero-sized tensors");
 }
 
 TEST(SpaceToBatchTest, IsTheInverseOfBatchToSpace) {

@@ -33,6 +33,19 @@ inline bool hasStorageFor(const Tensor& t, size_t count, size_t elementSize) {
   return count == 0 || (t.buffer != nullptr && elementSize != 0 && t.length / elementSize >= count);
 }
 
+// The reference (CpuExecutor's allParametersPresent / OperationResolver's checkNoZeroSizedInput)
+// rejects a zero-sized input for every operation not registered with allowZeroSizedInput.
+inline hal::Result<void> checkNotZeroSized(const OperationContext& context, uint32_t index) {
+  const Tensor& t = context.input(index);
+  for (size_t d = 0; d < t.dimensions.size(); ++d) {
+    if (t.dimensions[d] == 0) {
+      return hal::invalidArgument("{} does not support zero-sized tensors, but input {} has dimension {} of size 0",
+                                  nameOf(context), index, d);
+    }
+  }
+  return {};
+}
+
 // The operation has exactly these numbers of inputs and outputs, and every input is present and
 // holds all its elements (for the kernels whose signature has no optional inputs).
 inline hal::Result<void> checkCounts(const OperationContext& context, uint32_t inputs, uint32_t outputs) {

@@ -27,19 +27,6 @@ using hal::Result;
 
 constexpr uint32_t kMaxReductionRank = 4;  // "Supported tensor rank: up to 4" (MEAN, REDUCE_*)
 
-// The reference (CpuExecutor's allParametersPresent / OperationResolver's checkNoZeroSizedInput)
-// rejects zero-sized inputs for every operation of this group.
-Result<void> checkNotZeroSized(const OperationContext& context, uint32_t index) {
-  const Tensor& t = context.input(index);
-  for (size_t d = 0; d < t.dimensions.size(); ++d) {
-    if (t.dimensions[d] == 0) {
-      return hal::invalidArgument("{} does not support zero-sized tensors, but input {} has dimension {} of size 0",
-                                  nameOf(context), index, d);
-    }
-  }
-  return {};
-}
-
 // Which input axes a reduction folds, and the shape it produces.
 struct ReductionPlan {
   std::vector<bool> reduced;            // per input axis

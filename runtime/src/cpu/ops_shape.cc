@@ -592,6 +592,7 @@ int64_t clampedIndex(int64_t index, int64_t dim, bool positiveStride) {
 Result<void> stridedSliceKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(const Tensor* in, dataInput(ctx, 0));
   SABLE_TRY(checkRankAtMost(*in, kMaxRank));
+  SABLE_TRY(checkNotZeroSized(ctx, 0));
   const uint32_t rank = in->rank();
   SABLE_ASSIGN_OR_RETURN(std::vector<int32_t> begins, int32Vector(ctx, 1, "begin", rank));
   SABLE_ASSIGN_OR_RETURN(std::vector<int32_t> ends, int32Vector(ctx, 2, "end", rank));
@@ -617,6 +618,11 @@ Result<void> stridedSliceKernel(OperationContext& ctx) {
     count = std::max<int64_t>(count, 0);
     c.srcOffset += begin * inStrides[i];
     if ((shrinkMask >> i) & 1) {
+      // The reference (strided_slice::prepare) indexes a shrunk axis with a positive stride only.
+      if (!positive) {
+        return hal::invalidArgument("STRIDED_SLICE shrinks axis {} with stride {}; a shrunk axis needs a positive stride",
+                                    i, stride);
+      }
       if (count != 1) return hal::invalidArgument("shrunk axis {} selects {} elements; it must select exactly 1", i, count);
       continue;  // the axis disappears: only its begin element is read
     }
@@ -669,6 +675,8 @@ Result<void> gatherKernel(OperationContext& ctx) {
   if (indices->type != OperandType::TENSOR_INT32) {
     return hal::invalidArgument("indices must be TENSOR_INT32, is {}", hal::toString(indices->type));
   }
+  SABLE_TRY(checkNotZeroSized(ctx, 0));
+  SABLE_TRY(checkNotZeroSized(ctx, 2));
   SABLE_TRY(checkOutputMatchesInput(ctx, *in, 0));
   const size_t indexCount = indices->elementCount();
   std::vector<int32_t> indexValues(indexCount);
@@ -793,6 +801,7 @@ Result<std::pair<uint32_t, uint32_t>> blockShape(const OperationContext& ctx, ui
 Result<void> batchToSpaceKernel(OperationContext& ctx) {
   SABLE_ASSIGN_OR_RETURN(const Tensor* in, dataInput(ctx, 0));
   SABLE_TRY(checkRank(*in, 4));
+  SABLE_TRY(checkNotZeroSized(ctx, 0));
   SABLE_ASSIGN_OR_RETURN(auto block, blockShape(ctx, 1));
   SABLE_ASSIGN_OR_RETURN(bool nchw, optionalBoolScalar(ctx, 2, "layout"));
   SABLE_TRY(checkOutputMatchesInput(ctx, *in, 0));
