@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Format 4's layout: the signed part's size at byte 12, the data cache's salt at 48 and its
   // digest at 64 (docs/cache.md).
   constexpr size_t kSignedBytesAt = 12, kSaltAt = 48, kMacAt = 64;
-  if (resign && model.size() >= kMacAt + 32 + sable::umd::kSignatureBytes) {
+  if (resign && model.size() >= kMacAt + 32 + sable::crypto::kSignatureBytes) {
     const sable::hal::DataCacheSalt salt = sable::hal::dataCacheSalt(dataCache);
     auto digest = sable::hal::digestDataCache(dataCache, sable::hal::dataCacheKey(fuzzKey(), salt));
     if (!digest.ok()) __builtin_trap();  // only OpenSSL could fail it
@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(model.data() + kMacAt, digest->mac.data(), digest->mac.size());
     uint32_t signedBytes = 0;
     std::memcpy(&signedBytes, model.data() + kSignedBytesAt, 4);
-    if (signedBytes >= kMacAt + 32 && signedBytes <= model.size() - sable::umd::kSignatureBytes) {
+    if (signedBytes >= kMacAt + 32 && signedBytes <= model.size() - sable::crypto::kSignatureBytes) {
       const auto signature = sable::hal::signModelCache(fuzzKey(), std::span<const uint8_t>(model).first(signedBytes));
       std::memcpy(model.data() + signedBytes, signature.data(), signature.size());
     }

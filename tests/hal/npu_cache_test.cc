@@ -70,7 +70,7 @@ class NpuCache : public ::testing::Test {
   static Result<CachedProgram> read(const CacheBlobs& b, const CacheToken& t = token(1),
                                     const CacheIdentity& id = identity(), const umd::SigningKey& key = *key_) {
     auto cached = readCacheBlobs(b.model, b.data, t, id, key);
-    if (cached.ok() && !umd::verifyStreamSignature(key.publicKey(), cached->program.stream, cached->streamSignature)) {
+    if (cached.ok() && !crypto::verifyStreamSignature(key.publicKey(), cached->program.stream, cached->streamSignature)) {
       return generalFailure("the firmware would refuse the stream: BAD_SIGNATURE");
     }
     return cached;
@@ -98,7 +98,7 @@ TEST_F(NpuCache, RoundTripKeepsTheProgramAndTheModelsInterface) {
   ASSERT_EQ(cached->constantsOffset + cached->constantsBytes, blobs.data.size());
   EXPECT_TRUE(std::ranges::equal(std::span(blobs.data).subspan(cached->constantsOffset), tiny_.constants));
   // The stream's signature for the firmware is kept, made with the driver's key.
-  EXPECT_TRUE(umd::verifyStreamSignature(key_->publicKey(), p.stream, cached->streamSignature));
+  EXPECT_TRUE(crypto::verifyStreamSignature(key_->publicKey(), p.stream, cached->streamSignature));
   EXPECT_EQ(p.inputBytes, tiny_.inputBytes);
   EXPECT_EQ(p.outputBytes, tiny_.outputBytes);
   EXPECT_EQ(p.scratchBytes, tiny_.scratchBytes);
@@ -120,7 +120,7 @@ TEST_F(NpuCache, RoundTripKeepsTheProgramAndTheModelsInterface) {
   // The weights are in the data cache only; the model cache holds the stream once, at its end.
   EXPECT_GE(blobs.data.size(), tiny_.constants.size());
   EXPECT_LT(blobs.model.size(), tiny_.stream.size() + 1024);
-  EXPECT_EQ(signedBytes(blobs) + umd::kSignatureBytes + tiny_.stream.size(), blobs.model.size());
+  EXPECT_EQ(signedBytes(blobs) + crypto::kSignatureBytes + tiny_.stream.size(), blobs.model.size());
   EXPECT_TRUE(std::equal(tiny_.stream.begin(), tiny_.stream.end(), blobs.model.end() - tiny_.stream.size()));
   // Saved twice, the same bytes (the data cache's salt is derived from it, not random).
   const CacheBlobs again = tinyBlobs();
@@ -138,8 +138,8 @@ TEST_F(NpuCache, TheStreamIsTheFirmwaresToVerifyAndItsSignatureIsSigned) {
   bad.model.back() ^= 0x01;
   auto cached = readCacheBlobs(bad.model, bad.data, token(1), identity(), *key_);
   ASSERT_TRUE(cached.ok()) << "the driver does not parse or verify the stream: " << cached.error().message;
-  EXPECT_FALSE(umd::verifyStreamSignature(key_->publicKey(), cached->program.stream, cached->streamSignature));
-  const size_t streamSignatureAt = signedBytes(blobs) - umd::kSignatureBytes;
+  EXPECT_FALSE(crypto::verifyStreamSignature(key_->publicKey(), cached->program.stream, cached->streamSignature));
+  const size_t streamSignatureAt = signedBytes(blobs) - crypto::kSignatureBytes;
   for (size_t i = streamSignatureAt; i < signedBytes(blobs); ++i) {
     bad = blobs;
     bad.model[i] ^= 0x80;
@@ -272,11 +272,11 @@ TEST_F(NpuCache, FlipsAcrossALargeModelCacheAreRejected) {
   const CacheBlobs blobs = write(program, *runtime::makeBuiltinModel("mobilenet_v1"), token(9));
   ASSERT_TRUE(read(blobs, token(9)).ok());
   const size_t n = blobs.model.size(), signature = signedBytes(blobs);
-  ASSERT_LT(signature + umd::kSignatureBytes, n);
+  ASSERT_LT(signature + crypto::kSignatureBytes, n);
   std::vector<size_t> offsets;
   for (size_t i = 0; i < signature; ++i) offsets.push_back(i);  // header and payload
-  for (size_t i = signature; i < signature + umd::kSignatureBytes; ++i) offsets.push_back(i);  // signature
-  for (size_t i = signature + umd::kSignatureBytes; i < n; i += (n - signature) / 509 + 1) offsets.push_back(i);  // stream
+  for (size_t i = signature; i < signature + crypto::kSignatureBytes; ++i) offsets.push_back(i);  // signature
+  for (size_t i = signature + crypto::kSignatureBytes; i < n; i += (n - signature) / 509 + 1) offsets.push_back(i);  // stream
   offsets.push_back(n - 1);
   for (size_t i : offsets) {
     CacheBlobs bad = blobs;
@@ -296,11 +296,12 @@ TEST(SigningKey, IsCreatedOwnerOnlyOnceAndRefusedWhenOthersCanReadIt) {
   auto again = umd::SigningKey::loadOrCreate(dir);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->publicKey(), first->publicKey()) << "a second load creates no new key";
-  auto published = umd::readPublicKey(dir / "driver.pub");
-  ASSERT_TRUE(published.ok());
+  std::string error;
+  auto published = crypto::readPublicKey(dir / "driver.pub", error);
+  ASSERT_TRUE(published.has_value()) << error;
   EXPECT_EQ(*published, first->publicKey());
   const std::vector<uint8_t> message = {1, 2, 3};
-  EXPECT_TRUE(umd::verifySignature(first->publicKey(), message, first->sign(message)));
+  EXPECT_TRUE(crypto::verifySignature(first->publicKey(), message, first->sign(message)));
   fs::permissions(dir / "driver.key", fs::perms::group_read, fs::perm_options::add);
   auto exposed = umd::SigningKey::loadOrCreate(dir);
   ASSERT_FALSE(exposed.ok());
@@ -312,7 +313,7 @@ TEST(SigningKey, ConcurrentFirstUsesEndWithOneKey) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("sable-key-race-{}", ::getpid());
   fs::remove_all(dir);
   std::vector<std::thread> threads;
-  std::vector<umd::PublicKey> keys(8);
+  std::vector<crypto::PublicKey> keys(8);
   for (size_t i = 0; i < keys.size(); ++i) {
     threads.emplace_back([&, i] {
       auto key = umd::SigningKey::loadOrCreate(dir);
@@ -321,7 +322,7 @@ TEST(SigningKey, ConcurrentFirstUsesEndWithOneKey) {
   }
   for (auto& t : threads) t.join();
   for (const auto& k : keys) EXPECT_EQ(k, keys[0]);
-  EXPECT_NE(keys[0], umd::PublicKey{});
+  EXPECT_NE(keys[0], crypto::PublicKey{});
   fs::remove_all(dir);
 }
 

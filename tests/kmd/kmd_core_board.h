@@ -102,7 +102,7 @@ class FirmwareBoard {
     // Every firmware started stays allocated: a doorbell rung (unlocked) just as a reset
     // replaces the firmware reaches the halted one, as a write to a core in reset would.
     firmwares_.push_back(std::make_unique<server::FirmwareHost>(memory_, *npu_, SABLE_LAYOUT_BOOT, std::move(hooks),
-                                                                std::vector<umd::PublicKey>{key_->publicKey()}));
+                                                                std::vector<crypto::PublicKey>{key_->publicKey()}));
     firmwares_.back()->start();
     firmware_ = firmwares_.back().get();
   }

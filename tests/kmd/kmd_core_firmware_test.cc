@@ -50,7 +50,7 @@ class KmdCoreOnFirmware : public ::testing::Test, protected FirmwareBoard {
     reg.stream_size = bytes;
     reg.region_count = regionCount;
     if (sign) {
-      const umd::Signature signature = key_->signStream(std::span(reinterpret_cast<const uint8_t*>(words.data()), bytes));
+      const crypto::Signature signature = key_->signStream(std::span(reinterpret_cast<const uint8_t*>(words.data()), bytes));
       std::memcpy(reg.signature, signature.data(), signature.size());
     }
     std::vector<sable_uapi_region_binding> bindings(regionCount);  // all JOB regions
@@ -110,7 +110,7 @@ TEST_F(KmdCoreOnFirmware, AnUnsignedOrAlteredStreamIsRefusedByTheFirmwareWithIts
   uint64_t address = 0;
   const uint64_t bytes = words.size() * 4;
   const uint32_t bo = createBo(bytes, 1, &address);
-  const umd::Signature signature = key_->signStream(std::span(reinterpret_cast<const uint8_t*>(words.data()), bytes));
+  const crypto::Signature signature = key_->signStream(std::span(reinterpret_cast<const uint8_t*>(words.data()), bytes));
   words.back() ^= 1;  // after signing
   std::memcpy(host_.at(address, bytes), words.data(), bytes);
   sable_uapi_program_register altered{};

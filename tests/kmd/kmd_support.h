@@ -167,7 +167,7 @@ class Client {
   static void signStream(sable_uapi_program_register& reg, const void* bytes, size_t size) {
     auto key = umd::SigningKey::processKey();
     ASSERT_TRUE(key.ok()) << key.error().message;
-    const umd::Signature signature = (*key)->signStream(std::span(static_cast<const uint8_t*>(bytes), size));
+    const crypto::Signature signature = (*key)->signStream(std::span(static_cast<const uint8_t*>(bytes), size));
     std::memcpy(reg.signature, signature.data(), signature.size());
   }
   Bo uploadStream(const std::vector<uint32_t>& words) {

@@ -509,7 +509,7 @@ TEST(kmd_uapi, TheFirmwareRefusesUnsignedAlteredAndForeignSignedStreams) {
   auto ourKey = umd::SigningKey::processKey();
   ASSERT_TRUE(ourKey.ok()) << ourKey.error().message;
 
-  auto attempt = [](Client& client, const std::vector<uint32_t>& words, const umd::Signature& signature,
+  auto attempt = [](Client& client, const std::vector<uint32_t>& words, const crypto::Signature& signature,
                     const std::function<void(Client::Bo&)>& alter) {
     Client::Bo stream = client.uploadStream(words);
     if (alter) alter(stream);
@@ -535,7 +535,7 @@ TEST(kmd_uapi, TheFirmwareRefusesUnsignedAlteredAndForeignSignedStreams) {
       EXPECT_EQ(r.first, -ENOEXEC) << what;
       EXPECT_EQ(r.second, SABLE_ERROR_BAD_SIGNATURE) << what << ": " << sable_error_cause_name(r.second);
     };
-    expectRefused(attempt(client, words, umd::Signature{}, {}), "unsigned");
+    expectRefused(attempt(client, words, crypto::Signature{}, {}), "unsigned");
     expectRefused(attempt(client, words, (*ourKey)->signStream(bytes),
                           [](Client::Bo& bo) { bo.data[32 + 4] ^= 1; }),  // a field of command 0, after signing
                   "altered after signing");

@@ -267,7 +267,7 @@ TEST_F(NpuCaching, UnreadableWrongTokenDamagedAndForeignCachesAreGeneralFailures
   // The signed part (the driver refuses it), its signature, and the stream after it (the
   // firmware refuses it: the stream's signature is in the signed part).
   const size_t signedBytes = size_t{good[12]} | size_t{good[13]} << 8 | size_t{good[14]} << 16 | size_t{good[15]} << 24;
-  ASSERT_LT(signedBytes + umd::kSignatureBytes, good.size());
+  ASSERT_LT(signedBytes + crypto::kSignatureBytes, good.size());
   for (size_t i : {size_t{0}, signedBytes / 2, signedBytes - 1, signedBytes + 1, good.size() - 1,
                    (signedBytes + good.size()) / 2}) {
     auto bad = good;
@@ -275,7 +275,7 @@ TEST_F(NpuCaching, UnreadableWrongTokenDamagedAndForeignCachesAreGeneralFailures
     m.write(bad);
     const Loaded l = load(m, d, token(8));
     expectRejected(l, fmt::format("byte {} flipped", i));
-    if (i > signedBytes + umd::kSignatureBytes) {
+    if (i > signedBytes + crypto::kSignatureBytes) {
       EXPECT_NE(l.message.find("BAD_SIGNATURE"), std::string::npos) << "stream byte " << i << ": " << l.message;
     }
   }
@@ -389,14 +389,14 @@ TEST_F(NpuCaching, AStoredStreamSignatureThatDoesNotMatchTheStreamIsRefusedByThe
   auto program = umd::compiler::compileModel(model, s16);
   ASSERT_TRUE(program.ok()) << program.error().message;
   const hal::CacheIdentity identity{device_->getVersionString().value, hal::hardwareConfigIdentity(s16)};
-  auto blobs = [&](const umd::Signature* streamSignature) {
+  auto blobs = [&](const crypto::Signature* streamSignature) {
     auto written = hal::writeCacheBlobs(*program, hal::modelInterface(model), token(16), identity, **key, streamSignature);
     EXPECT_TRUE(written.ok()) << written.error().message;
     return written.ok() ? std::move(*written) : hal::CacheBlobs{};
   };
   ASSERT_EQ(blobs(nullptr).model, m.bytes()) << "the test's blobs are not the driver's: it would prove nothing";
-  const umd::Signature otherMessage = (*key)->sign(std::vector<uint8_t>{1, 2, 3});
-  const umd::Signature zeros{};
+  const crypto::Signature otherMessage = (*key)->sign(std::vector<uint8_t>{1, 2, 3});
+  const crypto::Signature zeros{};
   for (const auto& [signature, what] : {std::pair{&otherMessage, "another message's signature"},
                                         std::pair{&zeros, "a signature of zeros"}}) {
     const hal::CacheBlobs bad = blobs(signature);

@@ -31,7 +31,7 @@ ModelCache modelCacheFor(const hal::Model& model, const fs::path& dir) {
     if (pool) crypto_generichash_update(&state, pool->data(), pool->size());
   }
   crypto_generichash_final(&state, cache.token.data(), cache.token.size());
-  const std::string hex = umd::toHex(std::span(cache.token).first(8));
+  const std::string hex = crypto::toHex(std::span(cache.token).first(8));
   cache.modelFile = dir / (hex + ".model.cache");
   cache.dataFile = dir / (hex + ".data.cache");
   return cache;

@@ -45,7 +45,7 @@ struct ProgramRegistration {
   uint32_t handle = 0;
   std::vector<uint8_t> stream;                     // the bytes the kernel copied at registration
   std::vector<sable_uapi_region_binding> bindings;  // constant buffer objects survive a reset
-  Signature signature{};
+  crypto::Signature signature{};
 };
 
 }  // namespace detail
@@ -363,7 +363,7 @@ Result<BufferObject> Device::createBuffer(uint64_t size) {
 
 Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t offset, uint64_t size,
                                         const std::vector<RegionBinding>& bindings, ProgramRejection* rejection,
-                                        const Signature* signature) {
+                                        const crypto::Signature* signature) {
   if (bindings.size() > SABLE_UAPI_MAX_REGIONS) {
     return hal::invalidArgument("registering a program: {} regions, at most {}", bindings.size(),
                                 SABLE_UAPI_MAX_REGIONS);
@@ -378,7 +378,7 @@ Result<Program> Device::registerProgram(const BufferObject& stream, uint64_t off
 
 Result<Program> Device::registerCarried(const BufferObject& stream, uint64_t offset, uint64_t streamSize,
                                         std::vector<uint8_t> streamBytes, const std::vector<RegionBinding>& bindings,
-                                        ProgramRejection* rejection, const Signature* signature) {
+                                        ProgramRejection* rejection, const crypto::Signature* signature) {
   std::vector<sable_uapi_region_binding> raw;
   raw.reserve(bindings.size());
   for (const RegionBinding& b : bindings) {
@@ -445,7 +445,7 @@ Result<void> Device::registerAgain(const Program& program, uint32_t staleHandle)
 }
 
 Result<Program> Device::registerProgram(std::span<const uint8_t> stream, const std::vector<RegionBinding>& bindings,
-                                        ProgramRejection* rejection, const Signature* signature) {
+                                        ProgramRejection* rejection, const crypto::Signature* signature) {
   if (stream.empty()) return hal::invalidArgument("registering a program: the command stream is empty");
   // The kernel side copies the stream at registration, so the carrier buffer goes right after.
   SABLE_ASSIGN_OR_RETURN(BufferObject carrier, createBuffer(stream.size()));
@@ -454,7 +454,7 @@ Result<Program> Device::registerProgram(std::span<const uint8_t> stream, const s
 
 Result<Program> Device::registerProgram(std::span<const uint8_t> stream, const BufferObject& carrier,
                                         uint64_t carrierOffset, const std::vector<RegionBinding>& bindings,
-                                        ProgramRejection* rejection, const Signature* signature) {
+                                        ProgramRejection* rejection, const crypto::Signature* signature) {
   if (stream.empty()) return hal::invalidArgument("registering a program: the command stream is empty");
   SABLE_TRY(carrier.write(carrierOffset, stream));
   return registerCarried(carrier, carrierOffset, stream.size(), std::vector<uint8_t>(stream.begin(), stream.end()),

@@ -20,8 +20,6 @@
 
 #include <fmt/format.h>
 
-#include "sable/firmware/host_interface.h"
-
 namespace sable::umd {
 namespace {
 
@@ -89,24 +87,13 @@ hal::Result<std::array<uint8_t, 64>> readSecretKey(const fs::path& path) {
 
 }  // namespace
 
-hal::Result<fs::path> defaultKeyDirectory() {
-  if (const char* dir = std::getenv("SABLE_KEY_DIR"); dir != nullptr && *dir != '\0') return fs::path(dir);
-  if (const char* data = std::getenv("XDG_DATA_HOME"); data != nullptr && *data != '\0') {
-    return fs::path(data) / "sable";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return fs::path(home) / ".local" / "share" / "sable";
-  }
-  return hal::generalFailure("no directory for the driver's signing key: set SABLE_KEY_DIR, XDG_DATA_HOME or HOME");
-}
-
 hal::Result<SigningKey> SigningKey::loadOrCreate(const fs::path& directory) {
   SABLE_TRY(initSodium());
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec) return hal::generalFailure("cannot create the key directory {}: {}", directory.string(), ec.message());
   const fs::path keyFile = directory / "driver.key";
-  const fs::path publicFile = directory / "driver.pub";
+  const fs::path publicFile = directory / crypto::kPublicKeyFileName;
   if (!fs::exists(keyFile, ec)) {
     ::chmod(directory.c_str(), 0700);  // ours: created above or already there
     SigningKey fresh;
@@ -132,11 +119,12 @@ hal::Result<SigningKey> SigningKey::loadOrCreate(const fs::path& directory) {
     return hal::generalFailure("the signing key {} is not an Ed25519 key", keyFile.string());
   }
   // The public half, for the device server (rewritten when missing or stale).
-  auto existing = readPublicKey(publicFile);
-  if (!existing.ok() || *existing != key.public_) {
+  std::string ignored;  // unreadable or stale: rewritten
+  auto existing = crypto::readPublicKey(publicFile, ignored);
+  if (!existing || *existing != key.public_) {
     const fs::path temp = directory / fmt::format(".driver.pub.{}.{:08x}", ::getpid(), randombytes_random());
     ::unlink(temp.c_str());
-    const std::string text = toHex(key.public_) + "\n";
+    const std::string text = crypto::toHex(key.public_) + "\n";
     SABLE_TRY(writeNewFile(temp, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), 0644));
     if (::rename(temp.c_str(), publicFile.c_str()) != 0) {
       const int error = errno;
@@ -152,21 +140,22 @@ hal::Result<const SigningKey*> SigningKey::processKey() {
   static std::optional<hal::Result<SigningKey>> loaded;
   std::lock_guard lock(mutex);
   if (!loaded) {
-    auto dir = defaultKeyDirectory();
-    loaded = dir.ok() ? loadOrCreate(*dir) : hal::Result<SigningKey>(dir.error());
+    std::string error;
+    auto dir = crypto::defaultKeyDirectory(error);
+    loaded = dir ? loadOrCreate(*dir) : hal::Result<SigningKey>(hal::generalFailure("{}", error));
   }
   if (!loaded->ok()) return loaded->error();
   return &loaded->value();
 }
 
-Signature SigningKey::sign(std::span<const uint8_t> message) const {
-  Signature signature{};
+crypto::Signature SigningKey::sign(std::span<const uint8_t> message) const {
+  crypto::Signature signature{};
   crypto_sign_detached(signature.data(), nullptr, message.data(), message.size(), secret_.data());
   return signature;
 }
 
-Signature SigningKey::signStream(std::span<const uint8_t> stream) const {
-  const auto message = streamSignedMessage(sha256(stream));
+crypto::Signature SigningKey::signStream(std::span<const uint8_t> stream) const {
+  const auto message = crypto::streamSignedMessage(crypto::sha256(stream));
   return sign(message);
 }
 
@@ -204,84 +193,9 @@ hal::Result<Tag> authenticate(const Secret& key, uint64_t nonce, std::span<const
   ok = ok && EVP_EncryptFinal_ex(context.get(), tag.data(), &length) == 1 &&
        EVP_CIPHER_CTX_ctrl(context.get(), EVP_CTRL_AEAD_GET_TAG, static_cast<int>(tag.size()), tag.data()) == 1;
   context.reset();
-  OPENSSL_thread_stop();  // as in ~Sha256
+  OPENSSL_thread_stop();  // as in crypto::Sha256's destructor
   if (!ok) return hal::generalFailure("OpenSSL's ChaCha20-Poly1305 failed");
   return tag;
-}
-
-Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
-  if (context_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), EVP_sha256(), nullptr) != 1) {
-    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_));
-    throw std::runtime_error("OpenSSL cannot start a SHA-256");
-  }
-}
-
-Sha256::~Sha256() {
-  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_));
-  // OpenSSL keeps per-thread state (allocated on a thread's first call), freed when the thread
-  // ends. The HAL's task threads are detached and may still be ending when the process exits,
-  // which LeakSanitizer reports as a leak; releasing the state after each digest leaves nothing
-  // behind (it is allocated again, cheaply, on the next one).
-  OPENSSL_thread_stop();
-}
-
-Sha256& Sha256::update(std::span<const uint8_t> bytes) {
-  if (!bytes.empty()) EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(context_), bytes.data(), bytes.size());
-  return *this;
-}
-
-Sha256& Sha256::update(std::string_view bytes) {
-  return update(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-}
-
-Digest Sha256::finish() {
-  Digest out{};
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(context_), out.data(), &length);
-  return out;
-}
-
-Digest sha256(std::span<const uint8_t> bytes) { return Sha256().update(bytes).finish(); }
-
-std::array<uint8_t, kStreamSignedMessageBytes> streamSignedMessage(const Digest& streamDigest) {
-  static_assert(sizeof(SABLE_FW_STREAM_SIGNATURE_DOMAIN) - 1 == 16);
-  static_assert(SABLE_FW_STREAM_SIGNED_MESSAGE_BYTES == kStreamSignedMessageBytes);
-  std::array<uint8_t, kStreamSignedMessageBytes> message{};
-  std::memcpy(message.data(), SABLE_FW_STREAM_SIGNATURE_DOMAIN, 16);
-  std::memcpy(message.data() + 16, streamDigest.data(), streamDigest.size());
-  return message;
-}
-
-bool verifyStreamSignature(const PublicKey& key, std::span<const uint8_t> stream, const Signature& signature) {
-  const auto message = streamSignedMessage(sha256(stream));
-  return verifySignature(key, message, signature);
-}
-
-bool verifySignature(const PublicKey& key, std::span<const uint8_t> message, const Signature& signature) {
-  if (sodium_init() < 0) return false;
-  return crypto_sign_verify_detached(signature.data(), message.data(), message.size(), key.data()) == 0;
-}
-
-hal::Result<PublicKey> readPublicKey(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return hal::generalFailure("cannot read the public key {}", file.string());
-  std::string text;
-  in >> text;
-  PublicKey key{};
-  size_t length = 0;
-  if (text.size() != 2 * key.size() ||
-      sodium_hex2bin(key.data(), key.size(), text.data(), text.size(), nullptr, &length, nullptr) != 0 ||
-      length != key.size()) {
-    return hal::invalidArgument("{} does not hold a public key ({} hexadecimal digits)", file.string(),
-                                2 * key.size());
-  }
-  return key;
-}
-
-std::string toHex(std::span<const uint8_t> bytes) {
-  std::string out;
-  for (uint8_t b : bytes) out += fmt::format("{:02x}", b);
-  return out;
 }
 
 }  // namespace sable::umd

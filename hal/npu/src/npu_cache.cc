@@ -118,7 +118,7 @@ std::array<uint8_t, 32 + kHashBytes> modelCacheSignedMessage(std::span<const uin
   static_assert(kDomain.size() == 32);
   std::array<uint8_t, 32 + kHashBytes> message{};
   std::memcpy(message.data(), kDomain.data(), kDomain.size());
-  const umd::Digest digest = umd::sha256(signedPart);
+  const crypto::Digest digest = crypto::sha256(signedPart);
   std::memcpy(message.data() + kDomain.size(), digest.data(), digest.size());
   return message;
 }
@@ -128,7 +128,7 @@ Error corrupt(std::string_view what) { return generalFailure("model cache reject
 }  // namespace
 
 DataCacheSalt dataCacheSalt(std::span<const uint8_t> dataCache) {
-  const umd::Digest digest = umd::Sha256().update("sable data cache salt v4").update(dataCache).finish();
+  const crypto::Digest digest = crypto::Sha256().update("sable data cache salt v4").update(dataCache).finish();
   DataCacheSalt salt{};
   std::copy_n(digest.begin(), salt.size(), salt.begin());
   return salt;
@@ -175,7 +175,7 @@ Result<DataCacheDigest> DataCacheDigester::finish() const {
   }
   std::array<uint8_t, 8> size{};
   putU64(size.data(), size_);
-  umd::Sha256 root;
+  crypto::Sha256 root;
   root.update("sable data cache v4").update(size);
   for (const umd::Tag& leaf : leaves) root.update(leaf);
   return DataCacheDigest{.size = size_, .mac = root.finish(), .header = header_};
@@ -191,7 +191,7 @@ Result<DataCacheDigest> digestDataCache(std::span<const uint8_t> dataCache, cons
   return digester.finish();
 }
 
-umd::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart) {
+crypto::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart) {
   return key.sign(modelCacheSignedMessage(signedPart));
 }
 
@@ -222,7 +222,7 @@ std::string hardwareConfigIdentity(const sable_hw_config& c) {
 
 Result<CacheBlobs> writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
                            const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key,
-                           const umd::Signature* streamSignature, std::optional<std::span<const uint8_t>> constants) {
+                           const crypto::Signature* streamSignature, std::optional<std::span<const uint8_t>> constants) {
   const std::span<const uint8_t> weights = constants.value_or(std::span<const uint8_t>(program.constants));
   CacheBlobs blobs;
   Writer data;
@@ -278,7 +278,7 @@ Result<CacheBlobs> writeCacheBlobs(const umd::compiler::CompiledProgram& program
   std::vector<uint8_t>& out = model.out();
   const auto signedBytes = static_cast<uint32_t>(out.size());
   for (int i = 0; i < 4; ++i) out[kSignedBytesOffset + i] = static_cast<uint8_t>(signedBytes >> (8 * i));
-  const umd::Signature signature = signModelCache(key, out);
+  const crypto::Signature signature = signModelCache(key, out);
   model.bytes(signature);
   model.bytes(program.stream);
   blobs.model = std::move(out);
@@ -295,24 +295,24 @@ Result<CachedProgram> readCacheBlobs(std::span<const uint8_t> modelBlob, std::sp
 }
 
 std::optional<uint64_t> unverifiedStreamBytes(std::span<const uint8_t> modelBlob) {
-  if (modelBlob.size() < kSignedBytesOffset + 4 + umd::kSignatureBytes) return std::nullopt;
+  if (modelBlob.size() < kSignedBytesOffset + 4 + crypto::kSignatureBytes) return std::nullopt;
   Reader unverified(modelBlob.first(kSignedBytesOffset + 4));
   auto magic = unverified.bytes(kModelMagic.size());
   if (!std::equal(magic.begin(), magic.end(), kModelMagic.begin()) || unverified.u32() != kModelCacheFormatVersion) {
     return std::nullopt;
   }
   const uint32_t signedBytes = unverified.u32();
-  if (signedBytes < kSignedBytesOffset + 4 || signedBytes > modelBlob.size() - umd::kSignatureBytes) return std::nullopt;
-  return modelBlob.size() - signedBytes - umd::kSignatureBytes;  // what verifyModelCache requires of it
+  if (signedBytes < kSignedBytesOffset + 4 || signedBytes > modelBlob.size() - crypto::kSignatureBytes) return std::nullopt;
+  return modelBlob.size() - signedBytes - crypto::kSignatureBytes;  // what verifyModelCache requires of it
 }
 
 Result<CachedProgram> verifyModelCache(std::span<const uint8_t> modelBlob, const CacheToken& token,
-                                       const CacheIdentity& identity, const umd::PublicKey& key) {
+                                       const CacheIdentity& identity, const crypto::PublicKey& key) {
   if (sodium_init() < 0) return generalFailure("libsodium could not be initialised");
   // 1. The signature, over the signed part: nothing else is read from an unsigned blob but the
   // signed part's size, which says where the signature is, and the version, which names the
   // format of a blob signed another way (formats 1 to 3).
-  if (modelBlob.size() < kSignedBytesOffset + 4 + umd::kSignatureBytes) return corrupt("shorter than its header");
+  if (modelBlob.size() < kSignedBytesOffset + 4 + crypto::kSignatureBytes) return corrupt("shorter than its header");
   Reader unverified(modelBlob.first(kSignedBytesOffset + 4));
   auto magic = unverified.bytes(kModelMagic.size());
   if (!std::equal(magic.begin(), magic.end(), kModelMagic.begin())) return corrupt("wrong magic");
@@ -321,13 +321,13 @@ Result<CachedProgram> verifyModelCache(std::span<const uint8_t> modelBlob, const
     return corrupt(fmt::format("format version {} (this driver reads {})", version, kModelCacheFormatVersion));
   }
   const uint32_t signedBytes = unverified.u32();
-  if (signedBytes < kSignedBytesOffset + 4 || signedBytes > modelBlob.size() - umd::kSignatureBytes) {
+  if (signedBytes < kSignedBytesOffset + 4 || signedBytes > modelBlob.size() - crypto::kSignatureBytes) {
     return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
   }
   const auto signedPart = modelBlob.first(signedBytes);
-  umd::Signature signature{};
+  crypto::Signature signature{};
   std::memcpy(signature.data(), modelBlob.data() + signedBytes, signature.size());
-  if (!umd::verifySignature(key, modelCacheSignedMessage(signedPart), signature)) {
+  if (!crypto::verifySignature(key, modelCacheSignedMessage(signedPart), signature)) {
     return corrupt("its signature does not verify with this driver's key (altered, truncated, or not ours)");
   }
   // 2. Header: token, who wrote it, for which hardware, and the data cache it goes with.
@@ -385,10 +385,10 @@ Result<CachedProgram> verifyModelCache(std::span<const uint8_t> modelBlob, const
   if (!p.ok() || !p.atEnd()) return corrupt("malformed payload");
   // The stream follows the signature. The firmware verifies it with its signature before it
   // validates or runs it; the driver does not parse it.
-  if (streamBytes != modelBlob.size() - signedBytes - umd::kSignatureBytes) {
+  if (streamBytes != modelBlob.size() - signedBytes - crypto::kSignatureBytes) {
     return corrupt("the command stream's size disagrees with the blob");
   }
-  const auto stream = modelBlob.subspan(signedBytes + umd::kSignatureBytes);
+  const auto stream = modelBlob.subspan(signedBytes + crypto::kSignatureBytes);
   program.stream.assign(stream.begin(), stream.end());
   std::memcpy(out.streamSignature.data(), streamSignature.data(), out.streamSignature.size());
   if (program.inputBytes.size() != out.interface.main.inputIndexes.size() ||

@@ -133,7 +133,7 @@ struct LoadedProgram {
   std::unique_ptr<umd::BufferObject> constants;
   uint64_t constantsOffset = 0;
   uint64_t constantsBytes = 0;
-  umd::Signature streamSignature{};  // what the stream was registered with
+  crypto::Signature streamSignature{};  // what the stream was registered with
   std::unique_ptr<umd::Program> registered;
   std::unique_ptr<JobBufferPool> jobBuffers = std::make_unique<JobBufferPool>();
   uint64_t generation = 0;  // of the connection it is registered with (Connection)
@@ -150,7 +150,7 @@ struct LoadedProgram {
 // its own.
 Result<umd::Program> registerStream(umd::Device& device, const CompiledProgram& program,
                                     const umd::BufferObject& constants, uint64_t offset, uint64_t size,
-                                    const umd::Signature& signature,
+                                    const crypto::Signature& signature,
                                     std::optional<uint64_t> carrierOffset = std::nullopt) {
   std::vector<umd::RegionBinding> bindings(program.regionCount, umd::RegionBinding::job());
   bindings[program.constantRegion] = umd::RegionBinding::constant(constants, offset, size);
@@ -174,7 +174,7 @@ Result<umd::Program> registerStream(umd::Device& device, const CompiledProgram& 
 // Registers `program`, its constants bytes [offset, offset + bytes) of `constants`.
 Result<LoadedProgram> registerLoaded(const Connection::Current& current, CompiledProgram program,
                                      umd::BufferObject constants, uint64_t offset, uint64_t bytes,
-                                     const umd::Signature& signature) {
+                                     const crypto::Signature& signature) {
   umd::Device& device = *current.device;
   SABLE_ASSIGN_OR_RETURN(umd::Program registered, registerStream(device, program, constants, offset, 0, signature));
   return LoadedProgram{.program = std::move(program),
@@ -189,7 +189,7 @@ Result<LoadedProgram> registerLoaded(const Connection::Current& current, Compile
 // `program` with `constants` copied into a buffer object of their own, its stream registered with
 // `signature`.
 Result<LoadedProgram> loadWith(const Connection::Current& current, CompiledProgram program,
-                               std::span<const uint8_t> constants, const umd::Signature& signature) {
+                               std::span<const uint8_t> constants, const crypto::Signature& signature) {
   SABLE_ASSIGN_OR_RETURN(umd::BufferObject object,
                          current.device->createBuffer(std::max<uint64_t>(constants.size(), 16)));
   SABLE_TRY(object.write(0, constants));
@@ -199,7 +199,7 @@ Result<LoadedProgram> loadWith(const Connection::Current& current, CompiledProgr
 // A freshly compiled program, its stream signed with this process's driver key.
 Result<LoadedProgram> load(const Connection::Current& current, CompiledProgram program) {
   SABLE_ASSIGN_OR_RETURN(const umd::SigningKey* key, umd::SigningKey::processKey());
-  const umd::Signature signature = key->signStream(program.stream);
+  const crypto::Signature signature = key->signStream(program.stream);
   // The span points into the vector's storage, which moves with the program.
   const std::span<const uint8_t> constants = program.constants;
   return loadWith(current, std::move(program), constants, signature);

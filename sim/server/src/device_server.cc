@@ -292,7 +292,7 @@ void DeviceServer::startFirmware() {
   };
   std::lock_guard lock(firmwaresMutex_);
   firmwares_.push_back(std::make_unique<FirmwareHost>(memory_, *npu_, SABLE_LAYOUT_BOOT, std::move(hooks),
-                                                      options_.trustedKeys, core_));
+                                                      options_.trustedKeys, options_.trustedKeyFile, core_));
   firmwares_.back()->start();
   firmware_ = firmwares_.back().get();
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,7 +28,7 @@
 #include "sable/shim/wire.h"
 #include "sable/sim/control_core.h"
 #include "sable/sim/func_model.h"
-#include "sable/umd/signing.h"
+#include "sable/crypto/crypto.h"
 #include "kernel_os.h"
 #include "shared_device.h"
 
@@ -62,7 +63,11 @@ struct ServerOptions {
   bool verbose = false;
   // The public keys provisioned into the control core's signature service: the firmware
   // registers only programs signed by one of them (docs/cache.md).
-  std::vector<umd::PublicKey> trustedKeys;
+  std::vector<crypto::PublicKey> trustedKeys;
+  // A public key file (the driver's driver.pub) read again whenever a signature matches none of
+  // the keys: the driver creates its key on first use, which may come after the server started.
+  // The server never opens a private key. Empty: only trustedKeys.
+  std::filesystem::path trustedKeyFile;
   // Exit once no client has been connected for this long (the shim starts servers with it,
   // docs/device.md "Lifetime"); negative: run until stopped.
   double exitWhenIdleSeconds = -1;

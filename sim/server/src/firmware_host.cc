@@ -16,9 +16,10 @@ constexpr uint64_t kWindowBytes = 0x10000;
 }
 
 FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress,
-                           Hooks hooks, std::vector<umd::PublicKey> trustedKeys, sim::ControlCore* core)
+                           Hooks hooks, std::vector<crypto::PublicKey> trustedKeys,
+                           std::filesystem::path trustedKeyFile, sim::ControlCore* core)
     : memory_(memory), npu_(npu), bootAddress_(bootAddress), hooks_(std::move(hooks)),
-      trustedKeys_(std::move(trustedKeys)), epochNs_(wire::monotonicNs()), core_(core) {
+      trustedKeys_(std::move(trustedKeys)), trustedKeyFile_(std::move(trustedKeyFile)), epochNs_(wire::monotonicNs()), core_(core) {
   platform_.context = this;
   platform_.read32 = &FirmwareHost::read32;
   platform_.write32 = &FirmwareHost::write32;
@@ -58,7 +59,7 @@ void FirmwareHost::start() {
 int FirmwareHost::digestSha256(void* context, uint64_t address, uint64_t length, uint8_t digest[32]) {
   auto* self = static_cast<FirmwareHost*>(context);
   if (address > self->memory_.size || length > self->memory_.size - address) return 0;
-  const umd::Digest out = umd::sha256(std::span<const uint8_t>(self->memory_.data + address, length));
+  const crypto::Digest out = crypto::sha256(std::span<const uint8_t>(self->memory_.data + address, length));
   std::copy(out.begin(), out.end(), digest);
   return 1;
 }
@@ -96,7 +97,7 @@ void FirmwareHost::hashEngine() {
     if (hashStop_) return;
     const std::span<const uint8_t> bytes(memory_.data + hashAddress_, hashLength_);
     lock.unlock();
-    const umd::Digest digest = umd::sha256(bytes);
+    const crypto::Digest digest = crypto::sha256(bytes);
     lock.lock();
     hashDigest_ = digest;
     hashRequested_ = false;
@@ -117,13 +118,21 @@ int FirmwareHost::readWords(void* context, uint64_t address, uint32_t* words, ui
 int FirmwareHost::verifySignature(void* context, const uint8_t* message, uint32_t length,
                                   const uint8_t signature[64]) {
   auto* self = static_cast<FirmwareHost*>(context);
-  umd::Signature sig{};
+  crypto::Signature sig{};
   std::copy(signature, signature + sig.size(), sig.begin());
   const std::span<const uint8_t> bytes(message, length);
-  for (const umd::PublicKey& key : self->trustedKeys_) {
-    if (umd::verifySignature(key, bytes, sig)) return 1;
+  for (const crypto::PublicKey& key : self->trustedKeys_) {
+    if (crypto::verifySignature(key, bytes, sig)) return 1;
   }
-  return 0;
+  // The driver's key may be newer than this server (created on its first use, or replaced).
+  if (self->trustedKeyFile_.empty()) return 0;
+  std::string error;
+  const auto key = crypto::readPublicKey(self->trustedKeyFile_, error);
+  if (!key || std::find(self->trustedKeys_.begin(), self->trustedKeys_.end(), *key) != self->trustedKeys_.end()) {
+    return 0;
+  }
+  self->trustedKeys_.push_back(*key);
+  return crypto::verifySignature(*key, bytes, sig) ? 1 : 0;
 }
 
 void FirmwareHost::ringDoorbell() { raise(SABLE_HOSTIF_IRQ_DOORBELL); }

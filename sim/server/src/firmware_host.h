@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,7 +16,7 @@
 #include "sable/firmware/firmware.h"
 #include "sable/sim/control_core.h"
 #include "sable/sim/npu_backend.h"
-#include "sable/umd/signing.h"
+#include "sable/crypto/crypto.h"
 
 namespace sable::server {
 
@@ -26,10 +27,13 @@ class FirmwareHost {
     std::function<void(uint64_t startIndex)> onStart;  // the firmware wrote CONTROL.START
   };
 
-  // `trustedKeys`: the public keys of the control core's signature service. `core`: where the
-  // firmware runs (nullptr: an OS thread of its own); it must outlive this host.
+  // `trustedKeys`: the public keys of the control core's signature service; `trustedKeyFile`
+  // (may be empty): a public key file read again when a signature matches none of them
+  // (ServerOptions::trustedKeyFile). `core`: where the firmware runs (nullptr: an OS thread of its
+  // own); it must outlive this host.
   FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress, Hooks hooks,
-               std::vector<umd::PublicKey> trustedKeys, sim::ControlCore* core = nullptr);
+               std::vector<crypto::PublicKey> trustedKeys, std::filesystem::path trustedKeyFile = {},
+               sim::ControlCore* core = nullptr);
   ~FirmwareHost();
   FirmwareHost(const FirmwareHost&) = delete;
   FirmwareHost& operator=(const FirmwareHost&) = delete;
@@ -61,7 +65,8 @@ class FirmwareHost {
   sim::NpuBackend& npu_;
   uint64_t bootAddress_;
   Hooks hooks_;
-  std::vector<umd::PublicKey> trustedKeys_;
+  std::vector<crypto::PublicKey> trustedKeys_;  // firmware thread only
+  std::filesystem::path trustedKeyFile_;
   uint64_t epochNs_;
   sable_fw_platform platform_{};
   sim::ControlCore* core_;
@@ -83,7 +88,7 @@ class FirmwareHost {
   bool hashStop_ = false;
   uint64_t hashAddress_ = 0;
   uint64_t hashLength_ = 0;
-  umd::Digest hashDigest_{};
+  crypto::Digest hashDigest_{};
   std::thread hashThread_;  // last: it starts once the members above exist
 };
 

@@ -115,21 +115,25 @@ int main(int argc, char** argv) {
     if (config == sable_hw_configs[i].name) options.config = i;
   }
   for (const std::string& file : trustedKeys) {
-    auto key = sable::umd::readPublicKey(file);
-    if (!key.ok()) {
-      std::cerr << "sable-simd: --trusted-key: " << key.error().message << "\n";
+    std::string error;
+    auto key = sable::crypto::readPublicKey(file, error);
+    if (!key) {
+      std::cerr << "sable-simd: --trusted-key: " << error << "\n";
       return 2;
     }
     options.trustedKeys.push_back(*key);
   }
   if (options.trustedKeys.empty()) {
-    // The driver of the user running the server signs with this key (docs/cache.md).
-    auto key = sable::umd::SigningKey::processKey();
-    if (!key.ok()) {
-      std::cerr << "sable-simd: no trusted key: " << key.error().message << " (or pass --trusted-key FILE)\n";
+    // The driver of the user running the server signs with this key (docs/cache.md); it may not
+    // exist yet (the driver creates it on first use), so the firmware host reads it when needed.
+    std::string error;
+    auto directory = sable::crypto::defaultKeyDirectory(error);
+    if (!directory) {
+      std::cerr << "sable-simd: no trusted key: " << error << " (or pass --trusted-key FILE)\n";
       return 2;
     }
-    options.trustedKeys.push_back((*key)->publicKey());
+    options.trustedKeyFile = *directory / sable::crypto::kPublicKeyFileName;
+    if (auto key = sable::crypto::readPublicKey(options.trustedKeyFile, error)) options.trustedKeys.push_back(*key);
   }
   for (const std::string& text : faults) {
     auto plan = sable::server::parseFault(text);

@@ -237,18 +237,18 @@ class Device {
   // check). On a firmware rejection (ENOEXEC) the cause is also stored in *rejection when given.
   hal::Result<Program> registerProgram(const BufferObject& stream, uint64_t offset, uint64_t size,
                                        const std::vector<RegionBinding>& bindings,
-                                       ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
+                                       ProgramRejection* rejection = nullptr, const crypto::Signature* signature = nullptr);
   // The same from bytes in this process: a temporary buffer object carries them (written with
   // BufferObject::write; the bytes kept for a registration after a device reset are copied from
   // `stream`, not read back from the object).
   hal::Result<Program> registerProgram(std::span<const uint8_t> stream, const std::vector<RegionBinding>& bindings,
-                                       ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
+                                       ProgramRejection* rejection = nullptr, const crypto::Signature* signature = nullptr);
   // The same, the bytes carried by bytes [carrierOffset, carrierOffset + stream.size()) of
   // `carrier`, which this writes: a buffer object the caller has anyway (the sable-npu driver
   // puts a cached program's stream after its constants: one object fewer to create).
   hal::Result<Program> registerProgram(std::span<const uint8_t> stream, const BufferObject& carrier,
                                        uint64_t carrierOffset, const std::vector<RegionBinding>& bindings,
-                                       ProgramRejection* rejection = nullptr, const Signature* signature = nullptr);
+                                       ProgramRejection* rejection = nullptr, const crypto::Signature* signature = nullptr);
 
   hal::Result<Fence> submit(const Program& program, const std::vector<JobBuffer>& buffers,
                             const SubmitOptions& options = {});
@@ -261,7 +261,7 @@ class Device {
   // registerProgram with the stream's bytes already in this process (`streamBytes`, kept).
   hal::Result<Program> registerCarried(const BufferObject& carrier, uint64_t offset, uint64_t size,
                                        std::vector<uint8_t> streamBytes, const std::vector<RegionBinding>& bindings,
-                                       ProgramRejection* rejection, const Signature* signature);
+                                       ProgramRejection* rejection, const crypto::Signature* signature);
 
   std::shared_ptr<detail::Connection> connection_;
   DeviceInfo info_;

@@ -47,7 +47,7 @@ struct CachedProgram {
   // cache, bytes [constantsOffset, constantsOffset + constantsBytes), not copied.
   umd::compiler::CompiledProgram program;
   Model interface;                   // modelInterface() of the compiled model
-  umd::Signature streamSignature{};  // the driver's signature of program.stream, for the firmware
+  crypto::Signature streamSignature{};  // the driver's signature of program.stream, for the firmware
   std::array<uint8_t, 16> dataSalt{};  // what the data cache's key is derived from
   std::array<uint8_t, 32> dataMac{};   // what the data cache's digest must be
   uint64_t constantsOffset = 0;      // set by verifyDataCache
@@ -102,13 +102,13 @@ Result<DataCacheDigest> digestDataCache(std::span<const uint8_t> dataCache, cons
 
 // The model cache's signature of `signedPart` (its first bytes, as many as its header says, up to
 // the signature): Ed25519 over a domain and SHA-256(signedPart) (docs/cache.md).
-umd::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart);
+crypto::Signature signModelCache(const umd::SigningKey& key, std::span<const uint8_t> signedPart);
 
 // `streamSignature`: the signature the stream was registered with (made with `key` when null);
 // `constants`: the program's packed weights (its `constants` when not given).
 Result<CacheBlobs> writeCacheBlobs(const umd::compiler::CompiledProgram& program, const Model& interface,
                            const CacheToken& token, const CacheIdentity& identity, const umd::SigningKey& key,
-                           const umd::Signature* streamSignature = nullptr,
+                           const crypto::Signature* streamSignature = nullptr,
                            std::optional<std::span<const uint8_t>> constants = std::nullopt);
 
 // A load in two steps, so that the program can be registered while the data cache is read:
@@ -118,7 +118,7 @@ Result<CacheBlobs> writeCacheBlobs(const umd::compiler::CompiledProgram& program
 // cache, known by its digest (its bytes stay wherever they were read to: the sable-npu driver's
 // buffer object), against it.
 Result<CachedProgram> verifyModelCache(std::span<const uint8_t> model, const CacheToken& token,
-                                       const CacheIdentity& identity, const umd::PublicKey& key);
+                                       const CacheIdentity& identity, const crypto::PublicKey& key);
 Result<void> verifyDataCache(CachedProgram& cached, const DataCacheDigest& data);
 // The stream's size as a model cache's header implies it, before anything is verified (nullopt
 // when the header cannot be that of a format-4 blob): only to size a buffer object early, while
