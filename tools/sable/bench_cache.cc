@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <fmt/ranges.h>
 
 #include "model_cache.h"
@@ -21,7 +23,7 @@ namespace sable::tools {
 
 namespace fs = std::filesystem;
 
-int runCacheBench(const std::vector<std::string>& models) {
+int runCacheBench(const std::vector<std::string>& models, const std::string& jsonPath) {
   auto device = runtime::findDevice(kNpuDevice);
   if (!device.ok()) {
     std::cerr << "sable bench --cache: " << device.error().message << "\n";
@@ -37,6 +39,8 @@ int runCacheBench(const std::vector<std::string>& models) {
   // The target (docs/cache.md): a load at least this many times faster than a compilation.
   constexpr double kTargetRatio = 20.0;
   std::vector<std::string> met, missed;
+  nlohmann::json json = {{"benchmark", "cache"}, {"device", kNpuDevice}, {"compilations", kCompiles},
+                         {"loads", kLoads}, {"target_ratio", kTargetRatio}, {"models", nlohmann::json::array()}};
   for (const std::string& spec : models) {
     auto model = loadModel(spec);
     if (!model.ok()) {
@@ -78,6 +82,9 @@ int runCacheBench(const std::vector<std::string>& models) {
     fmt::print("  {:<24} {:>12.1f} {:>12.1f} {:>7.1f}x {:>13.1f} {:>13} {:>12}  {}\n", spec, c, l, ratio,
                loadMs.front(), fs::file_size(files.modelFile), fs::file_size(files.dataFile),
                same ? "identical" : "DIFFER");
+    json["models"].push_back({{"model", spec}, {"compile_ms", c}, {"load_ms", l}, {"ratio", ratio},
+                              {"first_load_ms", loadMs.front()}, {"model_cache_bytes", fs::file_size(files.modelFile)},
+                              {"data_cache_bytes", fs::file_size(files.dataFile)}, {"identical", same}});
   }
   fs::remove_all(dir);
   fmt::print("compile: the driver compiles, registers the program with the firmware and saves both files; load: it "
@@ -87,6 +94,14 @@ int runCacheBench(const std::vector<std::string>& models) {
   fmt::print("target, a load at least {:.0f}x faster than a compilation: met by {}; missed by {}\n", kTargetRatio,
              met.empty() ? "none" : fmt::format("{}", fmt::join(met, ", ")),
              missed.empty() ? "none" : fmt::format("{}", fmt::join(missed, ", ")));
+  if (!jsonPath.empty()) {
+    std::ofstream out(jsonPath);
+    out << json.dump(2) << "\n";
+    if (!out.flush()) {
+      std::cerr << "sable bench --cache: cannot write " << jsonPath << "\n";
+      return 1;
+    }
+  }
   return status;
 }
 

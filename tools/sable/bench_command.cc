@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_report.h"
+#include "futex_pingpong.h"
 #include "chrome_trace.h"
 #include "commands.h"
 #include "model_cache.h"
@@ -82,6 +83,21 @@ int failed(const char* what, int result) {
   return 1;
 }
 
+bool writeTextFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  if (!file.flush()) {
+    std::cerr << "sable bench: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+// The q-quantile of sorted, non-empty samples (nearest rank).
+double quantile(const std::vector<double>& sorted, double q) {
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * (sorted.size() - 1) + 0.5))];
+}
+
 int runUapiBench(const BenchOptions& options) {
   if (options.jobs == 0) {
     std::cerr << "sable bench: --jobs must be at least 1\n";
@@ -119,7 +135,7 @@ int runUapiBench(const BenchOptions& options) {
     std::cerr << "sable bench --uapi: " << key.error().message << "\n";
     return 1;
   }
-  const umd::Signature signature = (*key)->signStream(std::span(reinterpret_cast<const uint8_t*>(words), sizeof words));
+  const crypto::Signature signature = (*key)->signStream(std::span(reinterpret_cast<const uint8_t*>(words), sizeof words));
   std::memcpy(reg.signature, signature.data(), signature.size());
   if (int r = device.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg); r != 0) {
     return failed("PROGRAM_REGISTER", r);
@@ -165,15 +181,40 @@ int runUapiBench(const BenchOptions& options) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   std::sort(samples.begin(), samples.end());
-  auto quantile = [&](double q) {
-    return samples[std::min(samples.size() - 1, static_cast<size_t>(q * (samples.size() - 1) + 0.5))];
-  };
+  // The floor of any such round trip: the same number of futex ping-pongs between two processes.
+  std::string error;
+  auto pingPong = futexPingPong(options.jobs, warmup, error);
+  if (!pingPong) {
+    std::cerr << "sable bench --uapi: the futex ping-pong failed: " << error << "\n";
+    return 1;
+  }
+  std::sort(pingPong->begin(), pingPong->end());
+  const double jobMedian = quantile(samples, 0.5), jobP99 = quantile(samples, 0.99);
+  const double futexMedian = quantile(*pingPong, 0.5), futexP99 = quantile(*pingPong, 0.99);
   std::cout << fmt::format(
       "empty-job round trip over UAPI (device {}, backend {}), {} jobs after {} warm-up:\n"
       "  median {:.1f} us   p99 {:.1f} us   min {:.1f} us   max {:.1f} us\n"
-      "  {:.0f} jobs/s (including status and fence release)\n",
-      info.device_name, info.backend, options.jobs, warmup, quantile(0.5), quantile(0.99),
-      samples.front(), samples.back(), options.jobs / seconds);
+      "  {:.0f} jobs/s (including status and fence release)\n"
+      "futex ping-pong between two processes, {} round trips:\n"
+      "  median {:.1f} us   p99 {:.1f} us   min {:.1f} us   max {:.1f} us\n"
+      "job / ping-pong: {:.2f}x at the median, {:.2f}x at p99\n",
+      info.device_name, info.backend, options.jobs, warmup, jobMedian, jobP99, samples.front(), samples.back(),
+      options.jobs / seconds, options.jobs, futexMedian, futexP99, pingPong->front(), pingPong->back(),
+      jobMedian / futexMedian, jobP99 / futexP99);
+  if (!options.json.empty()) {
+    nlohmann::json json;
+    json["benchmark"] = "uapi";
+    json["device"] = info.device_name;
+    json["backend"] = info.backend;
+    json["jobs"] = options.jobs;
+    json["warmup"] = warmup;
+    json["job_us"] = {{"median", jobMedian}, {"p99", jobP99}, {"min", samples.front()}, {"max", samples.back()}};
+    json["jobs_per_second"] = options.jobs / seconds;
+    json["futex_pingpong_us"] = {{"median", futexMedian}, {"p99", futexP99}, {"min", pingPong->front()},
+                                 {"max", pingPong->back()}};
+    json["ratio"] = {{"median", jobMedian / futexMedian}, {"p99", jobP99 / futexP99}};
+    if (!writeTextFile(options.json, json.dump(2) + "\n")) return 1;
+  }
   sable_uapi_program_release release{reg.program, 0};
   device.ioctl(SABLE_IOCTL_PROGRAM_RELEASE, &release);
   return 0;
@@ -182,15 +223,7 @@ int runUapiBench(const BenchOptions& options) {
 // Writes what --json, --html and --trace FILE.json ask for; `jobStart` is when the job began on
 // the host's clock (`host`).
 int writeBenchOutputs(const BenchOptions& options, const BenchRun& run, const HostPhases& host, double jobStart) {
-  auto write = [](const std::string& path, const std::string& text) {
-    std::ofstream file(path);
-    file << text;
-    if (!file.flush()) {
-      std::cerr << "sable bench: cannot write " << path << "\n";
-      return false;
-    }
-    return true;
-  };
+  const auto write = writeTextFile;
   if (!options.json.empty() && !write(options.json, benchJson(run).dump(2) + "\n")) return 1;
   if (!options.html.empty() && !write(options.html, benchHtml(run))) return 1;
   if (!options.chromeTrace.empty()) {
@@ -418,6 +451,10 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
              "RTL from C++, {})\n",
              report.rtl.simulatedCycles, report.rtlSeconds, bareSpeed,
              options.waveform.empty() ? "no tracing" : "tracing to " + options.waveform);
+  run.simulation = {{"bitExact", report.match},
+                    {"harness", {{"cycles", report.rtl.simulatedCycles},
+                                 {"seconds", report.rtlSeconds},
+                                 {"cyclesPerSecond", bareSpeed}}}};
   if (options.platform) {
     std::cerr << "running it again through the HAL on sable-simd --backend rtl (the SystemC platform)...\n";
     host.begin("the same model through the HAL on sable-simd --backend rtl (SystemC platform)");
@@ -434,6 +471,7 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
                platform->cycles == cycles ? " (same cycle count)"
                                           : fmt::format(" ({:+} cycles beside the harness's run)",
                                                         static_cast<int64_t>(platform->cycles - cycles)));
+    run.simulation["platform"] = {{"cycles", platform->cycles}, {"seconds", platform->seconds}, {"cyclesPerSecond", speed}};
   }
   if (int written = writeBenchOutputs(options, run, host, jobStart); written != 0) return written;
   if (!report.match) {
@@ -467,7 +505,7 @@ CommandRunner addBenchCommand(CLI::App& app) {
                                 kModelHelp));
   bench->add_option("--config", options->config, "Hardware configuration of a model benchmark (s16, s8)")
       ->capture_default_str();
-  bench->add_option("--json", options->json, "Also write the model benchmark as JSON to this file");
+  bench->add_option("--json", options->json, "Also write the benchmark (MODEL, --uapi or --cache) as JSON to this file");
   bench->add_option("--backend", options->backend,
                     "func: the functional model's cycle model; rtl: the verilated RTL beside the model, per layer, "
                     "checked bit for bit")
@@ -514,15 +552,18 @@ CommandRunner addBenchCommand(CLI::App& app) {
       std::cerr << "sable bench: --trace FILE.fst is the RTL's waveform: it needs --backend rtl\n";
       return 2;
     }
-    const bool reports = !options->json.empty() || !options->html.empty() || !options->chromeTrace.empty();
-    if (reports && (options->model.empty() || options->uapi || options->cache)) {
-      std::cerr << "sable bench: --json, --html and --trace FILE.json report one MODEL's benchmark: name the MODEL\n";
+    const bool modelReports = !options->html.empty() || !options->chromeTrace.empty();
+    if ((modelReports && (options->model.empty() || options->uapi || options->cache)) ||
+        (!options->json.empty() && options->model.empty() && !options->uapi && !options->cache)) {
+      std::cerr << "sable bench: --html and --trace FILE.json report one MODEL's benchmark (name the MODEL); "
+                   "--json reports a MODEL's, --uapi's or --cache's\n";
       return 2;
     }
     if (options->cache) {
       return runCacheBench(options->model.empty() ? std::vector<std::string>{"builtin:mobilenet_v1",
                                                                              "builtin:mobilenet_v2"}
-                                                  : std::vector<std::string>{options->model});
+                                                  : std::vector<std::string>{options->model},
+                           options->json);
     }
     if (options->model.empty() && !options->uapi && options->backend == "rtl") {
       // Both MobileNets on the RTL: the figures issue 8 asks for (docs/sim.md).

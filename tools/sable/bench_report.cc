@@ -137,7 +137,8 @@ nlohmann::json benchJson(const BenchRun& run) {
             {"peakDeviceMemoryBytes", p.peakMemoryBytes},
             {"counters", countersJson(p.counters)}}},
           {"compileMs", run.compileMs},
-          {"leftOut", run.leftOut}};
+          {"leftOut", run.leftOut},
+          {"simulation", run.simulation}};
 }
 
 std::string benchHtml(const BenchRun& run) {

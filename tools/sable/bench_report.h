@@ -26,6 +26,9 @@ struct BenchRun {
   // Operations the NPU does not support: objects of operation, type and reason (which names it).
   nlohmann::json leftOut = nlohmann::json::array();
   double compileMs = 0;
+  // --backend rtl: the simulator's speed (simulated cycles, seconds, cycles per second) of the
+  // bare harness and, when measured, of the SystemC platform, and whether the RTL matched.
+  nlohmann::json simulation;
 };
 
 // The JSON of `--json`: model, configuration, layers (MACs, cycles, bound, utilization, DRAM

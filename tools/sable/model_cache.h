@@ -35,7 +35,8 @@ struct CachedPreparation {
 hal::Result<CachedPreparation> prepareWithCacheDir(runtime::Device& device, const hal::Model& model,
                                                    const std::filesystem::path& dir, bool allowLoad = true);
 
-// `sable bench --cache` (bench_cache.cc): compile and load times, ratio and blob sizes per model.
-int runCacheBench(const std::vector<std::string>& models);
+// `sable bench --cache` (bench_cache.cc): compile and load times, ratio and blob sizes per model;
+// also as JSON to `jsonPath` unless it is empty.
+int runCacheBench(const std::vector<std::string>& models, const std::string& jsonPath = {});
 
 }  // namespace sable::tools
