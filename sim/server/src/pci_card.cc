@@ -248,7 +248,7 @@ void PciCard::startFirmware() {
     }
   };
   auto firmware = std::make_unique<FirmwareHost>(memory_, *npu_.backend, bootAddress_, std::move(hooks),
-                                                 options_.trustedKeys, npu_.core);
+                                                 options_.trustedKeys, options_.trustedKeyFile, npu_.core);
   firmware->start();
   firmwareEverStarted_ = true;
   std::lock_guard lock(firmwareMutex_);
