@@ -205,6 +205,18 @@ Result<HalVersion> checkPad(const Subgraph& subgraph, const Operation& operation
   return matched;
 }
 
+// The reference's validation (strided_slice::validate) refuses an input of known rank above 4,
+// the rank its TFLite kernel walks; the signature's rank rules state exact ranks only.
+Result<HalVersion> checkStridedSlice(const Subgraph& subgraph, const Operation& operation, HalVersion matched) {
+  constexpr size_t kMaxStridedSliceRank = 4;
+  const Operand& input = subgraph.operands[operation.inputs[0]];
+  if (input.dimensions.size() > kMaxStridedSliceRank) {
+    return invalidArgument("STRIDED_SLICE input 0: rank {} exceeds the maximum {}", input.dimensions.size(),
+                           kMaxStridedSliceRank);
+  }
+  return matched;
+}
+
 // Before 1.2, quant8 concatenation required every input to share the output's scale and zero
 // point; 1.2 requantizes.
 Result<HalVersion> checkConcatenation(const Subgraph& subgraph, const Operation& operation, HalVersion matched) {
@@ -468,6 +480,7 @@ std::vector<OperationEntry> buildTable() {
   entry(O::PAD).extra = checkPad;
   entry(O::SQUEEZE).ranks = {{false, 1, 1}};
   entry(O::STRIDED_SLICE).ranks = {{false, 1, 1}, {false, 2, 1}, {false, 3, 1}};
+  entry(O::STRIDED_SLICE).extra = checkStridedSlice;
   entry(O::TRANSPOSE).ranks = {{false, 1, 1}};
 
   // Added in 1.2 (and extended in 1.3).

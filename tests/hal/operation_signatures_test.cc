@@ -331,6 +331,21 @@ TEST(OperationSignatures, PadQuant8WithNonZeroZeroPointNeedsV1_2) {
   expectVersion(pad(128), HalVersion::V1_2);
 }
 
+TEST(OperationSignatures, StridedSliceInputOfRankFiveIsRejected) {
+  auto slice = [](uint32_t rank) {
+    ModelBuilder b;
+    uint32_t x = b.addInput(T::TENSOR_FLOAT32, std::vector<uint32_t>(rank, 1));
+    uint32_t begin = b.addConstant<int32_t>(T::TENSOR_INT32, {rank}, std::vector<int32_t>(rank, 0));
+    uint32_t end = b.addConstant<int32_t>(T::TENSOR_INT32, {rank}, std::vector<int32_t>(rank, 1));
+    uint32_t strides = b.addConstant<int32_t>(T::TENSOR_INT32, {rank}, std::vector<int32_t>(rank, 1));
+    b.addOperation(O::STRIDED_SLICE, {x, begin, end, strides, b.addInt32(0), b.addInt32(0), b.addInt32(0)},
+                   {b.addOutput(T::TENSOR_FLOAT32, std::vector<uint32_t>(rank, 1))});
+    return validateLast(b);
+  };
+  expectVersion(slice(4), HalVersion::V1_1);
+  expectRejected(slice(5), "STRIDED_SLICE input 0: rank 5 exceeds the maximum 4");
+}
+
 TEST(OperationSignatures, SqueezeAcceptsAnOmittedAxesOperand) {
   ModelBuilder b;
   uint32_t x = b.addInput(T::TENSOR_FLOAT32, {1, 2});
