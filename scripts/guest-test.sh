@@ -127,8 +127,10 @@ s.sendall(sys.argv[2].encode() + b"\n")
 sys.stdout.write(read())
 PY
 }
-# The guest's UMD signs with the key of this directory; the cards trust it (docs/cache.md).
+# The guest's UMD signs with the key of this directory; the cards trust it (docs/cache.md). It is
+# created here: the guest sees the build read-only, and the device server never creates keys.
 export SABLE_KEY_DIR=$WORK/keys
+"$BUILD/tools/sable/sable" key >/dev/null
 # start_card N ARGS...: sable-simd serving card N on $WORK/cardN.sock.
 start_card() {
   local n=$1 socket=$WORK/card$1.sock

@@ -24,5 +24,6 @@ CommandRunner addCompileCommand(CLI::App& app);       // compile_command.cc
 CommandRunner addGraphCommand(CLI::App& app);         // graph_command.cc
 CommandRunner addMltsCommand(CLI::App& app);          // mlts_command.cc
 CommandRunner addRegressCommand(CLI::App& app);       // regress_command.cc
+CommandRunner addKeyCommand(CLI::App& app);           // key_command.cc
 
 }  // namespace sable::tools

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add(sable::tools::addGraphCommand);
   add(sable::tools::addMltsCommand);
   add(sable::tools::addRegressCommand);
+  add(sable::tools::addKeyCommand);
   {  // asm and disasm share one runner, which asks its subcommands which one was parsed.
     auto runner = sable::tools::addAsmCommands(app);
     const auto subcommands = app.get_subcommands({});

@@ -648,8 +648,10 @@ int sable_shim_open(const char* name, uint32_t flags, struct sable_shim_device**
       usleep(2000);
     }
     if (childPidfd >= 0) close(childPidfd);
-    std::cerr << fmt::format("sable: started sable-simd for device {} (pid {}; it exits once idle; log: {})\n",
-                             device, child, log);
+    // The server's own "ready (backend, configuration, memory ...)" line, now that its output
+    // goes to its log rather than to this terminal.
+    std::cerr << fmt::format("sable: started sable-simd for device {} (pid {}; it exits once idle; log: {}): {}\n",
+                             device, child, log, lastLine(log));
   }
   spawnLock.reset();  // connected: the server stays while this client is there
   sable_uapi_handshake hello{};
