@@ -75,6 +75,11 @@ int sable_board_verify_signature(const uint8_t *message, uint32_t length, const 
  * wait_for_interrupt; no asynchronous hash: the core hashes in software). */
 void sable_board_platform(struct sable_board *board, struct sable_fw_platform *platform);
 
+/* The control core's life after its start-up code: the firmware on `board`'s platform, started
+ * again on each new boot block. sable_fw_main returns on HALT; the host starts it again with
+ * DOORBELL (docs/firmware.md, "On a real control core"). Never returns. */
+void sable_board_run(struct sable_board *board);
+
 #ifdef __cplusplus
 }
 #endif

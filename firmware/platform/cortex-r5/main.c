@@ -32,12 +32,5 @@ void sable_r5_main(void) {
 	(void)sable_gic_init(&gic, ids, triggers, 2);
 	struct sable_board board = {SABLE_R5_DEVICE_MEMORY, SABLE_R5_DEVICE_MEMORY_BYTES, SABLE_R5_WINDOW,
 	                            {0, arm_wakeup, disarm_wakeup}};
-	struct sable_fw_platform platform;
-	sable_board_platform(&board, &platform);
-	/* sable_fw_main returns on HALT; the host starts it again on a new boot block with DOORBELL
-	 * (docs/firmware.md, "On a real control core"). */
-	for (;;) {
-		sable_board_wait_for_boot(&board);
-		sable_fw_main(&platform);
-	}
+	sable_board_run(&board);
 }

@@ -28,12 +28,5 @@ void sable_rv32_main(void) {
 	__asm__ volatile("csrs mie, %0" ::"r"(SABLE_RV32_MIE_MTIE | SABLE_RV32_MIE_MEIE));
 	struct sable_board board = {SABLE_RV32_DEVICE_MEMORY, SABLE_RV32_DEVICE_MEMORY_BYTES, SABLE_RV32_WINDOW,
 	                            {0, arm_wakeup, disarm_wakeup}};
-	struct sable_fw_platform platform;
-	sable_board_platform(&board, &platform);
-	/* sable_fw_main returns on HALT; the host starts it again on a new boot block with DOORBELL
-	 * (docs/firmware.md, "On a real control core"). */
-	for (;;) {
-		sable_board_wait_for_boot(&board);
-		sable_fw_main(&platform);
-	}
+	sable_board_run(&board);
 }
