@@ -50,12 +50,22 @@ module sable_banked_mem #(
         .raddr(b_raddr[AW*b +: AW]), .rdata(b_rdata[WIDTH*b +: WIDTH]));
   end
 
-  // The valid bits, line a at bank a mod BANKS, bit a / BANKS, like the banks. They are looked up
-  // per bank, beside the bank's own access, not per port (one DEPTH:1 multiplexer per bank
-  // instead of a LINES:1 one per port, and single-bit writes Yosys maps quickly; docs/rtl.md,
-  // "Synthesis"): a write to an invalid line writes all of it, the bytes without a strobe as
-  // zeros (the data is zero-filled per port, the strobes widened per bank); a read returns zeros
-  // for an invalid line, its validity taken with the bank's read and held with the port's data.
+  // The valid bits, line a at bank a mod BANKS, in-bank line i = a / BANKS, like the banks. They
+  // are looked up per bank, beside the bank's own access, not per port: a write to an invalid line
+  // writes all of it, the bytes without a strobe as zeros (the data is zero-filled per port, the
+  // strobes widened per bank); a read returns zeros for an invalid line, its validity taken with
+  // the bank's read and held with the port's data.
+  // Per bank they are VW-bit words in a small memory (`vbits`, no reset: LUT RAM on an FPGA) and
+  // one flip-flop per word (`vword`) that START clears: line i is valid when word i / VW is and
+  // its bit i mod VW is set; the first write to a word since START writes the word as that one
+  // bit. So START still clears every line in one cycle, but an FPGA holds DEPTH / VW flip-flops
+  // per bank instead of DEPTH (16,384 for the s16 scratchpad), and the look-ups are a VW:1 and a
+  // DEPTH/VW:1 multiplexer instead of a DEPTH:1 one (a flat DEPTH-bit vector indexed by address
+  // became barrel shifters that Yosys took gigabytes to map).
+  localparam int unsigned VW = DEPTH >= 128 ? 64 : DEPTH / 2;   // bits per word, >= 2 words
+  localparam int unsigned VWORDS = DEPTH / VW;
+  localparam int unsigned VB = $clog2(VW);
+  localparam int unsigned VA = AW - VB;
   localparam int unsigned BB = $clog2(BANKS);
   logic [BANKS*NS-1:0] v_wstrb;     // b_wstrb, all ones for an invalid line
   logic [BANKS-1:0] bank_valid;     // validity of each bank's last read line
@@ -73,14 +83,29 @@ module sable_banked_mem #(
   assign x_wstrb = wstrb;
 
   for (genvar b = 0; b < BANKS; b++) begin : g_valid
-    logic [DEPTH-1:0] valid;
-    assign v_wstrb[NS*b +: NS] = valid[b_waddr[AW*b +: AW]] ? b_wstrb[NS*b +: NS] : '1;
+    logic [VW-1:0] vbits[VWORDS];
+    logic [VWORDS-1:0] vword;
+    logic [VA-1:0] ww, rw;          // word of the write and of the read address
+    logic [VB-1:0] wb, rb;          // bit within it
+    logic [VW-1:0] wbits;           // the write address's word as it reads now (zero when invalid)
+    logic w_valid, r_valid;
+    assign ww = b_waddr[AW*b + VB +: VA];
+    assign wb = b_waddr[AW*b +: VB];
+    assign rw = b_raddr[AW*b + VB +: VA];
+    assign rb = b_raddr[AW*b +: VB];
+    assign wbits = vword[ww] ? vbits[ww] : '0;
+    assign w_valid = wbits[wb];
+    assign r_valid = vword[rw] && vbits[rw][rb];
+    assign v_wstrb[NS*b +: NS] = w_valid ? b_wstrb[NS*b +: NS] : '1;
     always_ff @(posedge clk) begin
-      if (!rst_n || zero) valid <= '0;
-      else if (b_we[b]) valid[b_waddr[AW*b +: AW]] <= 1'b1;
+      if (!rst_n || zero) vword <= '0;
+      else if (b_we[b]) vword[ww] <= 1'b1;
     end
     always_ff @(posedge clk) begin
-      if (b_re[b]) bank_valid[b] <= valid[b_raddr[AW*b +: AW]];
+      if (b_we[b]) vbits[ww] <= wbits | (VW'(1) << wb);
+    end
+    always_ff @(posedge clk) begin
+      if (b_re[b]) bank_valid[b] <= r_valid;
     end
   end
 

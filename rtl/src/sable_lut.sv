@@ -1,5 +1,5 @@
 // LUT engine of the vector unit (docs/isa.md LUT; golden model: executor.cc lut()). It first
-// loads the 256-byte table (TABLE_LINES lines, one per cycle) into registers, so outputs that
+// loads the 256-byte table (TABLE_LINES lines, one per cycle) into its own table memory, so outputs that
 // overwrite the table do not change it, then maps one input line per cycle: every lane indexes
 // the table with its byte read as unsigned (int8 v indexes T[v & 0xFF]). A read's line is
 // written two cycles later (data arrival + lookup register). A read that hits a line still to
@@ -54,7 +54,12 @@ module sable_lut #(
 
   logic [15:0] in_addr, out_addr, in_stride, out_stride, remaining, t_addr_rd;
   logic [$clog2(TABLE_LINES)-1:0] t_line;       // next table line read
-  logic [TABLE_LINES*DIM*8-1:0] table_q;     // entry e = byte e (bytes past 256 unused when DIM ∤ 256)
+  // The table as a memory of its lines (entry e = byte e mod DIM of line e / DIM), not a flat
+  // vector: DIM look-ups of a 2048-bit vector by byte index were DIM 256:1 multiplexers per bit
+  // (about 11,000 LUTs on s16, and barrel shifters that Yosys took minutes to map); a memory with
+  // DIM read ports maps onto LUT RAM. DIM is a power of two (every configuration's array_dim).
+  localparam int unsigned LB = $clog2(DIM);     // entry bits that select the byte in the line
+  logic [DIM*8-1:0] table_m[TABLE_LINES];
   logic                            tv;          // a table line arrives this cycle
   logic [$clog2(TABLE_LINES)-1:0]  tv_line;
 
@@ -112,14 +117,18 @@ module sable_lut #(
       t_line <= t_line + 1'b1;
       t_addr_rd <= t_addr_rd + 16'd1;
     end
-    if (tv) table_q[8*tv_line*DIM +: 8*DIM] <= sp_rd;
+    if (tv) table_m[tv_line] <= sp_rd;
     if (issue) begin
       in_addr <= in_addr + in_stride;
       out_addr <= out_addr + out_stride;
       remaining <= remaining - 16'd1;
     end
     // The lookup, in the cycle the input line arrives (the table is complete by then).
-    for (int c = 0; c < DIM; c++) y_q[8*c +: 8] <= table_q[8*sp_rd[8*c+:8] +: 8];
+    for (int c = 0; c < DIM; c++) begin
+      logic [7:0] e;
+      e = sp_rd[8*c +: 8];
+      y_q[8*c +: 8] <= table_m[e[7:LB]][8*e[LB-1:0] +: 8];
+    end
   end
 
   assign u_we = w_valid[LAT_W-1] && !clear;

@@ -1,7 +1,7 @@
 // One processing element of the weight-stationary systolic array (sable_systolic_array).
 //
 // It holds two stationary weights (a double buffer: one streams while the other is loaded) and
-// does one multiply-accumulate per cycle: psum_out = psum_in + a · weight[17*buf +: 17], int32 with
+// does one multiply-accumulate per cycle: psum_out = psum_in + a · weight[buf], int32 with
 // wrap-around. Operands are 17-bit signed: an int8/uint8 value minus a 16-bit signed zero point.
 // Only the low 32 bits of the product are kept, which is the exact int32 wrap-around result.
 //
@@ -31,7 +31,7 @@ module sable_pe (
   output logic        wt_en_out,
   output logic        wt_buf_out
 );
-  logic [33:0] weight;
+  logic [16:0] weight0, weight1;   // the two buffers
 
   // Control bits are reset and cleared: an aborted pixel or weight load must vanish.
   always_ff @(posedge clk) begin
@@ -48,16 +48,24 @@ module sable_pe (
   always_ff @(posedge clk) begin
     if (in_valid) begin
       logic [16:0] w_cur;
-      w_cur = weight[17*in_buf +: 17];
+      logic signed [31:0] product;
+      w_cur = in_buf ? weight1 : weight0;
       out_buf  <= in_buf;
       out_a    <= in_a;
-      // Sign-extend both operands to 32 bits: the low 32 bits of the product are then exact
-      // mod 2^32. Computed only for a valid pixel (as the registers move only then).
-      psum_out <= psum_in + {{15{in_a[16]}}, in_a} * {{15{w_cur[16]}}, w_cur};
+      // A signed 17 × 17 product in a 32-bit context: both operands are sign-extended, so these
+      // are the low 32 bits of the exact product (int32 wrap-around). Written as a signed
+      // multiply of the 17-bit operands, not of their 32-bit extensions, so synthesis maps it
+      // with the accumulate onto one DSP slice (27 × 18 multiplier, 48-bit adder) instead of a
+      // 32 × 32 multiplier of three. Computed only for a valid pixel (the registers move only then).
+      product = $signed(in_a) * $signed(w_cur);
+      psum_out <= psum_in + product;
     end
     if (wt_en_in) begin
-      wt_buf_out        <= wt_buf_in;
-      weight[17*wt_buf_in +: 17] <= wt_data;
+      wt_buf_out <= wt_buf_in;
+      // Two named registers, not a part-select by buffer: the select then is a 2:1 multiplexer,
+      // not a shifter (what Yosys made of weight[17*buf +: 17]).
+      if (wt_buf_in) weight1 <= wt_data;
+      else weight0 <= wt_data;
     end
   end
 endmodule

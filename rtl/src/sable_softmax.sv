@@ -1,5 +1,5 @@
 // SOFTMAX engine of the vector unit (docs/isa.md SOFTMAX; golden model: executor.cc softmax()).
-// The 1 KiB table is first read into registers (TABLE_LINES lines, one per cycle), so outputs
+// The 1 KiB table is first read into its own table memory (TABLE_LINES lines, one per cycle), so outputs
 // that overwrite it do not change it. Then per row, one line per cycle in three passes:
 //   pass 1: the row's maximum m;  pass 2: sum = sum of rdbpot(T[m - x], 12) (int32 wrap);
 //   the reciprocal (sable_softmax_recip, 8 cycles);  pass 3: the outputs, written LAT_W
@@ -185,7 +185,13 @@ module sable_softmax #(
   end
 
   // ---- datapath --------------------------------------------------------------------------------
-  logic [8*TABLE_LINES*DIM-1:0] table_q;   // entry e: bits [32e+31:32e] (little-endian words)
+  // The table as a memory of its lines: entry e is word e mod EPL of line e / EPL (little-endian
+  // words). Not a flat vector: DIM look-ups of an 8192-bit vector were DIM 256:1 multiplexers of
+  // 32 bits (about 36,000 LUTs on s16, and barrel shifters that Yosys took minutes to map); a
+  // memory with DIM read ports maps onto LUT RAM. DIM is a power of two (every configuration's).
+  localparam int unsigned EPL = DIM / 4;        // entries per line
+  localparam int unsigned EB = $clog2(EPL);     // entry bits that select the word in the line
+  logic [8*DIM-1:0]             table_m[TABLE_LINES];
   logic signed [8:0]            row_max;   // pass 1's running maximum, as int9
   logic [DIM*32-1:0]         term_q;    // stage B: T[m - x] of the valid lanes, else 0
   logic [DIM*32-1:0]         prod_q;    // stage C: srdhm(scale, T)
@@ -198,7 +204,7 @@ module sable_softmax #(
 
   always_ff @(posedge clk) if (adv) begin
     // Stage A.
-    if (a_valid && a_kind == K_TABLE) table_q[a_tline*8*DIM+:8*DIM] <= sp_rd;
+    if (a_valid && a_kind == K_TABLE) table_m[a_tline] <= sp_rd;
     if (a_valid && a_kind == K_MAX) begin
       // The row's maximum so far, with this line's bytes (type minimum first).
       logic signed [8:0] line_max;
@@ -210,7 +216,9 @@ module sable_softmax #(
     end
     if (a_valid) begin
       for (int c = 0; c < DIM; c++) begin
-        term_q[32*c +: 32] <= a_mask[c] ? table_q[32*8'(row_max - extend(sp_rd[8*c+:8], is_signed))+:32] : 32'd0;
+        logic [7:0] e;
+        e = 8'(row_max - extend(sp_rd[8*c+:8], is_signed));
+        term_q[32*c +: 32] <= a_mask[c] ? table_m[e[7:EB]][32*e[EB-1:0] +: 32] : 32'd0;
       end
     end
     b_kind <= a_kind;
