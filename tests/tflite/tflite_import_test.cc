@@ -4,6 +4,7 @@
 // absurd shapes, unknown operators and versions — never a crash.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -147,6 +148,58 @@ TEST(TfliteImport, AChainOfTheOtherOperatorsMapsAndRunsOnTheCpuReference) {
   // The int8 output is the uint8 one shifted by the zero points' difference (same scale).
   for (size_t i = 0; i < 3; ++i)
     EXPECT_EQ(static_cast<int8_t>(result->outputs[1].bytes[i]), result->outputs[0].bytes[i] - 128) << i;
+}
+
+// The values read from a model's int32 output.
+std::vector<int32_t> int32Values(const std::vector<uint8_t>& bytes) {
+  std::vector<int32_t> values(bytes.size() / 4);
+  std::memcpy(values.data(), bytes.data(), values.size() * 4);
+  return values;
+}
+
+TEST(TfliteImport, ArgMaxAndArgMinMapToNnapiWithInt32Indices) {
+  auto model = import(tflitetest::argMinMax());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(operationTypes(*model), (std::vector<OperationType>{OperationType::ARGMAX, OperationType::ARGMIN}));
+  for (uint32_t out : model->main.outputIndexes)
+    EXPECT_EQ(model->main.operands[out].type, OperandType::TENSOR_INT32) << "int64 indices become int32";
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  // [[7, 9, 3], [200, 4, 200]]: the largest of each row at 1 and 0 (the first of a tie, as TFLite),
+  // the smallest of each column at 0, 1, 0.
+  auto result = executeWithBuffers(**prepared, *model, {std::vector<uint8_t>{7, 9, 3, 200, 4, 200}});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(int32Values(result->outputs[0].bytes), (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(int32Values(result->outputs[1].bytes), (std::vector<int32_t>{0, 1, 0}));
+}
+
+TEST(TfliteImport, ArgMaxOptionsAndShapesAreChecked) {
+  {
+    ModelDesc m = tflitetest::argMinMax();
+    m.buffers[1] = tflitetest::bytesOf({3});
+    expectError(m, {"operator 0 (ARG_MAX)", "axis 3 outside rank 3"});
+  }
+  {
+    ModelDesc m = tflitetest::argMinMax();
+    m.tensors[3].shape = {1, 3};
+    expectError(m, {"operator 0 (ARG_MAX)", "output shape 1x3"});
+  }
+  {
+    ModelDesc m = tflitetest::argMinMax();
+    m.operators[1].outputType = fb::TensorType::FLOAT32;
+    expectError(m, {"operator 1 (ARG_MIN)", "output type 0"});
+  }
+  {
+    ModelDesc m = tflitetest::argMinMax();
+    m.tensors[4].type = fb::TensorType::UINT8;
+    expectError(m, {"operator 1 (ARG_MIN) output", "must be int32 or int64"});
+  }
+  {
+    ModelDesc m = tflitetest::argMinMax();
+    m.tensors[1].shape = {2};
+    m.buffers[1] = tflitetest::bytesOf({1, 2});
+    expectError(m, {"operator 0 (ARG_MAX)", "2 axis values"});
+  }
 }
 
 TEST(TfliteImport, AMissingBiasBecomesZeros) {

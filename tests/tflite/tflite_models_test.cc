@@ -2,7 +2,9 @@
 // (sable-npu, its own sable-simd) with outputs bit-identical to the CPU reference device on both
 // test images, and classifies them as independent TFLite runtimes do. Skipped when ../shared is
 // absent ($SABLE_SHARED_DIR, set by ctest).
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <ostream>
 #include <string>
@@ -125,6 +127,65 @@ INSTANTIATE_TEST_SUITE_P(
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       return name;
     });
+
+
+// DeepLab v3 (MobileNet v2, PASCAL VOC, uint8 513x513, ../shared/models/more): ARG_MAX over the 21
+// class scores ends it, its int64 output imported as int32. The bird test image is a bird on a
+// plain background, so — independently of any runtime — its segmentation must be mostly
+// background with 'bird' the largest other class. Then the model partitioned over sable-npu and
+// the CPU reference (auto) must give the same segmentation bit for bit.
+TEST(TfliteMoreModels, DeepLabSegmentsTheBirdAndRunsPartitioned) {
+  const auto dir = modelsDir() / "more";
+  const auto file = dir / "deeplabv3_mnv2_dm05_pascal_quant.tflite";
+  if (!std::filesystem::exists(file))
+    GTEST_SKIP() << "the real models are absent (" << file.string()
+                 << "; set SABLE_SHARED_DIR to the directory holding models/)";
+  auto model = importTfliteFile(file.string());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ASSERT_EQ(model->main.outputIndexes.size(), 1u);
+  const hal::Operand& input = model->main.operands[model->main.inputIndexes[0]];
+  const hal::Operand& output = model->main.operands[model->main.outputIndexes[0]];
+  EXPECT_EQ(output.type, hal::OperandType::TENSOR_INT32);
+  EXPECT_EQ(output.dimensions, (std::vector<uint32_t>{1, 513, 513}));
+  auto labels = loadLabels((dir / "pascal_voc_labels.txt").string());
+  ASSERT_TRUE(labels.ok()) << labels.error().message;
+  ASSERT_EQ(labels->size(), 21u);
+  ASSERT_EQ((*labels)[3], "bird");
+  auto bytes = imageInput((dir / "bird_segmentation.bmp").string(), input);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+
+  std::shared_ptr<Device> cpu = makeCpuReferenceDevice();
+  const std::vector<uint8_t> reference = run(*cpu, *model, *bytes);
+  ASSERT_EQ(reference.size(), size_t{513} * 513 * 4);
+  std::vector<size_t> histogram(21, 0);
+  for (size_t i = 0; i < reference.size(); i += 4) {
+    int32_t c;
+    std::memcpy(&c, reference.data() + i, 4);
+    ASSERT_GE(c, 0);
+    ASSERT_LT(c, 21);
+    ++histogram[static_cast<size_t>(c)];
+  }
+  std::string listing;
+  for (size_t c = 0; c < histogram.size(); ++c)
+    if (histogram[c] != 0) listing += fmt::format(" {} {};", (*labels)[c], histogram[c]);
+  const size_t pixels = size_t{513} * 513;
+  const auto largestOther = std::max_element(histogram.begin() + 1, histogram.end()) - histogram.begin();
+  EXPECT_EQ(largestOther, 3) << "classes:" << listing;
+  EXPECT_GT(histogram[0], pixels / 2) << "classes:" << listing;
+  EXPECT_GT(histogram[3], pixels / 50) << "classes:" << listing;
+  std::printf("deeplab bird classes:%s\n", listing.c_str());
+
+  std::string why;
+  Device* npu = devicetest::sharedNpuRuntimeDevice(&why);
+  if (npu == nullptr) GTEST_SKIP() << "sable-npu is unavailable: " << why;
+  std::shared_ptr<Device> npuShared(npu, [](Device*) {});
+  std::shared_ptr<Device> device = makeAutoDevice({cpu, npuShared});
+  const std::vector<uint8_t> actual = run(*device, *model, *bytes);
+  ASSERT_EQ(actual.size(), reference.size());
+  size_t differing = 0;
+  for (size_t i = 0; i < actual.size(); i += 4) differing += std::memcmp(&actual[i], &reference[i], 4) != 0;
+  EXPECT_EQ(differing, 0u) << device->name() << " differs from cpu-reference in " << differing << " pixels";
+}
 
 }  // namespace
 }  // namespace sable::runtime

@@ -38,6 +38,7 @@ struct OpDesc {
   int32_t axis = 0;                   // CONCATENATION
   bool keepDims = false;              // MEAN
   std::vector<int32_t> squeezeDims;   // SQUEEZE
+  fb::TensorType outputType = fb::TensorType::INT64;  // ARG_MAX, ARG_MIN
   bool writeOptions = true;
 };
 
@@ -222,6 +223,36 @@ inline ModelDesc operatorChain() {
   return m;
 }
 
+// input uint8 [1,2,3] → ARG_MAX over the last axis → output 0 int64 [1,2], and ARG_MIN over axis 1
+// (given as an int64 constant) → output 1 int32 [1,3].
+inline ModelDesc argMinMax() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  m.opcodes = {opcode(B::ARG_MAX), opcode(B::ARG_MIN)};
+  m.buffers = {{}, bytesOf({-1}), {1, 0, 0, 0, 0, 0, 0, 0}};
+  TensorDesc axisMax;
+  axisMax.shape = {};
+  axisMax.type = fb::TensorType::INT32;
+  axisMax.buffer = 1;
+  TensorDesc axisMin = axisMax;
+  axisMin.shape = {1};
+  axisMin.type = fb::TensorType::INT64;
+  axisMin.buffer = 2;
+  TensorDesc indexMax;
+  indexMax.shape = {1, 2};
+  indexMax.type = fb::TensorType::INT64;
+  TensorDesc indexMin;
+  indexMin.shape = {1, 3};
+  indexMin.type = fb::TensorType::INT32;
+  m.tensors = {tensor({1, 2, 3}, fb::TensorType::UINT8, 0, 0.5f, 10), axisMax, axisMin, indexMax, indexMin};
+  OpDesc argMin = op(1, {0, 2}, {4});
+  argMin.outputType = fb::TensorType::INT32;
+  m.operators = {op(0, {0, 1}, {3}), argMin};
+  m.inputs = {0};
+  m.outputs = {3, 4};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -294,6 +325,14 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::ADD:
           type = fb::BuiltinOptions::AddOptions;
           options = fb::CreateAddOptions(b, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::ARG_MAX:
+          type = fb::BuiltinOptions::ArgMaxOptions;
+          options = fb::CreateArgMaxOptions(b, op.outputType).Union();
+          break;
+        case fb::BuiltinOperator::ARG_MIN:
+          type = fb::BuiltinOptions::ArgMinOptions;
+          options = fb::CreateArgMinOptions(b, op.outputType).Union();
           break;
         default: break;
       }

@@ -79,6 +79,8 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::RESIZE_BILINEAR: return 3;
     case fb::BuiltinOperator::RESIZE_NEAREST_NEIGHBOR: return 3;
     case fb::BuiltinOperator::TRANSPOSE: return 2;
+    case fb::BuiltinOperator::ARG_MAX:
+    case fb::BuiltinOperator::ARG_MIN: return 2;  // 2: int8 input
     default: return std::nullopt;
   }
 }
@@ -304,6 +306,32 @@ class Importer {
     if (!shape.channelScales.empty())
       return importError("{}: tensor {} is quantized per channel (only constants may be)", what, index);
     const uint32_t operand = builder_.addTemporary(shape.type, shape.dims, shape.scale, shape.zeroPoint);
+    operands_[index] = operand;
+    return operand;
+  }
+
+  // The operand of an index-valued output (ARG_MAX/ARG_MIN): TFLite writes int32 or int64, NNAPI
+  // only int32, so an int64 tensor becomes TENSOR_INT32 as the delegate does (same values; the
+  // imported model's output is then int32).
+  hal::Result<uint32_t> indexOutput(int32_t index, std::string_view what) {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+    if (tensor->type() != fb::TensorType::INT32 && tensor->type() != fb::TensorType::INT64)
+      return importError("{}: tensor {} must be int32 or int64", what, index);
+    if (operands_[index]) return importError("{}: tensor {} is written twice or is a subgraph input", what, index);
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(index));
+    if (data != nullptr) return importError("{}: tensor {} has constant data", what, index);
+    if (tensor->shape() == nullptr || tensor->shape()->size() > kMaxRank)
+      return importError("{}: tensor {} has no valid shape", what, index);
+    std::vector<uint32_t> dims;
+    for (int32_t d : *tensor->shape()) {
+      if (d <= 0 || d > kMaxDimension)
+        return importError("{}: tensor {} has dimension {} (each must be in 1..{})", what, index, d, kMaxDimension);
+      dims.push_back(static_cast<uint32_t>(d));
+    }
+    if (dims.empty()) dims.push_back(1);
+    const auto bytes = hal::sizeOfData(OperandType::TENSOR_INT32, dims);
+    if (!bytes || *bytes > kMaxTensorBytes) return importError("{}: tensor {} is too large", what, index);
+    const uint32_t operand = builder_.addTemporary(OperandType::TENSOR_INT32, dims);
     operands_[index] = operand;
     return operand;
   }
@@ -780,6 +808,37 @@ class Importer {
         }
         SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
         return emit(op, OperationType::TRANSPOSE, {x}, {int32Tensor(values)}, y);
+      }
+      case B::ARG_MAX:
+      case B::ARG_MIN: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        fb::TensorType outputType = fb::TensorType::INT64;  // the format's default
+        if (code == B::ARG_MAX) {
+          if (const auto* o = op.op.builtin_options_as_ArgMaxOptions()) outputType = o->output_type();
+        } else if (const auto* o = op.op.builtin_options_as_ArgMinOptions()) {
+          outputType = o->output_type();
+        }
+        if (outputType != fb::TensorType::INT32 && outputType != fb::TensorType::INT64)
+          return importError("operator {} ({}): output type {} (int32 or int64)", op.index, op.name,
+                             static_cast<int>(outputType));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(auto axis, constantInts(op.inputs[1], fmt::format("operator {} axis", op.index)));
+        const auto rank = static_cast<int64_t>(operand(x).dimensions.size());
+        if (axis.size() != 1)
+          return importError("operator {} ({}): {} axis values (exactly one)", op.index, op.name, axis.size());
+        if (axis[0] < -rank || axis[0] >= rank)
+          return importError("operator {} ({}): axis {} outside rank {}", op.index, op.name, axis[0], rank);
+        const auto a = static_cast<uint32_t>(axis[0] < 0 ? axis[0] + rank : axis[0]);
+        // The output is the input's shape without the axis (a rank-1 input gives one element).
+        std::vector<uint32_t> expected = operand(x).dimensions;
+        expected.erase(expected.begin() + a);
+        if (expected.empty()) expected.push_back(1);
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, indexOutput(op.outputs[0], fmt::format("operator {} ({}) output", op.index, op.name)));
+        if (operand(y).dimensions != expected)
+          return importError("operator {} ({}): output shape {} for input {} reduced on axis {}", op.index, op.name,
+                             fmt::join(operand(y).dimensions, "x"), fmt::join(operand(x).dimensions, "x"), a);
+        return emit(op, code == B::ARG_MAX ? OperationType::ARGMAX : OperationType::ARGMIN, {x},
+                    {builder_.addInt32(static_cast<int32_t>(a))}, y);
       }
       default:
         return importError("operator {}: builtin operator {} is not supported", op.index, op.name);
