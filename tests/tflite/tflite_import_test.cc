@@ -2,6 +2,8 @@
 // the mapping to NNAPI operations and operands, and every kind of broken file giving a clear
 // INVALID_ARGUMENT error — truncation at every offset, a wrong identifier, indices out of range,
 // absurd shapes, unknown operators and versions — never a crash.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -202,6 +204,84 @@ TEST(TfliteImport, ArgMaxOptionsAndShapesAreChecked) {
   }
 }
 
+// The integer LSTM runs as NNAPI's float UNIDIRECTIONAL_SEQUENCE_LSTM on dequantized tensors; the
+// expected output is the LSTM's equations evaluated here in double on the dequantized weights,
+// then quantized: the import may differ by one LSB (float vs double rounding), no more.
+TEST(TfliteImport, AnIntegerSequenceLstmRunsAsTheFloatLstmOnDequantizedTensors) {
+  const tflitetest::LstmWeights w;
+  auto model = import(tflitetest::sequenceLstm(w));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model), (std::vector<O>{O::DEQUANTIZE, O::UNIDIRECTIONAL_SEQUENCE_LSTM, O::QUANTIZE}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<int8_t> x = {64, -32, 20, 100, -128, 7};  // [step][feature], scale 1/64
+  auto result = executeWithBuffers(**prepared, *model, {std::vector<uint8_t>(x.begin(), x.end())});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->outputs[0].bytes.size(), 6u);
+
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  double h[2] = {0, 0}, c[2] = {0, 0};
+  for (int t = 0; t < 3; ++t) {
+    double gate[4][2];
+    for (int g = 0; g < 4; ++g)
+      for (int u = 0; u < 2; ++u) {
+        double v = w.bias[g][u] / 6400.0;
+        for (int k = 0; k < 2; ++k) v += w.input[g][u][k] / 100.0 * (x[t * 2 + k] / 64.0);
+        for (int k = 0; k < 2; ++k) v += w.recurrent[g][u][k] / 100.0 * h[k];
+        gate[g][u] = g == 2 ? std::tanh(v) : sigmoid(v);
+      }
+    for (int u = 0; u < 2; ++u) {
+      c[u] = std::clamp(gate[1][u] * c[u] + gate[0][u] * gate[2][u], -3.0, 3.0);
+      h[u] = gate[3][u] * std::tanh(c[u]);
+    }
+    for (int u = 0; u < 2; ++u) {
+      const long expected = std::clamp(std::lround(h[u] * 128), -128L, 127L);
+      const int actual = static_cast<int8_t>(result->outputs[0].bytes[t * 2 + u]);
+      EXPECT_LE(std::abs(actual - expected), 1) << "step " << t << " unit " << u << ": " << actual << " vs " << expected;
+    }
+  }
+}
+
+TEST(TfliteImport, SequenceLstmShapesAndOptionsAreChecked) {
+  {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.operators[0].inputs[2] = -1;
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "input 2 is required"});
+  }
+  {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.operators[0].inputs.resize(19);
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "19 inputs"});
+  }
+  {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.operators[0].activation = fb::ActivationFunctionType::SIGN_BIT;
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "activation 5"});
+  }
+  {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.operators[0].cellClip = -1.0f;
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "cell clip -1"});
+  }
+  {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.tensors.back().shape = {1, 3, 3};
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "output is 1x3x3, expected 1x3x2"});
+  }
+  {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.tensors[m.operators[0].inputs[13]].shape = {3};  // forget gate bias
+    m.buffers[m.tensors[m.operators[0].inputs[13]].buffer] = tflitetest::bytesOf({1, 2, 3});
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "gate bias (input 13) is 3"});
+  }
+  {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.operators[0].writeOptions = false;
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "builtin options"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -380,26 +460,31 @@ TEST(TfliteImport, AMappingThatNnapiRejectsIsReportedNotReturned) {
 }
 
 TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
-  const std::vector<uint8_t> original = serialize(smallCnn());
-  uint64_t state = 12345;
-  auto next = [&] {  // xorshift64: a deterministic stream of mutations
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
-  size_t imported = 0;
-  for (int i = 0; i < 3000; ++i) {
-    std::vector<uint8_t> bytes = original;
-    for (int k = 0; k < 1 + static_cast<int>(next() % 4); ++k) bytes[next() % bytes.size()] = static_cast<uint8_t>(next());
-    auto model = importTflite(bytes);
-    if (model.ok()) {
-      ++imported;
-    } else {
-      EXPECT_EQ(model.error().status, hal::ErrorStatus::INVALID_ARGUMENT) << model.error().message;
+  for (const auto& [name, desc] : {std::pair{"small_cnn", smallCnn()}, {"arg_min_max", tflitetest::argMinMax()},
+                                   {"sequence_lstm", tflitetest::sequenceLstm()}}) {
+    SCOPED_TRACE(name);
+    const std::vector<uint8_t> original = serialize(desc);
+    uint64_t state = 12345;
+    auto next = [&] {  // xorshift64: a deterministic stream of mutations
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state;
+    };
+    size_t imported = 0;
+    for (int i = 0; i < 3000; ++i) {
+      std::vector<uint8_t> bytes = original;
+      for (int k = 0; k < 1 + static_cast<int>(next() % 4); ++k)
+        bytes[next() % bytes.size()] = static_cast<uint8_t>(next());
+      auto model = importTflite(bytes);
+      if (model.ok()) {
+        ++imported;
+      } else {
+        EXPECT_EQ(model.error().status, hal::ErrorStatus::INVALID_ARGUMENT) << model.error().message;
+      }
     }
+    std::printf("%s: %zu of 3000 corrupted models still imported (changed values, not structure)\n", name, imported);
   }
-  std::printf("%zu of 3000 corrupted models still imported (changed values, not structure)\n", imported);
 }
 
 TEST(TfliteImport, MissingFileIsAnError) {

@@ -4,6 +4,7 @@
 // absent ($SABLE_SHARED_DIR, set by ctest).
 #include <algorithm>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <ostream>
@@ -185,6 +186,43 @@ TEST(TfliteMoreModels, DeepLabSegmentsTheBirdAndRunsPartitioned) {
   size_t differing = 0;
   for (size_t i = 0; i < actual.size(); i += 4) differing += std::memcmp(&actual[i], &reference[i], 4) != 0;
   EXPECT_EQ(differing, 0u) << device->name() << " differs from cpu-reference in " << differing << " pixels";
+}
+
+// The Keras int8 LSTM on MNIST (../shared/models/more): uint8 [1, 28, 28] rows as 28 time steps →
+// UNIDIRECTIONAL_SEQUENCE_LSTM (fully integer, imported as the float LSTM on dequantized tensors)
+// → FULLY_CONNECTED → SOFTMAX over the 10 digits. Inputs drawn here as MNIST digits are (white
+// strokes on black, centred in the 20x20 box): a vertical bar is a 1 and a ring a 0, whatever
+// runtime computes it. Both must win clearly.
+TEST(TfliteMoreModels, KerasLstmReadsDrawnDigitsOnTheCpuReference) {
+  const auto file = modelsDir() / "more" / "keras_lstm_mnist_ptq.tflite";
+  if (!std::filesystem::exists(file))
+    GTEST_SKIP() << "the real models are absent (" << file.string()
+                 << "; set SABLE_SHARED_DIR to the directory holding models/)";
+  auto model = importTfliteFile(file.string());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const hal::Operand& output = model->main.operands[model->main.outputIndexes[0]];
+  ASSERT_EQ(output.dimensions, (std::vector<uint32_t>{1, 10}));
+  std::vector<uint8_t> one(28 * 28, 0), zero(28 * 28, 0);
+  for (int y = 4; y < 24; ++y)
+    for (int x = 13; x < 16; ++x) one[y * 28 + x] = 255;
+  for (int y = 0; y < 28; ++y)
+    for (int x = 0; x < 28; ++x) {
+      const double dx = (x - 13.5) / 6.0, dy = (y - 13.5) / 9.0, r = std::sqrt(dx * dx + dy * dy);
+      if (r > 0.75 && r < 1.15) zero[y * 28 + x] = 255;
+    }
+  std::shared_ptr<Device> cpu = makeCpuReferenceDevice();
+  for (const auto& [digit, pixels] : {std::pair{1u, one}, {0u, zero}}) {
+    SCOPED_TRACE(digit);
+    const std::vector<uint8_t> scores = run(*cpu, *model, pixels);
+    ASSERT_EQ(scores.size(), 10u);
+    auto top = topK(output, scores, 3);
+    ASSERT_TRUE(top.ok()) << top.error().message;
+    std::string listing;
+    for (const auto& c : *top) listing += fmt::format(" {} ({:.3f});", c.index, c.score);
+    EXPECT_EQ((*top)[0].index, digit) << "top-3:" << listing;
+    EXPECT_GT((*top)[0].score, 0.5) << "top-3:" << listing;
+    std::printf("keras lstm, drawn %u: top-3:%s\n", digit, listing.c_str());
+  }
 }
 
 }  // namespace

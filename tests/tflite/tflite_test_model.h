@@ -24,6 +24,7 @@ struct TensorDesc {
   std::vector<float> scales;      // empty: no quantization
   std::vector<int64_t> zeroPoints;
   int32_t quantizedDimension = 0;
+  bool isVariable = false;        // a recurrent state
 };
 
 struct OpDesc {
@@ -39,6 +40,7 @@ struct OpDesc {
   bool keepDims = false;              // MEAN
   std::vector<int32_t> squeezeDims;   // SQUEEZE
   fb::TensorType outputType = fb::TensorType::INT64;  // ARG_MAX, ARG_MIN
+  float cellClip = 0.0f;                               // UNIDIRECTIONAL_SEQUENCE_LSTM
   bool writeOptions = true;
 };
 
@@ -253,6 +255,59 @@ inline ModelDesc argMinMax() {
   return m;
 }
 
+// A fully integer UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's converter writes one: input int8
+// [1 batch, 3 steps, 2 features] (scale 1/64, zero point 0) → 2 units, tanh, cell clip 3, no
+// peepholes or projection → output int8 [1,3,2] (scale 1/128, zero point 0). Weights int8 with
+// scale 1/100 (values in lstmWeights()), biases int32 with scale 1/6400 (input × weight scale),
+// the states variable tensors without data (output state int8, cell state int16 scale 2^-11).
+struct LstmWeights {
+  // Per gate (input, forget, cell, output): input weights [2 units][2 features], recurrent
+  // weights [2][2], bias [2] — quantized values.
+  int8_t input[4][2][2] = {{{50, -30}, {20, 40}}, {{60, 10}, {-20, 30}}, {{-70, 45}, {35, 25}}, {{40, 40}, {-50, 15}}};
+  int8_t recurrent[4][2][2] = {{{10, -20}, {30, 5}}, {{-15, 25}, {20, -10}}, {{40, 10}, {-30, 20}}, {{5, -5}, {15, 25}}};
+  int32_t bias[4][2] = {{640, -320}, {6400, 3200}, {0, 960}, {-640, 1280}};
+};
+
+inline ModelDesc sequenceLstm(const LstmWeights& w = {}) {
+  ModelDesc m;
+  m.opcodes = {opcode(fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM)};
+  m.buffers.push_back({});
+  m.tensors.push_back(tensor({1, 3, 2}, fb::TensorType::INT8, 0, 1.0f / 64, 0));  // 0 input
+  std::vector<int32_t> inputs(20, -1);
+  inputs[0] = 0;
+  auto add = [&](std::vector<uint8_t> bytes, TensorDesc t) {
+    m.buffers.push_back(std::move(bytes));
+    t.buffer = static_cast<uint32_t>(m.buffers.size() - 1);
+    m.tensors.push_back(t);
+    return static_cast<int32_t>(m.tensors.size() - 1);
+  };
+  auto int8Bytes = [](const int8_t (&v)[2][2]) {
+    return std::vector<uint8_t>{static_cast<uint8_t>(v[0][0]), static_cast<uint8_t>(v[0][1]),
+                                static_cast<uint8_t>(v[1][0]), static_cast<uint8_t>(v[1][1])};
+  };
+  for (int g = 0; g < 4; ++g) {
+    inputs[1 + g] = add(int8Bytes(w.input[g]), tensor({2, 2}, fb::TensorType::INT8, 0, 0.01f, 0));
+    inputs[5 + g] = add(int8Bytes(w.recurrent[g]), tensor({2, 2}, fb::TensorType::INT8, 0, 0.01f, 0));
+    inputs[12 + g] = add(bytesOf({w.bias[g][0], w.bias[g][1]}), tensor({2}, fb::TensorType::INT32, 0, 1.0f / 6400, 0));
+  }
+  TensorDesc outputState = tensor({1, 2}, fb::TensorType::INT8, 0, 1.0f / 128, 0);
+  outputState.isVariable = true;
+  TensorDesc cellState = tensor({1, 2}, fb::TensorType::INT16, 0, 1.0f / 2048, 0);
+  cellState.isVariable = true;
+  m.tensors.push_back(outputState);
+  inputs[18] = static_cast<int32_t>(m.tensors.size() - 1);
+  m.tensors.push_back(cellState);
+  inputs[19] = static_cast<int32_t>(m.tensors.size() - 1);
+  m.tensors.push_back(tensor({1, 3, 2}, fb::TensorType::INT8, 0, 1.0f / 128, 0));
+  OpDesc lstm = op(0, inputs, {static_cast<int32_t>(m.tensors.size() - 1)});
+  lstm.activation = fb::ActivationFunctionType::TANH;
+  lstm.cellClip = 3.0f;
+  m.operators = {lstm};
+  m.inputs = {0};
+  m.outputs = {static_cast<int32_t>(m.tensors.size() - 1)};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -279,7 +334,7 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
       q = fb::CreateQuantizationParameters(b, 0, 0, b.CreateVector(t.scales), b.CreateVector(t.zeroPoints),
                                            fb::QuantizationDetails::NONE, 0, t.quantizedDimension);
     tensors.push_back(fb::CreateTensor(b, b.CreateVector(t.shape), t.type, t.buffer,
-                                       b.CreateString("t" + std::to_string(i)), q));
+                                       b.CreateString("t" + std::to_string(i)), q, t.isVariable));
   }
   std::vector<flatbuffers::Offset<fb::Operator>> operators;
   for (const auto& op : m.operators) {
@@ -329,6 +384,10 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::ARG_MAX:
           type = fb::BuiltinOptions::ArgMaxOptions;
           options = fb::CreateArgMaxOptions(b, op.outputType).Union();
+          break;
+        case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM:
+          type = fb::BuiltinOptions::UnidirectionalSequenceLSTMOptions;
+          options = fb::CreateUnidirectionalSequenceLSTMOptions(b, op.activation, op.cellClip).Union();
           break;
         case fb::BuiltinOperator::ARG_MIN:
           type = fb::BuiltinOptions::ArgMinOptions;

@@ -81,6 +81,8 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::TRANSPOSE: return 2;
     case fb::BuiltinOperator::ARG_MAX:
     case fb::BuiltinOperator::ARG_MIN: return 2;  // 2: int8 input
+    // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
+    case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
     default: return std::nullopt;
   }
 }
@@ -337,6 +339,74 @@ class Importer {
   }
 
   const hal::Operand& operand(uint32_t index) { return builder_.model().main.operands[index]; }
+
+  // Tensor `index` as a TENSOR_FLOAT32 operand, for operators mapped to NNAPI's float operations
+  // (UNIDIRECTIONAL_SEQUENCE_LSTM): a float activation as it is, a quantized one through
+  // DEQUANTIZE, a constant dequantized here (real = scale × (q − zero point), int32 biases with
+  // their own scale), and a variable tensor without data (TFLite's recurrent state, zero at the
+  // start of each invocation) as zeros.
+  hal::Result<uint32_t> floatInput(int32_t index, std::string_view what) {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+    if (operands_[index]) {
+      const hal::Operand source = operand(*operands_[index]);
+      if (source.type == OperandType::TENSOR_FLOAT32) return *operands_[index];
+      if (source.type != OperandType::TENSOR_QUANT8_ASYMM && source.type != OperandType::TENSOR_QUANT8_ASYMM_SIGNED)
+        return importError("{}: tensor {} is {} (float32 or 8-bit quantized)", what, index, hal::toString(source.type));
+      const uint32_t real = builder_.addTemporary(OperandType::TENSOR_FLOAT32, source.dimensions);
+      builder_.addOperation(OperationType::DEQUANTIZE, {*operands_[index]}, {real});
+      return real;
+    }
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(index));
+    if (data == nullptr && !tensor->is_variable())
+      return importError("{}: tensor {} is read before any operator writes it", what, index);
+    if (data == nullptr) {
+      if (tensor->shape() == nullptr || tensor->shape()->size() == 0 || tensor->shape()->size() > kMaxRank)
+        return importError("{}: variable tensor {} has no valid shape", what, index);
+      std::vector<uint32_t> dims;
+      for (int32_t d : *tensor->shape()) {
+        if (d <= 0 || d > kMaxDimension) return importError("{}: variable tensor {} has dimension {}", what, index, d);
+        dims.push_back(static_cast<uint32_t>(d));
+      }
+      const auto bytes = hal::sizeOfData(OperandType::TENSOR_FLOAT32, dims);
+      if (!bytes || *bytes > kMaxTensorBytes) return importError("{}: variable tensor {} is too large", what, index);
+      return builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, dims, std::vector<float>(*bytes / 4, 0.0f));
+    }
+    SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(index, *tensor));
+    if (!shape.channelScales.empty())
+      return importError("{}: tensor {} is quantized per channel (only per-tensor here)", what, index);
+    const size_t expected = *hal::sizeOfData(shape.type, shape.dims);
+    if (data->size() != expected)
+      return importError("{}: tensor {}: buffer holds {} bytes, the tensor needs {}", what, index, data->size(), expected);
+    const size_t width = hal::sizeOfElement(shape.type);
+    if (width == 0) return importError("{}: tensor {} has no element size", what, index);
+    std::vector<float> values(expected / width);
+    const uint8_t* raw = data->data();
+    for (size_t i = 0; i < values.size(); ++i) {
+      switch (shape.type) {
+        case OperandType::TENSOR_FLOAT32: std::memcpy(&values[i], raw + 4 * i, 4); break;
+        case OperandType::TENSOR_QUANT8_ASYMM: values[i] = shape.scale * static_cast<float>(raw[i] - shape.zeroPoint); break;
+        case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+          values[i] = shape.scale * static_cast<float>(static_cast<int8_t>(raw[i]) - shape.zeroPoint);
+          break;
+        case OperandType::TENSOR_QUANT16_SYMM: {
+          int16_t v;
+          std::memcpy(&v, raw + 2 * i, 2);
+          values[i] = shape.scale * static_cast<float>(v);
+          break;
+        }
+        case OperandType::TENSOR_INT32: {
+          if (!(shape.scale > 0.0f)) return importError("{}: int32 tensor {} has no quantization scale", what, index);
+          int32_t v;
+          std::memcpy(&v, raw + 4 * i, 4);
+          values[i] = static_cast<float>(static_cast<double>(shape.scale) * v);
+          break;
+        }
+        default:
+          return importError("{}: tensor {} is {} (not dequantized here)", what, index, hal::toString(shape.type));
+      }
+    }
+    return builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, shape.dims, values);
+  }
 
   // The integer values of a constant INT32 or INT64 tensor (axes, paddings, permutations).
   hal::Result<std::vector<int64_t>> constantInts(int32_t index, std::string_view what) const {
@@ -840,9 +910,112 @@ class Importer {
         return emit(op, code == B::ARG_MAX ? OperationType::ARGMAX : OperationType::ARGMIN, {x},
                     {builder_.addInt32(static_cast<int32_t>(a))}, y);
       }
+      case B::UNIDIRECTIONAL_SEQUENCE_LSTM: return mapSequenceLstm(op);
       default:
         return importError("operator {}: builtin operator {} is not supported", op.index, op.name);
     }
+  }
+
+  // UNIDIRECTIONAL_SEQUENCE_LSTM → NNAPI's (float) UNIDIRECTIONAL_SEQUENCE_LSTM: the same 20
+  // tensors in the same order, then activation, cell clip, projection clip, time major and the 4
+  // layer normalization weights. NNAPI has no integer sequence LSTM, and its single-step
+  // QUANTIZED_LSTM adds the gate biases only under layer normalization (TFLite's integer kernel
+  // always does), so a quantized or hybrid LSTM runs in float on dequantized tensors: the input
+  // through DEQUANTIZE, the output through QUANTIZE to the output tensor's quantization; the
+  // `intermediates` (the integer kernel's internal scales) are not used.
+  hal::Result<void> mapSequenceLstm(const Op& op) {
+    const std::string name = fmt::format("operator {} ({})", op.index, op.name);
+    if (op.inputs.size() != 20 && op.inputs.size() != 24)
+      return importError("{}: {} inputs (expected 20, or 24 with layer normalization)", name, op.inputs.size());
+    if (op.outputs.size() != 1) return importError("{}: {} outputs (expected 1)", name, op.outputs.size());
+    SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::UnidirectionalSequenceLSTMOptions>(op));
+    int32_t activation = 0;
+    switch (o->fused_activation_function()) {
+      case fb::ActivationFunctionType::NONE: activation = 0; break;
+      case fb::ActivationFunctionType::RELU: activation = 1; break;
+      case fb::ActivationFunctionType::RELU6: activation = 3; break;
+      case fb::ActivationFunctionType::TANH: activation = 4; break;
+      default:
+        return importError("{}: activation {} (NONE, RELU, RELU6 or TANH)", name,
+                           static_cast<int>(o->fused_activation_function()));
+    }
+    if (!std::isfinite(o->cell_clip()) || o->cell_clip() < 0 || !std::isfinite(o->proj_clip()) || o->proj_clip() < 0)
+      return importError("{}: cell clip {} and projection clip {} must be finite and >= 0", name, o->cell_clip(),
+                         o->proj_clip());
+    if (o->diagonal_recurrent_tensors()) return importError("{}: diagonal recurrent weights are not supported", name);
+    // Required: the input, the forget/cell/output gates' weights and biases, both states.
+    for (size_t i : {0u, 2u, 3u, 4u, 6u, 7u, 8u, 13u, 14u, 15u, 18u, 19u})
+      if (op.inputs[i] < 0) return importError("{}: input {} is required but omitted", name, i);
+    std::vector<uint32_t> inputs;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.inputs[i] < 0) {
+        inputs.push_back(builder_.addOmitted(OperandType::TENSOR_FLOAT32));
+        continue;
+      }
+      SABLE_ASSIGN_OR_RETURN(uint32_t x, floatInput(op.inputs[i], fmt::format("{} input {}", name, i)));
+      inputs.push_back(x);
+    }
+    // Shapes, checked here so that a wrong file is named by its operator: input [batch, time,
+    // features] (time major: [time, batch, features]); gate weights [units, features] and
+    // [units, outputs]; biases and layer norm weights [units]; states [batch, outputs] and
+    // [batch, units]; output [batch, time, outputs].
+    const std::vector<uint32_t> in = operand(inputs[0]).dimensions;
+    if (in.size() != 3) return importError("{}: input is rank {} (3)", name, in.size());
+    const bool timeMajor = o->time_major();
+    const uint32_t batches = timeMajor ? in[1] : in[0], time = timeMajor ? in[0] : in[1], features = in[2];
+    const std::vector<uint32_t> w = operand(inputs[4]).dimensions;
+    const std::vector<uint32_t> r = operand(inputs[8]).dimensions;
+    if (w.size() != 2 || r.size() != 2)
+      return importError("{}: input-to-output and recurrent-to-output weights must be 2-D", name);
+    const uint32_t units = w[0], outputs = r[1];
+    auto expectShape = [&](size_t i, std::vector<uint32_t> dims, std::string_view what) -> hal::Result<void> {
+      if (i >= inputs.size() || op.inputs[i] < 0) return {};
+      if (operand(inputs[i]).dimensions != dims)
+        return importError("{}: {} (input {}) is {}, expected {}", name, what, i,
+                           fmt::join(operand(inputs[i]).dimensions, "x"), fmt::join(dims, "x"));
+      return {};
+    };
+    for (size_t g = 0; g < 4; ++g) {
+      SABLE_TRY(expectShape(1 + g, {units, features}, "input weights"));
+      SABLE_TRY(expectShape(5 + g, {units, outputs}, "recurrent weights"));
+      SABLE_TRY(expectShape(12 + g, {units}, "gate bias"));
+      SABLE_TRY(expectShape(20 + g, {units}, "layer normalization weights"));
+    }
+    for (size_t k = 0; k < 3; ++k) SABLE_TRY(expectShape(9 + k, {units}, "peephole weights"));
+    SABLE_TRY(expectShape(16, {outputs, units}, "projection weights"));
+    SABLE_TRY(expectShape(17, {outputs}, "projection bias"));
+    SABLE_TRY(expectShape(18, {batches, outputs}, "output state"));
+    SABLE_TRY(expectShape(19, {batches, units}, "cell state"));
+    if (op.inputs[16] < 0 && outputs != units)
+      return importError("{}: without projection the output size {} must equal the units {}", name, outputs, units);
+
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* outTensor, tensorAt(op.outputs[0], name + " output"));
+    SABLE_ASSIGN_OR_RETURN(Shape outShape, operandShape(op.outputs[0], *outTensor));
+    const std::vector<uint32_t> expected =
+        timeMajor ? std::vector<uint32_t>{time, batches, outputs} : std::vector<uint32_t>{batches, time, outputs};
+    if (outShape.dims != expected)
+      return importError("{}: output is {}, expected {}", name, fmt::join(outShape.dims, "x"), fmt::join(expected, "x"));
+    SABLE_ASSIGN_OR_RETURN(uint32_t y, output(op.outputs[0], name + " output"));
+    const OperandType outType = operand(y).type;
+    if (outType != OperandType::TENSOR_FLOAT32 && outType != OperandType::TENSOR_QUANT8_ASYMM &&
+        outType != OperandType::TENSOR_QUANT8_ASYMM_SIGNED)
+      return importError("{}: output is {} (float32 or 8-bit quantized)", name, hal::toString(outType));
+
+    std::vector<uint32_t> all(inputs.begin(), inputs.begin() + 20);
+    all.push_back(builder_.addInt32(activation));
+    all.push_back(builder_.addFloat32(o->cell_clip()));
+    all.push_back(builder_.addFloat32(o->proj_clip()));
+    all.push_back(builder_.addBool(timeMajor));
+    for (size_t i = 20; i < 24; ++i)
+      all.push_back(i < inputs.size() ? inputs[i] : builder_.addOmitted(OperandType::TENSOR_FLOAT32));
+    if (outType == OperandType::TENSOR_FLOAT32) {
+      builder_.addOperation(OperationType::UNIDIRECTIONAL_SEQUENCE_LSTM, std::move(all), {y});
+      return {};
+    }
+    const uint32_t real = builder_.addTemporary(OperandType::TENSOR_FLOAT32, expected);
+    builder_.addOperation(OperationType::UNIDIRECTIONAL_SEQUENCE_LSTM, std::move(all), {real});
+    builder_.addOperation(OperationType::QUANTIZE, {real}, {y});
+    return {};
   }
 
   const fb::Model& model_;
