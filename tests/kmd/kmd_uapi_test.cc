@@ -156,8 +156,8 @@ TEST(kmd_uapi, BufferObjectsAreZeroedMappedAndFreed) {
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_CREATE, &flagged), -EINVAL);
   sable_uapi_bo_free unknown{9999, 0};
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_BO_FREE, &unknown), -ENOENT);
-  // An unknown request: the kernel's convention in the module, -EINVAL in the shim (docs/kmd.md).
-  EXPECT_EQ(sable_shim_ioctl(client.get(), 0x1234, &unknown), onKernelNode() ? -ENOTTY : -EINVAL);
+  // An unknown request: -ENOTTY, the kernel's convention, in the module and the shim alike.
+  EXPECT_EQ(sable_shim_ioctl(client.get(), 0x1234, &unknown), -ENOTTY);
   EXPECT_EQ(sable_shim_mmap(client.get(), 4096, bo.offset + (1 << 20)), nullptr)
       << "mapping device memory that is not one's buffer object";
 
@@ -299,10 +299,18 @@ TEST(kmd_uapi, WritingABufferObjectCopiesIntoItAndRefusesWhatIsNotOneOfTheCaller
   Client other(server.name());
   ASSERT_EQ(other.openResult(), 0) << sable_shim_last_error();
   auto foreign = request(bo.handle, 0, 16, bytes.data());
-  // The module (kmd/core) knows the object is another client's (-EACCES, the UAPI's errno); the
-  // shim serves BO_WRITE from its own client's table and cannot tell (docs/kmd.md).
-  EXPECT_EQ(other.ioctl(SABLE_IOCTL_BO_WRITE, &foreign), onKernelNode() ? -EACCES : -ENOENT)
-      << "another client's object";
+  // Another client's object is -EACCES (the UAPI's errno, kmd/core's verdict), an unknown handle
+  // -ENOENT, in the module and the shim alike.
+  EXPECT_EQ(other.ioctl(SABLE_IOCTL_BO_WRITE, &foreign), -EACCES) << "another client's object";
+  if (!onKernelNode()) {
+    EXPECT_NE(std::string(sable_shim_last_error()).find("another client"), std::string::npos)
+        << sable_shim_last_error();
+  }
+  auto foreignPastTheEnd = request(bo.handle, 1u << 20, 16, bytes.data());
+  EXPECT_EQ(other.ioctl(SABLE_IOCTL_BO_WRITE, &foreignPastTheEnd), -EACCES)
+      << "the handle is checked before the range";
+  auto otherUnknown = request(9999, 0, 1, bytes.data());
+  EXPECT_EQ(other.ioctl(SABLE_IOCTL_BO_WRITE, &otherUnknown), -ENOENT);
   EXPECT_EQ(std::vector<uint8_t>(bo.data, bo.data + bo.size), before);
 
   sable_uapi_bo_free release{bo.handle, 0};

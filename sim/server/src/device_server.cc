@@ -806,6 +806,25 @@ DeviceServer::Outcome DeviceServer::serve(uint64_t owner, wire::Request& request
         default: return {err, fmt::format("fence {}: {}", fence, errnoText(err))};
       }
     }
+    case SABLE_IOCTL_BO_WRITE: {
+      // The shim copies into its own client's objects itself; it asks here only about a handle
+      // that is not one of them, for kmd/core's verdict (unknown or another client's). Nothing
+      // is copied: the bytes are in the client's process.
+      const auto& arg = *static_cast<const sable_uapi_bo_write*>(raw);
+      uint64_t address = 0;
+      uint32_t cookie = 0;
+      const int err = sable_core_bo_write_begin(core, owner, &arg, &address, &cookie);
+      switch (-err) {
+        case 0:
+          sable_core_bo_unmap(core, cookie);
+          return {-ENOENT, fmt::format("BO_WRITE: buffer object {} was not created through this client's "
+                                       "shim (a handle used before BO_CREATE returned it)",
+                                       arg.handle)};
+        case ENOENT: return {err, fmt::format("BO_WRITE: no buffer object {}", arg.handle)};
+        case EACCES: return {err, fmt::format("BO_WRITE: buffer object {} belongs to another client", arg.handle)};
+        default: return {err, fmt::format("BO_WRITE into buffer object {}: {}", arg.handle, errnoText(err))};
+      }
+    }
     case SABLE_IOCTL_FENCE_RELEASE: {
       auto& arg = *static_cast<sable_uapi_fence_release*>(raw);
       const int err = sable_core_fence_release(core, owner, arg.fence);
