@@ -361,6 +361,36 @@ TEST_F(PciCardTest, GarbageInTheWriteLogIsRefusedAndTheCardKeepsServing) {
   EXPECT_TRUE(eventually([&] { return guest.hostif(SABLE_HOSTIF_BOOT_LO) == 0x1000; }));
 }
 
+// A guest that writes garbage over the whole register area (header, write log, the register
+// copies), head and tail included, and rings the server again and again: the card applies what
+// it can, refuses the rest, and keeps serving (its timer runs, a proper write is applied).
+TEST_F(PciCardTest, GarbageOverTheWholeRegisterAreaDoesNotStopTheCard) {
+  FakeGuest guest(path_);
+  guest.handshake();
+  ASSERT_FALSE(HasFailure());
+  uint8_t* area = guest.bar + guest.barBytes - SABLE_IVSHMEM_REG_AREA_BYTES;
+  uint64_t state = 0x9E3779B97F4A7C15ull;  // xorshift64: the same garbage every run
+  for (int round = 0; round < 20; ++round) {
+    for (uint32_t i = 0; i < SABLE_IVSHMEM_REG_AREA_BYTES; i += 8) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      std::memcpy(area + i, &state, 8);
+    }
+    for (int ring = 0; ring < 10; ++ring) guest.ringServer();
+    std::this_thread::sleep_for(2ms);
+  }
+  sable_ivshmem_regs* regs = guest.regs();
+  EXPECT_TRUE(eventually([&] { return __atomic_load_n(&regs->writes_refused, __ATOMIC_ACQUIRE) != 0; }));
+  const uint64_t before = guest.timerUs();
+  EXPECT_TRUE(eventually([&] { return guest.timerUs() != before; })) << "the card's timer stands still";
+  // The guest starts its log afresh where the server's head is: its writes are served again.
+  __atomic_store_n(&regs->write_tail, __atomic_load_n(&regs->write_head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_BOOT_LO, 0x2000);
+  EXPECT_TRUE(eventually([&] { return guest.hostif(SABLE_HOSTIF_BOOT_LO) == 0x2000; }))
+      << "BOOT_LO reads 0x" << std::hex << guest.hostif(SABLE_HOSTIF_BOOT_LO);
+}
+
 // The guest's driver in miniature: kmd/core lays the boot block out in BAR2 through a host OS
 // layer over the mapping, publishes its address and rings DOORBELL (sable_npu_firmware_start);
 // the card's control core starts the firmware, which reports READY; HALT stops it (HALTED).
