@@ -30,6 +30,7 @@
 #include <linux/reset.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
@@ -57,9 +58,56 @@ MODULE_PARM_DESC(auto_reset, "reset a lost or hung device (else it stays lost un
 
 static DEFINE_IDA(sable_ida);
 
+/* Sections that use a device's windows or memory (sable_npu.h); an unplug waits for them. */
+DEFINE_SRCU(sable_srcu);
+
+static void sable_npu_free(struct kref *ref)
+{
+	struct sable_npu *npu = container_of(ref, struct sable_npu, ref);
+
+	kvfree(npu->core);
+	put_device(npu->dev);
+	kfree(npu);
+}
+
+static void sable_npu_get(struct sable_npu *npu)
+{
+	kref_get(&npu->ref);
+}
+
+static void sable_npu_put(struct sable_npu *npu)
+{
+	kref_put(&npu->ref, sable_npu_free);
+}
+
+static void sable_npu_put_action(void *data)
+{
+	sable_npu_put(data);
+}
+
+struct sable_npu *sable_npu_alloc(struct device *dev)
+{
+	struct sable_npu *npu;
+
+	npu = kzalloc(sizeof(*npu), GFP_KERNEL);
+	if (!npu)
+		return NULL;
+	kref_init(&npu->ref);
+	mutex_init(&npu->files_lock);
+	INIT_LIST_HEAD(&npu->clients);
+	INIT_LIST_HEAD(&npu->dmabufs);
+	npu->dev = get_device(dev);
+	/* The bound driver's reference, dropped last at unbind (the first devm action). */
+	if (devm_add_action_or_reset(dev, sable_npu_put_action, npu))
+		return NULL;
+	return npu;
+}
+
 /* One open file of the device node: a client of the UAPI; its address is the core's owner. */
 struct sable_client {
-	struct sable_npu *npu;
+	struct sable_npu *npu;  /* a reference, until the file's release */
+	struct file *file;
+	struct list_head node;  /* in npu->clients, under npu->files_lock */
 	bool handshaken; /* READ_ONCE/WRITE_ONCE: ioctls of one file may run concurrently */
 };
 
@@ -73,22 +121,35 @@ static int sable_open(struct inode *inode, struct file *file)
 	struct sable_npu *npu = container_of(file->private_data, struct sable_npu, misc);
 	struct sable_client *client;
 
+	/* misc_open calls this under the lock that misc_deregister takes: the device is bound. */
 	client = kzalloc(sizeof(*client), GFP_KERNEL);
 	if (!client)
 		return -ENOMEM;
+	sable_npu_get(npu);
 	client->npu = npu;
+	client->file = file;
+	mutex_lock(&npu->files_lock);
+	list_add(&client->node, &npu->clients);
+	mutex_unlock(&npu->files_lock);
 	file->private_data = client;
 	atomic64_inc(&npu->stats.opens);
 	return 0;
 }
 
-/* The last reference to the file is gone (every mapping too): reclaim what the client left. */
+/* The last reference to the file is gone (every mapping too): reclaim what the client left
+ * (on an unplugged device, in kmd/core's tables only).
+ */
 static int sable_release(struct inode *inode, struct file *file)
 {
 	struct sable_client *client = file->private_data;
+	struct sable_npu *npu = client->npu;
 
-	sable_core_client_close(client->npu->core, sable_owner(client));
+	mutex_lock(&npu->files_lock);
+	list_del(&client->node);
+	mutex_unlock(&npu->files_lock);
+	sable_core_client_close(npu->core, sable_owner(client));
 	kfree(client);
+	sable_npu_put(npu);
 	return 0;
 }
 
@@ -311,7 +372,9 @@ static int sable_remap(struct sable_npu *npu, struct vm_area_struct *vma, u64 ad
  * a mapping) until its release, whoever frees the handle or closes the device meanwhile.
  */
 struct sable_dmabuf {
-	struct sable_npu *npu;
+	struct sable_npu *npu;  /* a reference, until the dma-buf's release */
+	struct dma_buf *dmabuf;
+	struct list_head node;  /* in npu->dmabufs, under npu->files_lock */
 	u64 address; /* device address */
 	u64 bytes;   /* page-rounded */
 	u32 cookie;  /* kmd/core's hold */
@@ -330,6 +393,8 @@ static struct sg_table *sable_dmabuf_map(struct dma_buf_attachment *attach,
 	dma_addr_t dma;
 	int err;
 
+	if (READ_ONCE(buf->npu->unplugged))
+		return ERR_PTR(-ENODEV);
 	table = kzalloc(sizeof(*table), GFP_KERNEL);
 	if (!table)
 		return ERR_PTR(-ENOMEM);
@@ -363,16 +428,30 @@ static void sable_dmabuf_unmap(struct dma_buf_attachment *attach, struct sg_tabl
 static int sable_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 {
 	struct sable_dmabuf *buf = dmabuf->priv;
+	int err, idx;
 
-	return sable_remap(buf->npu, vma, buf->address + ((u64)vma->vm_pgoff << PAGE_SHIFT));
+	/* Inside the section: an unplug zaps this mapping once it has waited for it. */
+	idx = srcu_read_lock(&sable_srcu);
+	if (sable_npu_gone(buf->npu))
+		err = -ENODEV;
+	else
+		err = sable_remap(buf->npu, vma,
+				  buf->address + ((u64)vma->vm_pgoff << PAGE_SHIFT));
+	srcu_read_unlock(&sable_srcu, idx);
+	return err;
 }
 
 static void sable_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct sable_dmabuf *buf = dmabuf->priv;
+	struct sable_npu *npu = buf->npu;
 
-	sable_core_bo_unmap(buf->npu->core, buf->cookie);
+	mutex_lock(&npu->files_lock);
+	list_del(&buf->node);
+	mutex_unlock(&npu->files_lock);
+	sable_core_bo_unmap(npu->core, buf->cookie);
 	kfree(buf);
+	sable_npu_put(npu);
 }
 
 static const struct dma_buf_ops sable_dmabuf_ops = {
@@ -399,13 +478,14 @@ static long sable_ioctl_bo_export(struct sable_client *client, void __user *uarg
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	buf->npu = npu;
 	err = sable_core_bo_hold(npu->core, sable_owner(client), arg.handle, &buf->address,
 				 &buf->bytes, &buf->cookie);
 	if (err) {
 		kfree(buf);
 		return err;
 	}
+	sable_npu_get(npu);
+	buf->npu = npu;
 	info.ops = &sable_dmabuf_ops;
 	info.size = buf->bytes;
 	info.flags = O_RDWR;
@@ -414,8 +494,13 @@ static long sable_ioctl_bo_export(struct sable_client *client, void __user *uarg
 	if (IS_ERR(dmabuf)) {
 		sable_core_bo_unmap(npu->core, buf->cookie);
 		kfree(buf);
+		sable_npu_put(npu);
 		return PTR_ERR(dmabuf);
 	}
+	mutex_lock(&npu->files_lock);
+	buf->dmabuf = dmabuf;
+	list_add(&buf->node, &npu->dmabufs);
+	mutex_unlock(&npu->files_lock);
 	/* From here on, dma_buf_put releases the hold. The descriptor is installed only once the
 	 * caller has its number: a failed copy leaves no descriptor behind.
 	 */
@@ -471,16 +556,9 @@ static bool sable_uapi_request(unsigned int cmd)
 	}
 }
 
-static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static long sable_ioctl_request(struct sable_client *client, unsigned int cmd,
+				void __user *uarg)
 {
-	struct sable_client *client = file->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	atomic64_inc(&client->npu->stats.ioctls);
-	if (!sable_uapi_request(cmd))
-		return -ENOTTY;
-	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken))
-		return -EPROTO; /* the UAPI: the handshake comes first */
 	switch (cmd) {
 	case SABLE_IOCTL_HANDSHAKE:
 		return sable_ioctl_handshake(client, uarg);
@@ -509,11 +587,32 @@ static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+static long sable_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sable_client *client = file->private_data;
+	long err;
+	int idx;
+
+	atomic64_inc(&client->npu->stats.ioctls);
+	if (!sable_uapi_request(cmd))
+		return -ENOTTY;
+	if (cmd != SABLE_IOCTL_HANDSHAKE && !READ_ONCE(client->handshaken))
+		return -EPROTO; /* the UAPI: the handshake comes first */
+	/* A request sleeps here at most until an unplug fails its job or registration. */
+	idx = srcu_read_lock(&sable_srcu);
+	if (sable_npu_gone(client->npu))
+		err = -ENODEV;
+	else
+		err = sable_ioctl_request(client, cmd, (void __user *)arg);
+	srcu_read_unlock(&sable_srcu, idx);
+	return err;
+}
+
 /* A mapping holds its buffer object's memory (kmd/core) until it is unmapped; a forked copy of
  * the mapping (vm_ops->open) holds it too. The cookie rides in vm_private_data.
  */
 struct sable_vma {
-	struct sable_npu *npu;
+	struct sable_npu *npu;  /* a reference, until the last copy of the mapping closes */
 	u32 cookie;
 	refcount_t refs;
 };
@@ -531,6 +630,7 @@ static void sable_vm_close(struct vm_area_struct *vma)
 
 	if (refcount_dec_and_test(&map->refs)) {
 		sable_core_bo_unmap(map->npu->core, map->cookie);
+		sable_npu_put(map->npu);
 		kfree(map);
 	}
 }
@@ -550,30 +650,35 @@ static int sable_mmap(struct file *file, struct vm_area_struct *vma)
 	const u64 address = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	const u64 bytes = vma->vm_end - vma->vm_start;
 	struct sable_vma *map;
-	int err;
+	int err, idx;
 
 	if (!READ_ONCE(client->handshaken))
 		return -EPROTO;
 	map = kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map)
 		return -ENOMEM;
-	err = sable_core_bo_map(npu->core, sable_owner(client), address, bytes, &map->cookie);
-	if (err) {
-		kfree(map);
-		return err;
-	}
-	map->npu = npu;
+	/* Inside the section: an unplug zaps this mapping once it has waited for it. */
+	idx = srcu_read_lock(&sable_srcu);
+	err = sable_npu_gone(npu) ? -ENODEV :
+	      sable_core_bo_map(npu->core, sable_owner(client), address, bytes, &map->cookie);
+	if (err)
+		goto out;
 	refcount_set(&map->refs, 1);
 	err = sable_remap(npu, vma, address);
 	if (err) {
 		sable_core_bo_unmap(npu->core, map->cookie);
-		kfree(map);
-		return err;
+		goto out;
 	}
+	sable_npu_get(npu);
+	map->npu = npu;
 	vma->vm_private_data = map;
 	vma->vm_ops = &sable_vm_ops;
 	atomic64_inc(&npu->stats.mmaps);
-	return 0;
+	map = NULL;
+out:
+	srcu_read_unlock(&sable_srcu, idx);
+	kfree(map);
+	return err;
 }
 
 static const struct file_operations sable_fops = {
@@ -755,19 +860,41 @@ static void sable_ida_free(void *data)
 	ida_free(&sable_ida, (int)(long)data);
 }
 
-static void sable_misc_deregister(void *data)
+/*
+ * The device goes away (an unbind: rmmod, a PCI remove, a card that disappeared), perhaps under
+ * open files, mappings and dma-bufs, which keep the state (not the device) until their last
+ * put. After this, their operations fail with -ENODEV, pending jobs and waits have ended with
+ * -EIO, the OS layer no longer touches the windows or the memory, and user mappings of the
+ * memory are gone (an access is SIGBUS); then devm unmaps and frees the device's resources.
+ */
+static void sable_unplug(void *data)
 {
-	misc_deregister(data);
+	struct sable_npu *npu = data;
+	struct sable_client *client;
+	struct sable_dmabuf *buf;
+
+	misc_deregister(&npu->misc); /* no new client */
+	cancel_delayed_work_sync(&npu->health); /* no reset from here on */
+	/* The firmware stops touching memory the kernel may reuse (a card still there). */
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_HALT, 1);
+	/* No completion is read from here on (it would read an unplugged device's zeros). */
+	disable_irq(npu->irq);
+	WRITE_ONCE(npu->unplugged, true);
+	sable_core_device_lost(npu->core); /* waits end, requests fail */
+	synchronize_srcu(&sable_srcu);
+	mutex_lock(&npu->files_lock);
+	list_for_each_entry(client, &npu->clients, node)
+		unmap_mapping_range(client->file->f_mapping, 0, 0, 1);
+	list_for_each_entry(buf, &npu->dmabufs, node)
+		unmap_mapping_range(buf->dmabuf->file->f_mapping, 0, 0, 1);
+	mutex_unlock(&npu->files_lock);
+	if (!list_empty(&npu->clients) || !list_empty(&npu->dmabufs))
+		dev_warn(npu->dev, "removed with files open: they fail with ENODEV until closed\n");
 }
 
 static void sable_debugfs_remove(void *data)
 {
 	debugfs_remove_recursive(data);
-}
-
-static void sable_core_free(void *data)
-{
-	kvfree(data);
 }
 
 static void sable_health_stop(void *data)
@@ -777,8 +904,9 @@ static void sable_health_stop(void *data)
 	cancel_delayed_work_sync(&npu->health);
 }
 
-/* Asks the firmware to stop (HALT) when the driver goes away, so it no longer touches memory
- * the kernel is about to reuse.
+/* Asks the firmware to stop (HALT) when a probe fails after the boot, so it no longer touches
+ * memory the kernel is about to reuse (a bound device's unbind does it in sable_unplug; this
+ * one then writes nothing).
  */
 static void sable_firmware_halt(void *data)
 {
@@ -878,12 +1006,10 @@ int sable_npu_probe(struct sable_npu *npu)
 	u32 isa;
 	int err;
 
+	/* Freed with the state, on its last put. */
 	npu->core = kvzalloc(sizeof(*npu->core), GFP_KERNEL);
 	if (!npu->core)
 		return -ENOMEM;
-	err = devm_add_action_or_reset(dev, sable_core_free, npu->core);
-	if (err)
-		return err;
 	sable_npu_os_init(npu);
 	sable_core_init(npu->core, &npu->os);
 	err = sable_core_identify(&npu->os, &npu->ids);
@@ -923,7 +1049,7 @@ int sable_npu_probe(struct sable_npu *npu)
 	err = misc_register(&npu->misc);
 	if (err)
 		return dev_err_probe(dev, err, "cannot register /dev/%s\n", npu->name);
-	err = devm_add_action_or_reset(dev, sable_misc_deregister, &npu->misc);
+	err = devm_add_action_or_reset(dev, sable_unplug, npu);
 	if (err)
 		return err;
 
@@ -949,10 +1075,9 @@ static int sable_platform_probe(struct platform_device *pdev)
 	struct sable_npu *npu;
 	int err;
 
-	npu = devm_kzalloc(dev, sizeof(*npu), GFP_KERNEL);
+	npu = sable_npu_alloc(dev);
 	if (!npu)
 		return -ENOMEM;
-	npu->dev = dev;
 	npu->backend = "fpga";
 	err = sable_map(pdev, "npu", &npu->csr, &npu->csr_size);
 	if (err)
@@ -990,11 +1115,6 @@ static struct platform_driver sable_driver = {
 	.driver = {
 		.name = "sable-npu",
 		.of_match_table = sable_of_match,
-		/*
-		 * Open files point at the device's state: no unbinding through sysfs while the
-		 * module is loaded (and the module stays while a file is open).
-		 */
-		.suppress_bind_attrs = true,
 	},
 };
 

@@ -5,8 +5,11 @@
 
 #include <linux/atomic.h>
 #include <linux/device.h>
+#include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
+#include <linux/srcu.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -33,8 +36,24 @@ struct sable_npu_stats {
 	atomic64_t device_lost;
 };
 
+/*
+ * The device's state lives as long as its last user: the bound driver, an open file, a mapping
+ * or an exported dma-buf each hold a reference (ref). A device that goes away under open files
+ * (a PCI remove, a card that disappears) is unplugged first (sable_main.c: sable_unplug): its
+ * file operations fail with -ENODEV, its pending jobs with -EIO, the OS layer no longer touches
+ * its registers or memory, user mappings of it are zapped; the state is freed on the last put.
+ */
 struct sable_npu {
-	struct device *dev;
+	struct kref ref;
+	/* Set once, by sable_unplug; read in sable_srcu sections (sable_npu_gone). */
+	bool unplugged;
+	/* The open files (struct sable_client) and exported dma-bufs (struct sable_dmabuf), whose
+	 * user mappings an unplug zaps.
+	 */
+	struct mutex files_lock;
+	struct list_head clients;
+	struct list_head dmabufs;
+	struct device *dev;     /* referenced (get_device) until the last put */
 	void __iomem *csr;      /* the NPU's registers (sable/isa.h SABLE_REG_*) */
 	resource_size_t csr_size;
 	void __iomem *hostif;   /* the host-interface block (host_interface.h SABLE_HOSTIF_*) */
@@ -67,7 +86,7 @@ struct sable_npu {
 	u64 wakeups;            /* under lock: a wait ends when it moves */
 
 	struct sable_core_os os;
-	struct sable_core *core; /* kvzalloc: the core's tables are ~150 KiB */
+	struct sable_core *core; /* kvzalloc (~150 KiB of tables), freed on the last put */
 	/* Watches the firmware (not READY, a corrupted ring, no progress) and resets the device;
 	 * every reset runs in it, so two never overlap.
 	 */
@@ -80,6 +99,23 @@ struct sable_npu {
 	struct sable_core_device_ids ids;
 	struct sable_npu_stats stats;
 };
+
+/* A front end's probe allocates the state with this (it holds the bound driver's reference,
+ * dropped by a devm action at unbind); NULL without memory.
+ */
+struct sable_npu *sable_npu_alloc(struct device *dev);
+/*
+ * A section that uses the device's windows or memory: idx = srcu_read_lock(&sable_srcu), nothing
+ * if sable_npu_gone(npu), then srcu_read_unlock(&sable_srcu, idx). sable_unplug sets the flag,
+ * then waits for every section (synchronize_srcu) before the windows and memory go. Sections may
+ * sleep, and nest.
+ */
+extern struct srcu_struct sable_srcu;
+
+static inline bool sable_npu_gone(const struct sable_npu *npu)
+{
+	return READ_ONCE(npu->unplugged);
+}
 
 void sable_npu_os_init(struct sable_npu *npu);
 int sable_npu_firmware_start(void *ctx);

@@ -18,16 +18,39 @@
 #include "sable/firmware/pci_card.h"
 #include "sable_npu.h"
 
+/* A register write (offset in the card's BAR0 map): the transport's (sable_pci.c) or MMIO at
+ * mmio; nothing once the device is unplugged.
+ */
+static void sable_npu_register_write(struct sable_npu *npu, u32 offset, void __iomem *mmio,
+				     u32 value)
+{
+	int idx = srcu_read_lock(&sable_srcu);
+
+	if (!sable_npu_gone(npu)) {
+		if (npu->write_register)
+			npu->write_register(npu, offset, value);
+		else
+			writel(value, mmio);
+	}
+	srcu_read_unlock(&sable_srcu, idx);
+}
+
 static u32 sable_os_reg_read(void *ctx, u32 offset)
 {
 	struct sable_npu *npu = ctx;
+	u32 value = ~0u; /* what a read of a device that is gone gives */
+	int idx;
 
 	if (offset > npu->csr_size - sizeof(u32) || offset % sizeof(u32) != 0) {
 		dev_WARN_ONCE(npu->dev, 1, "register read at 0x%x outside the CSR window\n",
 			      offset);
 		return ~0u;
 	}
-	return readl(npu->csr + offset);
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu))
+		value = readl(npu->csr + offset);
+	srcu_read_unlock(&sable_srcu, idx);
+	return value;
 }
 
 static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
@@ -39,24 +62,19 @@ static void sable_os_reg_write(void *ctx, u32 offset, u32 value)
 			      offset);
 		return;
 	}
-	if (npu->write_register)
-		npu->write_register(npu, SABLE_PCI_BAR0_CSR + offset, value);
-	else
-		writel(value, npu->csr + offset);
+	sable_npu_register_write(npu, SABLE_PCI_BAR0_CSR + offset, npu->csr + offset, value);
 }
 
 /* A write to the host-interface block: MMIO, or the transport's (sable_pci.c). */
 void sable_npu_hostif_write(struct sable_npu *npu, u32 offset, u32 value)
 {
-	if (npu->write_register)
-		npu->write_register(npu, SABLE_PCI_BAR0_HOSTIF + offset, value);
-	else
-		writel(value, npu->hostif + offset);
+	sable_npu_register_write(npu, SABLE_PCI_BAR0_HOSTIF + offset, npu->hostif + offset, value);
 }
 
 /*
  * Device memory is the memremap()ed reserved region; kmd/core has already bounded every address
  * by the region (it allocates inside it), so a bad one here is a driver bug: warn, do nothing.
+ * Unplugged, the memory is not there any more: nothing is done either (reads give zeros).
  */
 static bool sable_os_in_memory(struct sable_npu *npu, u64 address, u64 bytes)
 {
@@ -72,35 +90,54 @@ static bool sable_os_in_memory(struct sable_npu *npu, u64 address, u64 bytes)
 static void sable_os_mem_read(void *ctx, u64 address, void *dst, u32 bytes)
 {
 	struct sable_npu *npu = ctx;
+	int idx;
 
-	if (sable_os_in_memory(npu, address, bytes))
+	memset(dst, 0, bytes);
+	if (!sable_os_in_memory(npu, address, bytes))
+		return;
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu))
 		memcpy(dst, npu->memory + address, bytes);
-	else
-		memset(dst, 0, bytes);
+	srcu_read_unlock(&sable_srcu, idx);
 }
 
 static void sable_os_mem_write(void *ctx, u64 address, const void *src, u32 bytes)
 {
 	struct sable_npu *npu = ctx;
+	int idx;
 
-	if (sable_os_in_memory(npu, address, bytes))
+	if (!sable_os_in_memory(npu, address, bytes))
+		return;
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu))
 		memcpy(npu->memory + address, src, bytes);
+	srcu_read_unlock(&sable_srcu, idx);
 }
 
 static void sable_os_mem_zero(void *ctx, u64 address, u64 bytes)
 {
 	struct sable_npu *npu = ctx;
+	int idx;
 
-	if (sable_os_in_memory(npu, address, bytes))
+	if (!sable_os_in_memory(npu, address, bytes))
+		return;
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu))
 		memset(npu->memory + address, 0, bytes);
+	srcu_read_unlock(&sable_srcu, idx);
 }
 
 static void sable_os_mem_copy(void *ctx, u64 to, u64 from, u64 bytes)
 {
 	struct sable_npu *npu = ctx;
+	int idx;
 
-	if (sable_os_in_memory(npu, to, bytes) && sable_os_in_memory(npu, from, bytes))
+	if (!sable_os_in_memory(npu, to, bytes) || !sable_os_in_memory(npu, from, bytes))
+		return;
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu))
 		memcpy(npu->memory + to, npu->memory + from, bytes);
+	srcu_read_unlock(&sable_srcu, idx);
 }
 
 /* Ring indices: an acquire load and a release store, ordering entries against indices for the
@@ -109,23 +146,33 @@ static void sable_os_mem_copy(void *ctx, u64 to, u64 from, u64 bytes)
 static u32 sable_os_mem_load32(void *ctx, u64 address)
 {
 	struct sable_npu *npu = ctx;
-	u32 value;
+	u32 value = 0;
+	int idx;
 
 	if (!sable_os_in_memory(npu, address, sizeof(u32)) || address % sizeof(u32) != 0)
 		return 0;
-	value = READ_ONCE(*(u32 *)(npu->memory + address));
-	dma_rmb(); /* the entry the index announces is read after it */
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu)) {
+		value = READ_ONCE(*(u32 *)(npu->memory + address));
+		dma_rmb(); /* the entry the index announces is read after it */
+	}
+	srcu_read_unlock(&sable_srcu, idx);
 	return value;
 }
 
 static void sable_os_mem_store32(void *ctx, u64 address, u32 value)
 {
 	struct sable_npu *npu = ctx;
+	int idx;
 
 	if (!sable_os_in_memory(npu, address, sizeof(u32)) || address % sizeof(u32) != 0)
 		return;
-	dma_wmb(); /* the entry is written before the index that publishes it */
-	WRITE_ONCE(*(u32 *)(npu->memory + address), value);
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu)) {
+		dma_wmb(); /* the entry is written before the index that publishes it */
+		WRITE_ONCE(*(u32 *)(npu->memory + address), value);
+	}
+	srcu_read_unlock(&sable_srcu, idx);
 }
 
 static void sable_os_doorbell(void *ctx)
@@ -199,9 +246,17 @@ static u64 sable_os_now_ns(void *ctx)
 /* The firmware's microsecond timer: reading LO latches HI (host_interface.h). */
 u64 sable_npu_timer_us(struct sable_npu *npu)
 {
-	u32 lo = readl(npu->hostif + SABLE_HOSTIF_TIMER_LO);
+	u64 timer = 0; /* unplugged: a timer standing still */
+	int idx;
+	u32 lo;
 
-	return ((u64)readl(npu->hostif + SABLE_HOSTIF_TIMER_HI) << 32) | lo;
+	idx = srcu_read_lock(&sable_srcu);
+	if (!sable_npu_gone(npu)) {
+		lo = readl(npu->hostif + SABLE_HOSTIF_TIMER_LO);
+		timer = ((u64)readl(npu->hostif + SABLE_HOSTIF_TIMER_HI) << 32) | lo;
+	}
+	srcu_read_unlock(&sable_srcu, idx);
+	return timer;
 }
 
 static u64 sable_os_timer_us(void *ctx)

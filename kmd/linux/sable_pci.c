@@ -163,10 +163,9 @@ static int sable_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!transport && !(pdev->vendor == SABLE_PCI_VENDOR_ID &&
 			    pdev->device == SABLE_PCI_DEVICE_ID))
 		return -ENODEV;
-	npu = devm_kzalloc(dev, sizeof(*npu), GFP_KERNEL);
+	npu = sable_npu_alloc(dev);
 	if (!npu)
 		return -ENOMEM;
-	npu->dev = dev;
 	err = pcim_enable_device(pdev);
 	if (err)
 		return dev_err_probe(dev, err, "cannot enable the device\n");
@@ -199,8 +198,6 @@ static struct pci_driver sable_pci_driver = {
 	.name = "sable-npu",
 	.id_table = sable_pci_ids,
 	.probe = sable_pci_probe,
-	/* As the platform driver: open files point at the device's state. */
-	.driver.suppress_bind_attrs = true,
 };
 
 int sable_pci_register(void)

@@ -93,8 +93,8 @@ else
 fi
 grep -h "median" "$OUT/bench-uapi.log" >"$OUT/round-trip.txt" 2>/dev/null
 
-# The guest powers off under this client's jobs: the card must see the guest leave mid-job
-# (scripts/guest-test.sh checks sable-simd afterwards).
+# The guest is killed under this client's jobs (scripts/guest-test.sh kills QEMU once the results
+# are written): the card must see the guest leave mid-job (the script checks sable-simd afterwards).
 leave_mid_job() {
   local before
   before=$(counter sable-npu0 jobs_submitted)
@@ -191,6 +191,44 @@ replug() {
   SABLE_DEVICE=/dev/sable-npu1 sable bench --uapi --jobs 20
 }
 check server-restarted replug
+
+# The new card removed in the guest (a PCI remove: what a card falling off the bus does) while one
+# client holds its node open with a mapping and an exported dma-buf and another runs jobs on it
+# (docs/kmd.md, "Removal with clients open"): the running client fails and exits, nothing hangs;
+# the open file's operations fail with ENODEV and its mappings are gone (tests/guest/
+# unplug_client.cc); closing it frees the device's state without a kernel complaint.
+removed_with_file_open() {
+  local dev before holder bench lines status=0
+  dev=$(readlink -f /sys/class/misc/sable-npu1/device) || { echo "no /dev/sable-npu1"; return 1; }
+  lines=$(dmesg | wc -l)
+  rm -f /tmp/unplug-ready /tmp/unplug-go
+  "$BUILD/tests/guest/unplug_client" /dev/sable-npu1 /tmp/unplug-ready /tmp/unplug-go &
+  holder=$!
+  before=$(counter sable-npu1 jobs_submitted)
+  SABLE_DEVICE=/dev/sable-npu1 sable bench --uapi --jobs 100000000 >"$OUT/unplug-bench.log" 2>&1 &
+  bench=$!
+  if ! wait_for 30 test -f /tmp/unplug-ready || ! wait_for 30 jobs_submitted_above sable-npu1 "$before"; then
+    echo "the clients did not start"
+    kill -9 "$holder" "$bench"
+    return 1
+  fi
+  echo 1 >"$dev/remove" || { kill -9 "$holder" "$bench"; return 1; }
+  wait_for 30 bash -c '! test -e /dev/sable-npu1' || { echo "the node outlived the removal"; return 1; }
+  wait_for 30 bash -c "! kill -0 $bench 2>/dev/null" || { echo "the client running jobs hangs"; kill -9 "$bench"; return 1; }
+  wait "$bench" || status=$?
+  tail -3 "$OUT/unplug-bench.log"
+  [ "$status" -ne 0 ] || { echo "jobs succeeded on a removed card"; return 1; }
+  touch /tmp/unplug-go
+  status=0
+  wait "$holder" || status=$?
+  [ "$status" -eq 0 ] || { echo "unplug_client exited $status"; return 1; }
+  dmesg | tail -n +"$((lines + 1))" >"$OUT/unplug-dmesg.txt"
+  cat "$OUT/unplug-dmesg.txt"
+  grep -q "removed with files open" "$OUT/unplug-dmesg.txt" || { echo "the module did not see the open files"; return 1; }
+  ! grep -E "Oops|BUG:|WARNING:|refcount_t:|list_add corruption|list_del corruption|general protection fault|Call Trace" \
+    "$OUT/unplug-dmesg.txt"
+}
+check removed-with-file-open removed_with_file_open
 
 # Unload with the clients gone, load again through driver_override (not ivshmem=1): only the
 # first card binds, the firmware boots again, clients are served.
