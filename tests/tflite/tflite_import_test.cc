@@ -282,6 +282,95 @@ TEST(TfliteImport, SequenceLstmShapesAndOptionsAreChecked) {
   }
 }
 
+// Every element-wise operator of the delegate's list on hand-picked values, the expected ones
+// computed here with the C++ library (float ops to 1e-5 relative).
+TEST(TfliteImport, ElementwiseOperatorsMapAndComputeWhatTheyName) {
+  auto model = import(tflitetest::elementwise());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const hal::Operand& raw = model->main.operands[model->main.inputIndexes[2]];
+  EXPECT_EQ(raw.type, OperandType::TENSOR_QUANT8_ASYMM);
+  EXPECT_EQ(raw.scale, 1.0f) << "uint8 without quantization: scale 1, as the delegate";
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<float> a = {-2.5f, 0.5f, 3.0f, -0.25f}, b = {1.0f, 4.0f, 3.0f, 0.5f};
+  const std::vector<uint8_t> r = {0, 7, 200, 255};
+  auto bytes = [](const std::vector<float>& v) {
+    std::vector<uint8_t> out(v.size() * 4);
+    std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  };
+  auto result = executeWithBuffers(**prepared, *model, {bytes(a), bytes(b), r});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  using B = fb::BuiltinOperator;
+  const auto ops = tflitetest::elementwiseOps();
+  ASSERT_EQ(result->outputs.size(), ops.size());
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const B o = ops[k];
+    SCOPED_TRACE(fb::EnumNameBuiltinOperator(o));
+    const auto& out = result->outputs[k].bytes;
+    for (size_t i = 0; i < 4; ++i) {
+      const double x = a[i], y = b[i];
+      const bool less = x < y;
+      double expected = 0;
+      bool isBool = true;
+      switch (o) {
+        case B::LESS: expected = less; break;
+        case B::LOGICAL_NOT: expected = !less; break;
+        case B::LOGICAL_AND: expected = false; break;
+        case B::LOGICAL_OR: expected = true; break;
+        case B::EQUAL: expected = x == y; break;
+        case B::NOT_EQUAL: expected = x != y; break;
+        case B::GREATER: expected = x > y; break;
+        case B::GREATER_EQUAL: expected = x >= y; break;
+        case B::LESS_EQUAL: expected = x <= y; break;
+        default: isBool = false;
+      }
+      if (isBool) {
+        ASSERT_EQ(out.size(), 4u);
+        EXPECT_EQ(out[i] != 0, expected != 0) << i;
+        continue;
+      }
+      switch (o) {
+        case B::MAXIMUM: expected = std::max(x, y); break;
+        case B::MINIMUM: expected = std::min(x, y); break;
+        case B::DIV: expected = x / y; break;
+        case B::SELECT: expected = less ? x : y; break;
+        case B::ABS: expected = std::abs(x); break;
+        case B::NEG: expected = -x; break;
+        case B::EXP: expected = std::exp(x); break;
+        case B::SQRT: expected = std::sqrt(y); break;
+        case B::RSQRT: expected = 1 / std::sqrt(y); break;
+        case B::LOG: expected = std::log(y); break;
+        case B::PRELU: expected = x >= 0 ? x : x * (0.1 * (i + 1)); break;
+        case B::CAST: expected = r[i]; break;
+        default: FAIL() << "no expectation";
+      }
+      ASSERT_EQ(out.size(), 16u);
+      float actual;
+      std::memcpy(&actual, out.data() + 4 * i, 4);
+      EXPECT_NEAR(actual, expected, 1e-5 * std::max(1.0, std::abs(expected))) << i;
+    }
+  }
+}
+
+TEST(TfliteImport, ElementwiseArityAndSelectConditionAreChecked) {
+  {
+    ModelDesc m = tflitetest::elementwise();
+    m.operators[0].inputs = {0};
+    expectError(m, {"operator 0 (MAXIMUM)", "1 inputs (expected 2..2)"});
+  }
+  {
+    ModelDesc m = tflitetest::elementwise();
+    m.operators[4].inputs = {0, 0, 1};
+    expectError(m, {"operator 4 (SELECT)", "the condition is TENSOR_FLOAT32"});
+  }
+  {
+    ModelDesc m = tflitetest::elementwise();
+    m.operators[5].outputs = {};
+    expectError(m, {"operator 5 (ABS)", "0 outputs"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -390,8 +479,7 @@ TEST(TfliteImport, BufferAndQuantizationSizesMustMatchTheTensor) {
   }
   {
     ModelDesc m = smallCnn();
-    m.tensors[0].scales.clear();
-    m.tensors[0].zeroPoints.clear();
+    m.tensors[0].scales = {0.0f};  // a zero point without a scale (no quantization at all is scale 1)
     expectError(m, {"tensor 0", "no quantization scale"});
   }
   {
@@ -461,7 +549,8 @@ TEST(TfliteImport, AMappingThatNnapiRejectsIsReportedNotReturned) {
 
 TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
   for (const auto& [name, desc] : {std::pair{"small_cnn", smallCnn()}, {"arg_min_max", tflitetest::argMinMax()},
-                                   {"sequence_lstm", tflitetest::sequenceLstm()}}) {
+                                   {"sequence_lstm", tflitetest::sequenceLstm()},
+                                   {"elementwise", tflitetest::elementwise()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -305,6 +306,69 @@ inline ModelDesc sequenceLstm(const LstmWeights& w = {}) {
   m.operators = {lstm};
   m.inputs = {0};
   m.outputs = {static_cast<int32_t>(m.tensors.size() - 1)};
+  return m;
+}
+
+// The element-wise operators on float32 [4] inputs a (0) and b (1, positive) and a uint8 [4]
+// input without quantization (2): outputs in the order of `elementwiseOps()`, each from a and/or b
+// (SELECT picks a where a < b; LOGICAL_* on the LESS result; PRELU with alpha {0.1, 0.2, 0.3, 0.4};
+// CAST of input 2 to float32).
+inline std::vector<fb::BuiltinOperator> elementwiseOps() {
+  using B = fb::BuiltinOperator;
+  return {B::MAXIMUM, B::MINIMUM,     B::DIV,         B::LESS,     B::SELECT,     B::ABS,
+          B::NEG,     B::EXP,         B::SQRT,        B::RSQRT,    B::LOG,        B::LOGICAL_NOT,
+          B::LOGICAL_AND, B::LOGICAL_OR, B::EQUAL,    B::NOT_EQUAL, B::GREATER,   B::GREATER_EQUAL,
+          B::LESS_EQUAL, B::PRELU,    B::CAST};
+}
+
+inline ModelDesc elementwise() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  const auto ops = elementwiseOps();
+  for (auto o : ops) m.opcodes.push_back(opcode(o));
+  std::vector<float> alpha = {0.1f, 0.2f, 0.3f, 0.4f};
+  std::vector<uint8_t> alphaBytes(16);
+  std::memcpy(alphaBytes.data(), alpha.data(), 16);
+  m.buffers = {{}, alphaBytes};
+  auto f32 = [] {
+    TensorDesc t;
+    t.shape = {4};
+    t.type = fb::TensorType::FLOAT32;
+    return t;
+  };
+  auto boolean = [] {
+    TensorDesc t;
+    t.shape = {4};
+    t.type = fb::TensorType::BOOL;
+    return t;
+  };
+  TensorDesc raw;  // uint8 without quantization parameters
+  raw.shape = {4};
+  raw.type = fb::TensorType::UINT8;
+  TensorDesc alphaTensor = f32();
+  alphaTensor.buffer = 1;
+  m.tensors = {f32(), f32(), raw, alphaTensor};  // 0 a, 1 b, 2 raw, 3 alpha
+  const int32_t less = 4 + 3;                     // the LESS output (op 3)
+  const int32_t notLess = 4 + 11;                 // the LOGICAL_NOT output (op 11)
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    const B o = ops[i];
+    const bool isBool = o == B::LESS || o == B::LOGICAL_NOT || o == B::LOGICAL_AND || o == B::LOGICAL_OR ||
+                        o == B::EQUAL || o == B::NOT_EQUAL || o == B::GREATER || o == B::GREATER_EQUAL ||
+                        o == B::LESS_EQUAL;
+    m.tensors.push_back(isBool ? boolean() : f32());
+    const int32_t y = static_cast<int32_t>(m.tensors.size() - 1);
+    std::vector<int32_t> in = {0, 1};
+    if (o == B::SELECT) in = {less, 0, 1};
+    else if (o == B::ABS || o == B::NEG || o == B::EXP) in = {0};
+    else if (o == B::SQRT || o == B::RSQRT || o == B::LOG) in = {1};
+    else if (o == B::LOGICAL_NOT) in = {less};
+    else if (o == B::LOGICAL_AND || o == B::LOGICAL_OR) in = {less, notLess};
+    else if (o == B::PRELU) in = {0, 3};
+    else if (o == B::CAST) in = {2};
+    m.operators.push_back(op(i, in, {y}));
+    m.outputs.push_back(y);
+  }
+  m.inputs = {0, 1, 2};
   return m;
 }
 

@@ -81,6 +81,29 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::TRANSPOSE: return 2;
     case fb::BuiltinOperator::ARG_MAX:
     case fb::BuiltinOperator::ARG_MIN: return 2;  // 2: int8 input
+    // Element-wise operators (later versions add int16 or other input types).
+    case fb::BuiltinOperator::ABS:
+    case fb::BuiltinOperator::NEG:
+    case fb::BuiltinOperator::SQRT:
+    case fb::BuiltinOperator::RSQRT:
+    case fb::BuiltinOperator::EXP:
+    case fb::BuiltinOperator::LOG:
+    case fb::BuiltinOperator::LOGICAL_NOT:
+    case fb::BuiltinOperator::LOGICAL_AND:
+    case fb::BuiltinOperator::LOGICAL_OR:
+    case fb::BuiltinOperator::CAST: return 1;
+    case fb::BuiltinOperator::MAXIMUM:
+    case fb::BuiltinOperator::MINIMUM:
+    case fb::BuiltinOperator::LESS:
+    case fb::BuiltinOperator::LESS_EQUAL:
+    case fb::BuiltinOperator::GREATER:
+    case fb::BuiltinOperator::GREATER_EQUAL:
+    case fb::BuiltinOperator::EQUAL:
+    case fb::BuiltinOperator::NOT_EQUAL:
+    case fb::BuiltinOperator::PRELU:
+    case fb::BuiltinOperator::SELECT:
+    case fb::BuiltinOperator::SELECT_V2: return 2;
+    case fb::BuiltinOperator::DIV: return 1;
     // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
     default: return std::nullopt;
@@ -224,6 +247,13 @@ class Importer {
         shape.scale = scales == 1 ? scale : 0.0f;
         break;
       case fb::TensorType::UINT8:
+        if (!quantized && zeroPoint == 0) {
+          // A raw uint8 tensor (e.g. an image input): NNAPI's 8-bit types need a scale, so the
+          // delegate gives it scale 1, zero point 0 — the stored value is the real value.
+          shape.type = OperandType::TENSOR_QUANT8_ASYMM;
+          shape.scale = 1.0f;
+          break;
+        }
         SABLE_TRY(needQuantization("UINT8"));
         if (scales != 1) return importError("tensor {}: uint8 with {} scales (only per-tensor)", index, scales);
         if (zeroPoint < 0 || zeroPoint > 255) return importError("tensor {}: uint8 zero point {}", index, zeroPoint);
@@ -232,6 +262,11 @@ class Importer {
         shape.zeroPoint = static_cast<int32_t>(zeroPoint);
         break;
       case fb::TensorType::INT8:
+        if (!quantized && zeroPoint == 0) {  // as UINT8 above
+          shape.type = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+          shape.scale = 1.0f;
+          break;
+        }
         SABLE_TRY(needQuantization("INT8"));
         if (scales > 1) {
           // Per-channel: only symmetric, one scale per slice of the quantized dimension.
@@ -911,6 +946,77 @@ class Importer {
                     {builder_.addInt32(static_cast<int32_t>(a))}, y);
       }
       case B::UNIDIRECTIONAL_SEQUENCE_LSTM: return mapSequenceLstm(op);
+      case B::ABS:
+      case B::NEG:
+      case B::SQRT:
+      case B::RSQRT:
+      case B::EXP:
+      case B::LOG:
+      case B::LOGICAL_NOT:
+      case B::CAST:
+      case B::MAXIMUM:
+      case B::MINIMUM:
+      case B::LESS:
+      case B::LESS_EQUAL:
+      case B::GREATER:
+      case B::GREATER_EQUAL:
+      case B::EQUAL:
+      case B::NOT_EQUAL:
+      case B::LOGICAL_AND:
+      case B::LOGICAL_OR:
+      case B::PRELU:
+      case B::SELECT:
+      case B::SELECT_V2: {
+        // Element-wise: the same tensors, no options read (the operators' options tables are
+        // empty or, for CAST, restate the tensors' types). Types and broadcast shapes are
+        // checked by hal::validateModel and at preparation, as for any NNAPI model.
+        using O = OperationType;
+        const auto [type, inputs] = [&]() -> std::pair<O, size_t> {
+          switch (code) {
+            case B::ABS: return {O::ABS, 1};
+            case B::NEG: return {O::NEG, 1};
+            case B::SQRT: return {O::SQRT, 1};
+            case B::RSQRT: return {O::RSQRT, 1};
+            case B::EXP: return {O::EXP, 1};
+            case B::LOG: return {O::LOG, 1};
+            case B::LOGICAL_NOT: return {O::LOGICAL_NOT, 1};
+            case B::CAST: return {O::CAST, 1};
+            case B::MAXIMUM: return {O::MAXIMUM, 2};
+            case B::MINIMUM: return {O::MINIMUM, 2};
+            case B::LESS: return {O::LESS, 2};
+            case B::LESS_EQUAL: return {O::LESS_EQUAL, 2};
+            case B::GREATER: return {O::GREATER, 2};
+            case B::GREATER_EQUAL: return {O::GREATER_EQUAL, 2};
+            case B::EQUAL: return {O::EQUAL, 2};
+            case B::NOT_EQUAL: return {O::NOT_EQUAL, 2};
+            case B::LOGICAL_AND: return {O::LOGICAL_AND, 2};
+            case B::LOGICAL_OR: return {O::LOGICAL_OR, 2};
+            case B::PRELU: return {O::PRELU, 2};
+            default: return {O::SELECT, 3};  // SELECT, SELECT_V2 (NNAPI's SELECT broadcasts)
+          }
+        }();
+        SABLE_TRY(expectCounts(op, inputs, inputs, 1));
+        std::vector<uint32_t> operands;
+        for (size_t i = 0; i < inputs; ++i) {
+          SABLE_ASSIGN_OR_RETURN(uint32_t x, in(i));
+          operands.push_back(x);
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        if (type == O::SELECT && operand(operands[0]).type != OperandType::TENSOR_BOOL8)
+          return importError("operator {} ({}): the condition is {}, not BOOL", op.index, op.name,
+                             hal::toString(operand(operands[0]).type));
+        return emit(op, type, operands, {}, y);
+      }
+      case B::DIV: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        fb::ActivationFunctionType activation = fb::ActivationFunctionType::NONE;
+        if (const auto* o = op.op.builtin_options_as_DivOptions()) activation = o->fused_activation_function();
+        SABLE_ASSIGN_OR_RETURN(uint32_t a, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, in(1));
+        SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, activation));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::DIV, {a, b}, {builder_.addInt32(fuse)}, y);
+      }
       default:
         return importError("operator {}: builtin operator {} is not supported", op.index, op.name);
     }
