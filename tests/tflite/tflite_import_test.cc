@@ -371,6 +371,94 @@ TEST(TfliteImport, ElementwiseArityAndSelectConditionAreChecked) {
   }
 }
 
+TEST(TfliteImport, ReductionsAndNormalizationsComputeWhatTheyName) {
+  auto model = import(tflitetest::reductions());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model), (std::vector<O>{O::REDUCE_SUM, O::REDUCE_PROD, O::REDUCE_MAX, O::REDUCE_MIN,
+                                                    O::LOG_SOFTMAX, O::L2_NORMALIZATION, O::PRELU, O::REDUCE_ANY,
+                                                    O::PRELU}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const float x[2][3] = {{1.0f, -2.0f, 3.0f}, {0.5f, 4.0f, -1.5f}};
+  std::vector<uint8_t> xBytes(24);
+  std::memcpy(xBytes.data(), x, 24);
+  const std::vector<uint8_t> flags = {0, 0, 0, 0, 1, 0};
+  const std::vector<uint8_t> q = {128, 140, 100, 0};  // real 0, 6, -14, -64
+  auto result = executeWithBuffers(**prepared, *model, {xBytes, flags, q});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto floats = [&](size_t k) {
+    std::vector<float> v(result->outputs[k].bytes.size() / 4);
+    std::memcpy(v.data(), result->outputs[k].bytes.data(), v.size() * 4);
+    return v;
+  };
+  auto near = [](const std::vector<float>& actual, const std::vector<double>& expected) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-5) << i;
+  };
+  {
+    SCOPED_TRACE("SUM");
+    near(floats(0), {2.0, 3.0});
+  }
+  {
+    SCOPED_TRACE("REDUCE_PROD");
+    near(floats(1), {-6.0, -3.0});
+  }
+  {
+    SCOPED_TRACE("REDUCE_MAX");
+    near(floats(2), {3.0, 4.0});
+  }
+  {
+    SCOPED_TRACE("REDUCE_MIN");
+    near(floats(3), {0.5, -2.0, -1.5});
+  }
+  std::vector<double> logSoftmax, l2, leaky;
+  for (const auto& row : x) {
+    double sum = 0, squares = 0;
+    for (float v : row) sum += std::exp(v), squares += double{v} * v;
+    for (float v : row) {
+      logSoftmax.push_back(v - std::log(sum));
+      l2.push_back(v / std::sqrt(squares));
+      leaky.push_back(v >= 0 ? v : 0.2 * v);
+    }
+  }
+  {
+    SCOPED_TRACE("LOG_SOFTMAX");
+    near(floats(4), logSoftmax);
+  }
+  {
+    SCOPED_TRACE("L2_NORMALIZATION");
+    near(floats(5), l2);
+  }
+  {
+    SCOPED_TRACE("LEAKY_RELU");
+    near(floats(6), leaky);
+  }
+  ASSERT_EQ(result->outputs[7].bytes.size(), 2u);
+  EXPECT_EQ(result->outputs[7].bytes[0], 0) << "REDUCE_ANY of a false row";
+  EXPECT_NE(result->outputs[7].bytes[1], 0) << "REDUCE_ANY of a row with a true";
+  // Quantized LEAKY_RELU: 0 → 0, 6 → 6, -14 → -3.5, -64 → -16 at scale 0.5, zero point 128.
+  EXPECT_EQ(result->outputs[8].bytes, (std::vector<uint8_t>{128, 140, 121, 96}));
+}
+
+TEST(TfliteImport, ReductionAxesAndLeakyReluAlphaAreChecked) {
+  {
+    ModelDesc m = tflitetest::reductions();
+    m.buffers[1] = tflitetest::bytesOf({2});
+    expectError(m, {"operator 0 (SUM)", "axis 2 outside rank 2"});
+  }
+  {
+    ModelDesc m = tflitetest::reductions();
+    m.operators[8].alpha = -0.5f;
+    expectError(m, {"operator 8 (LEAKY_RELU)", "alpha -0.5"});
+  }
+  {
+    ModelDesc m = tflitetest::reductions();
+    m.operators[6].writeOptions = false;
+    expectError(m, {"operator 6 (LEAKY_RELU)", "builtin options"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -550,7 +638,8 @@ TEST(TfliteImport, AMappingThatNnapiRejectsIsReportedNotReturned) {
 TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
   for (const auto& [name, desc] : {std::pair{"small_cnn", smallCnn()}, {"arg_min_max", tflitetest::argMinMax()},
                                    {"sequence_lstm", tflitetest::sequenceLstm()},
-                                   {"elementwise", tflitetest::elementwise()}}) {
+                                   {"elementwise", tflitetest::elementwise()},
+                                   {"reductions", tflitetest::reductions()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

@@ -42,6 +42,7 @@ struct OpDesc {
   std::vector<int32_t> squeezeDims;   // SQUEEZE
   fb::TensorType outputType = fb::TensorType::INT64;  // ARG_MAX, ARG_MIN
   float cellClip = 0.0f;                               // UNIDIRECTIONAL_SEQUENCE_LSTM
+  float alpha = 0.2f;                                  // LEAKY_RELU
   bool writeOptions = true;
 };
 
@@ -372,6 +373,47 @@ inline ModelDesc elementwise() {
   return m;
 }
 
+// Reductions and normalizations: input 0 float32 [2,3] → SUM over axis 1 [2], REDUCE_PROD over 1
+// [2], REDUCE_MAX over -1 keeping dims [2,1], REDUCE_MIN over 0 [3], LOG_SOFTMAX [2,3],
+// L2_NORMALIZATION [2,3], LEAKY_RELU (alpha 0.2) [2,3]; input 1 bool [2,3] → REDUCE_ANY over 1
+// [2]; input 2 uint8 [4] (scale 0.5, zero point 128) → LEAKY_RELU (alpha 0.25) uint8 [4], same
+// quantization. Outputs in that order.
+inline ModelDesc reductions() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  for (auto o : {B::SUM, B::REDUCE_PROD, B::REDUCE_MAX, B::REDUCE_MIN, B::LOG_SOFTMAX, B::L2_NORMALIZATION,
+                 B::LEAKY_RELU, B::REDUCE_ANY})
+    m.opcodes.push_back(opcode(o));
+  m.buffers = {{}, bytesOf({1}), bytesOf({-1}), bytesOf({0})};
+  auto shaped = [](std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer = 0) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = type;
+    t.buffer = buffer;
+    return t;
+  };
+  const auto F = fb::TensorType::FLOAT32;
+  m.tensors = {shaped({2, 3}, F),                                        // 0
+               shaped({2, 3}, fb::TensorType::BOOL),                     // 1
+               tensor({4}, fb::TensorType::UINT8, 0, 0.5f, 128),         // 2
+               shaped({1}, fb::TensorType::INT32, 1),                    // 3 axis 1
+               shaped({1}, fb::TensorType::INT32, 2),                    // 4 axis -1
+               shaped({1}, fb::TensorType::INT32, 3),                    // 5 axis 0
+               shaped({2}, F), shaped({2}, F), shaped({2, 1}, F), shaped({3}, F),        // 6-9
+               shaped({2, 3}, F), shaped({2, 3}, F), shaped({2, 3}, F),                  // 10-12
+               shaped({2}, fb::TensorType::BOOL),                                        // 13
+               tensor({4}, fb::TensorType::UINT8, 0, 0.5f, 128)};                        // 14
+  OpDesc max = op(2, {0, 4}, {8});
+  max.keepDims = true;
+  OpDesc quantLeaky = op(6, {2}, {14});
+  quantLeaky.alpha = 0.25f;
+  m.operators = {op(0, {0, 3}, {6}), op(1, {0, 3}, {7}), max,                op(3, {0, 5}, {9}), op(4, {0}, {10}),
+                 op(5, {0}, {11}),   op(6, {0}, {12}),    op(7, {1, 3}, {13}), quantLeaky};
+  m.inputs = {0, 1, 2};
+  m.outputs = {6, 7, 8, 9, 10, 11, 12, 13, 14};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -429,6 +471,15 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
           type = fb::BuiltinOptions::ConcatenationOptions;
           options = fb::CreateConcatenationOptions(b, op.axis, op.activation).Union();
           break;
+        case fb::BuiltinOperator::LEAKY_RELU:
+          type = fb::BuiltinOptions::LeakyReluOptions;
+          options = fb::CreateLeakyReluOptions(b, op.alpha).Union();
+          break;
+        case fb::BuiltinOperator::SUM:
+        case fb::BuiltinOperator::REDUCE_PROD:
+        case fb::BuiltinOperator::REDUCE_MAX:
+        case fb::BuiltinOperator::REDUCE_MIN:
+        case fb::BuiltinOperator::REDUCE_ANY:
         case fb::BuiltinOperator::MEAN:
           type = fb::BuiltinOptions::ReducerOptions;
           options = fb::CreateReducerOptions(b, op.keepDims).Union();

@@ -104,6 +104,14 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::SELECT:
     case fb::BuiltinOperator::SELECT_V2: return 2;
     case fb::BuiltinOperator::DIV: return 1;
+    case fb::BuiltinOperator::SUM:
+    case fb::BuiltinOperator::REDUCE_PROD:
+    case fb::BuiltinOperator::REDUCE_MAX:
+    case fb::BuiltinOperator::REDUCE_MIN:
+    case fb::BuiltinOperator::REDUCE_ANY:
+    case fb::BuiltinOperator::LOG_SOFTMAX:
+    case fb::BuiltinOperator::LEAKY_RELU:
+    case fb::BuiltinOperator::L2_NORMALIZATION: return 2;
     // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
     default: return std::nullopt;
@@ -836,20 +844,76 @@ class Importer {
         }
         return emit(op, OperationType::PAD_V2, {x}, {padOperand, value}, y);
       }
-      case B::MEAN: {
+      case B::MEAN:
+      case B::SUM:
+      case B::REDUCE_PROD:
+      case B::REDUCE_MAX:
+      case B::REDUCE_MIN:
+      case B::REDUCE_ANY: {
         SABLE_TRY(expectCounts(op, 2, 2, 1));
         SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
         SABLE_ASSIGN_OR_RETURN(auto axes, constantInts(op.inputs[1], fmt::format("operator {} axes", op.index)));
         const auto rank = static_cast<int64_t>(operand(x).dimensions.size());
+        if (axes.empty()) return importError("operator {} ({}): no axes", op.index, op.name);
         std::vector<int32_t> values;
         for (int64_t a : axes) {
-          if (a < -rank || a >= rank) return importError("operator {} (MEAN): axis {} outside rank {}", op.index, a, rank);
+          if (a < -rank || a >= rank)
+            return importError("operator {} ({}): axis {} outside rank {}", op.index, op.name, a, rank);
           values.push_back(static_cast<int32_t>(a < 0 ? a + rank : a));
         }
         const auto* o = op.op.builtin_options_as_ReducerOptions();
         const bool keepDims = o != nullptr && o->keep_dims();
         SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
-        return emit(op, OperationType::MEAN, {x}, {int32Tensor(values), builder_.addInt32(keepDims ? 1 : 0)}, y);
+        // NNAPI's MEAN takes keep_dims as INT32, the REDUCE_* operations as BOOL.
+        if (code == B::MEAN)
+          return emit(op, OperationType::MEAN, {x}, {int32Tensor(values), builder_.addInt32(keepDims ? 1 : 0)}, y);
+        const OperationType type = code == B::SUM           ? OperationType::REDUCE_SUM
+                                   : code == B::REDUCE_PROD ? OperationType::REDUCE_PROD
+                                   : code == B::REDUCE_MAX  ? OperationType::REDUCE_MAX
+                                   : code == B::REDUCE_MIN  ? OperationType::REDUCE_MIN
+                                                            : OperationType::REDUCE_ANY;
+        return emit(op, type, {x}, {int32Tensor(values), builder_.addBool(keepDims)}, y);
+      }
+      case B::LOG_SOFTMAX: {
+        // TFLite's LOG_SOFTMAX is over the last axis with beta 1.
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const uint32_t beta = operand(x).type == OperandType::TENSOR_FLOAT16 ? builder_.addFloat16(1.0f)
+                                                                             : builder_.addFloat32(1.0f);
+        return emit(op, OperationType::LOG_SOFTMAX, {x}, {beta, builder_.addInt32(-1)}, y);
+      }
+      case B::L2_NORMALIZATION: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        if (const auto* o = op.op.builtin_options_as_L2NormOptions();
+            o != nullptr && o->fused_activation_function() != fb::ActivationFunctionType::NONE)
+          return importError("operator {} (L2_NORMALIZATION): a fused activation (NNAPI has none here)", op.index);
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::L2_NORMALIZATION, {x}, {}, y);  // over the last axis, as TFLite
+      }
+      case B::LEAKY_RELU: {
+        // NNAPI has no LEAKY_RELU: PRELU with a one-element alpha of the input's type, as the
+        // delegate does (quantized: the value 1 with scale alpha, so alpha must be > 0).
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::LeakyReluOptions>(op));
+        const float alpha = o->alpha();
+        if (!std::isfinite(alpha)) return importError("operator {} (LEAKY_RELU): alpha {}", op.index, alpha);
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const OperandType type = operand(x).type;
+        uint32_t a = 0;
+        if (type == OperandType::TENSOR_FLOAT32) {
+          a = builder_.addConstant<float>(type, {1}, {alpha});
+        } else if (type == OperandType::TENSOR_QUANT8_ASYMM || type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
+          if (!(alpha > 0.0f))
+            return importError("operator {} (LEAKY_RELU): alpha {} (a quantized alpha must be > 0)", op.index, alpha);
+          a = builder_.addConstant<uint8_t>(type, {1}, {1}, alpha, 0);
+        } else {
+          return importError("operator {} (LEAKY_RELU): input is {} (float32 or 8-bit quantized)", op.index,
+                             hal::toString(type));
+        }
+        return emit(op, OperationType::PRELU, {x, a}, {}, y);
       }
       case B::QUANTIZE: {
         SABLE_TRY(expectCounts(op, 1, 1, 1));
