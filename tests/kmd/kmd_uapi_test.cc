@@ -397,6 +397,27 @@ TEST(kmd_uapi, SubmitChecksTheBufferTable) {
   }
   sable_uapi_fence_wait unknownFence{fence + 100, 0};
   EXPECT_EQ(client.ioctl(SABLE_IOCTL_FENCE_WAIT, &unknownFence), -ENOENT);
+
+  // Arrays: longer than the UAPI allows is -EINVAL, a NULL one -EFAULT (the kernel's errno for a
+  // pointer it cannot read), in the module and the shim alike.
+  std::vector<sable_uapi_job_buffer> tooMany(SABLE_UAPI_MAX_REGIONS + 1, {0, a.handle, 0, 64});
+  EXPECT_EQ(submitTable(tooMany), -EINVAL) << "buffer_count above SABLE_UAPI_MAX_REGIONS";
+  sable_uapi_job_submit nullTable{};
+  nullTable.program = program.program;
+  nullTable.buffer_count = 2;
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_JOB_SUBMIT, &nullTable), -EFAULT) << "buffers is NULL";
+  Client::Bo stream = client.uploadStream(copyStream(4));
+  std::vector<sable_uapi_region_binding> regions(SABLE_UAPI_MAX_REGIONS + 1, {SABLE_REGION_JOB, 0, 0, 0});
+  sable_uapi_program_register reg{};
+  reg.stream_handle = stream.handle;
+  reg.stream_size = stream.size;
+  reg.region_count = SABLE_UAPI_MAX_REGIONS + 1;
+  reg.regions = reinterpret_cast<uint64_t>(regions.data());
+  Client::signStream(reg, stream.data, stream.size);
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg), -EINVAL) << "region_count above the UAPI's";
+  reg.region_count = 2;
+  reg.regions = 0;
+  EXPECT_EQ(client.ioctl(SABLE_IOCTL_PROGRAM_REGISTER, &reg), -EFAULT) << "regions is NULL";
 }
 
 TEST(kmd_uapi, ConstantRegionKeepsItsBufferObjectBusy) {

@@ -715,7 +715,8 @@ int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, vo
       return fail(EINVAL, fmt::format("region_count {} is above {}", reg->region_count,
                                       SABLE_UAPI_MAX_REGIONS));
     }
-    if (reg->region_count != 0 && reg->regions == 0) return fail(EINVAL, "regions is NULL");
+    // The kernel's copy_from_user fails a NULL pointer with -EFAULT: the same errno here.
+    if (reg->region_count != 0 && reg->regions == 0) return fail(EFAULT, "regions is NULL");
     message.array_bytes = reg->region_count * sizeof(sable_uapi_region_binding);
     if (message.array_bytes != 0) {
       std::memcpy(message.array, reinterpret_cast<const void*>(reg->regions), message.array_bytes);
@@ -726,7 +727,7 @@ int sable_shim_ioctl(struct sable_shim_device* device, unsigned long request, vo
       return fail(EINVAL, fmt::format("buffer_count {} is above {}", submit->buffer_count,
                                       SABLE_UAPI_MAX_REGIONS));
     }
-    if (submit->buffer_count != 0 && submit->buffers == 0) return fail(EINVAL, "buffers is NULL");
+    if (submit->buffer_count != 0 && submit->buffers == 0) return fail(EFAULT, "buffers is NULL");
     message.array_bytes = submit->buffer_count * sizeof(sable_uapi_job_buffer);
     if (message.array_bytes != 0) {
       std::memcpy(message.array, reinterpret_cast<const void*>(submit->buffers),
