@@ -459,6 +459,79 @@ TEST(TfliteImport, ReductionAxesAndLeakyReluAlphaAreChecked) {
   }
 }
 
+TEST(TfliteImport, ShapeOperatorsMoveTheElementsTheyName) {
+  auto model = import(tflitetest::shapeOperators());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model),
+            (std::vector<O>{O::SLICE, O::TILE, O::GATHER, O::SPLIT, O::SPACE_TO_DEPTH, O::DEPTH_TO_SPACE}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7}, y = {10, 11, 12, 13};
+  auto bytes = [](const std::vector<float>& v) {
+    std::vector<uint8_t> out(v.size() * 4);
+    std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  };
+  auto result = executeWithBuffers(**prepared, *model, {bytes(x), bytes(y)});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto floats = [&](size_t k) {
+    std::vector<float> v(result->outputs[k].bytes.size() / 4);
+    std::memcpy(v.data(), result->outputs[k].bytes.data(), v.size() * 4);
+    return v;
+  };
+  EXPECT_EQ(floats(0), (std::vector<float>{1, 2, 5, 6})) << "SLICE";
+  EXPECT_EQ(floats(1), (std::vector<float>{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7})) << "TILE";
+  EXPECT_EQ(floats(2), (std::vector<float>{3, 0, 7, 4})) << "GATHER";
+  EXPECT_EQ(floats(3), (std::vector<float>{0, 1, 4, 5})) << "SPLIT 0";
+  EXPECT_EQ(floats(4), (std::vector<float>{2, 3, 6, 7})) << "SPLIT 1";
+  EXPECT_EQ(floats(5), (std::vector<float>{10, 11, 12, 13})) << "SPACE_TO_DEPTH of a 2x2 block";
+  EXPECT_EQ(floats(6), y) << "DEPTH_TO_SPACE back";
+}
+
+TEST(TfliteImport, ShapeOperatorArgumentsAreChecked) {
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.buffers[2] = tflitetest::bytesOf({2, 4});  // size 4 from begin 1 on an axis of 4
+    expectError(m, {"operator 0 (SLICE)", "begin 1 size 4 on axis 1 of size 4"});
+  }
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.buffers[3] = tflitetest::bytesOf({1, 0});
+    expectError(m, {"operator 1 (TILE)", "multiple 0"});
+  }
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.buffers[3] = tflitetest::bytesOf({2, 1});
+    expectError(m, {"operator 1 (TILE)", "output 2x8, expected 4x4"});
+  }
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.buffers[2] = tflitetest::bytesOf({1, -1});
+    expectError(m, {"operator 0 (SLICE)", "output 2x2, expected 1x3"});
+  }
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.buffers[4][0] = 9;
+    expectError(m, {"operator 2 (GATHER)", "index 9 outside 0..3"});
+  }
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.operators[3].numSplits = 3;
+    expectError(m, {"operator 3 (SPLIT)", "num_splits 3 with 2 outputs"});
+  }
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.operators[4].blockSize = 3;
+    expectError(m, {"operator 4 (SPACE_TO_DEPTH)", "does not divide by block size 3"});
+  }
+  {
+    ModelDesc m = tflitetest::shapeOperators();
+    m.tensors[13].shape = {1, 4, 1, 1};
+    expectError(m, {"operator 5 (DEPTH_TO_SPACE)", "output 1x4x1x1, expected 1x2x2x1"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -639,7 +712,8 @@ TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
   for (const auto& [name, desc] : {std::pair{"small_cnn", smallCnn()}, {"arg_min_max", tflitetest::argMinMax()},
                                    {"sequence_lstm", tflitetest::sequenceLstm()},
                                    {"elementwise", tflitetest::elementwise()},
-                                   {"reductions", tflitetest::reductions()}}) {
+                                   {"reductions", tflitetest::reductions()},
+                                   {"shape_operators", tflitetest::shapeOperators()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

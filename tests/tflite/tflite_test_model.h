@@ -43,6 +43,8 @@ struct OpDesc {
   fb::TensorType outputType = fb::TensorType::INT64;  // ARG_MAX, ARG_MIN
   float cellClip = 0.0f;                               // UNIDIRECTIONAL_SEQUENCE_LSTM
   float alpha = 0.2f;                                  // LEAKY_RELU
+  int32_t blockSize = 2;                               // SPACE_TO_DEPTH, DEPTH_TO_SPACE
+  int32_t numSplits = 2;                               // SPLIT
   bool writeOptions = true;
 };
 
@@ -414,6 +416,39 @@ inline ModelDesc reductions() {
   return m;
 }
 
+// Shape operators on float32 input 0 x [2,4] (and input 1 y [1,2,2,1]): SLICE(x, begin {0,1}, size
+// {2,2}) [2,2]; TILE(x, {1,2}) [2,8]; GATHER(x, int64 indices {3,0}, axis -1) [2,2]; SPLIT(axis 1, x)
+// into two [2,2]; SPACE_TO_DEPTH(y, 2) [1,1,1,4] → DEPTH_TO_SPACE(2) [1,2,2,1]. Outputs in that order.
+inline ModelDesc shapeOperators() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  for (auto o : {B::SLICE, B::TILE, B::GATHER, B::SPLIT, B::SPACE_TO_DEPTH, B::DEPTH_TO_SPACE})
+    m.opcodes.push_back(opcode(o));
+  std::vector<uint8_t> indices64 = {3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  m.buffers = {{}, bytesOf({0, 1}), bytesOf({2, 2}), bytesOf({1, 2}), indices64, bytesOf({1})};
+  auto shaped = [](std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer = 0) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = type;
+    t.buffer = buffer;
+    return t;
+  };
+  const auto F = fb::TensorType::FLOAT32, I = fb::TensorType::INT32;
+  m.tensors = {shaped({2, 4}, F),       shaped({1, 2, 2, 1}, F),                       // 0 x, 1 y
+               shaped({2}, I, 1),       shaped({2}, I, 2),     shaped({2}, I, 3),      // 2 begin, 3 size, 4 multiples
+               shaped({2}, fb::TensorType::INT64, 4), shaped({}, I, 5),               // 5 indices, 6 split axis
+               shaped({2, 2}, F),       shaped({2, 8}, F),     shaped({2, 2}, F),      // 7 slice, 8 tile, 9 gather
+               shaped({2, 2}, F),       shaped({2, 2}, F),                             // 10, 11 split
+               shaped({1, 1, 1, 4}, F), shaped({1, 2, 2, 1}, F)};                      // 12, 13
+  OpDesc gather = op(2, {0, 5}, {9});
+  gather.axis = -1;
+  m.operators = {op(0, {0, 2, 3}, {7}), op(1, {0, 4}, {8}), gather, op(3, {6, 0}, {10, 11}), op(4, {1}, {12}),
+                 op(5, {12}, {13})};
+  m.inputs = {0, 1};
+  m.outputs = {7, 8, 9, 10, 11, 12, 13};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -470,6 +505,22 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::CONCATENATION:
           type = fb::BuiltinOptions::ConcatenationOptions;
           options = fb::CreateConcatenationOptions(b, op.axis, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::SPACE_TO_DEPTH:
+          type = fb::BuiltinOptions::SpaceToDepthOptions;
+          options = fb::CreateSpaceToDepthOptions(b, op.blockSize).Union();
+          break;
+        case fb::BuiltinOperator::DEPTH_TO_SPACE:
+          type = fb::BuiltinOptions::DepthToSpaceOptions;
+          options = fb::CreateDepthToSpaceOptions(b, op.blockSize).Union();
+          break;
+        case fb::BuiltinOperator::GATHER:
+          type = fb::BuiltinOptions::GatherOptions;
+          options = fb::CreateGatherOptions(b, op.axis).Union();
+          break;
+        case fb::BuiltinOperator::SPLIT:
+          type = fb::BuiltinOptions::SplitOptions;
+          options = fb::CreateSplitOptions(b, op.numSplits).Union();
           break;
         case fb::BuiltinOperator::LEAKY_RELU:
           type = fb::BuiltinOptions::LeakyReluOptions;

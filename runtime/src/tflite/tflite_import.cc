@@ -112,6 +112,12 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::LOG_SOFTMAX:
     case fb::BuiltinOperator::LEAKY_RELU:
     case fb::BuiltinOperator::L2_NORMALIZATION: return 2;
+    case fb::BuiltinOperator::SPACE_TO_DEPTH:
+    case fb::BuiltinOperator::DEPTH_TO_SPACE:
+    case fb::BuiltinOperator::GATHER:
+    case fb::BuiltinOperator::SLICE:
+    case fb::BuiltinOperator::SPLIT: return 2;
+    case fb::BuiltinOperator::TILE: return 1;
     // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
     default: return std::nullopt;
@@ -873,6 +879,139 @@ class Importer {
                                    : code == B::REDUCE_MIN  ? OperationType::REDUCE_MIN
                                                             : OperationType::REDUCE_ANY;
         return emit(op, type, {x}, {int32Tensor(values), builder_.addBool(keepDims)}, y);
+      }
+      case B::SPACE_TO_DEPTH:
+      case B::DEPTH_TO_SPACE: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        int32_t block = 0;
+        if (code == B::SPACE_TO_DEPTH) {
+          SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::SpaceToDepthOptions>(op));
+          block = o->block_size();
+        } else {
+          SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::DepthToSpaceOptions>(op));
+          block = o->block_size();
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        const std::vector<uint32_t> d = operand(x).dimensions;
+        if (d.size() != 4) return importError("operator {} ({}): input is rank {} (4, NHWC)", op.index, op.name, d.size());
+        if (block < 1 || block > kMaxDimension) return importError("operator {} ({}): block size {}", op.index, op.name, block);
+        const auto b = static_cast<uint32_t>(block);
+        const std::vector<uint32_t> expected = code == B::SPACE_TO_DEPTH
+                                                   ? std::vector<uint32_t>{d[0], d[1] / b, d[2] / b, d[3] * b * b}
+                                                   : std::vector<uint32_t>{d[0], d[1] * b, d[2] * b, d[3] / (b * b)};
+        if ((code == B::SPACE_TO_DEPTH && (d[1] % b != 0 || d[2] % b != 0)) ||
+            (code == B::DEPTH_TO_SPACE && d[3] % (b * b) != 0))
+          return importError("operator {} ({}): input {} does not divide by block size {}", op.index, op.name,
+                             fmt::join(d, "x"), block);
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        if (operand(y).dimensions != expected)
+          return importError("operator {} ({}): output {}, expected {}", op.index, op.name,
+                             fmt::join(operand(y).dimensions, "x"), fmt::join(expected, "x"));
+        return emit(op, code == B::SPACE_TO_DEPTH ? OperationType::SPACE_TO_DEPTH : OperationType::DEPTH_TO_SPACE, {x},
+                    {builder_.addInt32(block)}, y);
+      }
+      case B::GATHER: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::GatherOptions>(op));
+        if (o->batch_dims() != 0)
+          return importError("operator {} (GATHER): batch_dims {} (NNAPI's GATHER has none)", op.index, o->batch_dims());
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        const auto rank = static_cast<int32_t>(operand(x).dimensions.size());
+        int32_t axis = o->axis();
+        if (axis < -rank || axis >= rank)
+          return importError("operator {} (GATHER): axis {} outside rank {}", op.index, axis, rank);
+        if (axis < 0) axis += rank;
+        // Indices: an int32 tensor as it is; constant int64 indices narrowed (NNAPI reads int32).
+        SABLE_ASSIGN_OR_RETURN(const fb::Tensor* indexTensor, tensorAt(op.inputs[1], "GATHER indices"));
+        uint32_t indices = 0;
+        if (indexTensor->type() == fb::TensorType::INT64) {
+          SABLE_ASSIGN_OR_RETURN(auto values, constantInts(op.inputs[1], fmt::format("operator {} indices", op.index)));
+          std::vector<int32_t> narrow;
+          for (int64_t v : values) {
+            if (v < 0 || v >= operand(x).dimensions[axis])
+              return importError("operator {} (GATHER): index {} outside 0..{}", op.index, v,
+                                 operand(x).dimensions[axis] - 1);
+            narrow.push_back(static_cast<int32_t>(v));
+          }
+          std::vector<uint32_t> dims;
+          for (int32_t d : *indexTensor->shape()) dims.push_back(static_cast<uint32_t>(d));
+          if (dims.empty()) dims.push_back(1);
+          indices = builder_.addConstant<int32_t>(OperandType::TENSOR_INT32, dims, narrow);
+        } else {
+          SABLE_ASSIGN_OR_RETURN(indices, in(1));
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::GATHER, {x, builder_.addInt32(axis), indices}, {}, y);
+      }
+      case B::SLICE: {
+        SABLE_TRY(expectCounts(op, 3, 3, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(auto begin, constantInts(op.inputs[1], fmt::format("operator {} begin", op.index)));
+        SABLE_ASSIGN_OR_RETURN(auto size, constantInts(op.inputs[2], fmt::format("operator {} size", op.index)));
+        const std::vector<uint32_t> d = operand(x).dimensions;
+        if (begin.size() != d.size() || size.size() != d.size())
+          return importError("operator {} (SLICE): {} begin and {} size values for rank {}", op.index, begin.size(),
+                             size.size(), d.size());
+        std::vector<int32_t> b32, s32;
+        std::vector<uint32_t> expected;
+        for (size_t i = 0; i < d.size(); ++i) {
+          const int64_t end = size[i] == -1 ? d[i] : begin[i] + size[i];
+          if (begin[i] < 0 || size[i] < -1 || size[i] == 0 || end > d[i])
+            return importError("operator {} (SLICE): begin {} size {} on axis {} of size {}", op.index, begin[i],
+                               size[i], i, d[i]);
+          b32.push_back(static_cast<int32_t>(begin[i]));
+          s32.push_back(static_cast<int32_t>(size[i]));
+          expected.push_back(static_cast<uint32_t>(end - begin[i]));
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        if (operand(y).dimensions != expected)
+          return importError("operator {} (SLICE): output {}, expected {}", op.index, fmt::join(operand(y).dimensions, "x"),
+                             fmt::join(expected, "x"));
+        return emit(op, OperationType::SLICE, {x, int32Tensor(b32), int32Tensor(s32)}, {}, y);
+      }
+      case B::TILE: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(auto multiples, constantInts(op.inputs[1], fmt::format("operator {} multiples", op.index)));
+        if (multiples.size() != operand(x).dimensions.size())
+          return importError("operator {} (TILE): {} multiples for rank {}", op.index, multiples.size(),
+                             operand(x).dimensions.size());
+        std::vector<int32_t> m32;
+        for (int64_t m : multiples) {
+          if (m < 1 || m > kMaxDimension) return importError("operator {} (TILE): multiple {}", op.index, m);
+          m32.push_back(static_cast<int32_t>(m));
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        std::vector<uint64_t> expected;
+        for (size_t i = 0; i < m32.size(); ++i) expected.push_back(uint64_t{operand(x).dimensions[i]} * m32[i]);
+        if (!std::equal(expected.begin(), expected.end(), operand(y).dimensions.begin(), operand(y).dimensions.end()))
+          return importError("operator {} (TILE): output {}, expected {}", op.index, fmt::join(operand(y).dimensions, "x"),
+                             fmt::join(expected, "x"));
+        return emit(op, OperationType::TILE, {x, int32Tensor(m32)}, {}, y);
+      }
+      case B::SPLIT: {
+        // TFLite: inputs (axis, tensor), num_splits outputs; NNAPI: (tensor, axis, num_splits).
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::SplitOptions>(op));
+        const int32_t parts = o->num_splits();
+        if (parts < 1 || static_cast<size_t>(parts) != op.outputs.size())
+          return importError("operator {} (SPLIT): num_splits {} with {} outputs", op.index, parts, op.outputs.size());
+        if (op.inputs.size() != 2) return importError("operator {} (SPLIT): {} inputs (expected 2)", op.index, op.inputs.size());
+        SABLE_ASSIGN_OR_RETURN(auto axisValues, constantInts(op.inputs[0], fmt::format("operator {} axis", op.index)));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(1));
+        const auto rank = static_cast<int64_t>(operand(x).dimensions.size());
+        if (axisValues.size() != 1 || axisValues[0] < -rank || axisValues[0] >= rank)
+          return importError("operator {} (SPLIT): the axis must be one value inside rank {}", op.index, rank);
+        const auto axis = static_cast<int32_t>(axisValues[0] < 0 ? axisValues[0] + rank : axisValues[0]);
+        if (operand(x).dimensions[axis] % static_cast<uint32_t>(parts) != 0)
+          return importError("operator {} (SPLIT): axis {} of size {} does not split in {}", op.index, axis,
+                             operand(x).dimensions[axis], parts);
+        std::vector<uint32_t> outs;
+        for (size_t k = 0; k < op.outputs.size(); ++k) {
+          SABLE_ASSIGN_OR_RETURN(uint32_t y, output(op.outputs[k], fmt::format("operator {} (SPLIT) output {}", op.index, k)));
+          outs.push_back(y);
+        }
+        builder_.addOperation(OperationType::SPLIT, {x, builder_.addInt32(axis), builder_.addInt32(parts)}, outs);
+        return {};
       }
       case B::LOG_SOFTMAX: {
         // TFLite's LOG_SOFTMAX is over the last axis with beta 1.
