@@ -12,12 +12,14 @@ MAIN_PACKAGES=(
   libboost1.74-dev libsodium-dev libssl-dev
   verilator clang zlib1g-dev libsystemc-dev
   libflatbuffers-dev flatbuffers-compiler libstb-dev
+  libzip-dev libpng-dev  # sable run --output x.npz, --annotate x.png
 )
 # What only the test suite needs (scripts/test.sh installs both lists).
 TEST_PACKAGES=(
   linux-headers-amd64 sparse device-tree-compiler graphviz
   linux-source-6.1  # checkpatch.pl for scripts/build-kmd-module.sh (not in the headers package)
   chromium
+  python3-numpy  # tests/tools/run_io_cli_test.py reads sable run's .npy/.npz back
   # The module in a QEMU guest (scripts/guest-test.sh): the distribution kernel of the same
   # version as linux-headers-amd64, a static busybox for the initramfs.
   qemu-system-x86 linux-image-amd64 busybox-static cpio

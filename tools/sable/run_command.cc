@@ -1,9 +1,17 @@
-// `sable run`: runs a model on a device and prints the top-5 classes, the time taken and a
-// checksum of the output (so that two devices or two builds can be compared at a glance). On the
-// NPU also the device's cycles and MAC utilization (`--dump`: the program per layer), and with
+// `sable run`: runs a model on a device and prints its outputs by what they are (a classifier's
+// top-5, a segmentation's class histogram, detections, pose keypoints: run_present.h), the time
+// taken and a checksum of the output (so that two devices or two builds can be compared at a
+// glance). Inputs are synthetic, an image (--image), or files (--input: raw bytes or .npy);
+// outputs can be saved (--output: .npy or .npz) and drawn on the image (--annotate). On the NPU
+// also the device's cycles and MAC utilization (`--dump`: the program per layer), and with
 // `--check` whether the outputs equal the CPU reference's.
 #include <algorithm>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <numeric>
@@ -14,6 +22,9 @@
 
 #include "commands.h"
 #include "model_cache.h"
+#include "npy.h"
+#include "png_write.h"
+#include "run_present.h"
 #include "program_profile.h"
 #include "sable/runtime/auto_device.h"
 #include "sable/runtime/builtin_models.h"
@@ -36,7 +47,78 @@ struct RunArgs {
   std::string backend = "func";
   std::string image;   // --image: the input, resized and quantized (docs/tflite.md)
   std::string labels;  // --labels: one class name per output element
+  std::vector<std::string> inputFiles;  // --input, repeatable: input k from the k-th
+  std::string outputFile;               // --output: .npy (one output) or .npz
+  std::string task;                     // --task: empty guesses from the outputs
+  std::string annotate;                 // --annotate: a PNG of the image with the outputs drawn
 };
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+hal::Result<std::vector<uint8_t>> readWholeFile(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return hal::invalidArgument("no such {} '{}'", what, path);
+  std::ifstream file(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (!file.good() && !file.eof()) return hal::invalidArgument("cannot read {} '{}'", what, path);
+  return bytes;
+}
+
+// The bytes of input `index` from `path`: a .npy file (by its name or its magic string), checked
+// against the input's dtype and shape, or else raw bytes of exactly the input's size.
+hal::Result<std::vector<uint8_t>> fileInput(const std::string& path, const hal::Operand& input, size_t index) {
+  SABLE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, readWholeFile(path, "input file"));
+  const bool npy = endsWith(path, ".npy") || (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0);
+  if (npy) {
+    SABLE_ASSIGN_OR_RETURN(NpyArray array, parseNpy(bytes, path));
+    SABLE_TRY(checkNpyFitsInput(array, input, index, path));
+    return std::move(array.data);
+  }
+  const auto size = hal::sizeOfData(input.type, input.dimensions);
+  if (!size || bytes.size() != *size)
+    return hal::invalidArgument("'{}' has {} bytes, but input {} ({} [{}]) takes {} bytes", path, bytes.size(), index,
+                                hal::toString(input.type), fmt::join(input.dimensions, ", "), size.value_or(0));
+  return bytes;
+}
+
+// Refuses an output path that cannot be written before anything runs: its folder must exist and
+// be writable, and an existing file must be writable.
+hal::Result<void> checkWritable(const std::string& path, std::string_view what) {
+  std::filesystem::path p(path);
+  std::filesystem::path dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return hal::invalidArgument("{}: cannot write '{}': no folder '{}'", what, path, dir.string());
+  if (std::filesystem::is_directory(p, ec)) return hal::invalidArgument("{}: '{}' is a folder", what, path);
+  if (::access(dir.c_str(), W_OK) != 0 || (std::filesystem::exists(p, ec) && ::access(p.c_str(), W_OK) != 0))
+    return hal::invalidArgument("{}: cannot write '{}': permission denied", what, path);
+  return {};
+}
+
+// Saves the outputs: `path` ending in .npy takes the one output, .npz one array per output named
+// output0, output1, ... in the model's order.
+hal::Result<void> saveOutputs(const std::string& path, const hal::Model& model,
+                              const std::vector<runtime::OutputTensor>& outputs) {
+  std::vector<std::pair<std::string, NpyArray>> arrays;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const hal::Operand& operand = model.main.operands[model.main.outputIndexes[j]];
+    NpyArray array;
+    array.descr = npyDescr(operand.type);
+    if (array.descr.empty())
+      return hal::invalidArgument("--output: output {} is {}, which has no NumPy dtype", j, hal::toString(operand.type));
+    array.shape.assign(outputs[j].dimensions.begin(), outputs[j].dimensions.end());
+    array.data = outputs[j].bytes;
+    arrays.emplace_back(fmt::format("output{}", j), std::move(array));
+  }
+  if (endsWith(path, ".npz")) return writeNpz(path, arrays);
+  const std::vector<uint8_t> bytes = writeNpy(arrays[0].second);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!file.flush()) return hal::invalidArgument("--output: cannot write '{}'", path);
+  return {};
+}
 
 // FNV-1a, 64 bit: a stable fingerprint of the output bytes, not a security measure.
 uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
@@ -152,7 +234,67 @@ int runModel(const RunArgs& args) {
     return model.error().status == hal::ErrorStatus::INVALID_ARGUMENT ? 2 : 1;  // an unknown name is a usage error
   }
   const double buildMs = millisecondsSince(start);
-  // Image and labels are checked against the model before anything is prepared.
+  // Task, files, image and labels are checked against the model before anything is prepared.
+  std::vector<const hal::Operand*> outputOperands;
+  for (uint32_t index : model->main.outputIndexes) outputOperands.push_back(&model->main.operands[index]);
+  Task task = guessTask(outputOperands);
+  if (!args.task.empty()) {
+    task = *taskFromString(args.task);  // CLI11 checked the name
+    if (auto fits = checkTaskOutputs(task, outputOperands); !fits.ok()) {
+      fail(fits.error(), "--task");
+      return 2;
+    }
+  }
+  if (!args.image.empty() && !args.inputFiles.empty()) {
+    std::cerr << "sable run: --image and --input both give the inputs: use one\n";
+    return 2;
+  }
+  if (!args.annotate.empty() && args.image.empty()) {
+    std::cerr << "sable run: --annotate draws on the input image: it needs --image\n";
+    return 2;
+  }
+  if (!args.annotate.empty() && task == Task::classify) {
+    std::cerr << "sable run: --annotate: a classifier's output has nothing to draw (--task segment, detect or pose "
+                 "for such models)\n";
+    return 2;
+  }
+  if (!args.outputFile.empty()) {
+    if (!endsWith(args.outputFile, ".npy") && !endsWith(args.outputFile, ".npz")) {
+      std::cerr << "sable run: --output: '" << args.outputFile << "' must end in .npy (one output) or .npz\n";
+      return 2;
+    }
+    if (endsWith(args.outputFile, ".npy") && model->main.outputIndexes.size() != 1) {
+      std::cerr << "sable run: --output: the model has " << model->main.outputIndexes.size()
+                << " outputs: write them as a .npz\n";
+      return 2;
+    }
+    if (auto writable = checkWritable(args.outputFile, "--output"); !writable.ok()) {
+      std::cerr << "sable run: " << writable.error().message << "\n";
+      return 2;
+    }
+  }
+  if (!args.annotate.empty()) {
+    if (auto writable = checkWritable(args.annotate, "--annotate"); !writable.ok()) {
+      std::cerr << "sable run: " << writable.error().message << "\n";
+      return 2;
+    }
+  }
+  std::vector<std::vector<uint8_t>> fileInputs;
+  if (!args.inputFiles.empty()) {
+    if (args.inputFiles.size() != model->main.inputIndexes.size()) {
+      std::cerr << "sable run: --input: " << args.inputFiles.size() << " files for the model's "
+                << model->main.inputIndexes.size() << " inputs (one --input per input, in the model's order)\n";
+      return 2;
+    }
+    for (size_t k = 0; k < args.inputFiles.size(); ++k) {
+      auto bytes = fileInput(args.inputFiles[k], model->main.operands[model->main.inputIndexes[k]], k);
+      if (!bytes.ok()) {
+        fail(bytes.error(), "--input");
+        return 2;
+      }
+      fileInputs.push_back(std::move(*bytes));
+    }
+  }
   std::vector<std::string> labels;
   if (!args.labels.empty()) {
     auto loaded = runtime::loadLabels(args.labels);
@@ -163,7 +305,7 @@ int runModel(const RunArgs& args) {
     const hal::Operand& out = model->main.operands[model->main.outputIndexes[0]];
     size_t elements = 1;
     for (uint32_t d : out.dimensions) elements *= d;
-    if (loaded->size() != elements) {
+    if (task == Task::classify && loaded->size() != elements) {
       std::cerr << "sable run: --labels: '" << args.labels << "' has " << loaded->size() << " lines but the model's "
                 << "output has " << elements << " classes\n";
       return 2;
@@ -234,8 +376,9 @@ int runModel(const RunArgs& args) {
     program = std::move(*compiled);
   }
 
-  const std::vector<std::vector<uint8_t>> inputs =
-      args.image.empty() ? syntheticInputs(*model, args.seed) : imageInputs;
+  const std::vector<std::vector<uint8_t>> inputs = !args.image.empty()        ? imageInputs
+                                                   : !args.inputFiles.empty() ? fileInputs
+                                                                              : syntheticInputs(*model, args.seed);
   start = std::chrono::steady_clock::now();
   runtime::ExecuteOptions options;
   options.measureTiming = hal::MeasureTiming::YES;
@@ -243,15 +386,10 @@ int runModel(const RunArgs& args) {
   if (!result.ok()) return fail(result.error(), "execution failed");
   const double executeMs = millisecondsSince(start);
 
-  const hal::Operand& outputOperand = model->main.operands[model->main.outputIndexes[0]];
   const std::vector<uint8_t>& output = result->outputs[0].bytes;
-  const size_t classes = output.size() / hal::sizeOfElement(outputOperand.type);
-  std::vector<size_t> order(classes);
-  std::iota(order.begin(), order.end(), 0);
-  // Highest score first; ties broken by the lower class index so that the listing is stable.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return elementValue(outputOperand, output, a) > elementValue(outputOperand, output, b);
-  });
+  std::vector<OutputView> views;
+  for (size_t j = 0; j < result->outputs.size(); ++j)
+    views.push_back({outputOperands[j], &result->outputs[j].bytes});
 
   size_t weights = 0;
   for (const auto& operand : model->main.operands)
@@ -260,16 +398,27 @@ int runModel(const RunArgs& args) {
              weights / 1e6);
   fmt::print("device:   {} ({})\n", (*device)->name(), (*device)->versionString());
   if (const runtime::PartitionPlan* plan = runtime::partitionPlanOf(**prepared)) printPlan(*plan, *model);
-  if (args.image.empty()) {
+  if (!args.inputFiles.empty()) {
+    fmt::print("input:    {}\n", fmt::join(args.inputFiles, ", "));
+  } else if (args.image.empty()) {
     fmt::print("input:    synthetic, seed {}\n", args.seed);
   } else {
     fmt::print("input:    {} (resized to the input's [{}])\n", args.image,
                fmt::join(model->main.operands[model->main.inputIndexes[0]].dimensions, ", "));
   }
-  fmt::print("top-5:\n");
-  for (size_t i = 0; i < std::min<size_t>(5, classes); ++i) {
-    fmt::print("  {}. class {:4}  score {:.4f}{}\n", i + 1, order[i], elementValue(outputOperand, output, order[i]),
-               labels.empty() ? "" : "  " + labels[order[i]]);
+  printOutputs(task, views, labels);
+  if (!args.outputFile.empty()) {
+    if (auto saved = saveOutputs(args.outputFile, *model, result->outputs); !saved.ok())
+      return fail(saved.error(), "--output");
+    fmt::print("output:   {} ({} array{})\n", args.outputFile, result->outputs.size(),
+               result->outputs.size() == 1 ? "" : "s");
+  }
+  if (!args.annotate.empty()) {
+    auto image = runtime::loadImage(args.image, 3);
+    if (!image.ok()) return fail(image.error(), "--annotate");
+    if (auto drawn = annotate(task, views, *image); !drawn.ok()) return fail(drawn.error(), "--annotate");
+    if (auto written = writePng(args.annotate, *image); !written.ok()) return fail(written.error(), "--annotate");
+    fmt::print("annotate: {} ({} drawn on {}x{})\n", args.annotate, toString(task), image->width, image->height);
   }
   if (!cacheNote.empty()) fmt::print("cache:    {}\n", cacheNote);
   fmt::print("time:     build {:.1f} ms, prepare {:.1f} ms, execute {:.1f} ms\n", buildMs, prepareMs, executeMs);
@@ -309,8 +458,9 @@ int runModel(const RunArgs& args) {
 
 CommandRunner addRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  auto* run = app.add_subcommand("run", "Run a model on a device and print the top-5 classes, time and checksum "
-                                        "(on sable-npu also device cycles and MAC utilization)");
+  auto* run = app.add_subcommand("run", "Run a model on a device and print its outputs by task (top-5, segmentation, "
+                                        "detections, keypoints), time and checksum (on sable-npu also device cycles "
+                                        "and MAC utilization)");
   run->add_option("model", args->model, kModelHelp)
       ->capture_default_str();
   run->add_option("--device", args->device,
@@ -328,7 +478,20 @@ CommandRunner addRunCommand(CLI::App& app) {
   run->add_option("--image", args->image,
                   "A BMP, PNG or JPEG image as the input: resized to the model's input and quantized with its scale "
                   "and zero point (docs/tflite.md)");
-  run->add_option("--labels", args->labels, "A text file of class names, one per line per output element");
+  run->add_option("--labels", args->labels,
+                  "A text file of class names, one per line: a classifier's output element, a segmentation's or "
+                  "detection's class index");
+  run->add_option("--input", args->inputFiles,
+                  "A file for the model's input, repeated once per input in the model's order: a .npy (dtype and "
+                  "shape checked) or the raw bytes of the input's type and layout (size checked)");
+  run->add_option("--output", args->outputFile,
+                  "Save the outputs: FILE.npy for a model with one output, FILE.npz (output0, output1, ... in the "
+                  "model's order) for any");
+  run->add_option("--task", args->task,
+                  "How to show the outputs (default: guessed from their shapes, docs/usage.md)")
+      ->check(CLI::IsMember({"classify", "segment", "detect", "pose"}));
+  run->add_option("--annotate", args->annotate,
+                  "With --image: write a PNG of the image with the segmentation, boxes or skeleton drawn on it");
   run->add_flag("--check", args->check,
                 "Also run the CPU reference and say whether the outputs are identical (exit status 1 when not)");
   run->add_flag("--dump", args->dump,

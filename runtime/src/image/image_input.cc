@@ -118,18 +118,35 @@ Image resizeBilinear(const Image& image, uint32_t width, uint32_t height) {
 
 hal::Result<std::vector<uint8_t>> imageInput(const std::string& path, const hal::Operand& input) {
   const auto& d = input.dimensions;
-  if (d.size() != 4 || d[0] != 1 || (d[3] != 1 && d[3] != 3) || d[1] == 0 || d[2] == 0)
-    return hal::invalidArgument("the model's input has shape [{}], not an image [1, H, W, 1 or 3]",
+  // NHWC when the last extent is 1 or 3, else NCHW when the second is.
+  const bool nhwc = d.size() == 4 && (d[3] == 1 || d[3] == 3);
+  const bool nchw = !nhwc && d.size() == 4 && (d[1] == 1 || d[1] == 3);
+  if (d.size() != 4 || d[0] != 1 || (!nhwc && !nchw) || d[1] == 0 || d[2] == 0 || d[3] == 0)
+    return hal::invalidArgument("the model's input has shape [{}], not an image [1, H, W, 1 or 3] or [1, 1 or 3, H, W]",
                                 fmt::join(d, ", "));
+  const uint32_t channels = nhwc ? d[3] : d[1], height = nhwc ? d[1] : d[2], width = nhwc ? d[2] : d[3];
   const bool isFloat = input.type == hal::OperandType::TENSOR_FLOAT32;
   if (!isFloat && input.type != hal::OperandType::TENSOR_QUANT8_ASYMM &&
       input.type != hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED)
     return hal::invalidArgument("the model's input is {}: images feed uint8, int8 or float32 inputs",
                                 hal::toString(input.type));
-  if (!isFloat && !(input.scale > 0.0f)) return hal::invalidArgument("the model's input has no quantization scale");
-  SABLE_ASSIGN_OR_RETURN(Image image, loadImage(path, d[3]));
-  const Image resized = resizeBilinear(image, d[2], d[1]);
+  SABLE_ASSIGN_OR_RETURN(Image image, loadImage(path, channels));
+  Image resized = resizeBilinear(image, width, height);
+  if (nchw) {  // planes: all of channel 0, then channel 1, ...
+    std::vector<uint8_t> planes(resized.pixels.size());
+    const size_t pixels = size_t{width} * height;
+    for (size_t i = 0; i < pixels; ++i)
+      for (uint32_t c = 0; c < channels; ++c) planes[c * pixels + i] = resized.pixels[i * channels + c];
+    resized.pixels = std::move(planes);
+  }
   const bool isSigned = input.type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+  // An 8-bit input without quantization (scale 0; TFLite's raw uint8 image inputs, e.g. MoveNet)
+  // takes the pixel bytes as they are: uint8 p, int8 p − 128.
+  if (!isFloat && !(input.scale > 0.0f)) {
+    if (isSigned)
+      for (uint8_t& p : resized.pixels) p = static_cast<uint8_t>(p - 128);
+    return std::move(resized.pixels);
+  }
   const int lo = isSigned ? -128 : 0, hi = isSigned ? 127 : 255;
   std::vector<uint8_t> bytes;
   bytes.reserve(resized.pixels.size() * (isFloat ? 4 : 1));

@@ -27,11 +27,13 @@ hal::Result<Image> loadImage(const std::string& path, uint32_t channels);
 // Bilinear resize with half-pixel centres (the sampling of tf.image.resize), rounding to nearest.
 Image resizeBilinear(const Image& image, uint32_t width, uint32_t height);
 
-// The bytes of `input` ([1, H, W, C] with C 1 or 3; TENSOR_QUANT8_ASYMM, _SIGNED or
-// TENSOR_FLOAT32) for the image in `path`: decoded, resized to W×H, and each pixel p mapped to the
-// real value (p − 128) / 128 — MobileNet's [−1, 1) input range — then quantized with the input's
-// scale and zero point (round to nearest, saturated). For the common uint8 input with scale 1/128
-// and zero point 128 this is exactly the pixel byte (docs/tflite.md).
+// The bytes of `input` ([1, H, W, C] with C 1 or 3, or NCHW [1, C, H, W] when the last extent is
+// not 1 or 3; TENSOR_QUANT8_ASYMM, _SIGNED or TENSOR_FLOAT32) for the image in `path`: decoded,
+// resized to W×H, and each pixel p mapped to the real value (p − 128) / 128 — MobileNet's [−1, 1)
+// input range — then quantized with the input's scale and zero point (round to nearest,
+// saturated). For the common uint8 input with scale 1/128 and zero point 128 this is exactly the
+// pixel byte. An 8-bit input without quantization (scale 0) takes p itself (uint8) or p − 128
+// (int8); a float32 input takes the real value (docs/tflite.md).
 hal::Result<std::vector<uint8_t>> imageInput(const std::string& path, const hal::Operand& input);
 
 // One label per line (trailing CR removed); an error when the file cannot be read or is empty.
