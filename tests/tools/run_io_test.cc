@@ -181,9 +181,16 @@ TEST(ImageInput, NchwInputsTakePlanesAndUnquantizedInputsThePixels) {
   ASSERT_TRUE(planes.ok()) << planes.error().message;
   EXPECT_EQ(*planes, (std::vector<uint8_t>{10, 40, 20, 50, 30, 60}));
   hal::Operand nhwc = operand(hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED, {1, 1, 2, 3});
+  nhwc.scale = 1.0f;  // zero point 0: a TFLite input without quantization, as imported
   auto pixels = runtime::imageInput(path, nhwc);
   ASSERT_TRUE(pixels.ok()) << pixels.error().message;
   EXPECT_EQ(*pixels, (std::vector<uint8_t>{138, 148, 158, 168, 178, 188}));  // p − 128 as int8 bytes
+  nhwc.type = hal::OperandType::TENSOR_QUANT8_ASYMM;
+  nhwc.scale = 1.0f / 128;  // a quantized input: (p − 128) / 128 at 1/128, zero point 5
+  nhwc.zeroPoint = 5;
+  auto quantized = runtime::imageInput(path, nhwc);
+  ASSERT_TRUE(quantized.ok()) << quantized.error().message;
+  EXPECT_EQ(*quantized, (std::vector<uint8_t>{0, 0, 0, 0, 0, 0}));  // p − 123 saturated at 0
   std::filesystem::remove(path);
   EXPECT_FALSE(writePng("/nonexistent-dir/x.png", runtime::Image{1, 1, 3, {0, 0, 0}}).ok());
 }

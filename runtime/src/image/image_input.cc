@@ -140,9 +140,10 @@ hal::Result<std::vector<uint8_t>> imageInput(const std::string& path, const hal:
     resized.pixels = std::move(planes);
   }
   const bool isSigned = input.type == hal::OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-  // An 8-bit input without quantization (scale 0; TFLite's raw uint8 image inputs, e.g. MoveNet)
+  // An 8-bit input whose stored value is the real value (scale 1, zero point 0: how a TFLite
+  // uint8/int8 input without quantization imports, e.g. MoveNet's raw image), or without a scale,
   // takes the pixel bytes as they are: uint8 p, int8 p − 128.
-  if (!isFloat && !(input.scale > 0.0f)) {
+  if (!isFloat && (!(input.scale > 0.0f) || (input.scale == 1.0f && input.zeroPoint == 0))) {
     if (isSigned)
       for (uint8_t& p : resized.pixels) p = static_cast<uint8_t>(p - 128);
     return std::move(resized.pixels);

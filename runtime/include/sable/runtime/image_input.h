@@ -32,8 +32,9 @@ Image resizeBilinear(const Image& image, uint32_t width, uint32_t height);
 // resized to W×H, and each pixel p mapped to the real value (p − 128) / 128 — MobileNet's [−1, 1)
 // input range — then quantized with the input's scale and zero point (round to nearest,
 // saturated). For the common uint8 input with scale 1/128 and zero point 128 this is exactly the
-// pixel byte. An 8-bit input without quantization (scale 0) takes p itself (uint8) or p − 128
-// (int8); a float32 input takes the real value (docs/tflite.md).
+// pixel byte. An 8-bit input with scale 1 and zero point 0 (a TFLite input without quantization
+// imports so) or without a scale takes p itself (uint8) or p − 128 (int8); a float32 input takes
+// the real value (docs/tflite.md).
 hal::Result<std::vector<uint8_t>> imageInput(const std::string& path, const hal::Operand& input);
 
 // One label per line (trailing CR removed); an error when the file cannot be read or is empty.
