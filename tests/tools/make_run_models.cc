@@ -1,7 +1,7 @@
 // Writes the small models of tests/tools/run_io_cli_test.py into DIR: segmentation-like models whose
 // class map is known by construction (ARG_MAX over an RGB image's channels: a red pixel is class 0,
 // green 1, blue 2), in NHWC uint8 with a second output (ARG_MIN, for .npz), NCHW uint8, and NHWC
-// float32. Usage: make_run_models DIR
+// float32; and a pose-shaped RESHAPE whose keypoints are its input. Usage: make_run_models DIR
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -49,6 +49,24 @@ ModelDesc argMaxImage(bool nchw, bool isFloat, bool twoOutputs) {
   return m;
 }
 
+// input float32 [1,17,3] → RESHAPE → [1,1,17,3]: a pose model's output is whatever keypoints the
+// test feeds it.
+ModelDesc poseReshape() {
+  ModelDesc m;
+  m.opcodes = {opcode(B::RESHAPE)};
+  m.buffers = {{}};
+  TensorDesc in, out;
+  in.shape = {1, 17, 3};
+  in.type = fb::TensorType::FLOAT32;
+  out.shape = {1, 1, 17, 3};
+  out.type = fb::TensorType::FLOAT32;
+  m.tensors = {in, out};
+  m.operators = {op(0, {0}, {1})};
+  m.inputs = {0};
+  m.outputs = {1};
+  return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,7 +76,8 @@ int main(int argc, char** argv) {
   }
   const std::pair<const char*, ModelDesc> models[] = {{"seg_nhwc.tflite", argMaxImage(false, false, true)},
                                                       {"seg_nchw.tflite", argMaxImage(true, false, false)},
-                                                      {"seg_float.tflite", argMaxImage(false, true, false)}};
+                                                      {"seg_float.tflite", argMaxImage(false, true, false)},
+                                                      {"pose.tflite", poseReshape()}};
   for (const auto& [name, desc] : models) {
     const auto bytes = serialize(desc);
     std::ofstream file(std::string(argv[1]) + "/" + name, std::ios::binary);

@@ -175,6 +175,18 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out = run(nhwc, "--task", "classify", "--input", inp_raw)
     check(rc == 0 and "top-5:" in out, "--task classify prints the top-5")
 
+    # Pose: a RESHAPE model whose output is the keypoints fed by --input (drawing them is
+    # run_io_test's: --annotate draws on the --image that is a model's input).
+    pose = os.path.join(tmp, "pose.tflite")
+    kp = np.zeros((1, 17, 3), dtype=np.float32)
+    kp[0, 5] = (0.25, 0.125, 0.9)  # left shoulder
+    kp[0, 6] = (0.25, 0.875, 0.8)  # right shoulder
+    np.save(os.path.join(tmp, "kp.npy"), kp)
+    rc, out = run(pose, "--input", os.path.join(tmp, "kp.npy"))
+    check(rc == 0 and "keypoints: 17" in out, f"pose model shown as keypoints: {rc}")
+    check(any(l.split() == ["left_shoulder", "y", "0.250", "x", "0.125", "score", "0.9000"] for l in out.splitlines()),
+          "left_shoulder line with its y, x, score")
+
     # Bad input: each a clear message and exit status 2.
     def bad_npy(name, data):
         path = os.path.join(tmp, name)
