@@ -30,24 +30,16 @@ module sable_eltwise #(
     input  logic                   sp_wgrant   // the scratchpad performs sp_we in this cycle
 );
 
-  // ---- grants (docs/rtl.md, "Banked memories"): the engine computes its requests (u_re, u_we) as
-  // if the scratchpad granted everything and reads its lines as sp_rd; sable_grant_stall holds it
-  // (adv low: no register of the engine loads) until every request of the step is performed. ----
-  logic adv, sp_in, st_start, start_q;
-  logic [255:0] st_cmd;
+  // ---- grants: the engine computes its requests (u_re, u_we) as if the scratchpad granted
+  // everything; sable_engine_grants holds it (adv low) until every request of the step is performed.
+  logic adv, st_start, u_we, u_busy, u_done;
   logic [1:0] u_re;
-  logic [2*8*DIM-1:0] sp_rd_p;
-  logic u_busy, u_done;
-  logic u_we;
+  logic [255:0] st_cmd;
   logic [2*8*DIM-1:0] sp_rd;
-  assign sp_rd = sp_rd_p;
-  sable_grant_stall #(.NR(2), .WIDTH(8*DIM)) u_stall (
-      .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
-      .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
-  assign sp_we = u_we && sp_in;
-  assign adv = !rst_n || clear || (sp_in && (!u_we || sp_wgrant));
-  assign busy = u_busy || start_q;
-  assign done = u_done && adv;
+  sable_engine_grants #(.NR(2), .WIDTH(8*DIM)) u_grants (
+      .clk, .rst_n, .clear, .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .u_re, .u_we,
+      .u_busy, .u_done, .adv, .busy, .done, .re(sp_re), .we(sp_we), .rgrant(sp_rgrant),
+      .wgrant(sp_wgrant), .rdata_in(sp_rdata), .rdata(sp_rd));
   localparam int unsigned PARAM_WORDS = 12;
   localparam int unsigned PARAM_LINES = (4 * PARAM_WORDS + DIM - 1) / DIM;
   localparam int unsigned PARAM_ROUNDS = (PARAM_LINES + 1) / 2;  // two lines per cycle
