@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
       {"small_cnn.tflite", smallCnn()}, {"small_cnn_int8.tflite", smallCnnInt8()}, {"depthwise_add.tflite", depthwiseAdd()},
       {"operator_chain.tflite", operatorChain()}, {"arg_min_max.tflite", argMinMax()},
       {"sequence_lstm.tflite", sequenceLstm()}, {"elementwise.tflite", elementwise()},
-      {"reductions.tflite", reductions()}, {"shape_operators.tflite", shapeOperators()}};
+      {"reductions.tflite", reductions()}, {"shape_operators.tflite", shapeOperators()},
+      {"batch_space_lrn.tflite", batchSpaceLrn()}};
   for (const auto& [name, desc] : seeds) {
     const auto bytes = serialize(desc);
     std::ofstream(std::string(argv[1]) + "/" + name, std::ios::binary)

@@ -532,6 +532,57 @@ TEST(TfliteImport, ShapeOperatorArgumentsAreChecked) {
   }
 }
 
+TEST(TfliteImport, SpaceBatchAndLocalResponseNormalizationCompute) {
+  auto model = import(tflitetest::batchSpaceLrn());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model),
+            (std::vector<O>{O::SPACE_TO_BATCH_ND, O::BATCH_TO_SPACE_ND, O::LOCAL_RESPONSE_NORMALIZATION}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<float> x = {1, 2, 3, 4}, z = {1, 2, 3};
+  auto bytes = [](const std::vector<float>& v) {
+    std::vector<uint8_t> out(v.size() * 4);
+    std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  };
+  auto result = executeWithBuffers(**prepared, *model, {bytes(x), bytes(z)});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto floats = [&](size_t k) {
+    std::vector<float> v(result->outputs[k].bytes.size() / 4);
+    std::memcpy(v.data(), result->outputs[k].bytes.data(), v.size() * 4);
+    return v;
+  };
+  // A 2x2 block of one image becomes 4 images of one pixel, in block order; and back.
+  EXPECT_EQ(floats(0), x) << "SPACE_TO_BATCH_ND";
+  EXPECT_EQ(floats(1), x) << "BATCH_TO_SPACE_ND";
+  const std::vector<float> lrn = floats(2);
+  ASSERT_EQ(lrn.size(), 3u);
+  for (int c = 0; c < 3; ++c) {
+    double squares = 0;
+    for (int k = std::max(0, c - 1); k <= std::min(2, c + 1); ++k) squares += double{z[k]} * z[k];
+    EXPECT_NEAR(lrn[c], z[c] / std::pow(1.0 + 0.5 * squares, 0.75), 1e-5) << c;
+  }
+}
+
+TEST(TfliteImport, SpaceBatchArgumentsAreChecked) {
+  {
+    ModelDesc m = tflitetest::batchSpaceLrn();
+    m.buffers[2] = tflitetest::bytesOf({0, 1, 0, 0});
+    expectError(m, {"operator 1 (BATCH_TO_SPACE_ND)", "crop 1"});
+  }
+  {
+    ModelDesc m = tflitetest::batchSpaceLrn();
+    m.buffers[1] = tflitetest::bytesOf({0, 2});
+    expectError(m, {"operator 0 (SPACE_TO_BATCH_ND)", "block size 0"});
+  }
+  {
+    ModelDesc m = tflitetest::batchSpaceLrn();
+    m.operators[2].writeOptions = false;
+    expectError(m, {"operator 2 (LOCAL_RESPONSE_NORMALIZATION)", "builtin options"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -713,7 +764,8 @@ TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
                                    {"sequence_lstm", tflitetest::sequenceLstm()},
                                    {"elementwise", tflitetest::elementwise()},
                                    {"reductions", tflitetest::reductions()},
-                                   {"shape_operators", tflitetest::shapeOperators()}}) {
+                                   {"shape_operators", tflitetest::shapeOperators()},
+                                   {"batch_space_lrn", tflitetest::batchSpaceLrn()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

@@ -449,6 +449,31 @@ inline ModelDesc shapeOperators() {
   return m;
 }
 
+// Input 0 float32 [1,2,2,1] → SPACE_TO_BATCH_ND (block {2,2}, no padding) [4,1,1,1] →
+// BATCH_TO_SPACE_ND (block {2,2}, no crops) [1,2,2,1]; input 1 float32 [1,1,1,3] →
+// LOCAL_RESPONSE_NORMALIZATION (radius 1, bias 1, alpha 0.5, beta 0.75). Outputs in that order.
+inline ModelDesc batchSpaceLrn() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  for (auto o : {B::SPACE_TO_BATCH_ND, B::BATCH_TO_SPACE_ND, B::LOCAL_RESPONSE_NORMALIZATION})
+    m.opcodes.push_back(opcode(o));
+  m.buffers = {{}, bytesOf({2, 2}), bytesOf({0, 0, 0, 0})};
+  auto shaped = [](std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer = 0) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = type;
+    t.buffer = buffer;
+    return t;
+  };
+  const auto F = fb::TensorType::FLOAT32, I = fb::TensorType::INT32;
+  m.tensors = {shaped({1, 2, 2, 1}, F), shaped({1, 1, 1, 3}, F), shaped({2}, I, 1), shaped({2, 2}, I, 2),
+               shaped({4, 1, 1, 1}, F), shaped({1, 2, 2, 1}, F), shaped({1, 1, 1, 3}, F)};
+  m.operators = {op(0, {0, 2, 3}, {4}), op(1, {4, 2, 3}, {5}), op(2, {1}, {6})};
+  m.inputs = {0, 1};
+  m.outputs = {4, 5, 6};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -505,6 +530,10 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::CONCATENATION:
           type = fb::BuiltinOptions::ConcatenationOptions;
           options = fb::CreateConcatenationOptions(b, op.axis, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::LOCAL_RESPONSE_NORMALIZATION:
+          type = fb::BuiltinOptions::LocalResponseNormalizationOptions;
+          options = fb::CreateLocalResponseNormalizationOptions(b, 1, 1.0f, 0.5f, 0.75f).Union();
           break;
         case fb::BuiltinOperator::SPACE_TO_DEPTH:
           type = fb::BuiltinOptions::SpaceToDepthOptions;

@@ -118,6 +118,9 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::SLICE:
     case fb::BuiltinOperator::SPLIT: return 2;
     case fb::BuiltinOperator::TILE: return 1;
+    case fb::BuiltinOperator::SPACE_TO_BATCH_ND:
+    case fb::BuiltinOperator::BATCH_TO_SPACE_ND: return 2;
+    case fb::BuiltinOperator::LOCAL_RESPONSE_NORMALIZATION: return 1;
     // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
     default: return std::nullopt;
@@ -1012,6 +1015,49 @@ class Importer {
         }
         builder_.addOperation(OperationType::SPLIT, {x, builder_.addInt32(axis), builder_.addInt32(parts)}, outs);
         return {};
+      }
+      case B::SPACE_TO_BATCH_ND:
+      case B::BATCH_TO_SPACE_ND: {
+        // NNAPI: (input, block shape [2], paddings [2, 2]) and (input, block shape [2]); TFLite's
+        // BATCH_TO_SPACE_ND crops must be zero (NNAPI has none).
+        SABLE_TRY(expectCounts(op, 3, 3, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        if (operand(x).dimensions.size() != 4)
+          return importError("operator {} ({}): input is rank {} (4, NHWC)", op.index, op.name,
+                             operand(x).dimensions.size());
+        SABLE_ASSIGN_OR_RETURN(auto block, constantInts(op.inputs[1], fmt::format("operator {} block shape", op.index)));
+        SABLE_ASSIGN_OR_RETURN(auto pads, constantInts(op.inputs[2], fmt::format("operator {} paddings", op.index)));
+        if (block.size() != 2 || pads.size() != 4)
+          return importError("operator {} ({}): {} block values and {} paddings (2 and 2x2)", op.index, op.name,
+                             block.size(), pads.size());
+        std::vector<int32_t> block32, pads32;
+        for (int64_t b : block) {
+          if (b < 1 || b > kMaxDimension) return importError("operator {} ({}): block size {}", op.index, op.name, b);
+          block32.push_back(static_cast<int32_t>(b));
+        }
+        for (int64_t p : pads) {
+          if (p < 0 || p > kMaxDimension) return importError("operator {} ({}): padding {}", op.index, op.name, p);
+          if (code == B::BATCH_TO_SPACE_ND && p != 0)
+            return importError("operator {} (BATCH_TO_SPACE_ND): crop {} (NNAPI crops nothing)", op.index, p);
+          pads32.push_back(static_cast<int32_t>(p));
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        if (code == B::BATCH_TO_SPACE_ND) return emit(op, OperationType::BATCH_TO_SPACE_ND, {x, int32Tensor(block32)}, {}, y);
+        const uint32_t padOperand = builder_.addConstant<int32_t>(OperandType::TENSOR_INT32, {2, 2}, pads32);
+        return emit(op, OperationType::SPACE_TO_BATCH_ND, {x, int32Tensor(block32), padOperand}, {}, y);
+      }
+      case B::LOCAL_RESPONSE_NORMALIZATION: {
+        SABLE_TRY(expectCounts(op, 1, 1, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::LocalResponseNormalizationOptions>(op));
+        if (o->radius() < 0 || !std::isfinite(o->bias()) || !std::isfinite(o->alpha()) || !std::isfinite(o->beta()))
+          return importError("operator {} (LOCAL_RESPONSE_NORMALIZATION): radius {}, bias {}, alpha {}, beta {}",
+                             op.index, o->radius(), o->bias(), o->alpha(), o->beta());
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::LOCAL_RESPONSE_NORMALIZATION, {x},
+                    {builder_.addInt32(o->radius()), builder_.addFloat32(o->bias()), builder_.addFloat32(o->alpha()),
+                     builder_.addFloat32(o->beta())},
+                    y);
       }
       case B::LOG_SOFTMAX: {
         // TFLite's LOG_SOFTMAX is over the last axis with beta 1.
