@@ -172,6 +172,8 @@ with tempfile.TemporaryDirectory() as tmp:
     np.save(inp_npy, small[0])  # the batch of 1 may be left out
     rc, out = run(nhwc, "--input", inp_npy)
     check(rc == 0, f"--input .npy without the batch dimension: {rc}")
+    rc, out = run("--input", inp_raw, nhwc)  # one file per --input: the model after it stays the model
+    check(rc == 0 and "segmentation:" in out, f"--input FILE before the model's path: {rc}")
     rc, out = run(nhwc, "--task", "classify", "--input", inp_raw)
     check(rc == 0 and "top-5:" in out, "--task classify prints the top-5")
 

@@ -476,14 +476,16 @@ CommandRunner addRunCommand(CLI::App& app) {
                   "Compilation cache (docs/cache.md): prepare from the cache saved there when it is valid (says so), "
                   "else compile and save it");
   run->add_option("--image", args->image,
-                  "A BMP, PNG or JPEG image as the input: resized to the model's input and quantized with its scale "
-                  "and zero point (docs/tflite.md)");
+                  "A BMP, PNG or JPEG image as the input (NHWC, or NCHW when the last extent is not 1 or 3): resized "
+                  "to the model's input, mapped to (p - 128) / 128 and quantized with its scale and zero point; an "
+                  "8-bit input without quantization takes the pixels (docs/usage.md)");
   run->add_option("--labels", args->labels,
                   "A text file of class names, one per line: a classifier's output element, a segmentation's or "
                   "detection's class index");
   run->add_option("--input", args->inputFiles,
                   "A file for the model's input, repeated once per input in the model's order: a .npy (dtype and "
-                  "shape checked) or the raw bytes of the input's type and layout (size checked)");
+                  "shape checked) or the raw bytes of the input's type and layout (size checked)")
+      ->allow_extra_args(false);  // one file per --input: a model path after it stays the model
   run->add_option("--output", args->outputFile,
                   "Save the outputs: FILE.npy for a model with one output, FILE.npz (output0, output1, ... in the "
                   "model's order) for any");
