@@ -583,6 +583,58 @@ TEST(TfliteImport, SpaceBatchArgumentsAreChecked) {
   }
 }
 
+TEST(TfliteImport, StridedSliceAndSplitVTakeTheElementsTheyName) {
+  auto model = import(tflitetest::stridedSplitV());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model), (std::vector<O>{O::STRIDED_SLICE, O::STRIDED_SLICE, O::SLICE, O::SLICE}))
+      << "SPLIT_V is one SLICE per output";
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7};
+  std::vector<uint8_t> xBytes(32);
+  std::memcpy(xBytes.data(), x.data(), 32);
+  auto result = executeWithBuffers(**prepared, *model, {xBytes});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto floats = [&](size_t k) {
+    std::vector<float> v(result->outputs[k].bytes.size() / 4);
+    std::memcpy(v.data(), result->outputs[k].bytes.data(), v.size() * 4);
+    return v;
+  };
+  EXPECT_EQ(floats(0), (std::vector<float>{3, 2, 1, 7, 6, 5})) << "reversed columns 3..1";
+  EXPECT_EQ(floats(1), (std::vector<float>{4, 6})) << "row 1, every other column, row axis shrunk";
+  EXPECT_EQ(floats(2), (std::vector<float>{0, 4})) << "SPLIT_V first column";
+  EXPECT_EQ(floats(3), (std::vector<float>{1, 2, 3, 5, 6, 7})) << "SPLIT_V the rest";
+}
+
+TEST(TfliteImport, StridedSliceAndSplitVArgumentsAreChecked) {
+  {
+    ModelDesc m = tflitetest::stridedSplitV();
+    m.operators[0].ellipsisMask = 1;
+    expectError(m, {"operator 0 (STRIDED_SLICE)", "ellipsis mask 1"});
+  }
+  {
+    ModelDesc m = tflitetest::stridedSplitV();
+    m.buffers[3] = tflitetest::bytesOf({1, 0});
+    expectError(m, {"operator 0 (STRIDED_SLICE)", "strides value 0"});
+  }
+  {
+    ModelDesc m = tflitetest::stridedSplitV();
+    m.operators[1].shrinkAxisMask = 4;
+    expectError(m, {"operator 1 (STRIDED_SLICE)", "past rank 2"});
+  }
+  {
+    ModelDesc m = tflitetest::stridedSplitV();
+    m.buffers[7] = tflitetest::bytesOf({1, 2});
+    expectError(m, {"operator 2 (SPLIT_V)", "sizes sum to 3 on an axis of 4"});
+  }
+  {
+    ModelDesc m = tflitetest::stridedSplitV();
+    m.operators[2].numSplits = 3;
+    expectError(m, {"operator 2 (SPLIT_V)", "num_splits 3 with 2 outputs"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -765,7 +817,8 @@ TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
                                    {"elementwise", tflitetest::elementwise()},
                                    {"reductions", tflitetest::reductions()},
                                    {"shape_operators", tflitetest::shapeOperators()},
-                                   {"batch_space_lrn", tflitetest::batchSpaceLrn()}}) {
+                                   {"batch_space_lrn", tflitetest::batchSpaceLrn()},
+                                   {"strided_split_v", tflitetest::stridedSplitV()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

@@ -44,7 +44,9 @@ struct OpDesc {
   float cellClip = 0.0f;                               // UNIDIRECTIONAL_SEQUENCE_LSTM
   float alpha = 0.2f;                                  // LEAKY_RELU
   int32_t blockSize = 2;                               // SPACE_TO_DEPTH, DEPTH_TO_SPACE
-  int32_t numSplits = 2;                               // SPLIT
+  int32_t numSplits = 2;                               // SPLIT, SPLIT_V
+  int32_t shrinkAxisMask = 0;                          // STRIDED_SLICE
+  int32_t ellipsisMask = 0;
   bool writeOptions = true;
 };
 
@@ -474,6 +476,40 @@ inline ModelDesc batchSpaceLrn() {
   return m;
 }
 
+// Input 0 float32 [2,4]: STRIDED_SLICE begin {0,3} end {2,0} strides {1,-1} → [2,3] (columns 3,
+// 2, 1); STRIDED_SLICE begin {1,0} end {2,4} strides {1,2}, shrink axis 0 → [2] (row 1, even
+// columns); SPLIT_V sizes {1,-1} on axis 1 → [2,1] and [2,3]. Outputs in that order.
+inline ModelDesc stridedSplitV() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  m.opcodes = {opcode(B::STRIDED_SLICE), opcode(B::SPLIT_V)};
+  m.buffers = {{},
+               bytesOf({0, 3}), bytesOf({2, 0}), bytesOf({1, -1}),   // 1-3
+               bytesOf({1, 0}), bytesOf({2, 4}), bytesOf({1, 2}),    // 4-6
+               bytesOf({1, -1}), bytesOf({1})};                      // 7 sizes, 8 axis
+  auto shaped = [](std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer = 0) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = type;
+    t.buffer = buffer;
+    return t;
+  };
+  const auto F = fb::TensorType::FLOAT32, I = fb::TensorType::INT32;
+  m.tensors = {shaped({2, 4}, F)};
+  for (uint32_t b = 1; b <= 7; ++b) m.tensors.push_back(shaped({2}, I, b));  // 1-7
+  m.tensors.push_back(shaped({}, I, 8));                                       // 8
+  m.tensors.push_back(shaped({2, 3}, F));                                      // 9
+  m.tensors.push_back(shaped({2}, F));                                         // 10
+  m.tensors.push_back(shaped({2, 1}, F));                                      // 11
+  m.tensors.push_back(shaped({2, 3}, F));                                      // 12
+  OpDesc shrink = op(0, {0, 4, 5, 6}, {10});
+  shrink.shrinkAxisMask = 1;
+  m.operators = {op(0, {0, 1, 2, 3}, {9}), shrink, op(1, {0, 7, 8}, {11, 12})};
+  m.inputs = {0};
+  m.outputs = {9, 10, 11, 12};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -546,6 +582,14 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::GATHER:
           type = fb::BuiltinOptions::GatherOptions;
           options = fb::CreateGatherOptions(b, op.axis).Union();
+          break;
+        case fb::BuiltinOperator::STRIDED_SLICE:
+          type = fb::BuiltinOptions::StridedSliceOptions;
+          options = fb::CreateStridedSliceOptions(b, 0, 0, op.ellipsisMask, 0, op.shrinkAxisMask).Union();
+          break;
+        case fb::BuiltinOperator::SPLIT_V:
+          type = fb::BuiltinOptions::SplitVOptions;
+          options = fb::CreateSplitVOptions(b, op.numSplits).Union();
           break;
         case fb::BuiltinOperator::SPLIT:
           type = fb::BuiltinOptions::SplitOptions;

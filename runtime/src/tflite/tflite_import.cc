@@ -121,6 +121,8 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::SPACE_TO_BATCH_ND:
     case fb::BuiltinOperator::BATCH_TO_SPACE_ND: return 2;
     case fb::BuiltinOperator::LOCAL_RESPONSE_NORMALIZATION: return 1;
+    case fb::BuiltinOperator::STRIDED_SLICE: return 2;
+    case fb::BuiltinOperator::SPLIT_V: return 2;
     // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
     default: return std::nullopt;
@@ -1058,6 +1060,83 @@ class Importer {
                     {builder_.addInt32(o->radius()), builder_.addFloat32(o->bias()), builder_.addFloat32(o->alpha()),
                      builder_.addFloat32(o->beta())},
                     y);
+      }
+      case B::STRIDED_SLICE: {
+        SABLE_TRY(expectCounts(op, 4, 4, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::StridedSliceOptions>(op));
+        if (o->ellipsis_mask() != 0 || o->new_axis_mask() != 0 || o->offset())
+          return importError("operator {} (STRIDED_SLICE): ellipsis mask {}, new axis mask {}, offset {} (NNAPI has "
+                             "none of them)", op.index, o->ellipsis_mask(), o->new_axis_mask(), o->offset());
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        const size_t rank = operand(x).dimensions.size();
+        std::vector<int32_t> values[3];
+        const char* names[3] = {"begin", "end", "strides"};
+        for (size_t k = 0; k < 3; ++k) {
+          SABLE_ASSIGN_OR_RETURN(auto v, constantInts(op.inputs[1 + k], fmt::format("operator {} {}", op.index, names[k])));
+          if (v.size() != rank)
+            return importError("operator {} (STRIDED_SLICE): {} {} values for rank {}", op.index, v.size(), names[k], rank);
+          for (int64_t e : v) {
+            if (e < -kMaxDimension || e > kMaxDimension || (k == 2 && e == 0))
+              return importError("operator {} (STRIDED_SLICE): {} value {}", op.index, names[k], e);
+            values[k].push_back(static_cast<int32_t>(e));
+          }
+        }
+        const int32_t masks = (1 << rank) - 1;
+        if ((o->begin_mask() & ~masks) != 0 || (o->end_mask() & ~masks) != 0 || (o->shrink_axis_mask() & ~masks) != 0)
+          return importError("operator {} (STRIDED_SLICE): a mask names an axis past rank {}", op.index, rank);
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        return emit(op, OperationType::STRIDED_SLICE, {x},
+                    {int32Tensor(values[0]), int32Tensor(values[1]), int32Tensor(values[2]),
+                     builder_.addInt32(o->begin_mask()), builder_.addInt32(o->end_mask()),
+                     builder_.addInt32(o->shrink_axis_mask())},
+                    y);
+      }
+      case B::SPLIT_V: {
+        // NNAPI has no SPLIT_V: one SLICE per output. Inputs (tensor, size_splits, axis); one size
+        // may be -1 (the rest of the axis).
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::SplitVOptions>(op));
+        if (op.inputs.size() != 3) return importError("operator {} (SPLIT_V): {} inputs (expected 3)", op.index, op.inputs.size());
+        if (o->num_splits() < 1 || static_cast<size_t>(o->num_splits()) != op.outputs.size())
+          return importError("operator {} (SPLIT_V): num_splits {} with {} outputs", op.index, o->num_splits(),
+                             op.outputs.size());
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(auto sizes, constantInts(op.inputs[1], fmt::format("operator {} size_splits", op.index)));
+        SABLE_ASSIGN_OR_RETURN(auto axisValues, constantInts(op.inputs[2], fmt::format("operator {} axis", op.index)));
+        const std::vector<uint32_t> d = operand(x).dimensions;
+        const auto rank = static_cast<int64_t>(d.size());
+        if (axisValues.size() != 1 || axisValues[0] < -rank || axisValues[0] >= rank)
+          return importError("operator {} (SPLIT_V): the axis must be one value inside rank {}", op.index, rank);
+        const auto axis = static_cast<size_t>(axisValues[0] < 0 ? axisValues[0] + rank : axisValues[0]);
+        if (sizes.size() != op.outputs.size())
+          return importError("operator {} (SPLIT_V): {} sizes for {} outputs", op.index, sizes.size(), op.outputs.size());
+        int64_t known = 0, inferred = -1;
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          if (sizes[k] == -1 && inferred < 0) {
+            inferred = static_cast<int64_t>(k);
+          } else if (sizes[k] < 1 || sizes[k] > kMaxDimension) {
+            return importError("operator {} (SPLIT_V): size {} (at least 1; one may be -1)", op.index, sizes[k]);
+          } else {
+            known += sizes[k];
+          }
+        }
+        if (inferred >= 0) sizes[inferred] = d[axis] - known;
+        if ((inferred >= 0 && sizes[inferred] < 1) || (inferred < 0 && known != d[axis]))
+          return importError("operator {} (SPLIT_V): sizes sum to {} on an axis of {}", op.index, known, d[axis]);
+        int32_t begin = 0;
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          std::vector<int32_t> b(d.size(), 0), size(d.begin(), d.end());
+          b[axis] = begin;
+          size[axis] = static_cast<int32_t>(sizes[k]);
+          begin += size[axis];
+          SABLE_ASSIGN_OR_RETURN(uint32_t y, output(op.outputs[k], fmt::format("operator {} (SPLIT_V) output {}", op.index, k)));
+          std::vector<uint32_t> expected(d);
+          expected[axis] = static_cast<uint32_t>(sizes[k]);
+          if (operand(y).dimensions != expected)
+            return importError("operator {} (SPLIT_V): output {} is {}, expected {}", op.index, k,
+                               fmt::join(operand(y).dimensions, "x"), fmt::join(expected, "x"));
+          builder_.addOperation(OperationType::SLICE, {x, int32Tensor(b), int32Tensor(size)}, {y});
+        }
+        return {};
       }
       case B::LOG_SOFTMAX: {
         // TFLite's LOG_SOFTMAX is over the last axis with beta 1.
