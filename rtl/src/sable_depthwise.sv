@@ -181,9 +181,11 @@ module sable_depthwise #(
   logic                 s_end, s_last;
   logic [15:0]          s_end_p;
   logic [2:0]           peff;
+  // The walker as the slots of this cycle advance it: a module-level signal, not a local of the
+  // always_comb (Yosys 0.23 reads a struct local's members as wires of their own, undriven).
+  walker_t cur;
 
   always_comb begin
-    walker_t cur;
     logic    is_end, stop;
     cur     = wk;
     wk_next = wk;
