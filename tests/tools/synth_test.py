@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""scripts/synth.sh's checks on small fixture designs (tests/tools/synth/), one Yosys run each:
+a net with two drivers and a combinational loop are refused by `check -assert`; a latch and a
+32 Kib memory read without a clock (so outside block RAM) are refused by tools/synth_report.py,
+while a block-RAM memory beside them is not named; the block-RAM memory alone fits, in one
+RAMB36 (32 Kib: one RAMB36 or two RAMB18). Exit 77 (skip) without yosys.
+
+  synth_test.py ROOT
+"""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+root = pathlib.Path(sys.argv[1]).resolve()
+fixtures = root / "tests" / "tools" / "synth"
+if shutil.which("yosys") is None:
+    print("SKIP: yosys not found (scripts/setup-deps.sh installs it)")
+    sys.exit(77)
+failures = []
+
+
+def synth(tmp: pathlib.Path, top: str, files: list[str]):
+    out = tmp / top
+    result = subprocess.run([str(root / "scripts" / "synth.sh"), "s8", "--out", str(out), "--top", top,
+                             *[str(fixtures / f) for f in files]], capture_output=True, text=True, timeout=900)
+    lines = result.stdout.strip().splitlines()
+    last = lines[-1] if lines else ""
+    print(f"{top}: exit {result.returncode}: {last}")
+    report = out / "report.json"
+    return result.returncode, last, json.loads(report.read_text()) if report.exists() else None
+
+
+def expect(condition: bool, message: str):
+    if not condition:
+        failures.append(message)
+
+
+with tempfile.TemporaryDirectory() as tmp_name:
+    tmp = pathlib.Path(tmp_name)
+    for top, file, why in (("synth_fixture_two_drivers", "two_drivers.sv", "multiple conflicting drivers"),
+                           ("synth_fixture_loop", "loop.sv", "logic loop")):
+        code, last, _ = synth(tmp, top, [file])
+        expect(code == 1 and last.startswith("synth s8: does not fit K26:") and why in last,
+               f"{top}: expected exit 1 and a last line naming '{why}', got {code}: {last}")
+
+    code, last, report = synth(tmp, "synth_fixture_refused",
+                               ["refused.sv", "latch.sv", "async_memory.sv", "bram_memory.sv"])
+    expect(code == 1 and last.startswith("synth s8: does not fit K26:"),
+           f"synth_fixture_refused: expected exit 1 and 'does not fit K26', got {code}: {last}")
+    expect("a latch in synth_fixture_latch" in last, f"the latch is not named: {last}")
+    expect("memory synth_fixture_async_memory.mem (1024 x 32) landed in lutram" in last,
+           f"the memory outside block RAM is not named: {last}")
+    expect("bram_memory" not in last, f"the block-RAM memory is refused: {last}")
+    placements = {m["module"]: m["placement"] for m in (report or {}).get("memories", [])}
+    expect(placements == {"synth_fixture_async_memory": "lutram", "synth_fixture_bram_memory": "bram"},
+           f"memory placements: {placements}")
+
+    code, last, report = synth(tmp, "synth_fixture_bram_memory", ["bram_memory.sv"])
+    expect(code == 0 and last == "synth s8: fits K26", f"synth_fixture_bram_memory: got {code}: {last}")
+    r = (report or {}).get("resources", {})
+    expect(2 * r.get("ramb36", 0) + r.get("ramb18", 0) == 2 and r.get("uram") == 0,
+           f"1024 x 32 bits should take one RAMB36 or two RAMB18: {r}")
+    expect(r.get("ffs") == 0 and r.get("dsp48e2") == 0, f"a block RAM and its output register need no FF or DSP: {r}")
+
+if failures:
+    sys.exit("FAIL:\n  " + "\n  ".join(failures))
+print("synth_test: every check refuses its fixture, and the block-RAM fixture fits")
