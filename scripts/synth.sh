@@ -33,7 +33,7 @@ if ! command -v yosys >/dev/null; then
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/*.json "$out"/ltp*.txt
+rm -f "$out"/*.json "$out"/ltp*.txt "$out"/commit.txt
 python3 "$ROOT/rtl/spec/gen_isa.py" --spec "$ROOT/rtl/spec/sable_isa.json" --sv-package "$out/sable_pkg.sv"
 sources=("$out/sable_pkg.sv" "$ROOT/rtl/src/sable_arith_pkg.sv")
 if [[ "$top" == sable_subsystem ]]; then

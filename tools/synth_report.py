@@ -105,6 +105,7 @@ def write_script(config: str, out: pathlib.Path, top: str, sources: list[str]) -
         f"tee -q -o {out}/ltp.txt ltp w:* {' '.join('t:' + c for c in COMBINATIONAL)}",
     ]
     (out / "synth.ys").write_text("\n".join(lines) + "\n")
+    (out / "commit.txt").write_text(commit() + "\n")  # the RTL Yosys reads now, not at report time
 
 
 def load(path: pathlib.Path):
@@ -188,6 +189,11 @@ def commit() -> str:
     return (result.stdout.strip() or "unknown") + ("+modified rtl" if dirty.stdout.strip() else "")
 
 
+def read_commit(out: pathlib.Path) -> str:
+    path = out / "commit.txt"
+    return path.read_text().strip() if path.exists() else "unknown"
+
+
 def cost(path: pathlib.Path) -> dict:
     """/usr/bin/time -v's wall time, user CPU and peak memory of the Yosys run (text: no JSON)."""
     text = path.read_text() if path.exists() else ""
@@ -265,7 +271,7 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
                "logic_levels_max": LEVELS_TARGET,
                "luts_met": k26["luts"] <= LUT_TARGET, "block_memory_met": k26["block_memory"] <= MEMORY_TARGET,
                "logic_levels_met": levels <= LEVELS_TARGET}
-    result = {"config": config, "top": top, "tool": stat.get("creator", "yosys"), "commit": commit(),
+    result = {"config": config, "top": top, "tool": stat.get("creator", "yosys"), "commit": read_commit(out),
               "yosys_run": cost(out / "time.txt"),
               "flow": "synth_xilinx -family xcup -noiopad -noclkbuf", "resources": figures,
               "cell_types": dict(sorted(counts.items())), "boards": boards, "targets": targets,
