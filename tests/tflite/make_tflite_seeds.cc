@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
       {"operator_chain.tflite", operatorChain()}, {"arg_min_max.tflite", argMinMax()},
       {"sequence_lstm.tflite", sequenceLstm()}, {"elementwise.tflite", elementwise()},
       {"reductions.tflite", reductions()}, {"shape_operators.tflite", shapeOperators()},
-      {"batch_space_lrn.tflite", batchSpaceLrn()}, {"strided_split_v.tflite", stridedSplitV()}};
+      {"batch_space_lrn.tflite", batchSpaceLrn()}, {"strided_split_v.tflite", stridedSplitV()},
+      {"transpose_conv.tflite", transposeConv()}};
   for (const auto& [name, desc] : seeds) {
     const auto bytes = serialize(desc);
     std::ofstream(std::string(argv[1]) + "/" + name, std::ios::binary)

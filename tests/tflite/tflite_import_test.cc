@@ -635,6 +635,81 @@ TEST(TfliteImport, StridedSliceAndSplitVArgumentsAreChecked) {
   }
 }
 
+// Expected values worked out by hand: operator 0 scatters each input pixel times the 3x3 taps at
+// twice its position into a 5x5 grid, and the output 3x3 is its rows and columns 1..3 (SAME for an
+// output of 3, stride 2, filter 3: a total padding of (2 − 1) × 2 + 3 − 3 = 2, head 1); operator 1 places the 1x1 products at even rows of column 0 and
+// leaves the bias (0.5 and -0.25, RELU'd to 0) everywhere else.
+TEST(TfliteImport, TransposeConvScattersLikeTflite) {
+  auto model = import(tflitetest::transposeConv());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(operationTypes(*model),
+            (std::vector<OperationType>{OperationType::TRANSPOSE_CONV_2D, OperationType::TRANSPOSE_CONV_2D}));
+  EXPECT_EQ(model->main.operands[model->main.operations[0].inputs[2]].type, OperandType::TENSOR_FLOAT32)
+      << "a missing bias becomes float zeros";
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<float> x = {1, 2, 3, 4};
+  std::vector<uint8_t> xBytes(16);
+  std::memcpy(xBytes.data(), x.data(), 16);
+  // Real (h, c): (1, -2), (3, 0.5) at scale 0.5, zero point 128.
+  auto result = executeWithBuffers(**prepared, *model, {xBytes, std::vector<uint8_t>{130, 124, 134, 129}});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  // The 5x5 grid's rows 1..3: 4 5 14 10 12 / 10 14 36 24 30 / 12 15 34 20 24 (e.g. the centre
+  // 36 = 1×9 + 2×7 + 3×3 + 4×1).
+  std::vector<float> y(9);
+  ASSERT_EQ(result->outputs[0].bytes.size(), 36u);
+  std::memcpy(y.data(), result->outputs[0].bytes.data(), 36);
+  EXPECT_EQ(y, (std::vector<float>{5, 14, 10, 14, 36, 24, 15, 34, 20}));
+  // Row 0: channel 0 = 1×1 + (−2)×0.5 + 0.5 = 0.5 → 130, channel 1 = −1 − 4 − 0.25 → RELU 0 → 128;
+  // row 2: 3 + 0.25 + 0.5 = 3.75 → 143 and −3 + 1 − 0.25 → 128; bias alone: 0.5 → 130, 128.
+  EXPECT_EQ(result->outputs[1].bytes, (std::vector<uint8_t>{130, 128, 130, 128, 130, 128, 130, 128,  //
+                                                             143, 128, 130, 128, 130, 128, 130, 128}));
+}
+
+TEST(TfliteImport, TransposeConvArgumentsAreChecked) {
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.buffers[1] = tflitetest::bytesOf({1, 5, 5, 1});
+    expectError(m, {"operator 0 (TRANSPOSE_CONV)", "output shape [1, 5, 5, 1] and output tensor 1x3x3x1"});
+  }
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.tensors[2].shape = {1, 3, 3};
+    m.buffers[2].resize(36);
+    expectError(m, {"operator 0 (TRANSPOSE_CONV)", "weights rank 3"});
+  }
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.tensors[6].shape = {1, 1, 2, 2};  // depth 2, but the output has 2 channels and weights 1
+    expectError(m, {"operator 1 (TRANSPOSE_CONV)", "output shape"});
+  }
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.operators[0].stride = 0;
+    expectError(m, {"operator 0 (TRANSPOSE_CONV)", "strides 0 x 0"});
+  }
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.operators[1].activation = fb::ActivationFunctionType::TANH;
+    expectError(m, {"operator 1 (TRANSPOSE_CONV)", "fused activation 4"});
+  }
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.tensors[1].buffer = 0;  // the output shape computed at run time
+    expectError(m, {"operator 0 output shape", "must be a constant"});
+  }
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.operators[1].writeOptions = false;
+    expectError(m, {"operator 1 (TRANSPOSE_CONV)", "builtin options"});
+  }
+  {
+    ModelDesc m = tflitetest::transposeConv();
+    m.opcodes[1].version = 5;
+    expectError(m, {"operator 1 (TRANSPOSE_CONV)", "version 5"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -818,7 +893,8 @@ TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
                                    {"reductions", tflitetest::reductions()},
                                    {"shape_operators", tflitetest::shapeOperators()},
                                    {"batch_space_lrn", tflitetest::batchSpaceLrn()},
-                                   {"strided_split_v", tflitetest::stridedSplitV()}}) {
+                                   {"strided_split_v", tflitetest::stridedSplitV()},
+                                   {"transpose_conv", tflitetest::transposeConv()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

@@ -510,6 +510,52 @@ inline ModelDesc stridedSplitV() {
   return m;
 }
 
+// TRANSPOSE_CONV twice. Operator 0, float32: input 0 [1,2,2,1] through the 3x3 weights 1..9
+// (row-major), stride 2, SAME, no bias → [1,3,3,1] (head padding 1). Operator 1 (version 4), uint8: input 1
+// [1,2,1,2] (scale 0.5, zero point 128) through 1x1 weights [2,1,1,2] (scale 0.25, zero point 128),
+// bias [2] (scale 0.125), stride 2, VALID, RELU → [1,4,2,2] (scale 0.25, zero point 128): the
+// Keras 'valid' size in × stride, larger than the scatter reaches. Outputs in that order.
+inline ModelDesc transposeConv() {
+  ModelDesc m;
+  m.opcodes = {opcode(fb::BuiltinOperator::TRANSPOSE_CONV, 1), opcode(fb::BuiltinOperator::TRANSPOSE_CONV, 4)};
+  std::vector<uint8_t> taps;
+  for (int32_t v = 1; v <= 9; ++v) {
+    const float f = static_cast<float>(v);
+    uint8_t raw[4];
+    std::memcpy(raw, &f, 4);
+    taps.insert(taps.end(), raw, raw + 4);
+  }
+  m.buffers = {{}, bytesOf({1, 3, 3, 1}), taps, bytesOf({1, 4, 2, 2}), {132, 130, 124, 136}, bytesOf({4, -2})};
+  auto shaped = [](std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer = 0) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = type;
+    t.buffer = buffer;
+    return t;
+  };
+  const auto F = fb::TensorType::FLOAT32, I = fb::TensorType::INT32, U = fb::TensorType::UINT8;
+  m.tensors = {shaped({1, 2, 2, 1}, F),                 // 0 input 0
+               shaped({4}, I, 1),                        // 1 output shape 0
+               shaped({1, 3, 3, 1}, F, 2),               // 2 weights 0
+               shaped({1, 3, 3, 1}, F),                  // 3 output 0
+               tensor({1, 2, 1, 2}, U, 0, 0.5f, 128),    // 4 input 1
+               shaped({4}, I, 3),                        // 5 output shape 1
+               tensor({2, 1, 1, 2}, U, 4, 0.25f, 128),   // 6 weights 1
+               tensor({2}, I, 5, 0.125f, 0),             // 7 bias 1
+               tensor({1, 4, 2, 2}, U, 0, 0.25f, 128)};  // 8 output 1
+  OpDesc same = op(0, {1, 2, 0}, {3});
+  same.padding = fb::Padding::SAME;
+  same.stride = 2;
+  OpDesc valid = op(1, {5, 6, 4, 7}, {8});
+  valid.padding = fb::Padding::VALID;
+  valid.stride = 2;
+  valid.activation = fb::ActivationFunctionType::RELU;
+  m.operators = {same, valid};
+  m.inputs = {0, 4};
+  m.outputs = {3, 8};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -558,6 +604,10 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
           type = fb::BuiltinOptions::Pool2DOptions;
           options = fb::CreatePool2DOptions(b, op.padding, op.stride, op.stride, op.filter, op.filter, op.activation)
                         .Union();
+          break;
+        case fb::BuiltinOperator::TRANSPOSE_CONV:
+          type = fb::BuiltinOptions::TransposeConvOptions;
+          options = fb::CreateTransposeConvOptions(b, op.padding, op.stride, op.stride, op.activation).Union();
           break;
         case fb::BuiltinOperator::SOFTMAX:
           type = fb::BuiltinOptions::SoftmaxOptions;

@@ -123,6 +123,8 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::LOCAL_RESPONSE_NORMALIZATION: return 1;
     case fb::BuiltinOperator::STRIDED_SLICE: return 2;
     case fb::BuiltinOperator::SPLIT_V: return 2;
+    // 1: float, 2: int8 weights, 3: a bias input, 4: a fused activation.
+    case fb::BuiltinOperator::TRANSPOSE_CONV: return 4;
     // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
     default: return std::nullopt;
@@ -507,6 +509,9 @@ class Importer {
     std::vector<int32_t> outputs;
   };
 
+  // Tensor index of input i, or -1 when the operator lists fewer inputs (an omitted optional one).
+  static int32_t optionalInput(const Op& op, size_t i) { return i < op.inputs.size() ? op.inputs[i] : -1; }
+
   hal::Result<void> expectCounts(const Op& op, size_t minInputs, size_t maxInputs, size_t outputs) const {
     if (op.inputs.size() < minInputs || op.inputs.size() > maxInputs)
       return importError("operator {} ({}): {} inputs (expected {}..{})", op.index, op.name, op.inputs.size(),
@@ -544,16 +549,16 @@ class Importer {
     }
   }
 
-  // The bias of a convolution or fully connected operator: TFLite's int32 tensor with the scale
-  // NNAPI requires (input scale × filter scale, or 0 beside a per-channel filter), or zeros when
-  // the operator has none (input index -1), as the delegate adds them.
-  hal::Result<uint32_t> bias(const Op& op, uint32_t activation, uint32_t filter, uint32_t channels) {
+  // The bias of a convolution or fully connected operator (tensor `index`, input 2 but input 3 of
+  // TRANSPOSE_CONV): TFLite's int32 tensor with the scale NNAPI requires (input scale × filter
+  // scale, or 0 beside a per-channel filter), or zeros when the operator has none (index -1), as
+  // the delegate adds them.
+  hal::Result<uint32_t> bias(const Op& op, uint32_t activation, uint32_t filter, uint32_t channels, int32_t index) {
     const hal::Operand& in = operand(activation);
     const hal::Operand& f = operand(filter);
     const bool isFloat = in.type == OperandType::TENSOR_FLOAT32 || in.type == OperandType::TENSOR_FLOAT16;
     const OperandType type = isFloat ? in.type : OperandType::TENSOR_INT32;
     const float scale = isFloat || f.channelQuant() != nullptr ? 0.0f : in.scale * f.scale;
-    const int32_t index = op.inputs.size() > 2 ? op.inputs[2] : -1;
     if (index < 0) {
       std::vector<uint8_t> zeros(*hal::sizeOfData(type, {channels}), 0);
       return builder_.addConstant<uint8_t>(type, {channels}, zeros, scale, 0);
@@ -631,7 +636,7 @@ class Importer {
         SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
         SABLE_ASSIGN_OR_RETURN(uint32_t w, in(1));
         if (operand(w).dimensions.size() != 4) return importError("operator {} (CONV_2D): filter is not 4-D", op.index);
-        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, operand(w).dimensions[0]));
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, operand(w).dimensions[0], optionalInput(op, 2)));
         SABLE_ASSIGN_OR_RETURN(int32_t padding, paddingCode(op, o->padding()));
         SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
         SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
@@ -662,7 +667,7 @@ class Importer {
         if (o->depth_multiplier() != 0 && o->depth_multiplier() != multiplier)
           return importError("operator {} (DEPTHWISE_CONV_2D): depth multiplier {} but the shapes give {}", op.index,
                              o->depth_multiplier(), multiplier);
-        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, outChannels));
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, outChannels, optionalInput(op, 2)));
         SABLE_ASSIGN_OR_RETURN(int32_t padding, paddingCode(op, o->padding()));
         SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
         SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
@@ -676,6 +681,62 @@ class Importer {
         }
         return emit(op, OperationType::DEPTHWISE_CONV_2D, {x, w, b}, scalars, y);
       }
+      case B::TRANSPOSE_CONV: {
+        // TFLite: (output shape, weights [outC, fh, fw, inC], input, bias since version 3).
+        // NNAPI's TRANSPOSE_CONV_2D with explicit padding: TFLite's head padding (SAME: half the
+        // total of a forward convolution from the output to the input, rounded down; VALID: 0)
+        // and a tail that makes the output exactly the output tensor's size (negative when the
+        // scatter falls short of it, where TFLite leaves only the bias). With consistent shapes
+        // that is the padding the delegate's implicit form gives.
+        SABLE_TRY(expectCounts(op, 3, 4, 1));
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::TransposeConvOptions>(op));
+        SABLE_ASSIGN_OR_RETURN(auto shape, constantInts(op.inputs[0], fmt::format("operator {} output shape", op.index)));
+        SABLE_ASSIGN_OR_RETURN(uint32_t w, in(1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(2));
+        const std::vector<uint32_t> wd = operand(w).dimensions, xd = operand(x).dimensions;
+        if (wd.size() != 4 || xd.size() != 4)
+          return importError("operator {} (TRANSPOSE_CONV): input is rank {} and weights rank {} (4 and 4)", op.index,
+                             xd.size(), wd.size());
+        if (wd[3] != xd[3])
+          return importError("operator {} (TRANSPOSE_CONV): weights of depth {} for an input of depth {}", op.index,
+                             wd[3], xd[3]);
+        if (const auto* q = operand(w).channelQuant(); q != nullptr && q->channelDim != 0)
+          return importError("operator {} (TRANSPOSE_CONV): weights quantized along dimension {} (0, the output "
+                             "channels)", op.index, q->channelDim);
+        if (o->stride_w() < 1 || o->stride_h() < 1 || o->stride_w() > kMaxDimension || o->stride_h() > kMaxDimension)
+          return importError("operator {} (TRANSPOSE_CONV): strides {} x {}", op.index, o->stride_w(), o->stride_h());
+        SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
+        if (o->padding() != fb::Padding::SAME && o->padding() != fb::Padding::VALID)
+          return importError("operator {} (TRANSPOSE_CONV): padding {}", op.index, static_cast<int>(o->padding()));
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, wd[0], optionalInput(op, 3)));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const std::vector<uint32_t> yd = operand(y).dimensions;
+        const std::vector<uint32_t> expected = {xd[0], yd.size() == 4 ? yd[1] : 0, yd.size() == 4 ? yd[2] : 0, wd[0]};
+        if (shape.size() != 4 || yd != expected || !std::equal(yd.begin(), yd.end(), shape.begin()))
+          return importError("operator {} (TRANSPOSE_CONV): output shape [{}] and output tensor {} for input {} and "
+                             "weights {}", op.index, fmt::join(shape, ", "), fmt::join(yd, "x"), fmt::join(xd, "x"),
+                             fmt::join(wd, "x"));
+        // Per axis: (input extent, filter extent, stride, output extent) → head and tail padding.
+        auto pads = [&](int64_t inSize, int64_t filter, int64_t stride, int64_t outSize) {
+          int64_t head = 0;
+          if (o->padding() == fb::Padding::SAME) {
+            const int64_t total = ((outSize + stride - 1) / stride - 1) * stride + filter - outSize;
+            head = total > 0 ? total / 2 : 0;
+          }
+          return std::pair<int64_t, int64_t>{head, inSize * stride + filter - stride - head - outSize};
+        };
+        const auto [left, right] = pads(xd[2], wd[2], o->stride_w(), yd[2]);
+        const auto [top, bottom] = pads(xd[1], wd[1], o->stride_h(), yd[1]);
+        for (int64_t p : {left, right, top, bottom})
+          if (p != static_cast<int32_t>(p))
+            return importError("operator {} (TRANSPOSE_CONV): padding {} out of range", op.index, p);
+        return emit(op, OperationType::TRANSPOSE_CONV_2D, {x, w, b},
+                    {builder_.addInt32(static_cast<int32_t>(left)), builder_.addInt32(static_cast<int32_t>(right)),
+                     builder_.addInt32(static_cast<int32_t>(top)), builder_.addInt32(static_cast<int32_t>(bottom)),
+                     builder_.addInt32(o->stride_w()), builder_.addInt32(o->stride_h()), builder_.addInt32(fuse),
+                     builder_.addBool(false)},
+                    y);
+      }
       case B::FULLY_CONNECTED: {
         SABLE_TRY(expectCounts(op, 2, 3, 1));
         SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::FullyConnectedOptions>(op));
@@ -686,7 +747,7 @@ class Importer {
         if (operand(w).dimensions.size() != 2)
           return importError("operator {} (FULLY_CONNECTED): weights are not 2-D", op.index);
         const uint32_t units = operand(w).dimensions[0];
-        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, units));
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, bias(op, x, w, units, optionalInput(op, 2)));
         SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, o->fused_activation_function()));
         SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
         const hal::Operand result = operand(y);
