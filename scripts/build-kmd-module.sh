@@ -77,7 +77,7 @@ else
 fi
 
 # ---- checkpatch.pl --strict ------------------------------------------------------------------
-# Every finding fails, except these types, each kept for one reason (docs/kmd.md, "checkpatch"):
+# Every finding fails, except these types, each kept for one reason (docs/kmd-bringup.md, "checkpatch"):
 #   COMPLEX_MACRO, MACRO_ARG_REUSE  the X-macro listing the UAPI's requests once
 #       (SABLE_UAPI_REQUESTS in sable_uapi.h) and the module's case-label expansion of it;
 #   PREFER_KERNEL_TYPES, BIT_MACRO  kmd/core only: portable C compiled unchanged into host tests,

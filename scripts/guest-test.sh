@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kernel module in a real kernel (docs/kmd.md, "The QEMU guest"): boots Debian's own kernel
+# The kernel module in a real kernel (docs/kmd-bringup.md, "The QEMU guest"): boots Debian's own kernel
 # (linux-image of the same version as the linux-headers the module is built against) under QEMU
 # with TCG, with the NPU as a PCIe card served by `sable-simd --pci-socket` through QEMU's
 # ivshmem-doorbell device, loads sable_npu.ko and runs the unchanged user-mode stack in the guest
@@ -252,7 +252,7 @@ if [ -f "$WORK/out/done" ]; then
     passed=$((passed + 1))
   fi
 fi
-# The kernel log: what the distribution kernel can report without KASAN or lockdep (docs/kmd.md).
+# The kernel log: what the distribution kernel can report without KASAN or lockdep (docs/kmd-bringup.md).
 if [ -f "$WORK/out/dmesg.txt" ]; then
   if grep -E "Oops|BUG:|WARNING:|refcount_t:|list_add corruption|list_del corruption|blocked for more than|general protection fault|Call Trace" \
        "$WORK/out/dmesg.txt" >"$WORK/kernel-problems.txt"; then

@@ -37,7 +37,7 @@ inline std::string testDeviceNode() {
 }
 
 // Whether the tests run against the kernel module (where the transports differ: docs/kmd.md,
-// "What still differs").
+// "The shim and the module: where they differ").
 inline bool onKernelNode() { return !testDeviceNode().empty(); }
 
 inline std::string uniqueDeviceName(const char* tag) {

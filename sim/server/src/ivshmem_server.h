@@ -1,6 +1,6 @@
 // The server side of QEMU's ivshmem protocol (QEMU's docs/specs/ivshmem-spec.rst), as
 // `sable-simd --pci-socket` serves the NPU card to a guest's ivshmem-doorbell device
-// (docs/kmd.md, "The ivshmem transport"). Debian ships no ivshmem server.
+// (docs/kmd-bringup.md, "The ivshmem transport"). Debian ships no ivshmem server.
 //
 // On a UNIX stream socket, every message is a little-endian int64, some with a file descriptor
 // (SCM_RIGHTS). On connect the server sends: the protocol version (0); the new peer's ID; -1 with

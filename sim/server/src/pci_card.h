@@ -1,4 +1,4 @@
-// The NPU as a PCIe card served to a QEMU guest (`sable-simd --pci-socket PATH`, docs/kmd.md):
+// The NPU as a PCIe card served to a QEMU guest (`sable-simd --pci-socket PATH`, docs/kmd-bringup.md):
 // one shared-memory file is the guest's BAR2, the device memory followed by the register area
 // of firmware/include/sable/firmware/pci_card.h; the NPU model and the control core are those of
 // the shim's device server. The guest's kernel module runs kmd/core: this process is only the

@@ -1,5 +1,5 @@
 /*
- * The Sable NPU as a PCIe card (docs/kmd.md, "The PCIe path"), and the transport through which
+ * The Sable NPU as a PCIe card (docs/kmd-bringup.md, "The PCIe path"), and the transport through which
  * sable-simd serves that card to a QEMU guest over QEMU's ivshmem-doorbell device. Freestanding C:
  * included by kmd/linux (sable_pci.c) and by sable-simd (sim/server).
  *
