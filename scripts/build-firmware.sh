@@ -3,7 +3,7 @@
 # (firmware/platform/common + firmware/platform/<core>) into a freestanding ELF, then checks it:
 # no undefined symbol (`nm -u` empty), nothing from a C library (only libgcc's arithmetic helpers
 # may be linked, and are listed), and the image (code, data, .bss and the stack) within 128 KiB,
-# the R5's TCM. Prints the sizes. docs/firmware.md, "On a real control core".
+# the R5's TCM. Prints the sizes. docs/firmware-cores.md.
 #
 #   scripts/build-firmware.sh cortex-r5|rv32 [OUT_DIR]   (default: build/firmware-<core>)
 #   SABLE_FW_CFLAGS="-DSABLE_R5_WINDOW=0x..." to override the board map (board_config.h).

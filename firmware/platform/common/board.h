@@ -1,5 +1,5 @@
 /*
- * The platform layer common to every control core (docs/firmware.md, "On a real control core"):
+ * The platform layer common to every control core (docs/firmware-cores.md):
  * struct sable_fw_platform over the board's memory map. The firmware's addresses
  * (host_interface.h) are translated to the core's own: device memory [0, device_memory_bytes)
  * to the board's reserved-memory carve-out, the NPU's registers and the host-interface block
@@ -77,7 +77,7 @@ void sable_board_platform(struct sable_board *board, struct sable_fw_platform *p
 
 /* The control core's life after its start-up code: the firmware on `board`'s platform, started
  * again on each new boot block. sable_fw_main returns on HALT; the host starts it again with
- * DOORBELL (docs/firmware.md, "On a real control core"). Never returns. */
+ * DOORBELL (docs/firmware-cores.md). Never returns. */
 void sable_board_run(struct sable_board *board);
 
 #ifdef __cplusplus

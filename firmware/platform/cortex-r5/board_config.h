@@ -1,6 +1,6 @@
 /*
  * The Cortex-R5F build's memory map: the Zynq UltraScale+ RPU (core 0, split mode) on the
- * Kria KV260 design of boards/kv260/ (docs/firmware.md, "On a real control core"). Each value
+ * Kria KV260 design of boards/kv260/ (docs/firmware-cores.md). Each value
  * can be overridden with -D at build time (scripts/build-firmware.sh passes SABLE_FW_CFLAGS).
  */
 #ifndef SABLE_PLATFORM_R5_BOARD_CONFIG_H

@@ -1,6 +1,6 @@
 /*
  * The RV32IMC build's memory map: a soft core in the programmable logic beside sable_subsystem,
- * on a board without a hard control core (docs/firmware.md, "On a real control core"). The
+ * on a board without a hard control core (docs/firmware-cores.md). The
  * defaults describe a typical soft-core system; override each with -D (scripts/build-firmware.sh
  * passes SABLE_FW_CFLAGS) to match the board's address editor.
  */
