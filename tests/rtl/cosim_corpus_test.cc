@@ -1,4 +1,4 @@
-// Co-simulation of the conformance corpus (docs/rtl.md, "Verification"): every corpus test whose
+// Co-simulation of the conformance corpus (docs/rtl-verification.md, "Verification"): every corpus test whose
 // operations the NPU supports all, compiled for s16 by the compiler, runs with the test's inputs
 // on the verilated RTL and on the functional model; they must agree bit for bit (outcome, device
 // memory, exact counters). The functional model itself is checked against the CPU reference by

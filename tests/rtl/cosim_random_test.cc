@@ -1,4 +1,4 @@
-// Random command streams on the RTL against the functional model (docs/rtl.md, "Verification").
+// Random command streams on the RTL against the functional model (docs/rtl-verification.md, "Verification").
 // A seeded generator writes only valid programs: every field in range and in bounds, and the
 // dependency tokens of a double-buffered pipeline, so the load, compute and store queues overlap
 // without racing: step k loads into input buffer k%2 (waiting for the compute of step k−2 to have

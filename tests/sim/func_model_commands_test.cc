@@ -627,7 +627,7 @@ TEST(FuncModelCommands, TiledConvolutionWithAllTokenChannelsMatchesReference) {
 
 TEST(FuncModelCommands, S8ConfigurationUsesEightLanes) {
 #ifdef SABLE_COSIM_RTL
-  GTEST_SKIP() << "the verilated RTL is built for s16 only (docs/rtl.md)";
+  GTEST_SKIP() << "the verilated RTL is built for s16 only (docs/rtl-verification.md)";
 #endif
   Harness h(SABLE_HW_CONFIG_S8);
   ASSERT_EQ(h.dim, 8u);

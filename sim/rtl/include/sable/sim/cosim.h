@@ -1,4 +1,4 @@
-// Co-simulation of one job on the verilated RTL and on the functional model (docs/rtl.md,
+// Co-simulation of one job on the verilated RTL and on the functional model (docs/rtl-verification.md,
 // "Verification"): the same device-memory image and job registers go to both; their outcomes must
 // agree — error cause and failing command always; on success also every byte of device memory and
 // the counters the ISA defines exactly (MACS, DMA bytes, COMMANDS). Cycle counts are reported
