@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device server under a soak (docs/device.md, "Soak"): for each backend (func, then rtl when
+# The device server under a soak (docs/device-lifetime.md, "Soak"): for each backend (func, then rtl when
 # sable-simd has it), WORKERS client processes share one auto-started sable-simd and run, one
 # after another, `sable run --check` of a built-in network (the driver's sync path, bit-exact
 # against the CPU reference) and `sable conformance` over a slice of the corpus through every

@@ -1,4 +1,4 @@
-// The sable-npu driver when its device server dies (docs/device.md, "Recovery"): executions in
+// The sable-npu driver when its device server dies (docs/device-lifetime.md, "Recovery"): executions in
 // flight fail with DEVICE_UNAVAILABLE, the next execution reconnects, starting a server again,
 // and the programs of models prepared before are registered again from the driver's copy; the
 // results stay bit-exact with the CPU reference. The server is this process's own (a device name

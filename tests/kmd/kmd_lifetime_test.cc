@@ -1,4 +1,4 @@
-// The lifetime of a server started by a client (docs/device.md, "Lifetime"): it is detached from
+// The lifetime of a server started by a client (docs/device-lifetime.md, "Lifetime"): it is detached from
 // the process that started it, exits once idle (--exit-when-idle), and the races around a start
 // and an idle exit leave every client served. Clients are forks of the test process: the shim
 // starts no thread, and a child only opens, asks and exits.

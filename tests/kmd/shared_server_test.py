@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One device server for two `sable` processes (docs/device.md, "Lifetime" and "Recovery").
+"""One device server for two `sable` processes (docs/device-lifetime.md, "Lifetime" and "Recovery").
 
 two-terminals: `sable run builtin:mobilenet_v1 --device sable-npu` starts sable-simd; while it
 runs, `sable conformance CORPUS --device sable-npu --filter FILTER` attaches to that server. The

@@ -166,7 +166,7 @@ std::string fileTail(const fs::path& path, size_t lines) {
   return fmt::format("{}", fmt::join(tail, "\n"));
 }
 
-// Device servers started by a shard's command detach from it (setsid; docs/device.md "Lifetime")
+// Device servers started by a shard's command detach from it (setsid; docs/device-lifetime.md "Lifetime")
 // and would serve on, idle, for a while after the shard: they are found by the marker the shard's
 // environment carries (a server inherits its client's environment) and stopped, so that a shard
 // leaves nothing running whichever way it ended.

@@ -69,7 +69,7 @@ struct ServerOptions {
   // The server never opens a private key. Empty: only trustedKeys.
   std::filesystem::path trustedKeyFile;
   // Exit once no client has been connected for this long (the shim starts servers with it,
-  // docs/device.md "Lifetime"); negative: run until stopped.
+  // docs/device-lifetime.md "Lifetime"); negative: run until stopped.
   double exitWhenIdleSeconds = -1;
 };
 

@@ -1,5 +1,5 @@
 // sable-simd: the device server. Owns one simulated NPU behind shared memory until SIGTERM or
-// SIGINT, or with --exit-when-idle until it has had no client for that long (docs/device.md);
+// SIGINT, or with --exit-when-idle until it has had no client for that long (docs/device-lifetime.md);
 // SIGUSR1 resets the device (docs/kmd.md).
 #include <algorithm>
 #include <cstdlib>

@@ -125,7 +125,7 @@ SharedDevice::~SharedDevice() {
     bip::shared_memory_object::remove(wire::memorySegmentName(name_).c_str());
     unlink(wire::lockFilePath(name_).c_str());
     // A client killed while it was starting a server leaves the spawn lock's file (its holder
-    // removes it when it lets go, docs/device.md "Lifetime"). Removed here when nobody holds it:
+    // removes it when it lets go, docs/device-lifetime.md "Lifetime"). Removed here when nobody holds it:
     // a client that still waits on it sees that its file no longer names the path and retries.
     const std::string spawnPath = "/dev/shm/sable." + name_ + ".spawn";
     const int spawnFd = open(spawnPath.c_str(), O_RDONLY | O_CLOEXEC);
