@@ -1,4 +1,4 @@
-// What `sable bench MODEL` writes besides its table (docs/compiler.md, "The tools"): the JSON of
+// What `sable bench MODEL` writes besides its table (docs/tools.md, "Per-layer reports"): the JSON of
 // --json, the HTML page of --html and the Chrome/Perfetto trace of --trace FILE.json, from one
 // description of the run, whichever model of the NPU (functional model, RTL) measured it.
 #pragma once

@@ -1,7 +1,7 @@
 // A trace in the Trace Event Format (the JSON that chrome://tracing and ui.perfetto.dev open):
 // complete events ("ph": "X") on tracks named by metadata events (process_name, thread_name,
 // and their sort indexes), timestamps in microseconds. `sable bench --trace FILE.json` writes
-// one: the host's phases on one process, the NPU's units on another (docs/compiler.md).
+// one: the host's phases on one process, the NPU's units on another (docs/tools.md).
 #pragma once
 
 #include <chrono>
