@@ -9,9 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh --main
+echo "main.sh: configuring build/ (cmake --preset default)"
 cmake --preset default >/dev/null
 # Only what the job runs: the sable tool and the device server (which links the verilated NPU
 # and the SystemC platform); scripts/test.sh builds the rest. Ninja shows its progress.
+echo "main.sh: building sable and sable-simd (with the verilated NPU and the SystemC platform)"
 cmake --build --preset default --target sable sable-simd
 ./build/tools/sable/sable info
 models="${SABLE_SHARED_DIR:-../shared}/models"
