@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
       {"sequence_lstm.tflite", sequenceLstm()}, {"elementwise.tflite", elementwise()},
       {"reductions.tflite", reductions()}, {"shape_operators.tflite", shapeOperators()},
       {"batch_space_lrn.tflite", batchSpaceLrn()}, {"strided_split_v.tflite", stridedSplitV()},
-      {"transpose_conv.tflite", transposeConv()}};
+      {"transpose_conv.tflite", transposeConv()}, {"recurrent.tflite", recurrentModels()},
+      {"bidirectional_lstm.tflite", bidirectionalLstm()}};
   for (const auto& [name, desc] : seeds) {
     const auto bytes = serialize(desc);
     std::ofstream(std::string(argv[1]) + "/" + name, std::ios::binary)

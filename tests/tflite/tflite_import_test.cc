@@ -710,6 +710,205 @@ TEST(TfliteImport, TransposeConvArgumentsAreChecked) {
   }
 }
 
+std::vector<uint8_t> floatInputBytes(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+std::vector<float> floatOutput(const std::vector<uint8_t>& bytes) {
+  std::vector<float> values(bytes.size() / 4);
+  std::memcpy(values.data(), bytes.data(), values.size() * 4);
+  return values;
+}
+
+// One RNN step evaluated here in double: h = act(W x + R h + b), W [units][features] row-major.
+std::vector<double> rnnStep(const std::vector<float>& w, const std::vector<float>& r, const std::vector<float>& b,
+                            const std::vector<double>& x, const std::vector<double>& h, double (*act)(double)) {
+  const size_t units = b.size(), features = x.size();
+  std::vector<double> next(units);
+  for (size_t u = 0; u < units; ++u) {
+    double v = b[u];
+    for (size_t k = 0; k < features; ++k) v += w[u * features + k] * x[k];
+    for (size_t k = 0; k < units; ++k) v += r[u * units + k] * h[k];
+    next[u] = act(v);
+  }
+  return next;
+}
+
+double tanhOf(double v) { return std::tanh(v); }
+double reluOf(double v) { return std::max(v, 0.0); }
+
+// The RNN family against the recurrences evaluated in the test (double), to 1e-5.
+TEST(TfliteImport, RnnOperatorsComputeTheirRecurrences) {
+  const tflitetest::RnnWeights w;
+  auto model = import(tflitetest::recurrentModels(w));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model),
+            (std::vector<O>{O::RNN, O::UNIDIRECTIONAL_SEQUENCE_RNN, O::BIDIRECTIONAL_SEQUENCE_RNN}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<float> x0 = {1.0f, -0.5f, 0.25f, 2.0f}, x1 = {0.5f, 1.0f, -1.0f, 0.75f, 2.0f, -0.5f};
+  auto result = executeWithBuffers(**prepared, *model, {floatInputBytes(x0), floatInputBytes(x1)});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto near = [](const std::vector<float>& actual, const std::vector<double>& expected, const char* what) {
+    ASSERT_EQ(actual.size(), expected.size()) << what;
+    for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-5) << what << " " << i;
+  };
+  // RNN: one step from a zero state for each of the two batches.
+  std::vector<double> rnn;
+  for (size_t batch = 0; batch < 2; ++batch) {
+    const auto h = rnnStep(w.w, w.r, w.b, {x0[2 * batch], x0[2 * batch + 1]}, {0, 0}, tanhOf);
+    rnn.insert(rnn.end(), h.begin(), h.end());
+  }
+  near(floatOutput(result->outputs[0].bytes), rnn, "RNN");
+  auto step = [&](size_t t) { return std::vector<double>{x1[2 * t], x1[2 * t + 1]}; };
+  std::vector<double> sequence, h = {0, 0};
+  for (size_t t = 0; t < 3; ++t) {
+    h = rnnStep(w.w, w.r, w.b, step(t), h, reluOf);
+    sequence.insert(sequence.end(), h.begin(), h.end());
+  }
+  near(floatOutput(result->outputs[1].bytes), sequence, "UNIDIRECTIONAL_SEQUENCE_RNN");
+  // Bidirectional, merged: [t][forward 2, backward 3]; the backward cell runs from the last step.
+  std::vector<std::vector<double>> fw(3), bw(3);
+  std::vector<double> hf = {0, 0}, hb = {0, 0, 0};
+  for (size_t t = 0; t < 3; ++t) fw[t] = hf = rnnStep(w.w, w.r, w.b, step(t), hf, tanhOf);
+  for (size_t t = 3; t-- > 0;) bw[t] = hb = rnnStep(w.bw, w.br, w.bb, step(t), hb, tanhOf);
+  std::vector<double> merged;
+  for (size_t t = 0; t < 3; ++t) {
+    merged.insert(merged.end(), fw[t].begin(), fw[t].end());
+    merged.insert(merged.end(), bw[t].begin(), bw[t].end());
+  }
+  near(floatOutput(result->outputs[2].bytes), merged, "BIDIRECTIONAL_SEQUENCE_RNN");
+}
+
+TEST(TfliteImport, RnnArgumentsAreChecked) {
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.operators[0].activation = fb::ActivationFunctionType::SIGN_BIT;
+    expectError(m, {"operator 0 (RNN)", "activation 5"});
+  }
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.operators[1].inputs[3] = -1;
+    expectError(m, {"operator 1 (UNIDIRECTIONAL_SEQUENCE_RNN)", "input 3 is required"});
+  }
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.tensors[7].shape = {1, 3};  // the sequence RNN's hidden state
+    expectError(m, {"operator 1 (UNIDIRECTIONAL_SEQUENCE_RNN)", "hidden state (input 4) is 1x3, expected 1x2"});
+  }
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.tensors[14].shape = {1, 3, 4};
+    expectError(m, {"operator 2 (BIDIRECTIONAL_SEQUENCE_RNN) output", "1x3x4, expected 1x3x5"});
+  }
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.operators[2].mergeOutputs = false;  // then two outputs
+    expectError(m, {"operator 2 (BIDIRECTIONAL_SEQUENCE_RNN)", "1 outputs (expected 2)"});
+  }
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.tensors[1].shape = {3, 2};
+    expectError(m, {"operator 1 (UNIDIRECTIONAL_SEQUENCE_RNN)", "input is rank 2 (3)"});
+  }
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.tensors[6].type = fb::TensorType::UINT8;
+    m.tensors[6].scales = {0.1f};
+    m.tensors[6].zeroPoints = {0};
+    expectError(m, {"operator 0 (RNN)", "expected float32 2x2"});
+  }
+  {
+    ModelDesc m = tflitetest::recurrentModels();
+    m.operators[0].writeOptions = false;
+    expectError(m, {"operator 0 (RNN)", "builtin options"});
+  }
+}
+
+// The bidirectional LSTM against the LSTM equations evaluated here (double) on the real weights
+// (the backward direction's int8 ones dequantized, q / 64), to 1e-5.
+TEST(TfliteImport, BidirectionalLstmRunsBothDirections) {
+  const tflitetest::BidiLstmWeights w;
+  auto model = import(tflitetest::bidirectionalLstm(w));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(operationTypes(*model), (std::vector<OperationType>{OperationType::BIDIRECTIONAL_SEQUENCE_LSTM}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<float> x = {0.5f, 1.0f, -1.0f, 0.75f, 2.0f, -0.5f};
+  auto result = executeWithBuffers(**prepared, *model, {floatInputBytes(x)});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  // gate(g, u, x_t, h): bias + input weights · x_t + recurrent weights · h.
+  auto run = [&](auto weight, auto recurrent, auto bias, bool backward) {
+    std::vector<double> out(6), h = {0, 0}, c = {0, 0};
+    for (int k = 0; k < 3; ++k) {
+      const int t = backward ? 2 - k : k;
+      double gate[4][2];
+      for (int g = 0; g < 4; ++g)
+        for (int u = 0; u < 2; ++u) {
+          double v = bias(g, u);
+          for (int f = 0; f < 2; ++f) v += weight(g, u, f) * x[2 * t + f] + recurrent(g, u, f) * h[f];
+          gate[g][u] = g == 2 ? std::tanh(v) : sigmoid(v);
+        }
+      for (int u = 0; u < 2; ++u) {
+        c[u] = gate[1][u] * c[u] + gate[0][u] * gate[2][u];
+        h[u] = gate[3][u] * std::tanh(c[u]);
+        out[2 * t + u] = h[u];
+      }
+    }
+    return out;
+  };
+  const auto fw = run([&](int g, int u, int f) { return double{w.fwInput[g][u][f]}; },
+                      [&](int g, int u, int f) { return double{w.fwRecurrent[g][u][f]}; },
+                      [&](int g, int u) { return double{w.fwBias[g][u]}; }, false);
+  const auto bw = run([&](int g, int u, int f) { return w.bwInput[g][u][f] / 64.0; },
+                      [&](int g, int u, int f) { return w.bwRecurrent[g][u][f] / 64.0; },
+                      [&](int g, int u) { return double{w.bwBias[g][u]}; }, true);
+  const auto yf = floatOutput(result->outputs[0].bytes), yb = floatOutput(result->outputs[1].bytes);
+  ASSERT_EQ(yf.size(), 6u);
+  ASSERT_EQ(yb.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(yf[i], fw[i], 1e-5) << "forward " << i;
+    EXPECT_NEAR(yb[i], bw[i], 1e-5) << "backward " << i;
+  }
+}
+
+TEST(TfliteImport, BidirectionalLstmArgumentsAreChecked) {
+  {
+    ModelDesc m = tflitetest::bidirectionalLstm();
+    m.operators[0].inputs[23] = -1;  // backward recurrent-to-forget weights
+    expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM)", "input 23 is required"});
+  }
+  {
+    ModelDesc m = tflitetest::bidirectionalLstm();
+    m.operators[0].inputs.resize(47);
+    expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM)", "47 inputs (expected 48)"});
+  }
+  {
+    ModelDesc m = tflitetest::bidirectionalLstm();
+    m.operators[0].mergeOutputs = true;
+    expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM)", "2 outputs (expected 1"});
+  }
+  {
+    ModelDesc m = tflitetest::bidirectionalLstm();
+    m.tensors[m.operators[0].inputs[37]].shape = {1, 3};  // backward output state
+    expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM)", "output state (input 37) is 1x3, expected 1x2"});
+  }
+  {
+    ModelDesc m = tflitetest::bidirectionalLstm();
+    m.operators[0].activation = fb::ActivationFunctionType::RELU_N1_TO_1;
+    expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM)", "activation 2"});
+  }
+  {
+    ModelDesc m = tflitetest::bidirectionalLstm();
+    m.operators[0].timeMajor = true;  // [1,3,2] read as 1 step of 3 batches: states and outputs disagree
+    expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM)", "output state (input 35) is 1x2, expected 3x2"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -894,7 +1093,9 @@ TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
                                    {"shape_operators", tflitetest::shapeOperators()},
                                    {"batch_space_lrn", tflitetest::batchSpaceLrn()},
                                    {"strided_split_v", tflitetest::stridedSplitV()},
-                                   {"transpose_conv", tflitetest::transposeConv()}}) {
+                                   {"transpose_conv", tflitetest::transposeConv()},
+                                   {"recurrent", tflitetest::recurrentModels()},
+                                   {"bidirectional_lstm", tflitetest::bidirectionalLstm()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

@@ -47,6 +47,8 @@ struct OpDesc {
   int32_t numSplits = 2;                               // SPLIT, SPLIT_V
   int32_t shrinkAxisMask = 0;                          // STRIDED_SLICE
   int32_t ellipsisMask = 0;
+  bool timeMajor = false;                              // sequence RNNs and LSTMs
+  bool mergeOutputs = false;                           // bidirectional sequence operators
   bool writeOptions = true;
 };
 
@@ -556,6 +558,128 @@ inline ModelDesc transposeConv() {
   return m;
 }
 
+inline std::vector<uint8_t> floatBytes(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// The weights of recurrentModels(): a forward cell of 2 units and a backward one of 3 units, on
+// 2 features, row-major [units][inputs].
+struct RnnWeights {
+  std::vector<float> w = {0.5f, -0.3f, 0.2f, 0.4f}, r = {0.1f, -0.2f, 0.3f, 0.05f}, b = {0.1f, -0.1f};
+  std::vector<float> bw = {0.3f, 0.1f, -0.4f, 0.2f, 0.25f, -0.15f};
+  std::vector<float> br = {0.1f, 0.0f, -0.1f, 0.05f, 0.2f, 0.0f, 0.0f, -0.1f, 0.15f};
+  std::vector<float> bb = {0.0f, 0.05f, -0.05f};
+};
+
+// float32 throughout. Input 0 [2 batches, 2 features] → RNN (tanh; weights w, r, b) → output 0
+// [2,2]. Input 1 [1 batch, 3 steps, 2 features] → UNIDIRECTIONAL_SEQUENCE_RNN (RELU, the same
+// weights, batch major) → output 1 [1,3,2], and → BIDIRECTIONAL_SEQUENCE_RNN (tanh, forward w, r,
+// b, backward bw, br, bb, merged outputs, no auxiliary input) → output 2 [1,3,5]. Hidden states
+// are variable tensors without data.
+inline ModelDesc recurrentModels(const RnnWeights& w = {}) {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  m.opcodes = {opcode(B::RNN), opcode(B::UNIDIRECTIONAL_SEQUENCE_RNN), opcode(B::BIDIRECTIONAL_SEQUENCE_RNN)};
+  m.buffers = {{}, floatBytes(w.w), floatBytes(w.r), floatBytes(w.b), floatBytes(w.bw), floatBytes(w.br),
+               floatBytes(w.bb)};
+  auto shaped = [](std::vector<int32_t> shape, uint32_t buffer = 0, bool variable = false) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = fb::TensorType::FLOAT32;
+    t.buffer = buffer;
+    t.isVariable = variable;
+    return t;
+  };
+  m.tensors = {shaped({2, 2}), shaped({1, 3, 2}),                                     // 0, 1 inputs
+               shaped({2, 2}, 1), shaped({2, 2}, 2), shaped({2}, 3),                 // 2-4 w, r, b
+               shaped({2, 2}, 0, true), shaped({2, 2}),                              // 5 RNN state, 6 output
+               shaped({1, 2}, 0, true), shaped({1, 3, 2}),                           // 7 state, 8 output
+               shaped({3, 2}, 4), shaped({3, 3}, 5), shaped({3}, 6),                 // 9-11 backward
+               shaped({1, 2}, 0, true), shaped({1, 3}, 0, true), shaped({1, 3, 5})};  // 12, 13 states, 14
+  OpDesc rnn = op(0, {0, 2, 3, 4, 5}, {6});
+  rnn.activation = fb::ActivationFunctionType::TANH;
+  OpDesc sequence = op(1, {1, 2, 3, 4, 7}, {8});
+  sequence.activation = fb::ActivationFunctionType::RELU;
+  OpDesc bidirectional = op(2, {1, 2, 3, 4, 12, 9, 10, 11, 13, -1, -1, -1}, {14});
+  bidirectional.activation = fb::ActivationFunctionType::TANH;
+  bidirectional.mergeOutputs = true;
+  m.operators = {rnn, sequence, bidirectional};
+  m.inputs = {0, 1};
+  m.outputs = {6, 8, 14};
+  return m;
+}
+
+// The gates of bidirectionalLstm(), gate order input, forget, cell, output; 2 units, 2 features.
+// The forward direction's are float; the backward one's are int8 (scale 1/64, zero point 0: a
+// hybrid operator), their real values q / 64.
+struct BidiLstmWeights {
+  float fwInput[4][2][2] = {{{0.5f, -0.25f}, {0.1f, 0.3f}}, {{0.2f, 0.4f}, {-0.3f, 0.1f}},
+                            {{-0.6f, 0.35f}, {0.3f, 0.2f}}, {{0.4f, 0.4f}, {-0.5f, 0.15f}}};
+  float fwRecurrent[4][2][2] = {{{0.1f, -0.2f}, {0.3f, 0.05f}}, {{-0.15f, 0.25f}, {0.2f, -0.1f}},
+                                {{0.4f, 0.1f}, {-0.3f, 0.2f}}, {{0.05f, -0.05f}, {0.15f, 0.25f}}};
+  float fwBias[4][2] = {{0.1f, -0.05f}, {1.0f, 0.5f}, {0.0f, 0.15f}, {-0.1f, 0.2f}};
+  int8_t bwInput[4][2][2] = {{{32, -16}, {8, 20}}, {{12, 24}, {-20, 6}}, {{-40, 22}, {18, 12}}, {{26, 26}, {-32, 10}}};
+  int8_t bwRecurrent[4][2][2] = {{{6, -12}, {20, 3}}, {{-10, 16}, {12, -6}}, {{26, 6}, {-20, 12}}, {{3, -3}, {10, 16}}};
+  float bwBias[4][2] = {{0.05f, 0.1f}, {0.8f, 0.6f}, {-0.1f, 0.05f}, {0.2f, -0.1f}};
+};
+
+// Input 0 float32 [1 batch, 3 steps, 2 features] (batch major) → BIDIRECTIONAL_SEQUENCE_LSTM
+// (tanh, no clip, no peepholes or projection, separate outputs) → outputs 0 (forward) and 1
+// (backward), each [1,3,2]. States are variable tensors without data.
+inline ModelDesc bidirectionalLstm(const BidiLstmWeights& w = {}) {
+  ModelDesc m;
+  m.opcodes = {opcode(fb::BuiltinOperator::BIDIRECTIONAL_SEQUENCE_LSTM, 2)};
+  m.buffers.push_back({});
+  auto shaped = [](std::vector<int32_t> shape, fb::TensorType type = fb::TensorType::FLOAT32) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = type;
+    return t;
+  };
+  m.tensors.push_back(shaped({1, 3, 2}));  // 0 input
+  std::vector<int32_t> inputs(48, -1);
+  inputs[0] = 0;
+  auto add = [&](std::vector<uint8_t> bytes, TensorDesc t) {
+    m.buffers.push_back(std::move(bytes));
+    t.buffer = static_cast<uint32_t>(m.buffers.size() - 1);
+    m.tensors.push_back(t);
+    return static_cast<int32_t>(m.tensors.size() - 1);
+  };
+  auto int8Weights = [&](const int8_t (&v)[2][2]) {
+    TensorDesc t = tensor({2, 2}, fb::TensorType::INT8, 0, 1.0f / 64, 0);
+    return add({static_cast<uint8_t>(v[0][0]), static_cast<uint8_t>(v[0][1]), static_cast<uint8_t>(v[1][0]),
+                static_cast<uint8_t>(v[1][1])}, t);
+  };
+  auto floatWeights = [&](const float (&v)[2][2]) {
+    return add(floatBytes({v[0][0], v[0][1], v[1][0], v[1][1]}), shaped({2, 2}));
+  };
+  for (int g = 0; g < 4; ++g) {
+    inputs[1 + g] = floatWeights(w.fwInput[g]);
+    inputs[5 + g] = floatWeights(w.fwRecurrent[g]);
+    inputs[12 + g] = add(floatBytes({w.fwBias[g][0], w.fwBias[g][1]}), shaped({2}));
+    inputs[18 + g] = int8Weights(w.bwInput[g]);
+    inputs[22 + g] = int8Weights(w.bwRecurrent[g]);
+    inputs[29 + g] = add(floatBytes({w.bwBias[g][0], w.bwBias[g][1]}), shaped({2}));
+  }
+  for (int k = 35; k < 39; ++k) {
+    TensorDesc state = shaped({1, 2});
+    state.isVariable = true;
+    m.tensors.push_back(state);
+    inputs[k] = static_cast<int32_t>(m.tensors.size() - 1);
+  }
+  m.tensors.push_back(shaped({1, 3, 2}));
+  m.tensors.push_back(shaped({1, 3, 2}));
+  const auto out = static_cast<int32_t>(m.tensors.size() - 2);
+  OpDesc lstm = op(0, inputs, {out, out + 1});
+  lstm.activation = fb::ActivationFunctionType::TANH;
+  m.operators = {lstm};
+  m.inputs = {0};
+  m.outputs = {out, out + 1};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -608,6 +732,24 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::TRANSPOSE_CONV:
           type = fb::BuiltinOptions::TransposeConvOptions;
           options = fb::CreateTransposeConvOptions(b, op.padding, op.stride, op.stride, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::RNN:
+          type = fb::BuiltinOptions::RNNOptions;
+          options = fb::CreateRNNOptions(b, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN:
+          type = fb::BuiltinOptions::SequenceRNNOptions;
+          options = fb::CreateSequenceRNNOptions(b, op.timeMajor, op.activation).Union();
+          break;
+        case fb::BuiltinOperator::BIDIRECTIONAL_SEQUENCE_RNN:
+          type = fb::BuiltinOptions::BidirectionalSequenceRNNOptions;
+          options = fb::CreateBidirectionalSequenceRNNOptions(b, op.timeMajor, op.activation, op.mergeOutputs).Union();
+          break;
+        case fb::BuiltinOperator::BIDIRECTIONAL_SEQUENCE_LSTM:
+          type = fb::BuiltinOptions::BidirectionalSequenceLSTMOptions;
+          options = fb::CreateBidirectionalSequenceLSTMOptions(b, op.activation, op.cellClip, 0.0f, op.mergeOutputs,
+                                                               op.timeMajor)
+                        .Union();
           break;
         case fb::BuiltinOperator::SOFTMAX:
           type = fb::BuiltinOptions::SoftmaxOptions;

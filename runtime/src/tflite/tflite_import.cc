@@ -127,6 +127,11 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::TRANSPOSE_CONV: return 4;
     // 1: float or fully integer, 2-3: hybrid (int8 weights, float activations); all dequantized.
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM: return 3;
+    // 1: float, 2: hybrid, 3: asymmetric input quantization of the hybrid kernel; all in float here.
+    case fb::BuiltinOperator::BIDIRECTIONAL_SEQUENCE_LSTM:
+    case fb::BuiltinOperator::RNN:
+    case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN:
+    case fb::BuiltinOperator::BIDIRECTIONAL_SEQUENCE_RNN: return 3;
     default: return std::nullopt;
   }
 }
@@ -1335,6 +1340,10 @@ class Importer {
                     {builder_.addInt32(static_cast<int32_t>(a))}, y);
       }
       case B::UNIDIRECTIONAL_SEQUENCE_LSTM: return mapSequenceLstm(op);
+      case B::BIDIRECTIONAL_SEQUENCE_LSTM: return mapBidirectionalLstm(op);
+      case B::RNN:
+      case B::UNIDIRECTIONAL_SEQUENCE_RNN:
+      case B::BIDIRECTIONAL_SEQUENCE_RNN: return mapRnn(op, code);
       case B::ABS:
       case B::NEG:
       case B::SQRT:
@@ -1411,6 +1420,111 @@ class Importer {
     }
   }
 
+  // The float operands of a recurrent operator's inputs: each through floatInput (constants
+  // dequantized, so hybrid int8 weights run in float; variable state tensors zeros), an omitted
+  // one (index −1) as NNAPI's omitted operand.
+  hal::Result<std::vector<uint32_t>> floatInputs(const Op& op, const std::string& name) {
+    std::vector<uint32_t> inputs;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.inputs[i] < 0) {
+        inputs.push_back(builder_.addOmitted(OperandType::TENSOR_FLOAT32));
+        continue;
+      }
+      SABLE_ASSIGN_OR_RETURN(uint32_t x, floatInput(op.inputs[i], fmt::format("{} input {}", name, i)));
+      inputs.push_back(x);
+    }
+    return inputs;
+  }
+
+  // Input i of a recurrent operator (when present) must have shape `dims`.
+  hal::Result<void> expectInputShape(const Op& op, const std::vector<uint32_t>& inputs, size_t i,
+                                     const std::vector<uint32_t>& dims, std::string_view what,
+                                     const std::string& name) {
+    if (i >= inputs.size() || op.inputs[i] < 0) return {};
+    if (operand(inputs[i]).dimensions != dims)
+      return importError("{}: {} (input {}) is {}, expected {}", name, what, i,
+                         fmt::join(operand(inputs[i]).dimensions, "x"), fmt::join(dims, "x"));
+    return {};
+  }
+
+  // A sequence input [batch, time, features] (time major: [time, batch, features]).
+  struct SequenceShape {
+    uint32_t batches = 0, time = 0, features = 0;
+  };
+  hal::Result<SequenceShape> sequenceShape(uint32_t input, bool timeMajor, const std::string& name) {
+    const std::vector<uint32_t> d = operand(input).dimensions;
+    if (d.size() != 3) return importError("{}: input is rank {} (3)", name, d.size());
+    return SequenceShape{timeMajor ? d[1] : d[0], timeMajor ? d[0] : d[1], d[2]};
+  }
+
+  // The output tensor `index` of a sequence operator, [batch, time, size] (time major: [time,
+  // batch, size]), as a float32 operand.
+  hal::Result<uint32_t> sequenceOutput(int32_t index, const SequenceShape& in, uint32_t size, bool timeMajor,
+                                       const std::string& what) {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+    SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(index, *tensor));
+    const std::vector<uint32_t> expected = timeMajor ? std::vector<uint32_t>{in.time, in.batches, size}
+                                                     : std::vector<uint32_t>{in.batches, in.time, size};
+    if (shape.dims != expected)
+      return importError("{} is {}, expected {}", what, fmt::join(shape.dims, "x"), fmt::join(expected, "x"));
+    SABLE_ASSIGN_OR_RETURN(uint32_t y, output(index, what));
+    if (operand(y).type != OperandType::TENSOR_FLOAT32)
+      return importError("{} is {} (float32)", what, hal::toString(operand(y).type));
+    return y;
+  }
+
+  // One direction of an LSTM in TFLite's (and NNAPI's) input order: the 17 tensors from `first`
+  // (input-to-gate weights i, f, c, o; recurrent weights; 3 peepholes; 4 gate biases; projection
+  // weights and bias), its output and cell states, and (−1 for none) 4 layer normalization
+  // weights. Checks what is required and every shape; returns {units, output size}.
+  hal::Result<std::pair<uint32_t, uint32_t>> lstmDirection(const Op& op, const std::vector<uint32_t>& inputs,
+                                                           size_t first, size_t outputState, size_t cellState,
+                                                           int layerNorm, const SequenceShape& in,
+                                                           const std::string& name) {
+    // Required: the forget/cell/output gates' weights and biases, both states.
+    for (size_t i : {first + 1, first + 2, first + 3, first + 5, first + 6, first + 7, first + 12, first + 13,
+                     first + 14, outputState, cellState})
+      if (op.inputs[i] < 0) return importError("{}: input {} is required but omitted", name, i);
+    const std::vector<uint32_t> w = operand(inputs[first + 3]).dimensions;
+    const std::vector<uint32_t> r = operand(inputs[first + 7]).dimensions;
+    if (w.size() != 2 || r.size() != 2)
+      return importError("{}: input-to-output and recurrent-to-output weights (inputs {}, {}) must be 2-D", name,
+                         first + 3, first + 7);
+    const uint32_t units = w[0], outputs = r[1];
+    for (size_t g = 0; g < 4; ++g) {
+      SABLE_TRY(expectInputShape(op, inputs, first + g, {units, in.features}, "input weights", name));
+      SABLE_TRY(expectInputShape(op, inputs, first + 4 + g, {units, outputs}, "recurrent weights", name));
+      SABLE_TRY(expectInputShape(op, inputs, first + 11 + g, {units}, "gate bias", name));
+      if (layerNorm >= 0)
+        SABLE_TRY(expectInputShape(op, inputs, layerNorm + g, {units}, "layer normalization weights", name));
+    }
+    for (size_t k = 0; k < 3; ++k) SABLE_TRY(expectInputShape(op, inputs, first + 8 + k, {units}, "peephole weights", name));
+    SABLE_TRY(expectInputShape(op, inputs, first + 15, {outputs, units}, "projection weights", name));
+    SABLE_TRY(expectInputShape(op, inputs, first + 16, {outputs}, "projection bias", name));
+    SABLE_TRY(expectInputShape(op, inputs, outputState, {in.batches, outputs}, "output state", name));
+    SABLE_TRY(expectInputShape(op, inputs, cellState, {in.batches, units}, "cell state", name));
+    if (op.inputs[first + 15] < 0 && outputs != units)
+      return importError("{}: without projection the output size {} must equal the units {}", name, outputs, units);
+    return std::pair{units, outputs};
+  }
+
+  // The NNAPI activation code of a TFLite LSTM (NONE, RELU, RELU6, TANH).
+  hal::Result<int32_t> lstmActivation(fb::ActivationFunctionType activation, const std::string& name) {
+    switch (activation) {
+      case fb::ActivationFunctionType::NONE: return 0;
+      case fb::ActivationFunctionType::RELU: return 1;
+      case fb::ActivationFunctionType::RELU6: return 3;
+      case fb::ActivationFunctionType::TANH: return 4;
+      default: return importError("{}: activation {} (NONE, RELU, RELU6 or TANH)", name, static_cast<int>(activation));
+    }
+  }
+
+  hal::Result<void> checkClips(float cellClip, float projClip, const std::string& name) {
+    if (!std::isfinite(cellClip) || cellClip < 0 || !std::isfinite(projClip) || projClip < 0)
+      return importError("{}: cell clip {} and projection clip {} must be finite and >= 0", name, cellClip, projClip);
+    return {};
+  }
+
   // UNIDIRECTIONAL_SEQUENCE_LSTM → NNAPI's (float) UNIDIRECTIONAL_SEQUENCE_LSTM: the same 20
   // tensors in the same order, then activation, cell clip, projection clip, time major and the 4
   // layer normalization weights. NNAPI has no integer sequence LSTM, and its single-step
@@ -1424,70 +1538,20 @@ class Importer {
       return importError("{}: {} inputs (expected 20, or 24 with layer normalization)", name, op.inputs.size());
     if (op.outputs.size() != 1) return importError("{}: {} outputs (expected 1)", name, op.outputs.size());
     SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::UnidirectionalSequenceLSTMOptions>(op));
-    int32_t activation = 0;
-    switch (o->fused_activation_function()) {
-      case fb::ActivationFunctionType::NONE: activation = 0; break;
-      case fb::ActivationFunctionType::RELU: activation = 1; break;
-      case fb::ActivationFunctionType::RELU6: activation = 3; break;
-      case fb::ActivationFunctionType::TANH: activation = 4; break;
-      default:
-        return importError("{}: activation {} (NONE, RELU, RELU6 or TANH)", name,
-                           static_cast<int>(o->fused_activation_function()));
-    }
-    if (!std::isfinite(o->cell_clip()) || o->cell_clip() < 0 || !std::isfinite(o->proj_clip()) || o->proj_clip() < 0)
-      return importError("{}: cell clip {} and projection clip {} must be finite and >= 0", name, o->cell_clip(),
-                         o->proj_clip());
+    SABLE_ASSIGN_OR_RETURN(int32_t activation, lstmActivation(o->fused_activation_function(), name));
+    SABLE_TRY(checkClips(o->cell_clip(), o->proj_clip(), name));
     if (o->diagonal_recurrent_tensors()) return importError("{}: diagonal recurrent weights are not supported", name);
-    // Required: the input, the forget/cell/output gates' weights and biases, both states.
-    for (size_t i : {0u, 2u, 3u, 4u, 6u, 7u, 8u, 13u, 14u, 15u, 18u, 19u})
-      if (op.inputs[i] < 0) return importError("{}: input {} is required but omitted", name, i);
-    std::vector<uint32_t> inputs;
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      if (op.inputs[i] < 0) {
-        inputs.push_back(builder_.addOmitted(OperandType::TENSOR_FLOAT32));
-        continue;
-      }
-      SABLE_ASSIGN_OR_RETURN(uint32_t x, floatInput(op.inputs[i], fmt::format("{} input {}", name, i)));
-      inputs.push_back(x);
-    }
-    // Shapes, checked here so that a wrong file is named by its operator: input [batch, time,
-    // features] (time major: [time, batch, features]); gate weights [units, features] and
-    // [units, outputs]; biases and layer norm weights [units]; states [batch, outputs] and
-    // [batch, units]; output [batch, time, outputs].
-    const std::vector<uint32_t> in = operand(inputs[0]).dimensions;
-    if (in.size() != 3) return importError("{}: input is rank {} (3)", name, in.size());
+    if (op.inputs[0] < 0) return importError("{}: input 0 is required but omitted", name);
+    SABLE_ASSIGN_OR_RETURN(std::vector<uint32_t> inputs, floatInputs(op, name));
     const bool timeMajor = o->time_major();
-    const uint32_t batches = timeMajor ? in[1] : in[0], time = timeMajor ? in[0] : in[1], features = in[2];
-    const std::vector<uint32_t> w = operand(inputs[4]).dimensions;
-    const std::vector<uint32_t> r = operand(inputs[8]).dimensions;
-    if (w.size() != 2 || r.size() != 2)
-      return importError("{}: input-to-output and recurrent-to-output weights must be 2-D", name);
-    const uint32_t units = w[0], outputs = r[1];
-    auto expectShape = [&](size_t i, std::vector<uint32_t> dims, std::string_view what) -> hal::Result<void> {
-      if (i >= inputs.size() || op.inputs[i] < 0) return {};
-      if (operand(inputs[i]).dimensions != dims)
-        return importError("{}: {} (input {}) is {}, expected {}", name, what, i,
-                           fmt::join(operand(inputs[i]).dimensions, "x"), fmt::join(dims, "x"));
-      return {};
-    };
-    for (size_t g = 0; g < 4; ++g) {
-      SABLE_TRY(expectShape(1 + g, {units, features}, "input weights"));
-      SABLE_TRY(expectShape(5 + g, {units, outputs}, "recurrent weights"));
-      SABLE_TRY(expectShape(12 + g, {units}, "gate bias"));
-      SABLE_TRY(expectShape(20 + g, {units}, "layer normalization weights"));
-    }
-    for (size_t k = 0; k < 3; ++k) SABLE_TRY(expectShape(9 + k, {units}, "peephole weights"));
-    SABLE_TRY(expectShape(16, {outputs, units}, "projection weights"));
-    SABLE_TRY(expectShape(17, {outputs}, "projection bias"));
-    SABLE_TRY(expectShape(18, {batches, outputs}, "output state"));
-    SABLE_TRY(expectShape(19, {batches, units}, "cell state"));
-    if (op.inputs[16] < 0 && outputs != units)
-      return importError("{}: without projection the output size {} must equal the units {}", name, outputs, units);
+    SABLE_ASSIGN_OR_RETURN(SequenceShape in, sequenceShape(inputs[0], timeMajor, name));
+    SABLE_ASSIGN_OR_RETURN(auto sizes, lstmDirection(op, inputs, 1, 18, 19, op.inputs.size() == 24 ? 20 : -1, in, name));
+    const uint32_t outputs = sizes.second;
 
     SABLE_ASSIGN_OR_RETURN(const fb::Tensor* outTensor, tensorAt(op.outputs[0], name + " output"));
     SABLE_ASSIGN_OR_RETURN(Shape outShape, operandShape(op.outputs[0], *outTensor));
-    const std::vector<uint32_t> expected =
-        timeMajor ? std::vector<uint32_t>{time, batches, outputs} : std::vector<uint32_t>{batches, time, outputs};
+    const std::vector<uint32_t> expected = timeMajor ? std::vector<uint32_t>{in.time, in.batches, outputs}
+                                                     : std::vector<uint32_t>{in.batches, in.time, outputs};
     if (outShape.dims != expected)
       return importError("{}: output is {}, expected {}", name, fmt::join(outShape.dims, "x"), fmt::join(expected, "x"));
     SABLE_ASSIGN_OR_RETURN(uint32_t y, output(op.outputs[0], name + " output"));
@@ -1510,6 +1574,146 @@ class Importer {
     const uint32_t real = builder_.addTemporary(OperandType::TENSOR_FLOAT32, expected);
     builder_.addOperation(OperationType::UNIDIRECTIONAL_SEQUENCE_LSTM, std::move(all), {real});
     builder_.addOperation(OperationType::QUANTIZE, {real}, {y});
+    return {};
+  }
+
+  // BIDIRECTIONAL_SEQUENCE_LSTM → NNAPI's (float) BIDIRECTIONAL_SEQUENCE_LSTM: TFLite's 48 inputs
+  // are NNAPI's first 48 (input; forward 1-17; backward 18-34; the four states; auxiliary input
+  // and weights, passed as they are: NNAPI gives them TFLite's meaning), then activation, cell
+  // clip, projection clip, merge outputs, time major and 8 omitted layer normalization weights
+  // (TFLite's operator has none), as the delegate maps it. Tensors in float as for the
+  // unidirectional LSTM; the outputs must be float32 (TFLite's kernel writes float).
+  hal::Result<void> mapBidirectionalLstm(const Op& op) {
+    const std::string name = fmt::format("operator {} ({})", op.index, op.name);
+    if (op.inputs.size() != 48) return importError("{}: {} inputs (expected 48)", name, op.inputs.size());
+    SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::BidirectionalSequenceLSTMOptions>(op));
+    const bool merge = o->merge_outputs(), timeMajor = o->time_major();
+    if (op.outputs.size() != (merge ? 1u : 2u))
+      return importError("{}: {} outputs (expected {} with merge_outputs {})", name, op.outputs.size(), merge ? 1 : 2,
+                         merge);
+    SABLE_ASSIGN_OR_RETURN(int32_t activation, lstmActivation(o->fused_activation_function(), name));
+    SABLE_TRY(checkClips(o->cell_clip(), o->proj_clip(), name));
+    if (op.inputs[0] < 0) return importError("{}: input 0 is required but omitted", name);
+    SABLE_ASSIGN_OR_RETURN(std::vector<uint32_t> inputs, floatInputs(op, name));
+    SABLE_ASSIGN_OR_RETURN(SequenceShape in, sequenceShape(inputs[0], timeMajor, name));
+    SABLE_ASSIGN_OR_RETURN(auto fw, lstmDirection(op, inputs, 1, 35, 36, -1, in, name));
+    // The backward direction reads the auxiliary input instead when it is given without
+    // auxiliary weights (parallel linking).
+    SequenceShape bwIn = in;
+    if (op.inputs[39] >= 0 && op.inputs[40] < 0) {
+      SABLE_ASSIGN_OR_RETURN(bwIn, sequenceShape(inputs[39], timeMajor, name + " auxiliary input"));
+      if (bwIn.batches != in.batches || bwIn.time != in.time)
+        return importError("{}: the auxiliary input's batch and time differ from the input's", name);
+    }
+    SABLE_ASSIGN_OR_RETURN(auto bw, lstmDirection(op, inputs, 18, 37, 38, -1, bwIn, name));
+    std::vector<uint32_t> outs;
+    if (merge) {
+      SABLE_ASSIGN_OR_RETURN(uint32_t y, sequenceOutput(op.outputs[0], in, fw.second + bw.second, timeMajor,
+                                                        name + " output"));
+      outs.push_back(y);
+    } else {
+      SABLE_ASSIGN_OR_RETURN(uint32_t y0, sequenceOutput(op.outputs[0], in, fw.second, timeMajor, name + " output 0"));
+      SABLE_ASSIGN_OR_RETURN(uint32_t y1, sequenceOutput(op.outputs[1], in, bw.second, timeMajor, name + " output 1"));
+      outs = {y0, y1};
+    }
+    inputs.push_back(builder_.addInt32(activation));
+    inputs.push_back(builder_.addFloat32(o->cell_clip()));
+    inputs.push_back(builder_.addFloat32(o->proj_clip()));
+    inputs.push_back(builder_.addBool(merge));
+    inputs.push_back(builder_.addBool(timeMajor));
+    for (int i = 0; i < 8; ++i) inputs.push_back(builder_.addOmitted(OperandType::TENSOR_FLOAT32));
+    builder_.addOperation(OperationType::BIDIRECTIONAL_SEQUENCE_LSTM, std::move(inputs), std::move(outs));
+    return {};
+  }
+
+  // RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN → NNAPI's operations of the same
+  // names (float), TFLite's inputs in the same order (tensors in float as for the LSTM), then the
+  // activation (TFLite's and NNAPI's codes agree: NONE 0, RELU 1, RELU_N1_TO_1 2, RELU6 3, TANH 4),
+  // time major and merge outputs where the operation has them. NNAPI's RNN also writes the new
+  // hidden state (output 0, unused here) before TFLite's output.
+  hal::Result<void> mapRnn(const Op& op, fb::BuiltinOperator code) {
+    using B = fb::BuiltinOperator;
+    const std::string name = fmt::format("operator {} ({})", op.index, op.name);
+    fb::ActivationFunctionType activation = fb::ActivationFunctionType::NONE;
+    bool timeMajor = false, merge = false;
+    if (code == B::RNN) {
+      SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::RNNOptions>(op));
+      activation = o->fused_activation_function();
+      SABLE_TRY(expectCounts(op, 5, 5, 1));
+    } else if (code == B::UNIDIRECTIONAL_SEQUENCE_RNN) {
+      SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::SequenceRNNOptions>(op));
+      activation = o->fused_activation_function();
+      timeMajor = o->time_major();
+      SABLE_TRY(expectCounts(op, 5, 5, 1));
+    } else {
+      SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::BidirectionalSequenceRNNOptions>(op));
+      activation = o->fused_activation_function();
+      timeMajor = o->time_major();
+      merge = o->merge_outputs();
+      SABLE_TRY(expectCounts(op, 12, 12, merge ? 1 : 2));
+    }
+    if (activation == fb::ActivationFunctionType::SIGN_BIT || static_cast<int>(activation) > 5)
+      return importError("{}: activation {} (NONE, RELU, RELU_N1_TO_1, RELU6 or TANH)", name,
+                         static_cast<int>(activation));
+    const int32_t act = static_cast<int32_t>(activation);
+    for (size_t i = 0; i < 9 && i < op.inputs.size(); ++i)
+      if (op.inputs[i] < 0) return importError("{}: input {} is required but omitted", name, i);
+    SABLE_ASSIGN_OR_RETURN(std::vector<uint32_t> inputs, floatInputs(op, name));
+    // One direction's weights, recurrent weights, bias and hidden state from input `first`: units
+    // from the weights, every shape checked against them.
+    auto direction = [&](size_t first, uint32_t batches, uint32_t features) -> hal::Result<uint32_t> {
+      const std::vector<uint32_t> w = operand(inputs[first]).dimensions;
+      if (w.size() != 2 || w[1] != features)
+        return importError("{}: weights (input {}) are {}, expected [units, {}]", name, first, fmt::join(w, "x"),
+                           features);
+      const uint32_t units = w[0];
+      SABLE_TRY(expectInputShape(op, inputs, first + 1, {units, units}, "recurrent weights", name));
+      SABLE_TRY(expectInputShape(op, inputs, first + 2, {units}, "bias", name));
+      SABLE_TRY(expectInputShape(op, inputs, first + 3, {batches, units}, "hidden state", name));
+      return units;
+    };
+    if (code == B::RNN) {
+      const std::vector<uint32_t> d = operand(inputs[0]).dimensions;
+      if (d.size() != 2) return importError("{}: input is rank {} (2)", name, d.size());
+      SABLE_ASSIGN_OR_RETURN(uint32_t units, direction(1, d[0], d[1]));
+      SABLE_ASSIGN_OR_RETURN(uint32_t y, output(op.outputs[0], name + " output"));
+      if (operand(y).type != OperandType::TENSOR_FLOAT32 || operand(y).dimensions != std::vector<uint32_t>{d[0], units})
+        return importError("{}: output is {} {}, expected float32 {}x{}", name, hal::toString(operand(y).type),
+                           fmt::join(operand(y).dimensions, "x"), d[0], units);
+      const uint32_t state = builder_.addTemporary(OperandType::TENSOR_FLOAT32, {d[0], units});
+      inputs.push_back(builder_.addInt32(act));
+      builder_.addOperation(OperationType::RNN, std::move(inputs), {state, y});
+      return {};
+    }
+    SABLE_ASSIGN_OR_RETURN(SequenceShape in, sequenceShape(inputs[0], timeMajor, name));
+    SABLE_ASSIGN_OR_RETURN(uint32_t units, direction(1, in.batches, in.features));
+    if (code == B::UNIDIRECTIONAL_SEQUENCE_RNN) {
+      SABLE_ASSIGN_OR_RETURN(uint32_t y, sequenceOutput(op.outputs[0], in, units, timeMajor, name + " output"));
+      inputs.push_back(builder_.addInt32(act));
+      inputs.push_back(builder_.addInt32(timeMajor ? 1 : 0));  // NNAPI's time major is an INT32 here
+      builder_.addOperation(OperationType::UNIDIRECTIONAL_SEQUENCE_RNN, std::move(inputs), {y});
+      return {};
+    }
+    SequenceShape bwIn = in;  // parallel linking: the auxiliary input without auxiliary weights
+    if (op.inputs[9] >= 0 && op.inputs[10] < 0) {
+      SABLE_ASSIGN_OR_RETURN(bwIn, sequenceShape(inputs[9], timeMajor, name + " auxiliary input"));
+      if (bwIn.batches != in.batches || bwIn.time != in.time)
+        return importError("{}: the auxiliary input's batch and time differ from the input's", name);
+    }
+    SABLE_ASSIGN_OR_RETURN(uint32_t bwUnits, direction(5, in.batches, bwIn.features));
+    std::vector<uint32_t> outs;
+    if (merge) {
+      SABLE_ASSIGN_OR_RETURN(uint32_t y, sequenceOutput(op.outputs[0], in, units + bwUnits, timeMajor, name + " output"));
+      outs.push_back(y);
+    } else {
+      SABLE_ASSIGN_OR_RETURN(uint32_t y0, sequenceOutput(op.outputs[0], in, units, timeMajor, name + " output 0"));
+      SABLE_ASSIGN_OR_RETURN(uint32_t y1, sequenceOutput(op.outputs[1], in, bwUnits, timeMajor, name + " output 1"));
+      outs = {y0, y1};
+    }
+    inputs.push_back(builder_.addInt32(act));
+    inputs.push_back(builder_.addBool(timeMajor));
+    inputs.push_back(builder_.addBool(merge));
+    builder_.addOperation(OperationType::BIDIRECTIONAL_SEQUENCE_RNN, std::move(inputs), std::move(outs));
     return {};
   }
 
