@@ -909,6 +909,108 @@ TEST(TfliteImport, BidirectionalLstmArgumentsAreChecked) {
   }
 }
 
+// TFLite_Detection_PostProcess on four anchors, expected detections worked out by hand. Decoded
+// boxes (y1, x1, y2, x2): anchor 0 with zero encodings is itself, (0, 0, 0.5, 0.5); anchor 1
+// moved down by 1/10 of its height, (0.05, 0.05, 0.55, 0.55) — IoU 0.2025 / 0.2975 = 0.68 with
+// anchor 0; anchor 2 moved left by 2/10 of its width, (0.5, 0.4, 1, 0.9); anchor 3 (background
+// 0.9, classes 0.05 and 0.02) is under the 0.3 threshold. Fast NMS (each anchor by its best
+// class): anchor 0 (class 0, 0.9) suppresses anchor 1 (0.8), then anchor 2 (class 1, 0.7): 2
+// detections. Regular NMS (per class): class 0 keeps anchor 0 only, class 1 keeps anchors 2 (0.7)
+// and 1 (0.35, IoU 0.0075 with anchor 2): 3 detections by score.
+TEST(TfliteImport, DetectionPostProcessDetectsWhatNmsKeeps) {
+  for (const bool quantized : {false, true}) {
+    for (const bool regular : {false, true}) {
+      SCOPED_TRACE(std::string(quantized ? "uint8" : "float32") + (regular ? ", regular NMS" : ", fast NMS"));
+      auto model = import(tflitetest::detectionPostProcess(quantized, regular));
+      ASSERT_TRUE(model.ok()) << model.error().message;
+      using O = OperationType;
+      const std::vector<O> post = {O::DETECTION_POSTPROCESSING, O::CAST, O::CAST};
+      std::vector<O> expected = quantized ? std::vector<O>{O::DEQUANTIZE, O::DEQUANTIZE} : std::vector<O>{};
+      expected.insert(expected.end(), post.begin(), post.end());
+      EXPECT_EQ(operationTypes(*model), expected);
+      auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+      ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+      std::vector<uint8_t> encodings, predictions;
+      if (quantized) {
+        encodings = {128, 128, 128, 128, 138, 128, 128, 128, 128, 108, 128, 128, 128, 128, 93, 128};
+        predictions = {10, 90, 20, 10, 80, 35, 0, 10, 70, 90, 5, 2};
+      } else {
+        encodings = floatInputBytes({0, 0, 0, 0, 1, 0, 0, 0, 0, -2, 0, 0, 0, 0, -3.5f, 0});
+        predictions = floatInputBytes({0.1f, 0.9f, 0.2f, 0.1f, 0.8f, 0.35f, 0.0f, 0.1f, 0.7f, 0.9f, 0.05f, 0.02f});
+      }
+      auto result = executeWithBuffers(**prepared, *model, {encodings, predictions});
+      ASSERT_TRUE(result.ok()) << result.error().message;
+      const auto boxes = floatOutput(result->outputs[0].bytes), classes = floatOutput(result->outputs[1].bytes);
+      const auto scores = floatOutput(result->outputs[2].bytes), count = floatOutput(result->outputs[3].bytes);
+      std::vector<float> wantBoxes = {0, 0, 0.5f, 0.5f, 0.5f, 0.4f, 1, 0.9f, 0, 0, 0, 0};
+      std::vector<float> wantClasses = {0, 1, 0}, wantScores = {0.9f, 0.7f, 0};
+      if (regular) {
+        std::copy_n(std::vector<float>{0.05f, 0.05f, 0.55f, 0.55f}.begin(), 4, wantBoxes.begin() + 8);
+        wantClasses[2] = 1;
+        wantScores[2] = 0.35f;
+      }
+      ASSERT_EQ(boxes.size(), 12u);
+      ASSERT_EQ(scores.size(), 3u);
+      for (size_t i = 0; i < 12; ++i) EXPECT_NEAR(boxes[i], wantBoxes[i], 1e-6) << "box value " << i;
+      for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(scores[i], wantScores[i], 1e-6) << "score " << i;
+      EXPECT_EQ(classes, wantClasses);
+      EXPECT_EQ(count, (std::vector<float>{regular ? 3.0f : 2.0f}));
+    }
+  }
+}
+
+TEST(TfliteImport, DetectionPostProcessOptionsAndShapesAreChecked) {
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.operators[0].customOptions = tflitetest::detectionOptions(false, 2);
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "max_classes_per_detection 2"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.operators[0].customOptions.clear();
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "no custom options"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.operators[0].customOptions = {1, 2, 3, 4, 5};
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "not a valid FlexBuffer"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    flexbuffers::Builder fbb;
+    fbb.Map([&] { fbb.Int("max_detections", 3); });
+    fbb.Finish();
+    m.operators[0].customOptions = fbb.GetBuffer();
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "'max_classes_per_detection' is missing"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.tensors[1].shape = {1, 4, 2};  // no background column
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "2 score columns for num_classes 2"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.tensors[2].shape = {3, 4};
+    m.buffers[1].resize(48);
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "anchors 3x4"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.tensors[5].shape = {1, 4};
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "output 2 (scores) is TENSOR_FLOAT32 1x4"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.operators[0].outputs.pop_back();
+    expectError(m, {"operator 0 (TFLite_Detection_PostProcess)", "3 outputs"});
+  }
+  {
+    ModelDesc m = tflitetest::detectionPostProcess(false, false);
+    m.opcodes[0].custom = "TFLite_Detection_PostProcess_v2";
+    expectError(m, {"operator 0", "custom operator 'TFLite_Detection_PostProcess_v2' is not supported"});
+  }
+}
+
 TEST(TfliteImport, AMissingBiasBecomesZeros) {
   ModelDesc m = smallCnn();
   m.operators[0].inputs = {0, 1, -1};
@@ -1051,8 +1153,8 @@ TEST(TfliteImport, UnknownAndCustomOperatorsAreNamedWithTheirIndex) {
   {
     ModelDesc m = smallCnn();
     m.opcodes[3].builtin = static_cast<int32_t>(fb::BuiltinOperator::CUSTOM);
-    m.opcodes[3].custom = "TFLite_Detection_PostProcess";
-    expectError(m, {"operator 3", "custom operator 'TFLite_Detection_PostProcess'"});
+    m.opcodes[3].custom = "MyCustomOperator";
+    expectError(m, {"operator 3", "custom operator 'MyCustomOperator' is not supported"});
   }
 }
 
@@ -1095,7 +1197,8 @@ TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
                                    {"strided_split_v", tflitetest::stridedSplitV()},
                                    {"transpose_conv", tflitetest::transposeConv()},
                                    {"recurrent", tflitetest::recurrentModels()},
-                                   {"bidirectional_lstm", tflitetest::bidirectionalLstm()}}) {
+                                   {"bidirectional_lstm", tflitetest::bidirectionalLstm()},
+                                   {"detection_postprocess", tflitetest::detectionPostProcess(true, false)}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
+#include <flatbuffers/flexbuffers.h>
 
 #include "tflite_schema_generated.h"
 
@@ -50,6 +51,7 @@ struct OpDesc {
   bool timeMajor = false;                              // sequence RNNs and LSTMs
   bool mergeOutputs = false;                           // bidirectional sequence operators
   bool writeOptions = true;
+  std::vector<uint8_t> customOptions;                  // a custom operator's (FlexBuffers)
 };
 
 struct OpcodeDesc {
@@ -680,6 +682,63 @@ inline ModelDesc bidirectionalLstm(const BidiLstmWeights& w = {}) {
   return m;
 }
 
+// The custom TFLite_Detection_PostProcess on 4 anchors and 2 classes (plus background), its
+// options as TFLite's converter writes them (a FlexBuffers map; detections_per_class left to its
+// default): max_detections 3, one class per detection, score threshold 0.3, IoU threshold 0.5,
+// scales y, x 10 and h, w 5. Inputs 0 box encodings [1,4,4] and 1 class predictions [1,4,3],
+// anchors [4,4] (cy, cx, h, w) a constant; float32, or with `quantized` uint8 (encodings scale 0.1
+// zero point 128, predictions scale 0.01, anchors scale 0.05). Outputs boxes [1,3,4], classes
+// [1,3], scores [1,3], count [1], float32.
+inline std::vector<uint8_t> detectionOptions(bool regularNms, int32_t classesPerDetection = 1) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&] {
+    fbb.Int("max_detections", 3);
+    fbb.Int("max_classes_per_detection", classesPerDetection);
+    fbb.Bool("use_regular_nms", regularNms);
+    fbb.Float("nms_score_threshold", 0.3f);
+    fbb.Float("nms_iou_threshold", 0.5f);
+    fbb.Int("num_classes", 2);
+    fbb.Float("y_scale", 10.0f);
+    fbb.Float("x_scale", 10.0f);
+    fbb.Float("h_scale", 5.0f);
+    fbb.Float("w_scale", 5.0f);
+  });
+  fbb.Finish();
+  return fbb.GetBuffer();
+}
+
+inline ModelDesc detectionPostProcess(bool quantized, bool regularNms) {
+  ModelDesc m;
+  OpcodeDesc custom;
+  custom.builtin = static_cast<int32_t>(fb::BuiltinOperator::CUSTOM);
+  custom.custom = "TFLite_Detection_PostProcess";
+  m.opcodes = {custom};
+  const std::vector<float> anchors = {0.25f, 0.25f, 0.5f, 0.5f, 0.25f, 0.3f, 0.5f, 0.5f,
+                                      0.75f, 0.75f, 0.5f, 0.5f, 0.75f, 0.25f, 0.5f, 0.5f};
+  const std::vector<uint8_t> quantizedAnchors = {5, 5, 10, 10, 5, 6, 10, 10, 15, 15, 10, 10, 15, 5, 10, 10};
+  m.buffers = {{}, quantized ? quantizedAnchors : floatBytes(anchors)};
+  auto shaped = [](std::vector<int32_t> shape, uint32_t buffer = 0) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = fb::TensorType::FLOAT32;
+    t.buffer = buffer;
+    return t;
+  };
+  const auto U = fb::TensorType::UINT8;
+  if (quantized) {
+    m.tensors = {tensor({1, 4, 4}, U, 0, 0.1f, 128), tensor({1, 4, 3}, U, 0, 0.01f, 0), tensor({4, 4}, U, 1, 0.05f, 0)};
+  } else {
+    m.tensors = {shaped({1, 4, 4}), shaped({1, 4, 3}), shaped({4, 4}, 1)};
+  }
+  for (auto shape : {std::vector<int32_t>{1, 3, 4}, {1, 3}, {1, 3}, {1}}) m.tensors.push_back(shaped(shape));
+  OpDesc post = op(0, {0, 1, 2}, {3, 4, 5, 6});
+  post.customOptions = detectionOptions(regularNms);
+  m.operators = {post};
+  m.inputs = {0, 1};
+  m.outputs = {3, 4, 5, 6};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -828,7 +887,8 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
       }
     }
     operators.push_back(fb::CreateOperator(b, op.opcodeIndex, b.CreateVector(op.inputs), b.CreateVector(op.outputs),
-                                           type, options));
+                                           type, options,
+                                           op.customOptions.empty() ? 0 : b.CreateVector(op.customOptions)));
   }
   auto subgraph = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(m.inputs), b.CreateVector(m.outputs),
                                      b.CreateVector(operators), b.CreateString("main"));

@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 
+#include <flatbuffers/flexbuffers.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -36,6 +37,9 @@ constexpr int32_t kFuseNone = 0, kFuseRelu = 1, kFuseRelu1 = 2, kFuseRelu6 = 3;
 constexpr size_t kMaxRank = 6;
 constexpr int64_t kMaxDimension = int64_t{1} << 24;
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 30;
+
+// The one custom operator the importer maps (to DETECTION_POSTPROCESSING).
+constexpr std::string_view kDetectionPostProcess = "TFLite_Detection_PostProcess";
 
 template <typename... Args>
 hal::Error importError(fmt::format_string<Args...> format, Args&&... args) {
@@ -596,8 +600,15 @@ class Importer {
     const int32_t builtin =
         std::max(static_cast<int32_t>(code->deprecated_builtin_code()), static_cast<int32_t>(code->builtin_code()));
     if (builtin == static_cast<int32_t>(fb::BuiltinOperator::CUSTOM)) {
-      const char* custom = code->custom_code() != nullptr ? code->custom_code()->c_str() : "";
-      return importError("operator {}: custom operator '{}' is not supported", index, custom);
+      const std::string_view custom = code->custom_code() != nullptr ? code->custom_code()->string_view() : "";
+      if (custom != kDetectionPostProcess)
+        return importError("operator {}: custom operator '{}' is not supported", index, custom);
+      if (code->version() != 1)
+        return importError("operator {} ({}): version {} is not supported (version 1)", index, custom, code->version());
+      Op o{index, custom, fbOp, {}, {}};
+      if (fbOp.inputs() != nullptr) o.inputs.assign(fbOp.inputs()->begin(), fbOp.inputs()->end());
+      if (fbOp.outputs() != nullptr) o.outputs.assign(fbOp.outputs()->begin(), fbOp.outputs()->end());
+      return mapDetectionPostProcess(o);
     }
     const auto op = static_cast<fb::BuiltinOperator>(builtin);
     std::string_view name = operatorName(builtin);
@@ -1714,6 +1725,101 @@ class Importer {
     inputs.push_back(builder_.addBool(timeMajor));
     inputs.push_back(builder_.addBool(merge));
     builder_.addOperation(OperationType::BIDIRECTIONAL_SEQUENCE_RNN, std::move(inputs), std::move(outs));
+    return {};
+  }
+
+  // The custom TFLite_Detection_PostProcess → DETECTION_POSTPROCESSING. TFLite: inputs box
+  // encodings [1, anchors, ≥ 4], class predictions [1, anchors, classes + 1] (column 0 the
+  // background), anchors [anchors, 4], options in a FlexBuffers map; outputs boxes [1, max, 4],
+  // classes [1, max], scores [1, max], count [1], all float32. NNAPI takes (scores, encodings,
+  // anchors) in float, writes (scores, boxes, classes, count) with int32 classes and count: those
+  // two go through CAST to TFLite's float32. 8-bit inputs are dequantized. Refused where the two
+  // differ: scores without a background column, and more than one class per detection (TFLite
+  // then reports max × classes rows with a count of anchors, NNAPI max rows in all).
+  hal::Result<void> mapDetectionPostProcess(const Op& op) {
+    const std::string name = fmt::format("operator {} ({})", op.index, op.name);
+    if (op.inputs.size() != 3 || op.outputs.size() != 4)
+      return importError("{}: {} inputs and {} outputs (expected 3 and 4)", name, op.inputs.size(), op.outputs.size());
+    const auto* raw = op.op.custom_options();
+    if (raw == nullptr || raw->size() == 0) return importError("{}: no custom options", name);
+    if (!flexbuffers::VerifyBuffer(raw->data(), raw->size()))
+      return importError("{}: the custom options are not a valid FlexBuffer", name);
+    const flexbuffers::Reference root = flexbuffers::GetRoot(raw->data(), raw->size());
+    if (!root.IsMap()) return importError("{}: the custom options are not a FlexBuffers map", name);
+    const flexbuffers::Map options = root.AsMap();
+    // A number under `key`; absent keys take `fallback` when it is given, else are an error.
+    auto number = [&](const char* key, std::optional<double> fallback) -> hal::Result<double> {
+      const flexbuffers::Reference v = options[key];
+      if (v.IsNull() && fallback) return *fallback;
+      if (!v.IsNumeric() && !v.IsBool()) return importError("{}: option '{}' is missing or not a number", name, key);
+      const double d = v.IsFloat() ? v.AsDouble() : static_cast<double>(v.AsInt64());
+      if (!std::isfinite(d)) return importError("{}: option '{}' is {}", name, key, d);
+      return d;
+    };
+    auto count = [&](const char* key, std::optional<double> fallback) -> hal::Result<int32_t> {
+      SABLE_ASSIGN_OR_RETURN(double d, number(key, fallback));
+      if (d < 1 || d > kMaxDimension || d != std::floor(d))
+        return importError("{}: option '{}' is {} (an integer in 1..{})", name, key, d, kMaxDimension);
+      return static_cast<int32_t>(d);
+    };
+    SABLE_ASSIGN_OR_RETURN(int32_t maxDetections, count("max_detections", std::nullopt));
+    SABLE_ASSIGN_OR_RETURN(int32_t classesPerDetection, count("max_classes_per_detection", std::nullopt));
+    SABLE_ASSIGN_OR_RETURN(int32_t perClass, count("detections_per_class", 100.0));  // TFLite's default
+    SABLE_ASSIGN_OR_RETURN(int32_t numClasses, count("num_classes", std::nullopt));
+    SABLE_ASSIGN_OR_RETURN(double regular, number("use_regular_nms", 0.0));
+    SABLE_ASSIGN_OR_RETURN(double scoreThreshold, number("nms_score_threshold", std::nullopt));
+    SABLE_ASSIGN_OR_RETURN(double iouThreshold, number("nms_iou_threshold", std::nullopt));
+    double scales[4];
+    const char* scaleKeys[4] = {"y_scale", "x_scale", "h_scale", "w_scale"};
+    for (size_t k = 0; k < 4; ++k) {
+      SABLE_ASSIGN_OR_RETURN(scales[k], number(scaleKeys[k], std::nullopt));
+      if (!(scales[k] > 0)) return importError("{}: option '{}' is {} (> 0)", name, scaleKeys[k], scales[k]);
+    }
+    if (classesPerDetection != 1)
+      return importError("{}: max_classes_per_detection {} (only 1: TFLite then lays out max_detections x classes "
+                         "rows, NNAPI max_detections)", name, classesPerDetection);
+    if (!(iouThreshold > 0 && iouThreshold <= 1))
+      return importError("{}: nms_iou_threshold {} (in (0, 1])", name, iouThreshold);
+
+    SABLE_ASSIGN_OR_RETURN(uint32_t encodings, floatInput(op.inputs[0], name + " box encodings"));
+    SABLE_ASSIGN_OR_RETURN(uint32_t scores, floatInput(op.inputs[1], name + " class predictions"));
+    SABLE_ASSIGN_OR_RETURN(uint32_t anchors, floatInput(op.inputs[2], name + " anchors"));
+    const std::vector<uint32_t> e = operand(encodings).dimensions, c = operand(scores).dimensions,
+                                a = operand(anchors).dimensions;
+    if (e.size() != 3 || e[0] != 1 || e[2] < 4 || c.size() != 3 || c[0] != 1 || c[1] != e[1] || a.size() != 2 ||
+        a[0] != e[1] || a[1] != 4)
+      return importError("{}: box encodings {}, class predictions {} and anchors {} (expected [1, anchors, >= 4], "
+                         "[1, anchors, classes + 1] and [anchors, 4])", name, fmt::join(e, "x"), fmt::join(c, "x"),
+                         fmt::join(a, "x"));
+    if (c[2] != static_cast<uint32_t>(numClasses) + 1)
+      return importError("{}: {} score columns for num_classes {} (NNAPI needs the background column 0)", name, c[2],
+                         numClasses);
+    const auto max = static_cast<uint32_t>(maxDetections);
+    const std::vector<uint32_t> shapes[4] = {{1, max, 4}, {1, max}, {1, max}, {1}};
+    const char* what[4] = {"boxes", "classes", "scores", "count"};
+    uint32_t outs[4];
+    for (size_t k = 0; k < 4; ++k) {
+      SABLE_ASSIGN_OR_RETURN(outs[k], output(op.outputs[k], fmt::format("{} output {} ({})", name, k, what[k])));
+      if (operand(outs[k]).type != OperandType::TENSOR_FLOAT32 || operand(outs[k]).dimensions != shapes[k])
+        return importError("{}: output {} ({}) is {} {}, expected float32 {}", name, k, what[k],
+                           hal::toString(operand(outs[k]).type), fmt::join(operand(outs[k]).dimensions, "x"),
+                           fmt::join(shapes[k], "x"));
+    }
+    const uint32_t classes = builder_.addTemporary(OperandType::TENSOR_INT32, {1, max});
+    const uint32_t detections = builder_.addTemporary(OperandType::TENSOR_INT32, {1});
+    std::vector<uint32_t> inputs = {scores, encodings, anchors};
+    for (double scale : scales) inputs.push_back(builder_.addFloat32(static_cast<float>(scale)));
+    inputs.push_back(builder_.addBool(regular != 0));
+    inputs.push_back(builder_.addInt32(maxDetections));
+    inputs.push_back(builder_.addInt32(classesPerDetection));
+    inputs.push_back(builder_.addInt32(perClass));
+    inputs.push_back(builder_.addFloat32(static_cast<float>(scoreThreshold)));
+    inputs.push_back(builder_.addFloat32(static_cast<float>(iouThreshold)));
+    inputs.push_back(builder_.addBool(false));  // TFLite's classes start at 0 after the background
+    builder_.addOperation(OperationType::DETECTION_POSTPROCESSING, std::move(inputs),
+                          {outs[2], outs[0], classes, detections});
+    builder_.addOperation(OperationType::CAST, {classes}, {outs[1]});
+    builder_.addOperation(OperationType::CAST, {detections}, {outs[3]});
     return {};
   }
 
