@@ -78,6 +78,9 @@ module sable_compute_seq #(
 
   // What the POSTPROC in flight reads and writes: [first, last] accumulator rows and lines.
   logic [63:0] ppu_rows_first, ppu_rows_last, ppu_lines_first, ppu_lines_last;
+  logic [15:0] pp_nx_m1, pp_ny_m1;   // a POSTPROC head's nx - 1, ny - 1 (counts are >= 1)
+  assign pp_nx_m1 = head_cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16] - 16'd1;
+  assign pp_ny_m1 = head_cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16] - 16'd1;
 
   function automatic logic overlaps(input logic [63:0] a_first, input logic [63:0] a_last, input logic [63:0] b_first,
                                    input logic [63:0] b_last);
@@ -94,33 +97,43 @@ module sable_compute_seq #(
     overflow = (head_cmd[sable_pkg::CMD_SIGNAL_LSB+:4] & tokens_full) != 4'd0;
     slot_free = 32'(slot_count) < SLOTS;
 
-    // The head's accumulator rows, input lines and weight lines (MATMUL, DEPTHWISE) and MACs.
+    // The head's accumulator rows, input lines and weight lines (MATMUL, DEPTHWISE) and MACs. The
+    // checks at dispatch hold every count at 1 or more (sable_cmd_check), so n - 1 is taken in the
+    // field's 16 bits and the products are as narrow as their fields (not 64-bit multiplies).
     rows_first = 64'd0; rows_last = 64'd0; in_first = 64'd0; in_last = 64'd0; w_first = 64'd0; w_last = 64'd0;
     macs = 64'd0;
     if (opcode == sable_pkg::OP_MATMUL) begin
       logic [63:0] nx, ny;
+      logic [15:0] nx_m1, ny_m1;
       nx = 64'(head_cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16]);
       ny = 64'(head_cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16]);
+      nx_m1 = head_cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16] - 16'd1;
+      ny_m1 = head_cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16] - 16'd1;
       rows_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]);
       rows_last = rows_first + nx * ny - 1;
       in_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]);
-      in_last = in_first + (ny - 1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) + (nx - 1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]);
+      in_last = in_first + 64'(ny_m1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) + 64'(nx_m1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]);
       w_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]);
       w_last = w_first + 64'(DIM) - 1;
       macs = nx * ny * 64'(DIM * DIM);
     end else if (opcode == sable_pkg::OP_DEPTHWISE) begin
       logic [63:0] nx, ny, kw, kh;
+      logic [15:0] nx_m1, ny_m1, kw_m1, kh_m1;
       nx = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16]);
       ny = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16]);
       kw = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8]);
       kh = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8]);
+      nx_m1 = head_cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16] - 16'd1;
+      ny_m1 = head_cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16] - 16'd1;
+      kw_m1 = 16'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8]) - 16'd1;
+      kh_m1 = 16'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8]) - 16'd1;
       rows_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]);
       rows_last = rows_first + nx * ny - 1;
       in_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]);
       in_last = in_first +
-                ((ny - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4])) *
+                (64'(ny_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + 64'(kh_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4])) *
                     64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
-                ((nx - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4])) *
+                (64'(nx_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + 64'(kw_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4])) *
                     64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]);
       w_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]);
       w_last = w_first + kh * kw - 1;
@@ -230,8 +243,8 @@ module sable_compute_seq #(
         ppu_rows_last <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]) + 64'(head_cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]) - 1;
         ppu_lines_first <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]);
         ppu_lines_last <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) +
-                          (64'(head_cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]) - 1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                          (64'(head_cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]) - 1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]);
+                          64'(pp_ny_m1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                          64'(pp_nx_m1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]);
       end else if (mm_done && ppu_wait != 4'd0) begin
         ppu_wait <= ppu_wait - 4'd1;
       end

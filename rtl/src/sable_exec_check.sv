@@ -3,8 +3,8 @@
 // compute commands the scratchpad lines, then the accumulator rows. They depend only on the
 // command and the region table, so the command processor evaluates them as a command enters its
 // queue and raises the cause when the command reaches the head (as the model does when it would
-// execute it). Combinational, 64-bit arithmetic like the model (fields are at most 32 bits, so
-// nothing wraps).
+// execute it). Combinational, 64-bit sums like the model (fields are at most 32 bits, so nothing
+// wraps); a count's n - 1 is taken in its 16 bits (m1), as commands that reach here have counts >= 1.
 module sable_exec_check #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
     parameter int unsigned SP_LINES = sable_pkg::CFG_SCRATCHPAD_KIB * 1024 / DIM,
@@ -27,6 +27,17 @@ module sable_exec_check #(
   localparam logic [63:0] ELTWISE_PARAM_LINES = 64'(ELTWISE_LINES);
   localparam logic [63:0] SOFTMAX_TABLE_LINES = 64'(SOFTMAX_LINES);
   localparam logic [63:0] LUT_TABLE_LINES = 64'(LUT_LINES);
+
+  // n - 1 of a count field (at most 16 bits), in 16 bits: the decode check (sable_cmd_check) holds
+  // every count at 1 or more before a command reaches these checks, so it never wraps, and the
+  // products below stay as narrow as their fields (64-bit operands made each multiply a 64-bit one:
+  // several DSP slices each on an FPGA, and 31 logic levels).
+  function automatic logic [15:0] m1(input logic [15:0] n);
+    m1 = n - 16'd1;
+  endfunction
+  if ((DIM & (DIM - 1)) != 0) begin : g_dim
+    $error("DIM must be a power of two (SOFTMAX's blocks are a shift)");
+  end
 
   // Lines [first, first + count) inside the scratchpad; rows inside the accumulator.
   function automatic logic lines_fit(input logic [63:0] first, input logic [63:0] count);
@@ -64,9 +75,9 @@ module sable_exec_check #(
     dma_nx = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB +: 16]);
     dma_ny = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB +: 16]);
     dma_nz = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB +: 16]);
-    extent = (dma_nz - 1) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]) +
-             (dma_ny - 1) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]) +
-             (dma_nx - 1) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]) + 64'(cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]);
+    extent = 64'(m1(16'(dma_nz))) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]) +
+             64'(m1(16'(dma_ny))) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]) +
+             64'(m1(16'(dma_nx))) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]) + 64'(cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]);
   end
 
   always_comb begin
@@ -90,8 +101,8 @@ module sable_exec_check #(
         nx = 64'(cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16]);
         ny = 64'(cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16]);
         if (!lines_fit(64'(cmd[sable_pkg::CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]), 64'(DIM)) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) +
-                           (nx - 1) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
+            !lines_fit(64'(cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]) + 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) +
+                           64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else if (!rows_fit(64'(cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
@@ -101,8 +112,8 @@ module sable_exec_check #(
         ny = 64'(cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16]);
         kw = 64'(cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: sable_pkg::CMD_DEPTHWISE_KERNEL_W_WIDTH]);
         kh = 64'(cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: sable_pkg::CMD_DEPTHWISE_KERNEL_H_WIDTH]);
-        last_y = (ny - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + (kh - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4]);
-        last_x = (nx - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + (kw - 1) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4]);
+        last_y = 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + 64'(m1(16'(kh))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4]);
+        last_x = 64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + 64'(m1(16'(kw))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4]);
         if (!lines_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]), kh * kw) ||
             !lines_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]) + last_y * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
                            last_x * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
@@ -113,51 +124,55 @@ module sable_exec_check #(
         nx = 64'(cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]);
         ny = 64'(cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]);
         if (!lines_fit(64'(cmd[sable_pkg::CMD_POSTPROC_PARAM_ADDR_LSB +: 16]), POSTPROC_PARAM_LINES) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                           (nx - 1) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
+            !lines_fit(64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                           64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else if (!rows_fit(64'(cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
       sable_pkg::OP_POOL: begin
         // The last input pixel a window touches, clipped to the input (windows hold ≥ 1 pixel).
-        logic [63:0] last_iy, last_ix, reach_y, reach_x;
+        logic [63:0] reach_y, reach_x;
+        logic [15:0] last_iy, last_ix;
         nx = 64'(cmd[sable_pkg::CMD_POOL_NX_LSB +: 16]);
         ny = 64'(cmd[sable_pkg::CMD_POOL_NY_LSB +: 16]);
-        reach_y = (ny - 1) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4]);
-        reach_x = (nx - 1) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4]);
-        last_iy = reach_y < 64'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1 ? reach_y : 64'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1;
-        last_ix = reach_x < 64'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1 ? reach_x : 64'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1;
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16]) + last_iy * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16]) +
-                           last_ix * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16]) + (ny - 1) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                           (nx - 1) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
+        reach_y = 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4]);
+        reach_x = 64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4]);
+        // A reach below input_height - 1 (< 2^16) is all in its low 16 bits.
+        last_iy = reach_y < 64'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1 ? 16'(reach_y) : m1(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]);
+        last_ix = reach_x < 64'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1 ? 16'(reach_x) : m1(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16]) + 64'(last_iy) * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16]) +
+                           64'(last_ix) * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16]) +
+                           64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       sable_pkg::OP_ELTWISE: begin
-        logic [63:0] count;
-        count = 64'(cmd[sable_pkg::CMD_ELTWISE_COUNT_LSB +: 16]);
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+        logic [15:0] count;
+        count = cmd[sable_pkg::CMD_ELTWISE_COUNT_LSB +: 16];
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
             !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_PARAM_ADDR_LSB +: 16]), ELTWISE_PARAM_LINES))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       sable_pkg::OP_LUT: begin
-        logic [63:0] count;
-        count = 64'(cmd[sable_pkg::CMD_LUT_COUNT_LSB +: 16]);
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB +: 16]) + (count - 1) * 64'(cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+        logic [15:0] count;
+        count = cmd[sable_pkg::CMD_LUT_COUNT_LSB +: 16];
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
             !lines_fit(64'(cmd[sable_pkg::CMD_LUT_TABLE_ADDR_LSB +: 16]), LUT_TABLE_LINES))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       sable_pkg::OP_SOFTMAX: begin
-        logic [63:0] rows, blocks;
-        rows = 64'(cmd[sable_pkg::CMD_SOFTMAX_ROWS_LSB +: 16]);
-        blocks = (64'(cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB +: 16]) + 64'(DIM) - 1) / 64'(DIM);
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB +: 16]) +
-                           (blocks - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB +: 16]) + (rows - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB +: 16]) +
-                           (blocks - 1) * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
+        logic [15:0] rows;
+        logic [63:0] blocks_m1;
+        rows = cmd[sable_pkg::CMD_SOFTMAX_ROWS_LSB +: 16];
+        // blocks - 1 = ceil(length / DIM) - 1 = (length - 1) / DIM, length >= 1
+        blocks_m1 = 64'(m1(cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB +: 16])) >> $clog2(DIM);
+        if (!lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB +: 16]) + 64'(m1(rows)) * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB +: 16]) +
+                           blocks_m1 * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
+            !lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(rows)) * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB +: 16]) +
+                           blocks_m1 * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
             !lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_TABLE_ADDR_LSB +: 16]), SOFTMAX_TABLE_LINES))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
