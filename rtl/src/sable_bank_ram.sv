@@ -21,7 +21,9 @@ module sable_bank_ram #(
     input  logic [AW-1:0]    raddr,
     output logic [WIDTH-1:0] rdata
 );
-  logic [WIDTH-1:0] mem[DEPTH];
+  // Block RAM even where LUT RAM would hold it (the s8 accumulator's 64-row banks): the tools
+  // otherwise choose by their own cost, and a bank is too large for LUTs on purpose.
+  (* ram_style = "block" *) logic [WIDTH-1:0] mem[DEPTH];
 
   always_ff @(posedge clk) begin
     for (int s = 0; s < NS; s++) begin

@@ -50,8 +50,10 @@ module sable_lut #(
   // vector: DIM look-ups of a 2048-bit vector by byte index were DIM 256:1 multiplexers per bit
   // (about 11,000 LUTs on s16, and barrel shifters that Yosys took minutes to map); a memory with
   // DIM read ports maps onto LUT RAM. DIM is a power of two (every configuration's array_dim).
+  // ram_style: at 2 Kib Yosys's own costing keeps the memory in flip-flops, whose DIM read
+  // multiplexers (256:1 per output bit) are what the memory avoids; LUT RAM copies per 7 read ports.
   localparam int unsigned LB = $clog2(DIM);     // entry bits that select the byte in the line
-  logic [DIM*8-1:0] table_m[TABLE_LINES];
+  (* ram_style = "distributed" *) logic [DIM*8-1:0] table_m[TABLE_LINES];
   logic                            tv;          // a table line arrives this cycle
   logic [$clog2(TABLE_LINES)-1:0]  tv_line;
 
