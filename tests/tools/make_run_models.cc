@@ -1,7 +1,8 @@
 // Writes the small models of tests/tools/run_io_cli_test.py into DIR: segmentation-like models whose
 // class map is known by construction (ARG_MAX over an RGB image's channels: a red pixel is class 0,
 // green 1, blue 2), in NHWC uint8 with a second output (ARG_MIN, for .npz), NCHW uint8, and NHWC
-// float32; and a pose-shaped RESHAPE whose keypoints are its input. Usage: make_run_models DIR
+// float32; a pose-shaped RESHAPE whose keypoints are its input; and the float32
+// TFLite_Detection_PostProcess of tflite_test_model.h (fast NMS). Usage: make_run_models DIR
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -77,7 +78,8 @@ int main(int argc, char** argv) {
   const std::pair<const char*, ModelDesc> models[] = {{"seg_nhwc.tflite", argMaxImage(false, false, true)},
                                                       {"seg_nchw.tflite", argMaxImage(true, false, false)},
                                                       {"seg_float.tflite", argMaxImage(false, true, false)},
-                                                      {"pose.tflite", poseReshape()}};
+                                                      {"pose.tflite", poseReshape()},
+                                                      {"detect.tflite", detectionPostProcess(false, false)}};
   for (const auto& [name, desc] : models) {
     const auto bytes = serialize(desc);
     std::ofstream file(std::string(argv[1]) + "/" + name, std::ios::binary);

@@ -189,6 +189,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(any(l.split() == ["left_shoulder", "y", "0.250", "x", "0.125", "score", "0.9000"] for l in out.splitlines()),
           "left_shoulder line with its y, x, score")
 
+    # Detection: the imported TFLite_Detection_PostProcess (tflite_test_model.h; its detections
+    # worked out by hand in TfliteImport.DetectionPostProcessDetectsWhatNmsKeeps) shown as boxes.
+    detect = os.path.join(tmp, "detect.tflite")
+    np.save(os.path.join(tmp, "enc.npy"),
+            np.array([[[0, 0, 0, 0], [1, 0, 0, 0], [0, -2, 0, 0], [0, 0, -3.5, 0]]], dtype=np.float32))
+    np.save(os.path.join(tmp, "pred.npy"),
+            np.array([[[0.1, 0.9, 0.2], [0.1, 0.8, 0.35], [0.0, 0.1, 0.7], [0.9, 0.05, 0.02]]], dtype=np.float32))
+    rc, out = run(detect, "--input", os.path.join(tmp, "enc.npy"), "--input", os.path.join(tmp, "pred.npy"))
+    check(rc == 0 and "detections: 2" in out, f"detection model shown as detections: {rc}")
+    check(any(l.split() == ["2.", "class", "1", "score", "0.7000", "box", "[0.500,", "0.400,", "1.000,", "0.900]"]
+              for l in out.splitlines()), "the second detection with its class, score and box")
+
     # Bad input: each a clear message and exit status 2.
     def bad_npy(name, data):
         path = os.path.join(tmp, name)
