@@ -81,7 +81,10 @@ module sable_hostif #(
       irq_status <= (irq_status & ~clear_bits) | set_bits;
       if (32'(prescale) == CLOCK_MHZ - 1) begin
         prescale <= '0;
-        timer <= timer + 64'd1;
+        // Two 32-bit increments, the high one enabled when the low half wraps: the same count as
+        // one 64-bit add, with half its carry chain (its 17 logic levels were the block's longest path).
+        timer[31:0] <= timer[31:0] + 32'd1;
+        if (timer[31:0] == 32'hFFFF_FFFF) timer[63:32] <= timer[63:32] + 32'd1;
       end else begin
         prescale <= prescale + 1'b1;
       end
