@@ -739,10 +739,21 @@ std::vector<double> rnnStep(const std::vector<float>& w, const std::vector<float
 double tanhOf(double v) { return std::tanh(v); }
 double reluOf(double v) { return std::max(v, 0.0); }
 
-// The RNN family against the recurrences evaluated in the test (double), to 1e-5.
-TEST(TfliteImport, RnnOperatorsComputeTheirRecurrences) {
+// The RNN family against the recurrences evaluated in the test (double), to 1e-5; the sequence
+// operators batch major and time major (one batch: the same bytes as [3, 1, features], so the same
+// expected values, but a time-major flag read as batch major would make 3 batches of 1 step).
+class RnnOperators : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RnnOperators, ComputeTheirRecurrences) {
   const tflitetest::RnnWeights w;
-  auto model = import(tflitetest::recurrentModels(w));
+  ModelDesc desc = tflitetest::recurrentModels(w);
+  if (GetParam()) {
+    desc.operators[1].timeMajor = desc.operators[2].timeMajor = true;
+    desc.tensors[1].shape = {3, 1, 2};
+    desc.tensors[8].shape = {3, 1, 2};
+    desc.tensors[14].shape = {3, 1, 5};
+  }
+  auto model = import(desc);
   ASSERT_TRUE(model.ok()) << model.error().message;
   using O = OperationType;
   EXPECT_EQ(operationTypes(*model),
@@ -782,6 +793,9 @@ TEST(TfliteImport, RnnOperatorsComputeTheirRecurrences) {
   }
   near(floatOutput(result->outputs[2].bytes), merged, "BIDIRECTIONAL_SEQUENCE_RNN");
 }
+
+INSTANTIATE_TEST_SUITE_P(TfliteImport, RnnOperators, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "TimeMajor" : "BatchMajor"; });
 
 TEST(TfliteImport, RnnArgumentsAreChecked) {
   {
