@@ -204,6 +204,48 @@ void expectKilledClientIsReclaimed(ServerProcess& server, uint32_t victimLines =
   expectCopyWorks(next, "after the client was killed");
 }
 
+// The spin before a futex sleep (wire.h): a site spins until kMissesToStop spins in a row ended
+// without the answer, then looks once per wait except for a probe every kProbePeriod waits, and an
+// answer during a probe makes it spin again.
+TEST(kmd_shim, AdaptiveSpinStopsWhereItDoesNotPayAndProbesNowAndThen) {
+  using wire::AdaptiveSpin;
+  AdaptiveSpin site;
+  int looks = 0;
+  const auto never = [&] {
+    ++looks;
+    return false;
+  };
+  constexpr uint64_t kLimitNs = 200'000;
+  for (uint32_t miss = 0; miss < AdaptiveSpin::kMissesToStop; ++miss) {
+    looks = 0;
+    EXPECT_FALSE(site.spin(kLimitNs, never));
+    EXPECT_GE(looks, 2) << "miss " << miss << " was a spin";
+  }
+  int spins = 0;
+  for (uint32_t wait = 0; wait < 2 * AdaptiveSpin::kProbePeriod; ++wait) {
+    looks = 0;
+    EXPECT_FALSE(site.spin(kLimitNs, never));
+    EXPECT_GE(looks, 1);
+    if (looks > 1) ++spins;
+  }
+  EXPECT_EQ(spins, 2) << "one probe per " << AdaptiveSpin::kProbePeriod << " waits";
+  // An answer that comes during the next probe (after five looks) turns spinning back on.
+  const auto fifth = [&] { return ++looks >= 5; };
+  bool answered = false;
+  for (uint32_t wait = 0; wait < AdaptiveSpin::kProbePeriod && !answered; ++wait) {
+    looks = 0;
+    answered = site.spin(kLimitNs, fifth);
+  }
+  ASSERT_TRUE(answered) << "no probe within " << AdaptiveSpin::kProbePeriod << " waits";
+  looks = 0;
+  EXPECT_FALSE(site.spin(kLimitNs, never));
+  EXPECT_GE(looks, 2) << "the wait after an answered probe spins";
+  // A ready answer costs one look and no spin.
+  looks = 0;
+  EXPECT_TRUE(site.spin(kLimitNs, [&] { return ++looks > 0; }));
+  EXPECT_EQ(looks, 1);
+}
+
 TEST(kmd_server, ClientKilledMidJobIsReclaimedAndTheServerKeepsServing) {
   // The job hangs on the functional model until the watchdog ends it.
   ServerProcess server(uniqueDeviceName("kill"), {"--watchdog-ms", "300", "--fault", "hung-unit@1"});

@@ -1,7 +1,7 @@
 // The shim: the UAPI of sable_uapi.h over the control segment of a sable-simd server
 // (docs/device.md). A request is marshalled by value into the client's slot, the server is woken
-// through the doorbell futex, and the reply is awaited with a short spin, then futex waits that
-// check now and then that the server is still alive.
+// through the doorbell futex when it sleeps, and the reply is awaited with a short adaptive spin
+// (wire::AdaptiveSpin), then futex waits that check now and then that the server is still alive.
 //
 // A device named by a path ("/dev/sable-npu0") is the kernel driver's node instead (kmd/linux,
 // docs/kmd.md): the same calls become open(2), ioctl(2), mmap(2) and close(2) on it.
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -65,7 +66,10 @@ int fail(int error, const std::string& message) {
   return -error;
 }
 
-constexpr uint64_t kSpinNs = 30'000;
+// The longest spin for a reply (wire::AdaptiveSpin): a small job's round trip through a server
+// whose threads have a core (docs/device.md, "Waiting").
+constexpr uint64_t kSpinNs = 50'000;
+constexpr uint32_t kSpinSites = 16;  // one per request number (_IOC_NR modulo this)
 constexpr uint64_t kLivenessPeriodNs = 100'000'000;
 // From the first look for a server to a connection, whatever happens in between: a server
 // shutting down is waited for, one is started and becomes ready (a few seconds with the RTL).
@@ -141,6 +145,9 @@ struct sable_shim_device {
   // so the kernel copies them through its own mapping (no page of a fresh mapping of this
   // process is touched; docs/cache.md). The server is not involved.
   int writeObject(const sable_uapi_bo_write& arg);
+
+  // The reply spins, by request: a fence wait for a long job stops spinning, a JOB_STATUS does not.
+  std::array<wire::AdaptiveSpin, kSpinSites> spins;
 
   // Claims a free slot of the control segment (compare-and-swap of its pid word from 0).
   wire::ClientSlot* claimSlot();
@@ -240,25 +247,31 @@ int sable_shim_device::call(wire::Request& request, void* out, uint32_t outBytes
 
 int sable_shim_device::callOn(wire::ClientSlot* slot, wire::Request& request, void* out,
                               uint32_t outBytes) {
-  if (!serverAlive()) return gone("is gone");
+  // A stopping server takes no request. Whether it still runs at all (a poll of its pidfd) is
+  // asked before the first sleep below: a reply that comes during the spin needs no system call.
+  if (header->state.load(std::memory_order_seq_cst) != wire::kServerReady) return gone("is gone");
   std::memcpy(&slot->request, &request, sizeof request);
   const uint32_t seq = slot->request_seq.load(std::memory_order_relaxed) + 1;
   slot->request_seq.store(seq, std::memory_order_release);
-  header->doorbell.fetch_add(1, std::memory_order_release);
-  wire::futexWakeAll(&header->doorbell);
+  header->doorbell.fetch_add(1, std::memory_order_seq_cst);
+  if (header->server_sleeping.load(std::memory_order_seq_cst) != 0) wire::futexWakeAll(&header->doorbell);
 
-  const uint64_t start = wire::monotonicNs();
-  uint64_t nextCheck = start + kLivenessPeriodNs;
-  while (true) {
-    const uint32_t replied = slot->reply_seq.load(std::memory_order_acquire);
-    if (replied == seq) break;
-    const uint64_t now = wire::monotonicNs();
-    if (now - start < kSpinNs) continue;
-    if (now >= nextCheck) {
-      nextCheck = now + kLivenessPeriodNs;
-      if (!serverAlive()) return gone("went away during the request");
+  const auto replied = [&] { return slot->reply_seq.load(std::memory_order_acquire) == seq; };
+  if (!spins[_IOC_NR(request.code) % kSpinSites].spin(kSpinNs, replied)) {
+    bool checked = false;
+    uint64_t nextCheck = 0;
+    while (!replied()) {
+      const uint64_t now = wire::monotonicNs();
+      if (now >= nextCheck) {
+        nextCheck = now + kLivenessPeriodNs;
+        if (!serverAlive()) return gone(checked ? "went away during the request" : "is gone");
+        checked = true;
+      }
+      slot->client_sleeping.store(1, std::memory_order_seq_cst);
+      const uint32_t seen = slot->reply_seq.load(std::memory_order_seq_cst);
+      if (seen != seq) wire::futexWait(&slot->reply_seq, seen, kLivenessPeriodNs);
+      slot->client_sleeping.store(0, std::memory_order_relaxed);
     }
-    wire::futexWait(&slot->reply_seq, replied, kLivenessPeriodNs);
   }
   const int result = slot->reply.result;
   if (out != nullptr && outBytes != 0) std::memcpy(out, slot->reply.arg, outBytes);

@@ -24,6 +24,7 @@ namespace {
 constexpr uint64_t kLivenessPeriodNs = 100'000'000;
 constexpr uint64_t kHealthPeriodNs = 100'000'000;
 constexpr uint64_t kMaxSleepNs = 50'000'000;
+// The longest spins (wire::AdaptiveSpin) for a client's next request and for a fence's job.
 constexpr uint64_t kSpinNs = 20'000;
 // kmd/core's smallest device memory (sable_core_boot): the firmware area, then a heap.
 constexpr uint64_t kMinimumMemoryMib = 4;
@@ -348,14 +349,17 @@ void DeviceServer::run() {
     }
     if (worked) continue;
     // A short spin catches the next request of a client in a tight loop without a sleep and
-    // wake-up (~60 µs on these machines); then block on the doorbell.
-    const uint64_t spinUntil = now + kSpinNs;
-    while (header_->doorbell.load(std::memory_order_acquire) == bell &&
-           wire::monotonicNs() < spinUntil) {
+    // wake-up, where the client has a core of its own (wire::AdaptiveSpin); then block on the
+    // doorbell, telling the clients to ring it.
+    if (requestSpin_.spin(kSpinNs, [&] { return header_->doorbell.load(std::memory_order_acquire) != bell; })) {
+      continue;
     }
-    if (header_->doorbell.load(std::memory_order_acquire) != bell) continue;
     const uint64_t sleepNs = std::min(kMaxSleepNs, nextLivenessNs_ > now ? nextLivenessNs_ - now : 0);
-    if (sleepNs > 0) wire::futexWait(&header_->doorbell, bell, sleepNs);
+    if (sleepNs > 0) {
+      header_->server_sleeping.store(1, std::memory_order_seq_cst);
+      if (header_->doorbell.load(std::memory_order_seq_cst) == bell) wire::futexWait(&header_->doorbell, bell, sleepNs);
+      header_->server_sleeping.store(0, std::memory_order_relaxed);
+    }
   }
   std::cerr << fmt::format("sable-simd: device '{}' stopping\n", options_.device);
   shutdown();
@@ -417,8 +421,8 @@ void DeviceServer::reply(uint32_t slot, const Outcome& outcome, const void* arg,
   if (arg != nullptr && argBytes != 0) std::memcpy(client.reply.arg, arg, argBytes);
   // The slot is the loop's again before the client can send its next request.
   busy_[slot].store(false, std::memory_order_release);
-  client.reply_seq.store(served_[slot], std::memory_order_release);
-  wire::futexWakeAll(&client.reply_seq);
+  client.reply_seq.store(served_[slot], std::memory_order_seq_cst);
+  if (client.client_sleeping.load(std::memory_order_seq_cst) != 0) wire::futexWakeAll(&client.reply_seq);
 }
 
 void DeviceServer::checkClients() {
@@ -579,24 +583,27 @@ bool DeviceServer::sleeps(const wire::Request& request) {
 void DeviceServer::handOff(uint32_t slot, uint64_t owner, const wire::Request& request) {
   if (request.code == SABLE_IOCTL_FENCE_WAIT) {
     // Not pending any more (or not the caller's): no need to sleep.
-    // A short job completes within the loop's usual spin: looking a few times keeps its wait
-    // off a worker (two thread wake-ups fewer on a loaded machine).
+    // A short job may complete within a short spin, where the firmware and the NPU model have
+    // a core meanwhile (wire::AdaptiveSpin): its wait then stays off a worker (two thread
+    // wake-ups fewer).
     const auto* arg = reinterpret_cast<const sable_uapi_fence_wait*>(request.arg);
     uint32_t state = 0;
     sable_fw_completion record{};
     // The spin watches a counter of host interrupts, not the fence: polling kmd/core would take
     // its lock over and over, away from the firmware thread that needs it to signal the fence.
-    int found = 0;
-    const uint64_t spinUntil = wire::monotonicNs() + kSpinNs;
-    for (;;) {
-      const uint64_t interrupts = hostInterrupts_.load(std::memory_order_acquire);
-      found = sable_core_fence_query(kernel_.get(), owner, arg->fence, &state, &record);
-      if (found != 0 || state != SABLE_CORE_FENCE_PENDING) break;
-      while (hostInterrupts_.load(std::memory_order_acquire) == interrupts && wire::monotonicNs() < spinUntil) {
-      }
-      if (hostInterrupts_.load(std::memory_order_acquire) == interrupts) break;
+    uint64_t interrupts = hostInterrupts_.load(std::memory_order_acquire);
+    int found = sable_core_fence_query(kernel_.get(), owner, arg->fence, &state, &record);
+    const auto settled = [&] { return found != 0 || state != SABLE_CORE_FENCE_PENDING; };
+    if (!settled()) {
+      fenceSpin_.spin(kSpinNs, [&] {
+        const uint64_t now = hostInterrupts_.load(std::memory_order_acquire);
+        if (now == interrupts) return false;
+        interrupts = now;
+        found = sable_core_fence_query(kernel_.get(), owner, arg->fence, &state, &record);
+        return settled();
+      });
     }
-    if (found != 0 || state != SABLE_CORE_FENCE_PENDING) {
+    if (settled()) {
       wire::Request copy = request;
       const Outcome outcome = serve(owner, copy);
       reply(slot, outcome, copy.arg, std::min<uint32_t>(copy.arg_bytes, wire::kArgBytes));

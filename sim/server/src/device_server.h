@@ -181,6 +181,8 @@ class DeviceServer {
   std::atomic<FirmwareHost*> firmware_{nullptr};
   std::atomic<uint64_t> jobsStarted_{0};  // over every firmware: --fault N counts from the first
   std::atomic<uint64_t> hostInterrupts_{0};  // HOST_IRQs served: what a fence wait's spin watches
+  wire::AdaptiveSpin requestSpin_;  // the loop's, for a client's next request
+  wire::AdaptiveSpin fenceSpin_;    // a fence wait's, for its job (handOff)
 
   std::thread health_;
   std::atomic<uint32_t> healthBell_{0};  // futex: a reset request or the stop

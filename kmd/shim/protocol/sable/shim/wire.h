@@ -27,7 +27,7 @@
 namespace sable::wire {
 
 inline constexpr uint32_t kControlMagic = 0x4C544353u;  // 'SCTL'
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;
 inline constexpr uint32_t kMaxClients = 32;
 inline constexpr uint32_t kArgBytes = 512;     // the largest UAPI argument struct, with room
 inline constexpr uint32_t kArrayBytes = 1024;  // regions[] or buffers[] of one request
@@ -69,6 +69,8 @@ struct alignas(64) ClientSlot {
   std::atomic<uint32_t> pid;
   std::atomic<uint32_t> request_seq;  // client: +1 per request (after writing it)
   alignas(64) std::atomic<uint32_t> reply_seq;  // server: = request_seq once replied; futex
+  // client: 1 while it sleeps (or is about to) on reply_seq; the server wakes it only then.
+  std::atomic<uint32_t> client_sleeping;
   Request request;
   Reply reply;
 };
@@ -81,6 +83,11 @@ struct ControlHeader {
   uint64_t memory_bytes;
   char device_name[SABLE_UAPI_NAME_BYTES];
   alignas(64) std::atomic<uint32_t> doorbell;  // +1 for every request; the server's futex
+  // server: 1 while it sleeps (or is about to) on the doorbell; a client wakes it only then.
+  // Both this flag and client_sleeping follow one rule: the sleeper stores 1, then reads the word
+  // it would sleep on; the other side stores the word, then reads the flag (all sequentially
+  // consistent), so at least one of them sees the other's store and no wake-up is lost.
+  std::atomic<uint32_t> server_sleeping;
   uint32_t max_clients;
   ClientSlot slots[kMaxClients];
 };
@@ -128,6 +135,54 @@ inline void futexWakeAll(std::atomic<uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), kFutexWake, 0x7fffffff, nullptr, nullptr,
           0);
 }
+
+// A bounded spin before a futex sleep, where spinning pays: it saves a sleep and a wake-up
+// (several µs on a loaded machine, tens of µs where the other side's core had gone idle), but
+// only when the thread that answers runs meanwhile on another core. Where it does not (a
+// machine whose cores are busy with other work, or the answering thread waiting for the very
+// core the spinner holds), the spin is a loss twice over: the wait is as long, and the spinner
+// took CPU time from the answer. So each waiting site keeps count: after kMissesToStop spins in a
+// row that ended without the answer it stops spinning, and tries once in every kProbePeriod waits
+// whether spinning pays again. An idle thread therefore spins at most limitNs after its last
+// answer, and a thread on a machine without a free core almost never. Shared by the threads of a
+// site without a lock: a race only miscounts a miss.
+class AdaptiveSpin {
+ public:
+  // Spins until ready() holds (true) or for limitNs at most (false: sleep).
+  template <typename Ready>
+  bool spin(uint64_t limitNs, Ready&& ready) {
+    if (misses_.load(std::memory_order_relaxed) >= kMissesToStop &&
+        waits_.fetch_add(1, std::memory_order_relaxed) % kProbePeriod != 0) {
+      return ready();
+    }
+    const uint64_t until = monotonicNs() + limitNs;
+    do {
+      if (ready()) {
+        misses_.store(0, std::memory_order_relaxed);
+        return true;
+      }
+      cpuRelax();
+    } while (monotonicNs() < until);
+    if (ready()) return true;
+    const uint32_t misses = misses_.load(std::memory_order_relaxed);
+    if (misses < kMissesToStop) misses_.store(misses + 1, std::memory_order_relaxed);
+    return false;
+  }
+
+  static constexpr uint32_t kMissesToStop = 3;
+  static constexpr uint32_t kProbePeriod = 64;
+
+ private:
+  static void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+  std::atomic<uint32_t> misses_{0};
+  std::atomic<uint32_t> waits_{0};
+};
 
 // A process is alive when it exists and is not a zombie (a SIGKILLed child that its parent has
 // not reaped yet still answers kill(pid, 0)).
