@@ -126,6 +126,11 @@ def main() -> int:
                  one(p["overheadP99Us"])] for p in driver["paths"]]
         page.append(table(["path", "wall median µs", "wall p99 µs", "overhead median µs", "overhead p99 µs"], rows))
         page.append(f"Burst overhead over sync overhead at the median: {two(driver['burstOverSyncOverheadRatio'])}.\n")
+        if "futexPingPongUs" in driver:
+            f, r = driver["futexPingPongUs"], driver["syncOverPingPong"]
+            page.append(f"A futex ping-pong between two processes in the same run: median {one(f['median'])} µs, p99"
+                        f" {one(f['p99'])} µs; the sync path's wall time over it: {two(r['median'])} at the median,"
+                        f" {two(r['p99'])} at p99.\n")
     if not uapi and not driver:
         page.append("Not measured in this run.\n")
     out.write_text("\n".join(page))

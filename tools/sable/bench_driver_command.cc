@@ -6,8 +6,11 @@
 // fenced (executeFenced without fences to wait for, waitForFence on the returned fence, then
 // getExecutionInfo) and burst (one BurstController, compute with the 1.0 request). Per execution
 // it records the wall-clock time of the call as the client sees it and the driver overhead: that
-// time minus the reported timeOnDevice (the NPU's cycle count at its nominal clock). docs/hal.md
-// gives the figures of one machine.
+// time minus the reported timeOnDevice (the NPU's cycle count at its nominal clock). Beside them,
+// measured in the same run, a futex ping-pong between two processes (futex_pingpong.h): the
+// operating system's own wake-up cost, which a synchronous execution (a request to sable-simd and
+// its answer) cannot beat; the sync path's wall time over it is printed as a ratio.
+// docs/performance.md gives the figures of one machine.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "futex_pingpong.h"
 #include "sable/hal/burst.h"
 #include "sable/hal/callbacks.h"
 #include "sable/hal/conversions.h"
@@ -216,6 +220,11 @@ int runBenchDriver(const Options& options) {
     results.push_back({path.name, stats(wall), stats(overhead), timeOnDevice});
   }
   const double ratio = results[3].overhead.median / results[0].overhead.median;
+  std::string error;
+  auto pingPong = futexPingPong(static_cast<uint32_t>(options.iterations), static_cast<uint32_t>(options.warmup), error);
+  if (!pingPong) return fail("the futex ping-pong failed: " + error);
+  const Stats futex = stats(*pingPong);
+  const PathResult& sync = results[0];
 
   if (options.json) {
     nlohmann::json json;
@@ -234,6 +243,8 @@ int runBenchDriver(const Options& options) {
                                {"timeOnDeviceUs", r.timeOnDevice}});
     }
     json["burstOverSyncOverheadRatio"] = ratio;
+    json["futexPingPongUs"] = {{"median", futex.median}, {"p99", futex.p99}};
+    json["syncOverPingPong"] = {{"median", sync.wall.median / futex.median}, {"p99", sync.wall.p99 / futex.p99}};
     fmt::print("{}\n", json.dump(2));
     return 0;
   }
@@ -246,6 +257,10 @@ int runBenchDriver(const Options& options) {
                r.overhead.median, r.overhead.p99);
   }
   fmt::print("burst/sync median overhead: {:.3f}\n", ratio);
+  fmt::print("futex ping-pong between two processes, {} round trips: median {:.1f} µs, p99 {:.1f} µs\n",
+             pingPong->size(), futex.median, futex.p99);
+  fmt::print("sync wall / ping-pong: {:.2f}x at the median, {:.2f}x at p99\n", sync.wall.median / futex.median,
+             sync.wall.p99 / futex.p99);
   fmt::print("device: {} cycles per execution (timeOnDevice {} µs)\n", deviceCycles, results[0].timeOnDevice);
   return 0;
 }
