@@ -913,6 +913,11 @@ TEST(TfliteImport, BidirectionalLstmArgumentsAreChecked) {
   }
   {
     ModelDesc m = tflitetest::bidirectionalLstm();
+    m.tensors[m.operators[0].inputs[36]].shape = {4096, 2048};  // 32 MiB of zeros, from no bytes
+    expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM) input 36", "variable tensor", "4096x2048 is too large"});
+  }
+  {
+    ModelDesc m = tflitetest::bidirectionalLstm();
     m.operators[0].activation = fb::ActivationFunctionType::RELU_N1_TO_1;
     expectError(m, {"operator 0 (BIDIRECTIONAL_SEQUENCE_LSTM)", "activation 2"});
   }

@@ -37,6 +37,10 @@ constexpr int32_t kFuseNone = 0, kFuseRelu = 1, kFuseRelu1 = 2, kFuseRelu6 = 3;
 constexpr size_t kMaxRank = 6;
 constexpr int64_t kMaxDimension = int64_t{1} << 24;
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 30;
+// A recurrent state (a variable tensor) has no bytes in the file but becomes a zero constant:
+// bounded far lower, so that a small file cannot make the importer allocate gigabytes. 16 MiB is
+// [64 batches, 65536 units] in float32.
+constexpr uint64_t kMaxStateBytes = uint64_t{1} << 24;
 
 // The one custom operator the importer maps (to DETECTION_POSTPROCESSING).
 constexpr std::string_view kDetectionPostProcess = "TFLite_Detection_PostProcess";
@@ -433,7 +437,9 @@ class Importer {
         dims.push_back(static_cast<uint32_t>(d));
       }
       const auto bytes = hal::sizeOfData(OperandType::TENSOR_FLOAT32, dims);
-      if (!bytes || *bytes > kMaxTensorBytes) return importError("{}: variable tensor {} is too large", what, index);
+      if (!bytes || *bytes > kMaxStateBytes)
+        return importError("{}: variable tensor {} of {} is too large for a recurrent state (at most {} bytes in "
+                           "float32)", what, index, fmt::join(dims, "x"), kMaxStateBytes);
       return builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, dims, std::vector<float>(*bytes / 4, 0.0f));
     }
     SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(index, *tensor));
