@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the project's benchmarks and writes docs/performance.md from their --json output
 # (tools/perf_report.py). --plan full (the default): both MobileNets on the functional model and
-# on the RTL, the compilation cache, the UAPI round trip and the HAL's overhead per execution
+# on the RTL, each also on a board's memory of 8 bytes/cycle shared by reads and writes
+# (--memory-bandwidth 8; the RTL's run of it on the bare harness only), the compilation cache, the UAPI round trip and the HAL's overhead per execution
 # path, a few minutes on 2 cores. --plan small: the same benchmarks on tiny_cnn with few
 # iterations, for the generator's test. --out FILE writes elsewhere; --keep DIR keeps the JSON.
 set -euo pipefail
@@ -40,7 +41,7 @@ json.dump({"plan": sys.argv[2], "date": datetime.datetime.now(datetime.timezone.
            "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}, open(sys.argv[1], "w"))
 PY
 
-steps=$(( ${#models[@]} * 2 + 3 ))
+steps=$(( ${#models[@]} * 4 + 3 ))
 step=0
 run() {  # run LABEL COMMAND...: one benchmark, with a progress line; its output in the work dir's log
   step=$((step + 1))
@@ -56,6 +57,9 @@ for m in "${models[@]}"; do
   name="${m#builtin:}"
   run "sable bench $m" "$sable" bench "$m" --json "$work/bench-func-$name.json"
   run "sable bench $m --backend rtl" "$sable" bench "$m" --backend rtl --json "$work/bench-rtl-$name.json"
+  run "sable bench $m --memory-bandwidth 8" "$sable" bench "$m" --memory-bandwidth 8 --json "$work/bench-func-$name-mem8.json"
+  run "sable bench $m --backend rtl --memory-bandwidth 8 --no-platform" "$sable" bench "$m" --backend rtl \
+    --memory-bandwidth 8 --no-platform --json "$work/bench-rtl-$name-mem8.json"
 done
 run "sable bench --cache ${cache[*]}" "$sable" bench --cache "${cache[@]}" --json "$work/cache.json"
 run "sable bench --uapi --jobs $jobs" "$sable" bench --uapi --spawn --jobs "$jobs" --json "$work/uapi.json"

@@ -41,7 +41,17 @@ def load(directory: pathlib.Path, name: str):
 
 
 def networks(directory: pathlib.Path, backend: str) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(directory.glob(f"bench-{backend}-*.json"))]
+    """The backend's benchmarks, each model's run on the DMA's own bus before its run on a board's memory."""
+    runs = [json.loads(p.read_text()) for p in directory.glob(f"bench-{backend}-*.json")]
+    return sorted(runs, key=lambda b: (b["model"], b.get("memoryBytesPerCycle", 0)))
+
+
+def memory(b: dict) -> str:
+    """The memory a run had: the DMA's bus (its bytes per cycle each way) or a board's shared port."""
+    shared = b.get("memoryBytesPerCycle", 0)
+    if shared:
+        return f"{integer(shared)} shared"
+    return f"{integer(b['configuration']['dmaBytesPerCycle'])} per direction"
 
 
 def main() -> int:
@@ -61,15 +71,17 @@ def main() -> int:
     page.append("## The networks on the NPU (cycle model)\n")
     if func:
         page.append("`sable bench MODEL --json`: the compiled program run through the functional model,"
-                    " whose cycle counts the RTL matches within a few percent per layer (below).\n")
+                    " whose cycle counts the RTL matches within a few percent per layer (below). Memory: the DMA's"
+                    " own bus, or with `--memory-bandwidth B` a board's memory of B bytes per cycle shared by reads"
+                    " and writes.\n")
         rows = []
         for b in func:
             t = b["total"]
-            rows.append([b["model"], b["configuration"]["name"], integer(t["macs"]), integer(t["estimatedCycles"]),
-                         integer(t["idealCycles"]), percent(t["utilization"]), integer(t["dramBytes"]),
-                         one(b["compileMs"])])
-        page.append(table(["model", "config", "MACs", "cycles", "ideal cycles", "MAC utilization %", "DRAM bytes",
-                           "compile ms"], rows))
+            rows.append([b["model"], b["configuration"]["name"], memory(b), integer(t["macs"]),
+                         integer(t["estimatedCycles"]), integer(t["idealCycles"]), percent(t["utilization"]),
+                         integer(t["dramBytes"]), one(b["compileMs"])])
+        page.append(table(["model", "config", "memory B/cycle", "MACs", "cycles", "ideal cycles", "MAC utilization %",
+                           "DRAM bytes", "compile ms"], rows))
     else:
         page.append("Not measured in this run.\n")
 
@@ -84,11 +96,11 @@ def main() -> int:
             sim = b.get("simulation") or {}
             harness = sim.get("harness", {})
             platform = sim.get("platform")
-            rows.append([b["model"], b["configuration"]["name"], integer(b["total"]["estimatedCycles"]),
+            rows.append([b["model"], b["configuration"]["name"], memory(b), integer(b["total"]["estimatedCycles"]),
                          percent(b["total"]["utilization"]), integer(harness.get("cyclesPerSecond", 0)),
                          integer(platform["cyclesPerSecond"]) if platform else "not run",
                          "yes" if sim.get("bitExact") else "NO"])
-        page.append(table(["model", "config", "RTL cycles", "MAC utilization %", "harness cycles/s",
+        page.append(table(["model", "config", "memory B/cycle", "RTL cycles", "MAC utilization %", "harness cycles/s",
                            "platform cycles/s", "bit-exact with the model"], rows))
     else:
         page.append("Not measured in this run.\n")

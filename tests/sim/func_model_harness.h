@@ -33,9 +33,10 @@ inline constexpr uint64_t kRegionBase[3] = {0x100000, 0x180000, 0x200000};
 
 class Harness {
  public:
-  explicit Harness(uint32_t configIndex = SABLE_HW_CONFIG_S16)
+  // memoryBytesPerCycle: the board's memory bandwidth (FuncModel's; 0: the DMA's own bus alone).
+  explicit Harness(uint32_t configIndex = SABLE_HW_CONFIG_S16, double memoryBytesPerCycle = 0)
       : config(sable_hw_configs[configIndex]), dim(config.array_dim), memory(kMemoryBytes, 0) {
-    model = std::make_unique<FuncModel>(config, DeviceMemory{memory.data(), memory.size()});
+    model = std::make_unique<FuncModel>(config, DeviceMemory{memory.data(), memory.size()}, memoryBytesPerCycle);
     for (uint64_t base : kRegionBase) regions.push_back({base, kRegionBytes});
   }
 

@@ -52,6 +52,47 @@ TEST(FuncModelTiming, DmaCyclesAreLatencyPlusTheSlowerOfBusAndLines) {
   EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 4u + 132) << "load and store queues run in parallel";
 }
 
+TEST(FuncModelTiming, ABoardsMemoryIsOnePortSharedByLoadsAndStores) {
+  // 8 bytes per cycle for reads and writes together: the load's 160 bytes move from 4 + 32 = 36
+  // for 20 cycles (not 10 at the bus's 16 bytes/cycle).
+  Harness h(SABLE_HW_CONFIG_S16, 8.0);
+  h.loadLines(0, 0, 0, 10);
+  h.end();
+  JobResult r = h.run();
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 56u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_LOAD_BUSY], 52u);
+
+  // The port moves whole bus beats: 10 one-byte elements 32 bytes apart are 10 beats, 160 bytes
+  // of the port's time (from 36 to 56), though the load reads 10 bytes.
+  Harness sparse(SABLE_HW_CONFIG_S16, 8.0);
+  Cmd& c = sparse.loadLines(0, 0, 0, 10);
+  sable_cmd_dma_load_set_elem_bytes(c.data(), 1);
+  sable_cmd_dma_load_set_dram_stride_x(c.data(), 32);
+  sparse.end();
+  r = sparse.run();
+  EXPECT_EQ(r.counters[SABLE_COUNTER_DMA_READ_BYTES], 10u);
+  EXPECT_EQ(r.counters[SABLE_COUNTER_CYCLES], 56u);
+
+  // A store beside it (fetched at 6) gets the port when the load's bytes have moved: its 48 bytes
+  // from 56 for 6 cycles; without the limit the two queues overlap and the job ends at 46.
+  for (double bandwidth : {8.0, 0.0}) {
+    Harness g(SABLE_HW_CONFIG_S16, bandwidth);
+    g.loadLines(0, 0, 0, 10);
+    g.storeLines(0, 1, 0, 3);
+    g.end();
+    const uint32_t size = g.writeJob();
+    std::vector<uint64_t> finish;
+    r = g.model->runJob(kStreamAddress, size, kTableAddress, 3, finish);
+    ASSERT_EQ(r.errorCause, SABLE_ERROR_NONE);
+    if (bandwidth > 0) {
+      EXPECT_EQ(finish, (std::vector<uint64_t>{56, 62, 62}));
+      EXPECT_EQ(r.counters[SABLE_COUNTER_STORE_BUSY], 56u);
+    } else {
+      EXPECT_EQ(finish, (std::vector<uint64_t>{46, 41, 46}));
+    }
+  }
+}
+
 TEST(FuncModelTiming, RunJobRecordsEachCommandsFinishCycle) {
   Harness h;
   h.loadLines(0, 0, 0, 10);                  // fetch(0) = 4: 4 + 32 + 10 = 46

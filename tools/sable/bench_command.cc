@@ -7,6 +7,7 @@
 //    Prints the distribution of the round trip (submit + wait) and the job rate.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -66,6 +67,9 @@ struct BenchOptions {
   std::string device;
   bool spawn = false;
   bool platform = true;         // --backend rtl: also through the SystemC platform (--no-platform: not)
+  // --memory-bandwidth: the board's memory in bytes per NPU cycle, reads and writes together (the
+  // RTL's memory model, the SystemC platform's and the functional model's); 0: the DMA's own bus.
+  double memoryBandwidth = 0;
 };
 
 // Closes the device on every path out of the benchmark.
@@ -220,6 +224,11 @@ int runUapiBench(const BenchOptions& options) {
   return 0;
 }
 
+// ", memory 8 B/cycle shared" for a --memory-bandwidth, "" without.
+std::string memoryNote(double memoryBandwidth) {
+  return memoryBandwidth > 0 ? fmt::format(", memory {} B/cycle for reads and writes together", memoryBandwidth) : "";
+}
+
 // Writes what --json, --html and --trace FILE.json ask for; `jobStart` is when the job began on
 // the host's clock (`host`).
 int writeBenchOutputs(const BenchOptions& options, const BenchRun& run, const HostPhases& host, double jobStart) {
@@ -259,6 +268,7 @@ int runModelBench(const BenchOptions& options) {
   run.model = options.model;
   run.config = *config;
   run.backend = options.backend;
+  run.memoryBytesPerCycle = options.memoryBandwidth;
   const auto support = umd::compiler::supportedOperations(*model, *config);
   std::vector<uint32_t> kept;
   for (uint32_t k = 0; k < support.size(); ++k) {
@@ -304,7 +314,7 @@ int runModelBench(const BenchOptions& options) {
     return 2;
 #endif
   }
-  auto profile = profileProgram(*program, *config, &host);
+  auto profile = profileProgram(*program, *config, &host, options.memoryBandwidth);
   if (!profile.ok()) {
     std::cerr << "sable bench: " << profile.error().message << "\n";
     return 1;
@@ -315,12 +325,12 @@ int runModelBench(const BenchOptions& options) {
   const sable_hw_config& c = *config;
 
   fmt::print("{} on {} ({}x{} array = {} MACs/cycle, depthwise {} MACs/cycle on the vector unit, DMA {} B/cycle, "
-             "{} MHz), functional model's cycle model\n",
+             "{} MHz{}), functional model's cycle model\n",
              options.model, c.name, c.array_dim, c.array_dim, arrayMacsPerCycle(c), c.dw_macs_per_cycle,
-             c.dma_bytes_per_cycle, c.clock_mhz);
-  fmt::print("ideal = max(MACs / MACs per cycle of the unit, max(DRAM bytes read, written) / DMA bytes per cycle); "
+             c.dma_bytes_per_cycle, c.clock_mhz, memoryNote(options.memoryBandwidth));
+  fmt::print("ideal = max(MACs / MACs per cycle of the unit, max(DRAM bytes read, written) / DMA bytes per cycle{}); "
              "utilization = MACs / (cycles x {} array MACs)\n",
-             arrayMacsPerCycle(c));
+             options.memoryBandwidth > 0 ? ", (read + written) / memory bytes per cycle" : "", arrayMacsPerCycle(c));
   fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>6} {:>6} {:>10}\n", "op", "type", "MACs", "cycles", "ideal",
              "bound", "util", "DRAM B");
   for (const LayerProfile& layer : profile->layers) {
@@ -354,7 +364,11 @@ struct PlatformRun {
   uint64_t cycles = 0;
   double seconds = 0;
 };
-hal::Result<PlatformRun> runOnPlatform(const hal::Model& model, uint64_t seed) {
+hal::Result<PlatformRun> runOnPlatform(const hal::Model& model, uint64_t seed, double memoryBandwidth) {
+  if (memoryBandwidth > 0) {  // the server this process starts models the same board memory
+    const char* args = std::getenv("SABLE_SIMD_ARGS");
+    setenv("SABLE_SIMD_ARGS", fmt::format("{} --memory-bandwidth {}", args != nullptr ? args : "", memoryBandwidth).c_str(), 1);
+  }
   if (auto backend = selectNpuBackend("rtl"); !backend.ok()) return backend.error();
   auto device = runtime::findDevice(std::string(kNpuDevice));
   if (!device.ok()) return device.error();
@@ -375,7 +389,7 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
   const std::vector<uint32_t>& operationOf = run.operationOf;
   // The functional model's estimate first (its cycles do not depend on the data): the total of
   // the RTL's progress bar.
-  auto estimate = profileProgram(program, c);
+  auto estimate = profileProgram(program, c, nullptr, options.memoryBandwidth);
   if (!estimate.ok()) {
     std::cerr << "sable bench: " << estimate.error().message << "\n";
     return 1;
@@ -392,6 +406,7 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
   host.end();
   std::cerr << "simulating the RTL (and the functional model beside it)...\n";
   sim::RtlNpuOptions rtlOptions;
+  rtlOptions.memory.bytesPerCycle = options.memoryBandwidth;
   if (!options.waveform.empty()) {
     if (!sim::RtlNpu::traceSupported()) {
       std::cerr << "sable bench: this build has no waveform tracing (configure with -DSABLE_RTL_TRACE=ON)\n";
@@ -419,14 +434,15 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
   const ProgramProfile rtl =
       profileFromCommandCycles(program, c, report.rtl.counters,
                                startsFromDurations(report.rtlFinish, report.modelStart, report.modelFinish),
-                               report.rtlFinish);
-  const ProgramProfile model =
-      profileFromCommandCycles(program, c, report.model.counters, report.modelStart, report.modelFinish);
+                               report.rtlFinish, options.memoryBandwidth);
+  const ProgramProfile model = profileFromCommandCycles(program, c, report.model.counters, report.modelStart,
+                                                        report.modelFinish, options.memoryBandwidth);
   run.profile = &rtl;
   run.estimate = &model;
   const double jobStart = host.phases().back().start;
-  fmt::print("{} on the RTL ({}: {}x{} array, {} MHz) beside the functional model's estimate; inputs: seed {}\n",
-             options.model, c.name, c.array_dim, c.array_dim, c.clock_mhz, options.seed);
+  fmt::print("{} on the RTL ({}: {}x{} array, {} MHz{}) beside the functional model's estimate; inputs: seed {}\n",
+             options.model, c.name, c.array_dim, c.array_dim, c.clock_mhz, memoryNote(options.memoryBandwidth),
+             options.seed);
   fmt::print("{:>3}  {:<22} {:>11} {:>10} {:>10} {:>7} {:>6}\n", "op", "type", "MACs", "RTL cyc", "model cyc",
              "model/RTL", "util");
   double worst = 0;
@@ -458,7 +474,7 @@ int runRtlBench(const BenchOptions& options, const hal::Model& benched, const um
   if (options.platform) {
     std::cerr << "running it again through the HAL on sable-simd --backend rtl (the SystemC platform)...\n";
     host.begin("the same model through the HAL on sable-simd --backend rtl (SystemC platform)");
-    auto platform = runOnPlatform(benched, options.seed);
+    auto platform = runOnPlatform(benched, options.seed, options.memoryBandwidth);
     host.end();
     if (!platform.ok()) {
       std::cerr << "sable bench: on the SystemC platform: " << platform.error().message << "\n";
@@ -521,6 +537,12 @@ CommandRunner addBenchCommand(CLI::App& app) {
                     "May be given once of each");
   bench->add_option("--trace-from", options->traceFrom, "First job cycle of --trace FILE.fst");
   bench->add_option("--trace-to", options->traceTo, "Last job cycle of --trace FILE.fst");
+  bench->add_option("--memory-bandwidth", options->memoryBandwidth,
+                    "A model benchmark on a board's memory: its sustained bandwidth in bytes per NPU cycle, reads and "
+                    "writes together (the functional model, the RTL's memory model and, --backend rtl, sable-simd's "
+                    "--memory-bandwidth); 0: only the DMA's own bus limits, dma_bytes_per_cycle each way")
+      ->check(CLI::Range(0.0, 1024.0))
+      ->capture_default_str();
   bench->add_flag("!--no-platform", options->platform,
                   "--backend rtl: skip the second run through the HAL on sable-simd --backend rtl (the SystemC "
                   "platform) that measures the platform's speed beside the bare harness's");
@@ -557,6 +579,10 @@ CommandRunner addBenchCommand(CLI::App& app) {
         (!options->json.empty() && options->model.empty() && !options->uapi && !options->cache)) {
       std::cerr << "sable bench: --html and --trace FILE.json report one MODEL's benchmark (name the MODEL); "
                    "--json reports a MODEL's, --uapi's or --cache's\n";
+      return 2;
+    }
+    if (options->memoryBandwidth > 0 && (options->uapi || options->cache)) {
+      std::cerr << "sable bench: --memory-bandwidth is a model benchmark's (name a MODEL, without --uapi or --cache)\n";
       return 2;
     }
     if (options->cache) {

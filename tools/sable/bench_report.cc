@@ -127,6 +127,7 @@ nlohmann::json benchJson(const BenchRun& run) {
             {"dwMacsPerCycle", c.dw_macs_per_cycle},
             {"dmaBytesPerCycle", c.dma_bytes_per_cycle},
             {"clockMHz", c.clock_mhz}}},
+          {"memoryBytesPerCycle", run.memoryBytesPerCycle},
           {"layers", layers},
           {"total",
            {{"macs", p.macs},

@@ -19,6 +19,7 @@ struct BenchRun {
   std::string model;                  // as named on the command line
   sable_hw_config config{};
   std::string backend;                // "func" or "rtl"
+  double memoryBytesPerCycle = 0;     // --memory-bandwidth (0: the DMA's own bus alone)
   const ProgramProfile* profile = nullptr;  // measured by the backend
   // --backend rtl: the functional model's estimate of the same program, per layer beside the RTL's.
   const ProgramProfile* estimate = nullptr;

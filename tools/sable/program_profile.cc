@@ -1,6 +1,7 @@
 #include "program_profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "sable/sim/func_model.h"
@@ -51,14 +52,14 @@ uint64_t peakDeviceMemory(const CompiledProgram& program) {
 }
 
 hal::Result<ProgramProfile> profileProgram(const CompiledProgram& program, const sable_hw_config& config,
-                                           HostPhases* host) {
+                                           HostPhases* host, double memoryBytesPerCycle) {
   if (program.stream.size() < SABLE_STREAM_HEADER_BYTES + SABLE_COMMAND_BYTES) {
     return hal::invalidArgument("the program has no command stream");
   }
   if (host != nullptr) host->begin("build the program image (stream, constants, zero inputs)");
   // Zero inputs: the cycle model does not look at data.
   umd::compiler::ProgramImage image = umd::compiler::buildProgramImage(program);
-  sim::FuncModel model(config, sim::DeviceMemory{image.memory.data(), image.memory.size()});
+  sim::FuncModel model(config, sim::DeviceMemory{image.memory.data(), image.memory.size()}, memoryBytesPerCycle);
   std::vector<uint64_t> start, finish;
   if (host != nullptr) host->begin("run the job on the functional model (start to completion)");
   const sim::JobResult result =
@@ -68,7 +69,7 @@ hal::Result<ProgramProfile> profileProgram(const CompiledProgram& program, const
     return hal::generalFailure("the functional model stopped the program: {} at command {}",
                                sable_error_cause_name(result.errorCause), result.errorCommand);
   }
-  return profileFromCommandCycles(program, config, result.counters, start, finish);
+  return profileFromCommandCycles(program, config, result.counters, start, finish, memoryBytesPerCycle);
 }
 
 std::vector<uint64_t> startsFromDurations(std::span<const uint64_t> finish, std::span<const uint64_t> referenceStart,
@@ -83,7 +84,8 @@ std::vector<uint64_t> startsFromDurations(std::span<const uint64_t> finish, std:
 
 ProgramProfile profileFromCommandCycles(const CompiledProgram& program, const sable_hw_config& config,
                                         const std::array<uint64_t, SABLE_COUNTER_COUNT>& counters,
-                                        std::span<const uint64_t> start, std::span<const uint64_t> finish) {
+                                        std::span<const uint64_t> start, std::span<const uint64_t> finish,
+                                        double memoryBytesPerCycle) {
   ProgramProfile profile;
   profile.counters = counters;
   const uint32_t commandCount = static_cast<uint32_t>(finish.size());  // END is the last
@@ -103,8 +105,11 @@ ProgramProfile profileFromCommandCycles(const CompiledProgram& program, const sa
     const uint64_t computeCycles = ceilDiv(stats.macs, macsPerCycle);
     // AXI4 reads and writes travel on separate channels, each dma_bytes_per_cycle wide (the
     // functional model's load and store queues run side by side): the busier one bounds.
-    const uint64_t dmaCycles =
-        ceilDiv(std::max(stats.dramBytesRead, stats.dramBytesWritten), config.dma_bytes_per_cycle);
+    uint64_t dmaCycles = ceilDiv(std::max(stats.dramBytesRead, stats.dramBytesWritten), config.dma_bytes_per_cycle);
+    // A board's memory shared by both channels (--memory-bandwidth) bounds their sum as well.
+    if (memoryBytesPerCycle > 0) {
+      dmaCycles = std::max(dmaCycles, static_cast<uint64_t>(std::ceil(static_cast<double>(dram) / memoryBytesPerCycle)));
+    }
     layer.idealCycles = std::max(computeCycles, dmaCycles);
     if (computeCycles > dmaCycles) layer.bound = layer.onVectorUnit ? "vector" : "array";
     if (layer.estimatedCycles != 0) {

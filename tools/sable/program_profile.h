@@ -47,7 +47,8 @@ struct LayerProfile {
   // The roofline bound: max(MACs ÷ MACs per cycle, max(DRAM bytes read, written) ÷
   // dma_bytes_per_cycle), where MACs per cycle are array_dim² for the systolic array and
   // dw_macs_per_cycle for DEPTHWISE_CONV_2D (the vector unit); reads and writes have a bus
-  // channel each (AXI4), as the functional model's load and store queues do.
+  // channel each (AXI4), as the functional model's load and store queues do. With a memory
+  // bandwidth (bytes per cycle, reads and writes together) also (read + written) ÷ it.
   uint64_t idealCycles = 0;
   bool onVectorUnit = false;      // DEPTHWISE_CONV_2D: bounded by dw_macs_per_cycle
   std::string_view bound = "dma";  // which term of idealCycles is larger: "array", "vector" or "dma"
@@ -70,14 +71,18 @@ struct ProgramProfile {
 
 // Runs `program` (compiled for `config`) through the functional model with zero inputs. With
 // `host`, its phases are timed there: building the program image, then the job (the last).
+// `memoryBytesPerCycle`: the board's memory bandwidth, reads and writes together (FuncModel's; 0:
+// the DMA's own bus alone), which the model and the ideal cycles then count.
 hal::Result<ProgramProfile> profileProgram(const umd::compiler::CompiledProgram& program,
-                                           const sable_hw_config& config, HostPhases* host = nullptr);
+                                           const sable_hw_config& config, HostPhases* host = nullptr,
+                                           double memoryBytesPerCycle = 0);
 
 // The profile of `program` from the start and finish cycle of each of its commands (END last) and
 // the job's counters, whichever model of the NPU measured them (functional model, RTL).
 ProgramProfile profileFromCommandCycles(const umd::compiler::CompiledProgram& program, const sable_hw_config& config,
                                         const std::array<uint64_t, SABLE_COUNTER_COUNT>& counters,
-                                        std::span<const uint64_t> start, std::span<const uint64_t> finish);
+                                        std::span<const uint64_t> start, std::span<const uint64_t> finish,
+                                        double memoryBytesPerCycle = 0);
 
 // Start cycles for a run that recorded only finish cycles (the RTL's completion trace port):
 // each command's finish minus its duration on a reference run of the same program (the

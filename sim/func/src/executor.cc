@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <deque>
 
@@ -27,6 +28,32 @@ uint64_t bankConflictCycles(const uint64_t* lines, size_t n) {
   uint64_t most = 0;
   for (size_t i = 0; i < n; ++i) most = std::max(most, ++perBank[lines[i] % kScratchpadBanks]);
   return most > 0 ? most - 1 : 0;
+}
+
+// The bus beats of `beatBytes` that a DMA command's elements occupy, counted as the RTL's DMA walks
+// them (sable_dma_beat_rule): elements in order, a beat fetched (or written) once while it is the
+// newest beat moved or the one before it, when those two were consecutive. What a board's memory
+// port spends on the command is these beats, whole (docs/func-model.md).
+uint64_t dmaBeats(uint64_t address, uint64_t eb, uint64_t nx, uint64_t ny, uint64_t nz, uint64_t sx, uint64_t sy,
+                  uint64_t sz, uint64_t beatBytes) {
+  uint64_t beats = 0, last = 0;
+  bool lastValid = false, loOk = false;
+  for (uint64_t z = 0; z < nz; ++z) {
+    for (uint64_t y = 0; y < ny; ++y) {
+      for (uint64_t x = 0; x < nx; ++x) {
+        const uint64_t a = address + z * sz + y * sy + x * sx;
+        const uint64_t b0 = a / beatBytes, b1 = (a + eb - 1) / beatBytes;
+        const bool inWindow = lastValid && (b0 == last || (loOk && last > 0 && b0 == last - 1));
+        const uint64_t first = inWindow ? last + 1 : b0;
+        if (first > b1) continue;
+        beats += b1 - first + 1;
+        loOk = b1 > first || (lastValid && first == last + 1);
+        last = b1;
+        lastValid = true;
+      }
+    }
+  }
+  return beats;
 }
 
 int32_t readByte(const uint8_t* p, bool isSigned) {
@@ -102,9 +129,10 @@ uint32_t signalMask(int queue) {
 
 }  // namespace
 
-Executor::Executor(const sable_hw_config& config, DeviceMemory memory)
+Executor::Executor(const sable_hw_config& config, DeviceMemory memory, double memoryBytesPerCycle)
     : config_(config),
       memory_(memory),
+      memoryBytesPerCycle_(memoryBytesPerCycle > 0 ? memoryBytesPerCycle : 0),
       // A zero array_dim would make every size below meaningless; one lane keeps the model
       // defined (every command then fails its bounds checks or computes on one lane).
       dim_(config.array_dim == 0 ? 1 : config.array_dim),
@@ -259,7 +287,9 @@ Executor::Outcome Executor::dmaLoad(const uint32_t* w, Counters& counters) {
   touchLines(sp + lines);
   const uint64_t bytes = nz * ny * nx * eb;
   counters[SABLE_COUNTER_DMA_READ_BYTES] += bytes;
-  return {SABLE_ERROR_NONE, kDmaLatencyCycles + std::max(ceilDiv(bytes, config_.dma_bytes_per_cycle), lines)};
+  const uint64_t busBytes =
+      memoryBytesPerCycle_ > 0 ? dmaBeats(base, eb, nx, ny, nz, sx, sy, sz, config_.dma_bytes_per_cycle) * config_.dma_bytes_per_cycle : 0;
+  return {SABLE_ERROR_NONE, kDmaLatencyCycles + std::max(ceilDiv(bytes, config_.dma_bytes_per_cycle), lines), busBytes};
 }
 
 Executor::Outcome Executor::dmaStore(const uint32_t* w, Counters& counters) {
@@ -288,7 +318,9 @@ Executor::Outcome Executor::dmaStore(const uint32_t* w, Counters& counters) {
   }
   const uint64_t bytes = lines * eb;
   counters[SABLE_COUNTER_DMA_WRITE_BYTES] += bytes;
-  return {SABLE_ERROR_NONE, kDmaLatencyCycles + std::max(ceilDiv(bytes, config_.dma_bytes_per_cycle), lines)};
+  const uint64_t busBytes =
+      memoryBytesPerCycle_ > 0 ? dmaBeats(base, eb, nx, ny, nz, sx, sy, sz, config_.dma_bytes_per_cycle) * config_.dma_bytes_per_cycle : 0;
+  return {SABLE_ERROR_NONE, kDmaLatencyCycles + std::max(ceilDiv(bytes, config_.dma_bytes_per_cycle), lines), busBytes};
 }
 
 Executor::Outcome Executor::matmul(const uint32_t* w, Counters& counters) {
@@ -681,6 +713,10 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
   uint64_t lastMatmulRows = 0;
   uint64_t accumulatorReady = 0;  // completion of the last MATMUL
   uint64_t arrayBusyUntil = 0;    // end of the ARRAY_BUSY intervals counted so far
+  // The board's memory port (memoryBytesPerCycle_ > 0), shared by the load and the store queue:
+  // the cycle at which the transfers granted so far are done. A DMA command's data moves once
+  // its latency has passed and the port is free, at the port's rate (docs/func-model.md).
+  uint64_t memoryFree = 0;
   const uint64_t drainCycles = 2 * uint64_t{dim_} - 1;
   // Command fetch: the header and commands come over the DMA bus, so command i can be dispatched
   // once 32·(i + 2) bytes have arrived.
@@ -828,6 +864,11 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     // occupied: the queue's unit takes no other command before; finish: the command's results
     // are visible and its tokens given.
     uint64_t occupied = bestStart + outcome.cycles;
+    if (memoryBytesPerCycle_ > 0 && outcome.memoryBytes > 0) {
+      const uint64_t dataStart = std::max(bestStart + kDmaLatencyCycles, memoryFree);
+      memoryFree = dataStart + static_cast<uint64_t>(std::ceil(static_cast<double>(outcome.memoryBytes) / memoryBytesPerCycle_));
+      occupied = std::max(occupied, memoryFree);
+    }
     uint64_t finish = occupied;
     uint64_t unitStart = bestStart;  // when the command's unit begins it (POSTPROC: later than its issue)
     const uint32_t opcode = sable_cmd_get_opcode(w);
@@ -867,7 +908,7 @@ JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& obser
     uint32_t busy = SABLE_COUNTER_VECTOR_BUSY;
     if (best == SABLE_QUEUE_LOAD) busy = SABLE_COUNTER_LOAD_BUSY;
     if (best == SABLE_QUEUE_STORE) busy = SABLE_COUNTER_STORE_BUSY;
-    if (!matmul) counters[busy] += outcome.cycles;
+    if (!matmul) counters[busy] += opcode == SABLE_OP_POSTPROC ? outcome.cycles : occupied - bestStart;
     queueFree[best] = occupied;
     lastFinish[best] = occupied;
     queues[best].pop_front();

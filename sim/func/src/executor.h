@@ -48,7 +48,9 @@ inline constexpr uint64_t kScratchpadBanks = 8;
 
 class Executor {
  public:
-  Executor(const sable_hw_config& config, DeviceMemory memory);
+  // memoryBytesPerCycle: the board's memory bandwidth, reads and writes together (bytes per
+  // cycle; 0: none beyond the DMA's own bus, dma_bytes_per_cycle each way). docs/func-model.md.
+  Executor(const sable_hw_config& config, DeviceMemory memory, double memoryBytesPerCycle = 0);
 
   // Runs one job to its end, error or stop. Not thread-safe: one job at a time.
   JobResult run(const JobRegisters& job, Fault fault, JobObserver& observer);
@@ -62,6 +64,7 @@ class Executor {
   struct Outcome {
     uint32_t cause;
     uint64_t cycles;
+    uint64_t memoryBytes = 0;  // DMA with a board's memory: bytes of the bus beats it moves
   };
 
   void clearMemories();
@@ -88,6 +91,7 @@ class Executor {
 
   sable_hw_config config_;
   DeviceMemory memory_;
+  double memoryBytesPerCycle_;
   uint32_t dim_;
   uint64_t spLines_;
   uint64_t accRows_;

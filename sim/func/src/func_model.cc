@@ -14,7 +14,8 @@
 namespace sable::sim {
 
 struct FuncModel::Impl final : detail::JobObserver {
-  Impl(const sable_hw_config& c, DeviceMemory memory) : config(c), executor(c, memory) {}
+  Impl(const sable_hw_config& c, DeviceMemory memory, double memoryBytesPerCycle)
+      : config(c), executor(c, memory, memoryBytesPerCycle) {}
 
   // Registers (guarded by mutex).
   struct Registers {
@@ -162,7 +163,8 @@ struct FuncModel::Impl final : detail::JobObserver {
   }
 };
 
-FuncModel::FuncModel(const sable_hw_config& config, DeviceMemory memory) : impl_(std::make_unique<Impl>(config, memory)) {
+FuncModel::FuncModel(const sable_hw_config& config, DeviceMemory memory, double memoryBytesPerCycle)
+    : impl_(std::make_unique<Impl>(config, memory, memoryBytesPerCycle)) {
   impl_->worker = std::thread([impl = impl_.get()] { impl->workerLoop(); });
 }
 

@@ -48,7 +48,9 @@ CosimReport cosimulate(const sable_hw_config& config, std::span<const uint8_t> i
   report.modelMemory.assign(image.begin(), image.end());
   report.rtlMemory.assign(image.begin(), image.end());
   {
-    FuncModel model(config, DeviceMemory{report.modelMemory.data(), report.modelMemory.size()});
+    // The model counts the same board memory's bandwidth as the RTL's memory model.
+    FuncModel model(config, DeviceMemory{report.modelMemory.data(), report.modelMemory.size()},
+                    options.memory.bytesPerCycle);
     report.model = model.runJob(job.cmdBase, job.cmdSize, job.regionTable, job.regionCount, report.modelStart,
                                 report.modelFinish);
   }

@@ -40,7 +40,10 @@ class FuncModel final : public NpuBackend {
  public:
   // `config` must be one of sable_hw_configs (or equally consistent). `memory` must outlive the
   // model. The model's worker thread starts here and is joined by the destructor.
-  FuncModel(const sable_hw_config& config, DeviceMemory memory);
+  // `memoryBytesPerCycle` is the board's memory bandwidth in bytes per NPU cycle, reads and writes
+  // together, as the RTL's memory model takes it (AxiMemoryConfig::bytesPerCycle); 0: only the
+  // DMA's own bus limits, dma_bytes_per_cycle each way (docs/func-model.md, cycle model).
+  FuncModel(const sable_hw_config& config, DeviceMemory memory, double memoryBytesPerCycle = 0);
   ~FuncModel() override;
   FuncModel(const FuncModel&) = delete;
   FuncModel& operator=(const FuncModel&) = delete;
