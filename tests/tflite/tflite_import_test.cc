@@ -280,6 +280,14 @@ TEST(TfliteImport, SequenceLstmShapesAndOptionsAreChecked) {
     m.operators[0].writeOptions = false;
     expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)", "builtin options"});
   }
+  {
+    // A state of 2^22 x 8 floats (128 MiB of zeros from a few bytes of shape) is refused before
+    // anything is allocated: the fuzz target's timeout (huge_variable_states.tflite).
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm();
+    m.tensors[m.operators[0].inputs[18]].shape = {1 << 22, 8};
+    expectError(m, {"operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM) input 18", "variable tensor", "4194304x8",
+                    "too large for a recurrent state"});
+  }
 }
 
 // Every element-wise operator of the delegate's list on hand-picked values, the expected ones
