@@ -12,6 +12,10 @@ check_mlts.py SABLE SEED_DIR classification
     image input: it is benchmarked on a synthetic input): cases that crash, hang and fail on
     purpose must be classified CRASH, HANG and FAILURE, make the exit status 1, and their text
     must be escaped in the HTML page.
+
+check_mlts.py SABLE MORE_MODELS_DIR suite_fallback
+    The suite's model and device when sable-npu runs no model whole (the LSTM of
+    ../shared/models/more; exit 77 when absent): auto, with abandoned_executions NOT_APPLICABLE.
 """
 import json
 import os
@@ -169,9 +173,54 @@ def classification(sable, seeds):
     return 0
 
 
+def suite_fallback(sable, more):
+    """A models directory whose only model sable-npu cannot run whole (the LSTM of
+    ../shared/models/more): the suite goes to auto, where abandoned_executions does not apply (no
+    asynchronous path) and is reported NOT_APPLICABLE, not as a pass; the run passes. With
+    --suite-device sable-npu given, the suite stays there and fails."""
+    lstm = "keras_lstm_mnist_ptq.tflite"
+    if not os.path.isfile(os.path.join(more, lstm)):
+        print(f"SKIP: {lstm} is absent ({more}; set SABLE_SHARED_DIR)")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        models = os.path.join(tmp, "models")
+        os.mkdir(models)
+        shutil.copy(os.path.join(more, lstm), models)
+        report_path = os.path.join(tmp, "mlts.json")
+        common = [sable, "mlts", "--models", models, "--devices", "sable-npu", "--iterations", "2",
+                  "--cases", "repeated_execution,abandoned_executions", "--json", report_path]
+        status, out = run(common, timeout=600)
+        check(status == 0, f"sable mlts exited with {status}, expected 0")
+        check("mlts: PASSED" in out, "stdout does not say PASSED")
+        with open(report_path) as f:
+            report = json.load(f)
+        npu = [b for b in report["benchmarks"] if b["device"] == "sable-npu"]
+        check(len(npu) == 1 and npu[0]["outcome"] == "SUCCESS" and not npu[0]["ran"],
+              f"the LSTM on sable-npu: {npu}, expected not run whole")
+        suite = report["suite"]
+        check(suite["device"] == "auto" and suite["model"] == lstm, f"the suite ran on {suite['device']} with "
+              f"{suite['model']}, expected auto with {lstm}")
+        cases = {c["name"]: c for c in suite["cases"]}
+        check(cases.get("repeated_execution", {}).get("outcome") == "SUCCESS",
+              f"repeated_execution on auto: {cases.get('repeated_execution')}")
+        abandoned = cases.get("abandoned_executions", {})
+        check(abandoned.get("outcome") == "NOT_APPLICABLE" and "not a HAL driver" in abandoned.get("detail", ""),
+              f"abandoned_executions on auto: {abandoned}, expected NOT_APPLICABLE")
+        check(report["passed"] is True, "the report says it did not pass")
+
+        status, out = run(common + ["--suite-device", "sable-npu"], timeout=600)
+        check(status == 1, f"with --suite-device sable-npu: exit {status}, expected 1")
+        with open(report_path) as f:
+            report = json.load(f)
+        check(report["suite"]["device"] == "sable-npu", "--suite-device sable-npu was not kept")
+        check("does not run" in out, "the suite on sable-npu does not say the device does not run the model")
+    return 0
+
+
 def main():
     sable, directory, which = sys.argv[1:4]
-    status = shared_models(sable, directory) if which == "shared_models" else classification(sable, directory)
+    modes = {"shared_models": shared_models, "classification": classification, "suite_fallback": suite_fallback}
+    status = modes[which](sable, directory)
     if status == 77:
         return 77
     for failure in failures:

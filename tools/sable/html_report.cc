@@ -41,6 +41,7 @@ td.success { background: #c8f0c8; }
 td.failure { background: #f6d08a; }
 td.hang { background: #c8c8f6; }
 td.crash { background: #f2a0a0; font-weight: bold; }
+td.not_applicable { background: #e4e4e4; }
 )";
 
 std::string number(double v) {

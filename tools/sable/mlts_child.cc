@@ -25,6 +25,7 @@ namespace {
 constexpr char kProgress = 'P';
 constexpr char kResult = 'R';
 constexpr char kError = 'E';
+constexpr char kNotApplicable = 'N';
 
 void writeAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -58,6 +59,9 @@ void writeMessage(int fd, char type, std::string_view text) {
     } else {
       writeMessage(fd, kError, fmt::format("{} ({})", result.error().message, hal::toString(result.error().status)));
     }
+  } catch (const NotApplicable& e) {
+    writeMessage(fd, kNotApplicable, e.what());
+    status = 0;
   } catch (const std::exception& e) {
     writeMessage(fd, kError, fmt::format("exception: {}", e.what()));
   }
@@ -74,6 +78,7 @@ std::string_view toString(CaseClass c) {
     case CaseClass::FAILURE: return "FAILURE";
     case CaseClass::HANG: return "HANG";
     case CaseClass::CRASH: return "CRASH";
+    case CaseClass::NOT_APPLICABLE: return "NOT_APPLICABLE";
   }
   return "?";
 }
@@ -108,6 +113,7 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept
       buffer_(std::move(other.buffer_)),
       result_(std::move(other.result_)),
       error_(std::move(other.error_)),
+      notApplicable_(std::move(other.notApplicable_)),
       killed_(other.killed_),
       eof_(other.eof_) {}
 
@@ -131,6 +137,7 @@ std::optional<std::string> ChildProcess::read(std::chrono::steady_clock::time_po
       buffer_.erase(0, 5 + size_t{length});
       if (type == kResult) result_ = std::move(text);
       if (type == kError) error_ = std::move(text);
+      if (type == kNotApplicable) notApplicable_ = std::move(text);
       if (type == kProgress && !untilEnd) return text;
     }
     if (eof_) return std::nullopt;
@@ -204,7 +211,10 @@ ChildOutcome ChildProcess::finish(std::chrono::milliseconds timeout) {
     return outcome;
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 0 && result_) {
+  if (code == 0 && notApplicable_) {
+    outcome.outcome = CaseClass::NOT_APPLICABLE;
+    outcome.detail = std::move(*notApplicable_);
+  } else if (code == 0 && result_) {
     outcome.outcome = CaseClass::SUCCESS;
     outcome.payload = std::move(*result_);
   } else if (error_) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,9 @@ enum class CaseClass {
   FAILURE,  // a clean error (reported, exit status 1), a wrong result, or an exit without a result
   HANG,     // the child did not end within its time limit (it was then killed)
   CRASH,    // the child was ended by a signal it did not expect (SIGSEGV, SIGABRT, ...)
+  // The case does not apply to the device (an asynchronous case on a device with no asynchronous
+  // path): neither a pass nor a failure, and reported as such.
+  NOT_APPLICABLE,
 };
 std::string_view toString(CaseClass c);
 
@@ -32,6 +36,13 @@ struct ChildOutcome {
   std::string detail;   // the error, the signal, or the time limit; empty on success
   std::string payload;  // the child's result on success
   double milliseconds = 0;
+};
+
+// Thrown by a body whose case does not apply to the device it runs on; the child reports it and
+// the case is NOT_APPLICABLE with what() as its detail (it never leaves the child's runner).
+class NotApplicable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // The body of a child. `progress(mark)` tells the parent how far it got (ChildProcess::waitForProgress);
@@ -69,6 +80,7 @@ class ChildProcess {
   std::string buffer_;                 // bytes read, not yet parsed into messages
   std::optional<std::string> result_;  // the payload, when the child reported one
   std::optional<std::string> error_;   // the error message, when the child reported one
+  std::optional<std::string> notApplicable_;  // why the case does not apply, when the child said so
   bool killed_ = false;                // by kill(): a SIGKILL that was meant
   bool eof_ = false;
 };

@@ -35,6 +35,7 @@ struct MltsArgs {
   int timeoutSeconds = 120;
   int64_t tolerance = 3;
   std::string suiteDevice{kNpuDevice};
+  bool suiteDeviceGiven = false;  // --suite-device was given: the suite stays on it
   std::string suiteModel;  // empty: the smallest model file
   std::vector<std::string> cases;
   std::vector<std::string> inject;
@@ -105,7 +106,7 @@ void printAccuracy(const std::vector<BenchResult>& results, int64_t tolerance) {
 void printSuite(const std::vector<CaseResult>& cases, const std::string& device, const std::string& model) {
   fmt::print("\ncrash/hang suite on {} with {} (each case in a process of its own):\n", device, model);
   for (const CaseResult& c : cases) {
-    fmt::print("  {:<22} {:<8} {:>9.0f} ms  {}\n", c.name, toString(c.outcome.outcome), c.outcome.milliseconds,
+    fmt::print("  {:<22} {:<14} {:>9.0f} ms  {}\n", c.name, toString(c.outcome.outcome), c.outcome.milliseconds,
                c.outcome.detail);
   }
 }
@@ -192,21 +193,48 @@ int runMlts(const MltsArgs& args) {
   }
 
   if (!args.skipSuite) {
+    // The suite runs on a model its device runs whole: without --suite-model, the smallest of the
+    // models the benchmark ran whole on the suite's device (all of them when the benchmark was
+    // skipped). When the benchmark ran none whole there and --suite-device was not given, the
+    // suite goes to auto (which runs every model, partitioned) with the smallest model.
+    std::string suiteDevice = args.suiteDevice;
+    auto ranWhole = [&](const BenchModel& model) {
+      return args.skipBench || std::any_of(results.begin(), results.end(), [&](const BenchResult& r) {
+               return r.model == model.name && r.device == suiteDevice && r.child.outcome == CaseClass::SUCCESS &&
+                      r.ran;
+             });
+    };
+    auto smallest = [&](bool wholeOnly) {
+      const BenchModel* chosen = nullptr;
+      for (const BenchModel& model : *models) {
+        if (wholeOnly && !ranWhole(model)) continue;
+        if (chosen == nullptr || std::filesystem::file_size(model.path) < std::filesystem::file_size(chosen->path))
+          chosen = &model;  // the smallest: the suite is about the driver, not the model
+      }
+      return chosen;
+    };
     const BenchModel* suiteModel = nullptr;
-    for (const BenchModel& model : *models) {
-      if (!args.suiteModel.empty()) {
+    if (!args.suiteModel.empty()) {
+      for (const BenchModel& model : *models)
         if (model.name == args.suiteModel) suiteModel = &model;
-      } else if (suiteModel == nullptr ||
-                 std::filesystem::file_size(model.path) < std::filesystem::file_size(suiteModel->path)) {
-        suiteModel = &model;  // the smallest: the suite is about the driver, not the model
+      if (suiteModel == nullptr) {
+        std::cerr << "sable mlts: --suite-model '" << args.suiteModel << "' is not a model of " << dir << "\n";
+        return 2;
+      }
+    } else {
+      suiteModel = smallest(/*wholeOnly=*/true);
+      if (suiteModel == nullptr && !args.suiteDeviceGiven) {
+        std::cerr << fmt::format("sable mlts: {} ran no model whole: the crash/hang suite runs on auto\n", suiteDevice);
+        suiteDevice = "auto";
+      }
+      if (suiteModel == nullptr) suiteModel = smallest(/*wholeOnly=*/false);
+      if (suiteModel == nullptr) {
+        std::cerr << "sable mlts: no model in " << dir << "\n";
+        return 2;
       }
     }
-    if (suiteModel == nullptr) {
-      std::cerr << "sable mlts: --suite-model '" << args.suiteModel << "' is not a model of " << dir << "\n";
-      return 2;
-    }
     SuiteOptions options;
-    options.device = args.suiteDevice;
+    options.device = suiteDevice;
     options.rounds = args.stressRounds;
     options.timeout = timeout;
     options.inject = args.inject;
@@ -215,7 +243,8 @@ int runMlts(const MltsArgs& args) {
     const std::vector<CaseResult> cases = runSuite(*suiteModel, options, watch ? &*watch : nullptr);
     nlohmann::json suite = {{"device", options.device}, {"model", suiteModel->name}, {"cases", nlohmann::json::array()}};
     for (const CaseResult& c : cases) {
-      if (c.outcome.outcome != CaseClass::SUCCESS) passed = false;
+      // A case that does not apply to the device is reported as such; it passes nothing.
+      if (c.outcome.outcome != CaseClass::SUCCESS && c.outcome.outcome != CaseClass::NOT_APPLICABLE) passed = false;
       suite["cases"].push_back(toJson(c));
     }
     report["suite"] = std::move(suite);
@@ -268,10 +297,13 @@ CommandRunner addMltsCommand(CLI::App& app) {
                    "(NNAPI's for real quantized MobileNets: 3)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 32))
       ->capture_default_str();
-  mlts->add_option("--suite-device", args->suiteDevice, "The device the crash/hang suite stresses")
-      ->capture_default_str();
+  mlts->add_option("--suite-device", args->suiteDevice,
+                   "The device the crash/hang suite stresses (without it: auto when the benchmark ran no model "
+                   "whole on sable-npu)")
+      ->capture_default_str()
+      ->each([args](const std::string&) { args->suiteDeviceGiven = true; });
   mlts->add_option("--suite-model", args->suiteModel,
-                   "File name of the model the suite runs (default: the smallest in the models directory)");
+                   "File name of the model the suite runs (default: the smallest the benchmark ran whole on the suite's device)");
   mlts->add_option("--cases", args->cases, "Only these suite cases, comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember(suiteCaseNames()));

@@ -163,7 +163,10 @@ hal::Result<std::string> concurrentThreads(const CaseContext& ctx, int threads, 
 hal::Result<std::string> abandonedExecutions(const CaseContext& ctx, int rounds) {
   constexpr int kPerRound = 4;
   std::shared_ptr<hal::IDevice> halDevice = runtime::halDeviceOf(*ctx.device);
-  if (!halDevice) return hal::invalidArgument("{} is not a HAL driver: nothing is asynchronous", ctx.device->name());
+  if (!halDevice) {
+    throw NotApplicable(fmt::format("{} is not a HAL driver: it has no asynchronous execution to abandon",
+                                    ctx.device->name()));
+  }
   int started = 0, stillRunning = 0, preparations = 0, preparationsRunning = 0;
   for (int r = 0; r < rounds; ++r) {
     {
