@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (tests/fuzz/CMakeLists.txt) and runs each for a bounded
-# time (SABLE_FUZZ_SECONDS, default 30) on a copy of its checked-in seed corpus (tests/fuzz/NAME/).
+# time (SABLE_FUZZ_SECONDS, default 15: five targets cost CI 75 s of fuzzing, plus their build) on a
+# copy of its checked-in seed corpus (tests/fuzz/NAME/).
 # A crash fails the script and leaves the reproducer in build-fuzz/artifacts/. A run whose
 # coverage from its seeds (libFuzzer's `INITED cov:`) is below the target's floor in
 # tests/fuzz/coverage_floor.json fails too: its seeds no longer reach what the target guards.
@@ -18,7 +19,7 @@ case "${1:-}" in
   --regenerate-seeds) mode=regenerate ;;
   *) echo "usage: scripts/fuzz.sh [--coverage | --regenerate-seeds]" >&2; exit 2 ;;
 esac
-targets=(cache_blob stream_validator tflite_import)
+targets=(cache_blob stream_validator tflite_import uapi hal_request)
 
 if [[ "$mode" == regenerate ]]; then
   cmake --build build --target make_stream_seeds make_cache_seeds make_tflite_seeds
@@ -28,6 +29,8 @@ if [[ "$mode" == regenerate ]]; then
   build/tests/make_stream_seeds tests/fuzz/stream_validator "${corpus[@]}"
   build/tests/hal/make_cache_seeds tests/fuzz/cache_blob
   build/tests/tflite/make_tflite_seeds tests/fuzz/tflite_import
+  python3 tests/fuzz/make_uapi_seeds.py tests/fuzz/uapi
+  python3 tests/fuzz/make_hal_request_seeds.py tests/fuzz/hal_request
   echo "fuzz: seeds rewritten; check them with: ctest --test-dir build -R FuzzSeeds, then scripts/fuzz.sh --coverage"
   exit 0
 fi
@@ -36,7 +39,7 @@ if ! command -v clang++ >/dev/null; then
   echo "fuzz: clang++ is not installed; the libFuzzer targets are not built (scripts/setup-deps.sh installs it)"
   exit 0
 fi
-seconds="${SABLE_FUZZ_SECONDS:-30}"
+seconds="${SABLE_FUZZ_SECONDS:-15}"
 cmake -S tests/fuzz -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DSABLE_BUILD_DIR="$PWD/build" >/dev/null
 ninja -C build-fuzz

@@ -1,14 +1,14 @@
 // A simulated board for kmd/core: device memory (a byte array), the NPU's functional model, and the
 // real firmware on its control-core thread (FirmwareHost of sim/server), with kmd/core booted on
 // it and an OS layer whose reset stops the firmware (HALT) and starts a new one on the boot block.
-// KmdCoreOnFirmware (kmd_core_firmware_test.cc) and the UMD-over-kmd/core tests use it.
+// KmdCoreOnFirmware (kmd_core_firmware_test.cc), the UMD-over-kmd/core tests and the UAPI fuzz
+// target (tests/fuzz/uapi_fuzz.cc) use it; no test framework here.
 #pragma once
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,11 +31,10 @@ class FirmwareBoard {
   FirmwareBoard& operator=(const FirmwareBoard&) = delete;
   ~FirmwareBoard() { halt(); }
 
-  // Boots kmd/core on the memory and starts the firmware; fails the test unless it is READY.
-  void start() {
-    auto key = umd::SigningKey::processKey();
-    ASSERT_TRUE(key.ok()) << key.error().message;
-    key_ = *key;
+  // Boots kmd/core on the memory and starts the firmware, trusting the public key of `key` (which
+  // signs the tests' streams): an empty string once the firmware is READY, else what failed.
+  std::string start(const umd::SigningKey& key) {
+    key_ = &key;
     memory_ = sim::DeviceMemory{host_.at(0, kMemoryBytes), kMemoryBytes};
     npu_ = std::make_unique<sim::FuncModel>(sable_hw_configs[SABLE_HW_CONFIG_DEFAULT], memory_);
     // The host OS of the tests, with the NPU's registers, the doorbell and the timer of the
@@ -70,15 +69,17 @@ class FirmwareBoard {
     core_ = std::make_unique<sable_core>();
     sable_core_init(core_.get(), &os_);
     // The firmware's own watchdog far away: only the driver's reset ends a hung unit.
-    ASSERT_EQ(sable_core_boot(core_.get(), kMemoryBytes, 10'000'000), 0);
+    if (const int booted = sable_core_boot(core_.get(), kMemoryBytes, 10'000'000); booted != 0)
+      return "sable_core_boot: " + std::to_string(booted);
     startFirmware();
     uint32_t state = 0, version = 0;
     for (int i = 0; i < 5000 && state != SABLE_FW_STATE_READY; ++i) {
       sable_core_firmware_status(core_.get(), &state, &version);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    ASSERT_EQ(state, SABLE_FW_STATE_READY) << "the firmware did not accept kmd/core's boot block";
-    EXPECT_NE(version, 0u);
+    if (state != SABLE_FW_STATE_READY) return "the firmware did not accept kmd/core's boot block";
+    if (version == 0) return "the firmware reports version 0";
+    return {};
   }
   void halt() {
     if (firmware_) firmware_.load()->halt();

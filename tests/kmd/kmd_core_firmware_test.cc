@@ -27,7 +27,11 @@ constexpr int64_t kSecond = 1'000'000'000;
 
 class KmdCoreOnFirmware : public ::testing::Test, protected FirmwareBoard {
  protected:
-  void SetUp() override { start(); }
+  void SetUp() override {
+    auto key = umd::SigningKey::processKey();
+    ASSERT_TRUE(key.ok()) << key.error().message;
+    ASSERT_EQ(start(**key), "");
+  }
   void TearDown() override { halt(); }
 
   uint32_t createBo(uint64_t size, uint64_t owner = 1, uint64_t* address = nullptr) {

@@ -184,7 +184,9 @@ constexpr uint32_t kLines = 8, kBytes = kLines * 16;
 class UmdOnKmdCore : public ::testing::Test, protected FirmwareBoard {
  protected:
   void SetUp() override {
-    start();
+    auto key = umd::SigningKey::processKey();
+    ASSERT_TRUE(key.ok()) << key.error().message;
+    ASSERT_EQ(start(**key), "");
     gBoard = this;
   }
   void TearDown() override {
