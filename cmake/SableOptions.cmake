@@ -1,11 +1,19 @@
 # Project-wide compile options. Only project targets get -Werror; third-party and generated
 # code (later: Verilator output) is built without it.
 option(SABLE_WERROR "Treat warnings as errors in project code" ON)
-option(SABLE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
-
-if(SABLE_SANITIZE)
+# The sanitizer a build is instrumented with: OFF, address (AddressSanitizer and
+# UndefinedBehaviorSanitizer: the asan preset) or thread (ThreadSanitizer: the tsan preset). The two
+# cannot share a build. Other files test `if(SABLE_SANITIZE)`: true for either.
+set(SABLE_SANITIZE OFF CACHE STRING "Sanitizer of the build: OFF, address (ASan + UBSan) or thread (TSan)")
+set_property(CACHE SABLE_SANITIZE PROPERTY STRINGS OFF address thread)
+if(SABLE_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+elseif(SABLE_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(SABLE_SANITIZE)
+  message(FATAL_ERROR "SABLE_SANITIZE=${SABLE_SANITIZE}: one of OFF, address, thread")
 endif()
 
 # sable_target(<target>) applies the project's warning policy to one of its own targets.
