@@ -96,6 +96,9 @@ class FmqRing {
   // Our own copies, validated once: the shared header could be rewritten by the peer later.
   uint32_t quantum_ = 0;
   uint32_t capacity_ = 0;
+  // Under ThreadSanitizer: the address it knows this ring's synchronization by (fmq.cc); null
+  // in other builds.
+  void* tsanSync_ = nullptr;
 };
 
 // The element tag of T: T::kFmqElementTag when it declares one, else 0.

@@ -95,7 +95,8 @@ TEST(NpuRecovery, AServerKilledUnderRunningExecutionsFailsOnlyThoseInFlight) {
   enum Path { kSync, kBurst, kFenced, kPaths };
   std::atomic<bool> killed{false}, stop{false};
   struct Tally {
-    int ok = 0, unavailable = 0, other = 0, okAfterKill = 0, wrong = 0;
+    int ok = 0, unavailable = 0, other = 0, wrong = 0;
+    std::atomic<int> okAfterKill{0};  // polled by the test's thread while the path's thread counts
   };
   std::vector<Tally> tallies(kPaths);
   std::vector<std::thread> threads;
@@ -153,7 +154,7 @@ TEST(NpuRecovery, AServerKilledUnderRunningExecutionsFailsOnlyThoseInFlight) {
     const Tally& t = tallies[path];
     EXPECT_EQ(t.wrong, 0) << names[path] << ": results that differ from the reference";
     EXPECT_EQ(t.other, 0) << names[path] << ": failures other than DEVICE_UNAVAILABLE";
-    EXPECT_GE(t.okAfterKill, 5) << names[path] << ": did not recover";
+    EXPECT_GE(t.okAfterKill.load(), 5) << names[path] << ": did not recover";
     // At most the executions in flight when the server died (one per thread), plus one that
     // read "alive" just before the kill.
     EXPECT_LE(t.unavailable, 2) << names[path];

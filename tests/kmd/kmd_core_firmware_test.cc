@@ -163,10 +163,17 @@ TEST_F(KmdCoreOnFirmware, ManyJobsOfSeveralClientsCompleteAndAClosedClientIsRecl
     ASSERT_EQ(sable_core_fence_release(core_.get(), 1, fences[i]), 0);
   }
   // Client 2's jobs end on their own; then its program and buffers are gone from the device.
-  for (int i = 0; i < 500 && core_->programs[(programB & 0xFFFF) - 1].state != SABLE_CORE_PROGRAM_FREE; ++i) {
+  // The program's state under the core's lock: the completions change it on the firmware's thread.
+  const auto programState = [&] {
+    os_.lock(os_.ctx);
+    const uint32_t state = core_->programs[(programB & 0xFFFF) - 1].state;
+    os_.unlock(os_.ctx);
+    return state;
+  };
+  for (int i = 0; i < 500 && programState() != SABLE_CORE_PROGRAM_FREE; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  EXPECT_EQ(core_->programs[(programB & 0xFFFF) - 1].state, SABLE_CORE_PROGRAM_FREE)
+  EXPECT_EQ(programState(), SABLE_CORE_PROGRAM_FREE)
       << "the closed client's program was released in the firmware";
   for (size_t i = 1; i < fences.size(); i += 2) {
     EXPECT_EQ(sable_core_fence_wait(core_.get(), 2, fences[i], 0), -ENOENT) << "an orphaned fence is nobody's";

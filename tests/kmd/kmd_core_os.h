@@ -117,9 +117,11 @@ struct FirmwareRing {
   HostOs& os;
   uint64_t descriptor;
 
+  // The descriptor's fixed fields; head and tail are the indices the two sides move (head(),
+  // tail(): atomic loads, as kmd/core stores them, so not part of this copy).
   sable_fw_ring read() {
-    sable_fw_ring ring;
-    std::memcpy(&ring, os.at(descriptor, sizeof ring), sizeof ring);
+    sable_fw_ring ring{};
+    std::memcpy(&ring, os.at(descriptor, offsetof(sable_fw_ring, head)), offsetof(sable_fw_ring, head));
     return ring;
   }
   uint32_t head() { return os.load32(descriptor + offsetof(sable_fw_ring, head)); }

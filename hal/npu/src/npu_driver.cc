@@ -425,7 +425,9 @@ class NpuPreparedModel final : public DriverPreparedModel {
     SABLE_ASSIGN_OR_RETURN(const Connection::Current current, connection_->get());
     umd::Device* device = current.device.get();
     InFlightSlot slot(connection_->inFlight);
-    if (loaded_) {
+    // Through loaded(): a restart's re-registration replaces loaded_ under its lock meanwhile
+    // (ThreadSanitizer, sable_npu_recovery_tests).
+    if (loaded()) {
       SABLE_ASSIGN_OR_RETURN(const std::shared_ptr<const LoadedProgram> loaded, registeredWith(current));
       return run(*device, *loaded, request, programInputs, options, start);
     }

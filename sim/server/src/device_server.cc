@@ -419,9 +419,12 @@ void DeviceServer::reply(uint32_t slot, const Outcome& outcome, const void* arg,
   client.reply.result = outcome.result;
   std::snprintf(client.reply.message, sizeof client.reply.message, "%s", outcome.message.c_str());
   if (arg != nullptr && argBytes != 0) std::memcpy(client.reply.arg, arg, argBytes);
-  // The slot is the loop's again before the client can send its next request.
+  // The slot is the loop's again before the client can send its next request. served_ is read
+  // before: once busy_ is clear the loop may write it for the client's next request (a client
+  // that does not wait for its reply sends one at once; ThreadSanitizer, the kmd tests).
+  const uint32_t seq = served_[slot];
   busy_[slot].store(false, std::memory_order_release);
-  client.reply_seq.store(served_[slot], std::memory_order_seq_cst);
+  client.reply_seq.store(seq, std::memory_order_seq_cst);
   if (client.client_sleeping.load(std::memory_order_seq_cst) != 0) wire::futexWakeAll(&client.reply_seq);
 }
 
