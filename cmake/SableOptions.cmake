@@ -6,6 +6,9 @@ option(SABLE_WERROR "Treat warnings as errors in project code" ON)
 # cannot share a build. Other files test `if(SABLE_SANITIZE)`: true for either.
 set(SABLE_SANITIZE OFF CACHE STRING "Sanitizer of the build: OFF, address (ASan + UBSan) or thread (TSan)")
 set_property(CACHE SABLE_SANITIZE PROPERTY STRINGS OFF address thread)
+# The sanitizer builds run the HAL and device tests on the functional model: verilating the NPU and
+# building the SystemC platform there would cost minutes of CI for code those tests never run.
+option(SABLE_RTL "Verilate the RTL and build the SystemC platform (sable-simd --backend rtl)" ON)
 if(SABLE_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
