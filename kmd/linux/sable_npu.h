@@ -67,7 +67,8 @@ struct sable_npu {
 	void *transport;        /* write_register's state */
 	const char *backend;    /* GET_INFO's backend: "fpga", "pcie" or "ivshmem" */
 	/* Device memory: the reserved region of the "memory-region" phandle, which the board's
-	 * interconnect shows the NPU and the control core at device address 0 (docs/kmd-bringup.md).
+	 * interconnect shows the NPU and the control core at device address 0
+	 * (docs/kmd-bringup.md).
 	 */
 	phys_addr_t memory_phys;
 	u64 memory_size;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The PCI front end (docs/kmd-bringup.md, "The PCIe path"): a Sable NPU card as its PCIe IP presents it
- * (pci_card.h: BAR0 the registers, BAR2 the device memory, MSI-X vector 0 the host interrupt),
- * or QEMU's ivshmem-doorbell device served by `sable-simd --pci-socket`, whose registers cross
- * as a register area at the end of BAR2 plus ivshmem's doorbell. ivshmem devices are bound only
- * on request (driver_override, or the ivshmem module parameter): any other user of ivshmem on
- * the machine is not this driver's. Everything else is the bus-independent driver (sable_main.c).
+ * The PCI front end (docs/kmd-bringup.md, "The PCIe path"): a Sable NPU card as its PCIe IP
+ * presents it (pci_card.h: BAR0 the registers, BAR2 the device memory, MSI-X vector 0 the host
+ * interrupt), or QEMU's ivshmem-doorbell device served by `sable-simd --pci-socket`, whose
+ * registers cross as a register area at the end of BAR2 plus ivshmem's doorbell. ivshmem devices
+ * are bound only on request (driver_override, or the ivshmem module parameter): any other user of
+ * ivshmem on the machine is not this driver's. Everything else is the bus-independent driver
+ * (sable_main.c).
  */
 #include <linux/delay.h>
 #include <linux/io.h>
