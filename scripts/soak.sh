@@ -64,7 +64,9 @@ worker() {
     fi
     local pid=$!
     echo "$pid" >"$work/worker.$id.pid"
-    wait "$pid"
+    # (stderr: bash's own "Killed" notice for an operation the chaos loop killed; its verdict is
+    # the status below)
+    wait "$pid" 2>/dev/null
     local status=$?
     echo "$backend $kind $start $(now) $status $pid $log" >>"$work/ops"
     n=$((n + 1))
