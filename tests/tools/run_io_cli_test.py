@@ -177,6 +177,19 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out = run(nhwc, "--task", "classify", "--input", inp_raw)
     check(rc == 0 and "top-5:" in out, "--task classify prints the top-5")
 
+    # --save-input writes the tensor as fed: from --image it reads back through --input to the same
+    # outputs (same checksum); the synthetic input too.
+    saved = os.path.join(tmp, "saved.npy")
+    rc, out = run(nhwc, "--image", bmp, "--save-input", saved)
+    check(rc == 0 and "input:    saved to " + saved in out, f"--image --save-input: {rc}\n{out}")
+    s = np.load(saved)
+    check(s.dtype == np.uint8 and s.shape == (1, 8, 8, 3), f"saved input is uint8 [1,8,8,3] ({s.dtype} {s.shape})")
+    rc2, out2 = run(nhwc, "--input", saved)
+    check(rc2 == 0 and checksum_of(out2) == checksum_of(out), "the saved input gives the image run's outputs")
+    rc, out = run(nhwc, "--seed", "7", "--save-input", saved)
+    rc2, out2 = run(nhwc, "--input", saved)
+    check(rc == 0 and rc2 == 0 and checksum_of(out2) == checksum_of(out), "the saved synthetic input reads back")
+
     # Pose: a RESHAPE model whose output is the keypoints fed by --input (drawing them is
     # run_io_test's: --annotate draws on the --image that is a model's input).
     pose = os.path.join(tmp, "pose.tflite")
@@ -200,6 +213,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 0 and "detections: 2" in out, f"detection model shown as detections: {rc}")
     check(any(l.split() == ["2.", "class", "1", "score", "0.7000", "box", "[0.500,", "0.400,", "1.000,", "0.900]"]
               for l in out.splitlines()), "the second detection with its class, score and box")
+    # Two inputs: --save-input .npz holds both, as given.
+    saved_npz = os.path.join(tmp, "saved.npz")
+    rc, out = run(detect, "--input", os.path.join(tmp, "enc.npy"), "--input", os.path.join(tmp, "pred.npy"),
+                  "--save-input", saved_npz)
+    z = np.load(saved_npz)
+    check(rc == 0 and z.files == ["input0", "input1"], f"--save-input .npz of two inputs: {rc} {z.files}")
+    check(np.array_equal(z["input0"], np.load(os.path.join(tmp, "enc.npy"))) and
+          np.array_equal(z["input1"], np.load(os.path.join(tmp, "pred.npy"))), "the saved inputs are the given ones")
+    rc, out = run(detect, "--input", os.path.join(tmp, "enc.npy"), "--input", os.path.join(tmp, "pred.npy"),
+                  "--save-input", saved)
+    check(rc == 2 and "--save-input: the model has 2 inputs: write them as a .npz" in out,
+          f"--save-input .npy of two inputs: exit 2 (got {rc})\n    {out.strip()}")
 
     # Bad input: each a clear message and exit status 2.
     def bad_npy(name, data):
@@ -228,6 +253,8 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--input", inp_raw, "--output", "/nonexistent-dir/out.npz"], "no folder '/nonexistent-dir'"),
         (["--input", inp_raw, "--output", npy], "the model has 2 outputs: write them as a .npz"),
         (["--input", inp_raw, "--output", os.path.join(tmp, "out.txt")], "must end in .npy (one output) or .npz"),
+        (["--input", inp_raw, "--save-input", os.path.join(tmp, "in.txt")], "must end in .npy (one input) or .npz"),
+        (["--input", inp_raw, "--save-input", "/nonexistent-dir/in.npy"], "no folder '/nonexistent-dir'"),
         (["--input", inp_raw, "--annotate", png], "--annotate draws on the input image: it needs --image"),
         (["--image", bmp, "--annotate", "/nonexistent-dir/a.png"], "no folder '/nonexistent-dir'"),
         (["--image", bmp, "--task", "classify", "--annotate", png], "a classifier's output has nothing to draw"),

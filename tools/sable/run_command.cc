@@ -49,6 +49,7 @@ struct RunArgs {
   std::string labels;  // --labels: one class name per output element
   std::vector<std::string> inputFiles;  // --input, repeatable: input k from the k-th
   std::string outputFile;               // --output: .npy (one output) or .npz
+  std::string saveInput;                // --save-input: the inputs as run, .npy (one input) or .npz
   std::string task;                     // --task: empty guesses from the outputs
   std::string annotate;                 // --annotate: a PNG of the image with the outputs drawn
 };
@@ -97,26 +98,52 @@ hal::Result<void> checkWritable(const std::string& path, std::string_view what) 
   return {};
 }
 
-// Saves the outputs: `path` ending in .npy takes the one output, .npz one array per output named
-// output0, output1, ... in the model's order.
-hal::Result<void> saveOutputs(const std::string& path, const hal::Model& model,
-                              const std::vector<runtime::OutputTensor>& outputs) {
+// One tensor to save with --output or --save-input: its operand (for the dtype), its shape and bytes.
+struct SavedTensor {
+  const hal::Operand* operand;
+  std::vector<uint32_t> dimensions;
+  const std::vector<uint8_t>* bytes;
+};
+
+// Refuses a --output/--save-input path before anything runs: it must end in .npy (for a model with
+// one such tensor) or .npz, and be writable. `what` names the tensors ("outputs", "inputs").
+bool checkSavePath(const std::string& path, std::string_view option, size_t count, std::string_view what) {
+  if (!endsWith(path, ".npy") && !endsWith(path, ".npz")) {
+    std::cerr << "sable run: " << option << ": '" << path << "' must end in .npy (one " << what.substr(0, what.size() - 1)
+              << ") or .npz\n";
+    return false;
+  }
+  if (endsWith(path, ".npy") && count != 1) {
+    std::cerr << "sable run: " << option << ": the model has " << count << " " << what << ": write them as a .npz\n";
+    return false;
+  }
+  if (auto writable = checkWritable(path, option); !writable.ok()) {
+    std::cerr << "sable run: " << writable.error().message << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Saves tensors: `path` ending in .npy takes the one tensor, .npz one array per tensor named
+// `prefix`0, `prefix`1, ... in the model's order.
+hal::Result<void> saveTensors(const std::string& path, std::string_view option, std::string_view prefix,
+                              const std::vector<SavedTensor>& tensors) {
   std::vector<std::pair<std::string, NpyArray>> arrays;
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    const hal::Operand& operand = model.main.operands[model.main.outputIndexes[j]];
+  for (size_t j = 0; j < tensors.size(); ++j) {
     NpyArray array;
-    array.descr = npyDescr(operand.type);
+    array.descr = npyDescr(tensors[j].operand->type);
     if (array.descr.empty())
-      return hal::invalidArgument("--output: output {} is {}, which has no NumPy dtype", j, hal::toString(operand.type));
-    array.shape.assign(outputs[j].dimensions.begin(), outputs[j].dimensions.end());
-    array.data = outputs[j].bytes;
-    arrays.emplace_back(fmt::format("output{}", j), std::move(array));
+      return hal::invalidArgument("{}: {} {} is {}, which has no NumPy dtype", option, prefix, j,
+                                  hal::toString(tensors[j].operand->type));
+    array.shape.assign(tensors[j].dimensions.begin(), tensors[j].dimensions.end());
+    array.data = *tensors[j].bytes;
+    arrays.emplace_back(fmt::format("{}{}", prefix, j), std::move(array));
   }
   if (endsWith(path, ".npz")) return writeNpz(path, arrays);
   const std::vector<uint8_t> bytes = writeNpy(arrays[0].second);
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!file.flush()) return hal::invalidArgument("--output: cannot write '{}'", path);
+  if (!file.flush()) return hal::invalidArgument("{}: cannot write '{}'", option, path);
   return {};
 }
 
@@ -258,21 +285,12 @@ int runModel(const RunArgs& args) {
                  "for such models)\n";
     return 2;
   }
-  if (!args.outputFile.empty()) {
-    if (!endsWith(args.outputFile, ".npy") && !endsWith(args.outputFile, ".npz")) {
-      std::cerr << "sable run: --output: '" << args.outputFile << "' must end in .npy (one output) or .npz\n";
-      return 2;
-    }
-    if (endsWith(args.outputFile, ".npy") && model->main.outputIndexes.size() != 1) {
-      std::cerr << "sable run: --output: the model has " << model->main.outputIndexes.size()
-                << " outputs: write them as a .npz\n";
-      return 2;
-    }
-    if (auto writable = checkWritable(args.outputFile, "--output"); !writable.ok()) {
-      std::cerr << "sable run: " << writable.error().message << "\n";
-      return 2;
-    }
-  }
+  if (!args.outputFile.empty() &&
+      !checkSavePath(args.outputFile, "--output", model->main.outputIndexes.size(), "outputs"))
+    return 2;
+  if (!args.saveInput.empty() &&
+      !checkSavePath(args.saveInput, "--save-input", model->main.inputIndexes.size(), "inputs"))
+    return 2;
   if (!args.annotate.empty()) {
     if (auto writable = checkWritable(args.annotate, "--annotate"); !writable.ok()) {
       std::cerr << "sable run: " << writable.error().message << "\n";
@@ -406,9 +424,22 @@ int runModel(const RunArgs& args) {
     fmt::print("input:    {} (resized to the input's [{}])\n", args.image,
                fmt::join(model->main.operands[model->main.inputIndexes[0]].dimensions, ", "));
   }
+  if (!args.saveInput.empty()) {
+    std::vector<SavedTensor> tensors;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const hal::Operand& operand = model->main.operands[model->main.inputIndexes[k]];
+      tensors.push_back({&operand, operand.dimensions, &inputs[k]});
+    }
+    if (auto saved = saveTensors(args.saveInput, "--save-input", "input", tensors); !saved.ok())
+      return fail(saved.error(), "--save-input");
+    fmt::print("input:    saved to {} ({} array{})\n", args.saveInput, inputs.size(), inputs.size() == 1 ? "" : "s");
+  }
   printOutputs(task, views, labels);
   if (!args.outputFile.empty()) {
-    if (auto saved = saveOutputs(args.outputFile, *model, result->outputs); !saved.ok())
+    std::vector<SavedTensor> tensors;
+    for (size_t j = 0; j < result->outputs.size(); ++j)
+      tensors.push_back({outputOperands[j], result->outputs[j].dimensions, &result->outputs[j].bytes});
+    if (auto saved = saveTensors(args.outputFile, "--output", "output", tensors); !saved.ok())
       return fail(saved.error(), "--output");
     fmt::print("output:   {} ({} array{})\n", args.outputFile, result->outputs.size(),
                result->outputs.size() == 1 ? "" : "s");
@@ -489,6 +520,9 @@ CommandRunner addRunCommand(CLI::App& app) {
   run->add_option("--output", args->outputFile,
                   "Save the outputs: FILE.npy for a model with one output, FILE.npz (output0, output1, ... in the "
                   "model's order) for any");
+  run->add_option("--save-input", args->saveInput,
+                  "Save the inputs as they were fed (from --image, --input or the synthetic ones): FILE.npy for a "
+                  "model with one input (what --input reads back), FILE.npz (input0, input1, ...) for any");
   run->add_option("--task", args->task,
                   "How to show the outputs (default: guessed from their shapes, docs/usage.md)")
       ->check(CLI::IsMember({"classify", "segment", "detect", "pose"}));
