@@ -3,8 +3,10 @@
 # (tools/perf_report.py). --plan full (the default): both MobileNets on the functional model and
 # on the RTL, each also on a board's memory of 8 bytes/cycle shared by reads and writes
 # (--memory-bandwidth 8; the RTL's run of it on the bare harness only), the compilation cache, the UAPI round trip and the HAL's overhead per execution
-# path, a few minutes on 2 cores. --plan small: the same benchmarks on tiny_cnn with few
-# iterations, for the generator's test. --out FILE writes elsewhere; --keep DIR keeps the JSON.
+# path; the page sets them against the aims of tools/perf_targets.json (copied beside the JSON as
+# targets.json) and sums the RTL's cycles per layer kind. Tens of minutes on a loaded 2-core
+# machine. --plan small: the same benchmarks on tiny_cnn with few iterations, for the generator's
+# test. --out FILE writes elsewhere; --keep DIR keeps the JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 plan=full
@@ -41,6 +43,7 @@ json.dump({"plan": sys.argv[2], "date": datetime.datetime.now(datetime.timezone.
            "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}, open(sys.argv[1], "w"))
 PY
 
+cp tools/perf_targets.json "$work/targets.json"
 steps=$(( ${#models[@]} * 4 + 3 ))
 step=0
 run() {  # run LABEL COMMAND...: one benchmark, with a progress line; its output in the work dir's log

@@ -4,9 +4,11 @@
 Usage: perf_report.py DIR OUT.md. DIR holds what scripts/perf-report.sh wrote: machine.json (the
 plan, date, commit, cores, load averages), bench-func-*.json and bench-rtl-*.json (`sable bench
 MODEL [--backend rtl] --json`), cache.json (`sable bench --cache --json`), uapi.json (`sable bench
---uapi --json`) and driver.json (`sable bench-driver --json`). Every figure in the page's tables
-is one of those JSON values, printed by the formats below (tests/tools/perf_report_test.py checks
-it); a benchmark whose file is missing gets a line saying so, not a table.
+--uapi --json`), driver.json (`sable bench-driver --json`) and targets.json (a copy of
+tools/perf_targets.json: the aims). Every figure on the page is one of those JSON values, or a sum
+or ratio of them named where it is printed (the profile per layer kind, each target's factor),
+printed by the formats below (tests/tools/perf_report_test.py checks it); a benchmark whose file
+is missing gets a line saying so, not a table.
 """
 import json
 import pathlib
@@ -52,6 +54,124 @@ def memory(b: dict) -> str:
     if shared:
         return f"{integer(shared)} shared"
     return f"{integer(b['configuration']['dmaBytesPerCycle'])} per direction"
+
+
+def layer_kinds(b: dict) -> list[dict]:
+    """A run's layers summed by kind (operation type and the unit that bounds it), most RTL cycles first."""
+    kinds: dict[tuple, dict] = {}
+    for layer in b["layers"]:
+        k = kinds.setdefault((layer["type"], layer["bound"]), {"type": layer["type"], "bound": layer["bound"],
+                                                             "layers": 0, "cycles": 0, "model": 0, "ideal": 0})
+        k["layers"] += 1
+        k["cycles"] += layer["estimatedCycles"]
+        k["model"] += layer.get("modelCycles", layer["estimatedCycles"])
+        k["ideal"] += layer["idealCycles"]
+    return sorted(kinds.values(), key=lambda k: (-k["cycles"], k["type"], k["bound"]))
+
+
+def find_run(runs: list[dict], model: str, shared: float = 0) -> dict | None:
+    return next((b for b in runs if b["model"] == model and b.get("memoryBytesPerCycle", 0) == shared), None)
+
+
+def over_roofline(b: dict) -> str:
+    """The two layer kinds with the most RTL cycles above their ideal."""
+    kinds = sorted(layer_kinds(b), key=lambda k: -(k["cycles"] - k["ideal"]))[:2]
+    return "; most cycles above the roofline in " + " and ".join(
+        f"{k['type']} bound by {k['bound']} ({integer(k['cycles'] - k['ideal'])})" for k in kinds)
+
+
+def targets_section(directory: pathlib.Path, rtl: list[dict], uapi, driver) -> list[str]:
+    """Each aim of targets.json beside what this run measured: factor = measured / aim for an upper
+    bound, aim / measured for a lower one (above 1.00: missed by that factor)."""
+    targets = load(directory, "targets.json")
+    if targets is None:
+        return []
+    rows = []
+    absent = "not in this run"
+
+    def row(what, aim, measured, factor, bound, strict=False):
+        met = "yes" if (factor < 1 if strict else factor <= 1) else "no"
+        rows.append([what, aim, measured, met, two(factor) + "×", bound])
+
+    for n in targets.get("networks", []):
+        b = find_run(rtl, n["model"])
+        what = f"{n['model']} on the RTL, cycles"
+        if b is None:
+            rows.append([what, "≤ " + integer(n["maxCycles"]), absent, "", "", ""])
+            continue
+        measured, ideal, c = b["total"]["estimatedCycles"], b["total"]["idealCycles"], b["configuration"]
+        units = (f" (array {integer(c['arrayMacsPerCycle'])} MACs/cycle, depthwise {integer(c['dwMacsPerCycle'])},"
+                 f" DMA {integer(c['dmaBytesPerCycle'])} B/cycle per direction)")
+        if ideal > n["maxCycles"]:
+            bound = (f"this hardware's roofline{units}, {integer(ideal)} ideal cycles, is above the aim"
+                     f" ({two(ideal / n['maxCycles'])}×): no schedule of today's commands meets it")
+        else:
+            bound = f"the roofline{units}, {integer(ideal)} ideal cycles, is below the aim: the schedule"
+        row(what, "≤ " + integer(n["maxCycles"]), integer(measured), measured / n["maxCycles"],
+            bound + over_roofline(b) + " ([profile](#where-the-rtls-cycles-go))")
+        for m in sorted({r.get("memoryBytesPerCycle", 0) for r in rtl if r["model"] == n["model"]} - {0}):
+            shared = find_run(rtl, n["model"], m)
+            rows.append([f"{n['model']} on the RTL, cycles, memory {integer(m)} B/cycle shared", "reported",
+                         integer(shared["total"]["estimatedCycles"]), "", "",
+                         f"{integer(shared['total']['idealCycles'])} ideal cycles" + over_roofline(shared)])
+    u = targets.get("uapi")
+    if u:
+        for q in ("median", "p99"):
+            what = f"empty job over the futex ping-pong (`sable bench --uapi`), {q}"
+            if uapi:
+                row(what, "≤ " + two(u["maxOverPingPong"]), two(uapi["ratio"][q]), uapi["ratio"][q] / u["maxOverPingPong"],
+                    u["bound"])
+            else:
+                rows.append([what, "≤ " + two(u["maxOverPingPong"]), absent, "", "", ""])
+    d = targets.get("driver")
+    if d:
+        what = "synchronous execution over the futex ping-pong (`sable bench-driver`), median"
+        if driver and "syncOverPingPong" in driver:
+            ratio = driver["syncOverPingPong"]["median"]
+            row(what, "≤ " + two(d["maxSyncOverPingPong"]), two(ratio), ratio / d["maxSyncOverPingPong"], d["bound"])
+        else:
+            rows.append([what, "≤ " + two(d["maxSyncOverPingPong"]), absent, "", "", ""])
+        what = "burst overhead over sync overhead (`sable bench-driver`), median"
+        if driver:
+            ratio = driver["burstOverSyncOverheadRatio"]
+            row(what, "< " + two(d["maxBurstOverSync"]), two(ratio), ratio / d["maxBurstOverSync"], d["bound"], strict=True)
+        else:
+            rows.append([what, "< " + two(d["maxBurstOverSync"]), absent, "", "", ""])
+    s = targets.get("simulation")
+    if s:
+        b = find_run(rtl, s["model"])
+        for where in ("harness", "platform"):
+            what = f"{s['model']} on the RTL, simulated cycles/s ({where})"
+            speed = ((b or {}).get("simulation") or {}).get(where, {}).get("cyclesPerSecond")
+            if speed:
+                row(what, "≥ " + integer(s["minCyclesPerSecond"]), integer(speed), s["minCyclesPerSecond"] / speed,
+                    s["bound"])
+            else:
+                rows.append([what, "≥ " + integer(s["minCyclesPerSecond"]), absent, "", "", ""])
+    return ["## Targets\n",
+            "Each aim beside this run's figure; factor: measured / aim for an upper bound, aim / measured for a lower"
+            " one, so above 1.00 the aim is missed by that factor. Wall-clock ratios and the simulation speed move with"
+            " the load above.\n",
+            table(["target", "aim", "measured", "met", "factor", "what bounds it"], rows)]
+
+
+def profile_section(rtl: list[dict]) -> list[str]:
+    if not rtl:
+        return []
+    page = ["## Where the RTL's cycles go\n",
+            "Each RTL run's layers summed by kind (operation and the unit that bounds it in the cycle model): the RTL's"
+            " cycles, the functional model's estimate, the roofline (\"ideal\": each layer at the faster of its unit's"
+            " peak and the DMA's bytes per cycle), the kind's share of the network's RTL cycles and its cycles above"
+            " the roofline. `sable bench MODEL --backend rtl` prints the same per layer.\n"]
+    for b in rtl:
+        total = b["total"]["estimatedCycles"] or 1
+        page.append(f"{b['model']}, {b['configuration']['name']}, memory B/cycle: {memory(b)}.\n")
+        page.append(table(["layer type", "bound", "layers", "RTL cycles", "model cycles", "ideal cycles",
+                           "share %", "above ideal"],
+                          [[k["type"], k["bound"], integer(k["layers"]), integer(k["cycles"]), integer(k["model"]),
+                            integer(k["ideal"]), percent(k["cycles"] / total), integer(k["cycles"] - k["ideal"])]
+                           for k in layer_kinds(b)]))
+    return page
 
 
 def main() -> int:
@@ -145,6 +265,8 @@ def main() -> int:
                         f" {two(r['p99'])} at p99.\n")
     if not uapi and not driver:
         page.append("Not measured in this run.\n")
+    page += targets_section(directory, rtl, uapi, driver)
+    page += profile_section(rtl)
     out.write_text("\n".join(page))
     print(f"perf_report.py: wrote {out}")
     return 0
