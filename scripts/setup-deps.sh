@@ -1,7 +1,35 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package Sable needs (with --main, only what the main job needs).
 # Idempotent: installs only what is missing, so a second run does nothing and needs no network.
+#
+# `--tflite-ref [DIR]` (opt-in, not part of the above) installs instead the independent TFLite
+# runtime of scripts/compare-tflite.sh and the `tfref` tests: Node.js and npm from Debian when no
+# `node`/`npm` is on the PATH, then the npm packages pinned by tools/tflite-ref/package-lock.json
+# (@tensorflow/tfjs-tflite and @tensorflow/tfjs-core: 81 MB, 20 s) with `npm ci` into DIR (default
+# build/tflite-ref; node_modules is never committed).
 set -euo pipefail
+
+if [[ "${1:-}" == --tflite-ref ]]; then
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  dest="${2:-$root/build/tflite-ref}"
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+  fi
+  mkdir -p "$dest"
+  lock="$root/tools/tflite-ref/package-lock.json"
+  if [ -f "$dest/node_modules/.package-lock.json" ] && cmp -s "$lock" "$dest/package-lock.json"; then
+    echo "setup-deps: the TFLite reference runtime is installed in $dest"
+    exit 0
+  fi
+  cp "$root/tools/tflite-ref/package.json" "$lock" "$dest/"
+  (cd "$dest" && npm ci --no-audit --no-fund --ignore-scripts)
+  echo "setup-deps: the TFLite reference runtime is installed in $dest"
+  exit 0
+fi
 
 # What the main job (scripts/main.sh) needs: the compilers, the libraries the tree configures
 # against, Verilator and SystemC for the RTL in its platform.
