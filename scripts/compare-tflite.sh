@@ -112,7 +112,7 @@ if ! node "$root/tools/tflite-ref/tflite_ref.cjs" --modules "$modules" "$model" 
   echo "compare-tflite: TFLite failed" >&2
   exit 1
 fi
-grep '^runtime:' "$work/tflite.log"
+grep -E '^(runtime|note|kernels):' "$work/tflite.log"
 echo "model: $model; input: ${image:-${inputs[*]:-synthetic}} ($count tensor$([ "$count" = 1 ] || echo s) as fed by sable run)"
 
 # Where each operation ran (`--device auto`'s plan, and any device it could not use).

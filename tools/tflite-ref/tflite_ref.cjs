@@ -15,7 +15,8 @@
 // this file provides `self`, `importScripts` (reading the glue from disk into the global scope) and
 // a `fetch` that answers the .wasm from disk. Threads are off: the feature probe is run once with
 // SharedArrayBuffer hidden, so the loader picks the single-threaded SIMD build (no Worker needed),
-// and the interpreter gets numThreads 1.
+// and the interpreter gets numThreads 1. Profiling is on, to print which kernels ran (TFLite applies
+// its XNNPACK delegate by default; the operators it does not take run on TFLite's own kernels).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -183,7 +184,7 @@ async function main() {
   const modelBytes = fs.readFileSync(args.model);
   const patched = int64OutputsToInt32(modelBytes);
   const buffer = modelBytes.buffer.slice(modelBytes.byteOffset, modelBytes.byteOffset + modelBytes.byteLength);
-  const model = await tflite.loadTFLiteModel(buffer, { numThreads: 1 });
+  const model = await tflite.loadTFLiteModel(buffer, { numThreads: 1, enableProfiling: true });
   const runner = model.modelRunner;  // the interpreter's tensors, without tfjs tensor conversions
   const inputs = runner.getInputs();
   const outputs = runner.getOutputs();
@@ -207,6 +208,10 @@ async function main() {
   const start = process.hrtime.bigint();
   if (!runner.infer()) throw new Error('TFLite inference failed');
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  // Which kernels ran: TFLite's own (by operator) and the XNNPACK delegate's partitions.
+  const kernels = new Map();
+  for (const item of runner.getProfilingResults()) kernels.set(item.nodeType, (kernels.get(item.nodeType) || 0) + 1);
+  console.log(`kernels: ${[...kernels].map(([type, n]) => `${type}×${n}`).join(' ')}`);
   fs.mkdirSync(args.outDir, { recursive: true });
   for (let j = 0; j < outputs.length; ++j) {
     const info = outputs[j];
