@@ -83,6 +83,11 @@ with tempfile.TemporaryDirectory() as tmp:
     # Float outputs: the real difference, and a missing output or another element count fails.
     rc, out = run(tmp, [np.array([0.5, 1.0], np.float32)], [np.array([0.25, 1.0], np.float32)])
     check(rc == 0 and "max |diff| 0.25, 50.00% equal (1/2)" in out, "float difference")
+    # NaN against NaN and -inf against -inf are equal; -inf against -FLT_MAX is an infinite difference.
+    rc, out = run(tmp, [np.array([np.nan, -np.inf, -np.inf, 2.0], np.float32)],
+                  [np.array([np.nan, -np.inf, np.finfo(np.float32).min, 2.0], np.float32)], "--max-lsb", "1")
+    check(rc == 1 and "max |diff| inf, 75.00% equal (3/4)" in out and "max |diff| inf > 1" in out,
+          f"non-finite values: exit 1 (got {rc})")
     rc, out = run(tmp, [ref, ref], [mine])
     check(rc == 1 and "1 outputs, TFLite has 2" in out, f"output count mismatch: exit 1 (got {rc})")
     rc, out = run(tmp, [ref], [mine[:, :4]])

@@ -6,7 +6,8 @@
 DIR holds TFLite's outputs as output0.npy, output1.npy, ... (tools/tflite-ref/tflite_ref.cjs);
 each FILE.npz is `sable run --output FILE.npz` of one device. Prints one line per device, and for
 each output: the largest |difference| (in LSB, the integer step of a quantized or integer output;
-the real difference for a float output) and the share of equal elements (not for a class map,
+the real difference for a float output, where two NaNs or equal infinities are equal and a
+non-finite value against another is an infinite difference) and the share of equal elements (not for a class map,
 where they mean nothing beyond the agreeing pixels), and by what the output is:
 a segmentation (an integer class map [1, H, W], or scores [1, H, W, C] whose class is the largest
 score) the share of pixels with the same class; a classifier ([1, N]) whether the top-1 is the same
@@ -47,9 +48,17 @@ def compare(name, sable, tflite, args):
     floating = sable.dtype.kind == "f" or tflite.dtype.kind == "f"
     a = sable.astype(np.float64 if floating else np.int64)
     b = tflite.astype(np.float64 if floating else np.int64)
-    diff = np.abs(a - b)
+    if floating:
+        # Two NaNs or two equal infinities are equal; a non-finite value against anything else is
+        # an infinite difference.
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        finite = np.isfinite(a) & np.isfinite(b)
+        diff = np.where(same, 0.0, np.where(finite, np.abs(np.where(finite, a, 0) - np.where(finite, b, 0)), np.inf))
+    else:
+        diff = np.abs(a - b)
+        same = diff == 0
     max_diff = diff.max() if diff.size else 0
-    equal = int(np.count_nonzero(diff == 0))
+    equal = int(np.count_nonzero(same))
     share = 100.0 * equal / diff.size
     unit = "" if floating else " LSB"
     max_text = f"{max_diff:.3g}" if floating else f"{int(max_diff)}"
