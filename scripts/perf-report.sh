@@ -4,8 +4,8 @@
 # on the RTL, each also on a board's memory of 8 bytes/cycle shared by reads and writes
 # (--memory-bandwidth 8; the RTL's run of it on the bare harness only), the compilation cache, the UAPI round trip and the HAL's overhead per execution
 # path; the page sets them against the aims of tools/perf_targets.json (copied beside the JSON as
-# targets.json) and sums the RTL's cycles per layer kind. Tens of minutes on a loaded 2-core
-# machine. --plan small: the same benchmarks on tiny_cnn with few iterations, for the generator's
+# targets.json) and sums the RTL's cycles per layer kind. 10-15 min on the shared 2-core VM at
+# load average 8-19. --plan small: the same benchmarks on tiny_cnn with few iterations, for the generator's
 # test. --out FILE writes elsewhere; --keep DIR keeps the JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
