@@ -243,6 +243,65 @@ TEST(TfliteImport, AnIntegerSequenceLstmRunsAsTheFloatLstmOnDequantizedTensors) 
   }
 }
 
+// TFLite's integer LSTM kernel writes each hidden value as round(h / s) − zp (its CwiseMul subtracts
+// the zero point of intermediate 4) and reads it back, in the recurrence and downstream, as
+// s·(q − zp): with zero point −1 every value sits 2 LSB above o·tanh(c). The import reproduces it
+// (ADD before the QUANTIZE, the offset folded into the gate biases, the state starting below 0);
+// the expected output is that kernel's arithmetic evaluated here in double, ±1 LSB.
+TEST(TfliteImport, AnIntegerLstmWithAHiddenZeroPointWritesItAsTfliteDoes) {
+  const tflitetest::LstmWeights w;
+  auto withHiddenZeroPoint = [&](int64_t hiddenZeroPoint) {
+    tflitetest::ModelDesc m = tflitetest::sequenceLstm(w);
+    const int32_t output = m.outputs[0], state = m.operators[0].inputs[18];
+    m.tensors[output].zeroPoints = {-1};
+    m.tensors[state].zeroPoints = {-1};
+    for (int i = 0; i < 5; ++i) {
+      m.tensors.push_back(tflitetest::tensor({1}, i < 4 ? fb::TensorType::INT16 : fb::TensorType::INT8, 0,
+                                             i < 4 ? 1.0f / 4096 : 1.0f / 128, i < 4 ? 0 : hiddenZeroPoint));
+      m.operators[0].intermediates.push_back(static_cast<int32_t>(m.tensors.size() - 1));
+    }
+    return m;
+  };
+  auto model = import(withHiddenZeroPoint(-1));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  using O = OperationType;
+  EXPECT_EQ(operationTypes(*model),
+            (std::vector<O>{O::DEQUANTIZE, O::UNIDIRECTIONAL_SEQUENCE_LSTM, O::ADD, O::QUANTIZE}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const std::vector<int8_t> x = {64, -32, 20, 100, -128, 7};  // [step][feature], scale 1/64
+  auto result = executeWithBuffers(**prepared, *model, {std::vector<uint8_t>(x.begin(), x.end())});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->outputs[0].bytes.size(), 6u);
+
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  double h[2] = {0, 0}, c[2] = {0, 0};  // h as the kernel reads it back: (q + 1) / 128
+  for (int t = 0; t < 3; ++t) {
+    double gate[4][2];
+    for (int g = 0; g < 4; ++g)
+      for (int u = 0; u < 2; ++u) {
+        double v = w.bias[g][u] / 6400.0;
+        for (int k = 0; k < 2; ++k) v += w.input[g][u][k] / 100.0 * (x[t * 2 + k] / 64.0);
+        for (int k = 0; k < 2; ++k) v += w.recurrent[g][u][k] / 100.0 * h[k];
+        gate[g][u] = g == 2 ? std::tanh(v) : sigmoid(v);
+      }
+    long q[2];
+    for (int u = 0; u < 2; ++u) {
+      c[u] = std::clamp(gate[1][u] * c[u] + gate[0][u] * gate[2][u], -3.0, 3.0);
+      q[u] = std::clamp(std::lround(gate[3][u] * std::tanh(c[u]) * 128) - (-1), -128L, 127L);
+    }
+    for (int u = 0; u < 2; ++u) {
+      h[u] = (q[u] - (-1)) / 128.0;
+      const int actual = static_cast<int8_t>(result->outputs[0].bytes[t * 2 + u]);
+      EXPECT_LE(std::abs(actual - q[u]), 1) << "step " << t << " unit " << u << ": " << actual << " vs " << q[u];
+    }
+  }
+  // A hidden state quantized unlike the output (zero point +1 against −1) is refused.
+  auto unlike = import(withHiddenZeroPoint(1));
+  ASSERT_FALSE(unlike.ok());
+  EXPECT_NE(unlike.error().message.find("not quantized alike"), std::string::npos) << unlike.error().message;
+}
+
 TEST(TfliteImport, SequenceLstmShapesAndOptionsAreChecked) {
   {
     tflitetest::ModelDesc m = tflitetest::sequenceLstm();

@@ -52,6 +52,7 @@ struct OpDesc {
   bool mergeOutputs = false;                           // bidirectional sequence operators
   bool writeOptions = true;
   std::vector<uint8_t> customOptions;                  // a custom operator's (FlexBuffers)
+  std::vector<int32_t> intermediates;                  // integer LSTM's internal quantizations
 };
 
 struct OpcodeDesc {
@@ -888,7 +889,8 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
     }
     operators.push_back(fb::CreateOperator(b, op.opcodeIndex, b.CreateVector(op.inputs), b.CreateVector(op.outputs),
                                            type, options,
-                                           op.customOptions.empty() ? 0 : b.CreateVector(op.customOptions)));
+                                           op.customOptions.empty() ? 0 : b.CreateVector(op.customOptions), 0, 0,
+                                           op.intermediates.empty() ? 0 : b.CreateVector(op.intermediates)));
   }
   auto subgraph = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(m.inputs), b.CreateVector(m.outputs),
                                      b.CreateVector(operators), b.CreateString("main"));

@@ -442,6 +442,16 @@ class Importer {
                            "float32)", what, index, fmt::join(dims, "x"), kMaxStateBytes);
       return builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, dims, std::vector<float>(*bytes / 4, 0.0f));
     }
+    SABLE_ASSIGN_OR_RETURN(auto real, realConstant(index, what));
+    return builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, real.first, real.second);
+  }
+
+  // The real values of constant tensor `index` and its dimensions: float32 as stored, 8-bit and
+  // int16 dequantized (real = scale × (q − zero point)), int32 with its own scale.
+  hal::Result<std::pair<std::vector<uint32_t>, std::vector<float>>> realConstant(int32_t index, std::string_view what) {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(index));
+    if (data == nullptr) return importError("{}: tensor {} must be a constant", what, index);
     SABLE_ASSIGN_OR_RETURN(Shape shape, operandShape(index, *tensor));
     if (!shape.channelScales.empty())
       return importError("{}: tensor {} is quantized per channel (only per-tensor here)", what, index);
@@ -476,7 +486,7 @@ class Importer {
           return importError("{}: tensor {} is {} (not dequantized here)", what, index, hal::toString(shape.type));
       }
     }
-    return builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, shape.dims, values);
+    return std::pair{shape.dims, std::move(values)};
   }
 
   // The integer values of a constant INT32 or INT64 tensor (axes, paddings, permutations).
@@ -1577,6 +1587,24 @@ class Importer {
         outType != OperandType::TENSOR_QUANT8_ASYMM_SIGNED)
       return importError("{}: output is {} (float32 or 8-bit quantized)", name, hal::toString(outType));
 
+    SABLE_ASSIGN_OR_RETURN(float hiddenOffset, integerLstmHiddenOffset(op, outShape, name));
+    if (hiddenOffset != 0.0f) {
+      // The recurrence reads h + δ: W_h·δ joins each gate's bias, and the hidden state starts at
+      // −δ so that the first step reads 0, as TFLite's does.
+      for (size_t g = 0; g < 4; ++g) {
+        if (op.inputs[12 + g] < 0 || op.inputs[5 + g] < 0) continue;
+        SABLE_ASSIGN_OR_RETURN(auto recurrent, realConstant(op.inputs[5 + g], name + " recurrent weights"));
+        SABLE_ASSIGN_OR_RETURN(auto bias, realConstant(op.inputs[12 + g], name + " gate bias"));
+        for (uint32_t u = 0; u < sizes.first; ++u) {
+          double sum = 0;
+          for (uint32_t k = 0; k < outputs; ++k) sum += recurrent.second[u * outputs + k];
+          bias.second[u] = static_cast<float>(bias.second[u] + sum * hiddenOffset);
+        }
+        inputs[12 + g] = builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, bias.first, bias.second);
+      }
+      inputs[18] = builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, {in.batches, outputs},
+                                               std::vector<float>(size_t{in.batches} * outputs, -hiddenOffset));
+    }
     std::vector<uint32_t> all(inputs.begin(), inputs.begin() + 20);
     all.push_back(builder_.addInt32(activation));
     all.push_back(builder_.addFloat32(o->cell_clip()));
@@ -1588,10 +1616,53 @@ class Importer {
       builder_.addOperation(OperationType::UNIDIRECTIONAL_SEQUENCE_LSTM, std::move(all), {y});
       return {};
     }
-    const uint32_t real = builder_.addTemporary(OperandType::TENSOR_FLOAT32, expected);
+    uint32_t real = builder_.addTemporary(OperandType::TENSOR_FLOAT32, expected);
     builder_.addOperation(OperationType::UNIDIRECTIONAL_SEQUENCE_LSTM, std::move(all), {real});
+    if (hiddenOffset != 0.0f) {  // the output is h + δ
+      const uint32_t shifted = builder_.addTemporary(OperandType::TENSOR_FLOAT32, expected);
+      builder_.addOperation(OperationType::ADD,
+                            {real, builder_.addConstant<float>(OperandType::TENSOR_FLOAT32, {1}, {hiddenOffset}),
+                             builder_.addInt32(0)},
+                            {shifted});
+      real = shifted;
+    }
     builder_.addOperation(OperationType::QUANTIZE, {real}, {y});
     return {};
+  }
+
+  // TFLite's integer LSTM kernel (8-bit input and weights, lstm_eval.cc, 8x8→16) writes each hidden
+  // value as q = round(h / s) − zp, with s and zp the quantization of intermediate tensor 4
+  // (`CwiseMul`'s `value -= output_zp`), where the output tensor's quantization reads q as
+  // s·(q − zp_out): what it outputs and feeds back is h + δ, δ = −(zp + zp_out)·s, rather than h
+  // (o·tanh(c)). Returns δ for such an LSTM (0 for any other: float or hybrid inputs, no
+  // intermediates, zero points that cancel); mapSequenceLstm reproduces it on the float LSTM. Only
+  // the form the converter writes without projection is taken: intermediate 4 quantized as the
+  // output and the output state (the same scale and zero point); another is refused.
+  hal::Result<float> integerLstmHiddenOffset(const Op& op, const Shape& outShape, const std::string& name) {
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* input, tensorAt(op.inputs[0], name + " input"));
+    const auto* intermediates = op.op.intermediates();
+    if (input->type() != fb::TensorType::INT8 || outShape.type != OperandType::TENSOR_QUANT8_ASYMM_SIGNED ||
+        intermediates == nullptr || intermediates->size() != 5)
+      return 0.0f;
+    // One scale and one zero point of tensor `index` (the intermediate and the state have no data).
+    auto quantization = [&](int32_t index, const std::string& what) -> hal::Result<std::pair<float, int64_t>> {
+      SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(index, what));
+      const fb::QuantizationParameters* q = tensor->quantization();
+      if (q == nullptr || q->scale() == nullptr || q->zero_point() == nullptr || q->scale()->size() != 1 ||
+          q->zero_point()->size() != 1)
+        return importError("{} (tensor {}) needs one scale and one zero point", what, index);
+      return std::pair{q->scale()->Get(0), q->zero_point()->Get(0)};
+    };
+    SABLE_ASSIGN_OR_RETURN(auto hidden, quantization(intermediates->Get(4), name + ": intermediate 4 (the hidden state)"));
+    SABLE_ASSIGN_OR_RETURN(auto state, quantization(op.inputs[18], name + ": the output state"));
+    if (op.inputs[16] >= 0 || hidden.first != outShape.scale || hidden.second != outShape.zeroPoint ||
+        state.first != outShape.scale || state.second != outShape.zeroPoint)
+      return importError("{}: an integer LSTM whose hidden state (intermediate 4: scale {}, zero point {}), output "
+                         "(scale {}, zero point {}) and output state (scale {}, zero point {}) are not quantized "
+                         "alike, or with projection, is not supported",
+                         name, hidden.first, hidden.second, outShape.scale, outShape.zeroPoint, state.first,
+                         state.second);
+    return static_cast<float>(-2.0 * static_cast<double>(hidden.second) * hidden.first);
   }
 
   // BIDIRECTIONAL_SEQUENCE_LSTM → NNAPI's (float) BIDIRECTIONAL_SEQUENCE_LSTM: TFLite's 48 inputs
