@@ -4,9 +4,12 @@
 // results stay bit-exact with the CPU reference. The server is this process's own (a device name
 // of its own), SIGKILLed by the test.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -80,6 +83,45 @@ TEST(NpuRecovery, APreparedModelRunsAgainOnARestartedServerWithItsProgramRegiste
   EXPECT_EQ((*burst)->compute(*hal::convertToV1_0(viaBurst.request), hal::MeasureTiming::NO).status,
             ErrorStatus::NONE);
   EXPECT_EQ(viaBurst.output(0), expected);
+}
+
+// A server can die again while the driver reconnects (killed during its start-up, as the soak
+// does): the reconnection tries again at once instead of failing every call for a second. Here
+// the first server started after the kill exits during its start-up (a wrapper in SABLE_SIMD's
+// place), and the execution still succeeds on the one started next.
+TEST(NpuRecovery, AServerDyingAtStartUpCostsTheReconnectionNothing) {
+  REQUIRE_NPU();
+  const hal::Model model = addModel();
+  auto prepared = prepare(*device, model);
+  ASSERT_TRUE(prepared);
+  const auto inputs = randomInputs(model, 11);
+  TestRequest first = makeRequest(model, inputs);
+  ASSERT_EQ(executeSync(*prepared, first).status, ErrorStatus::NONE);
+
+  const char* real = std::getenv("SABLE_SIMD");
+  ASSERT_NE(real, nullptr) << "the test device sets SABLE_SIMD";
+  const std::string server = real;
+  const std::string dir = ::testing::TempDir();
+  const std::string mark = fmt::format("{}/sable-dies-once-{}.mark", dir, getpid());
+  const std::string wrapper = fmt::format("{}/sable-dies-once-{}.sh", dir, getpid());
+  std::remove(mark.c_str());
+  {
+    std::ofstream script(wrapper);
+    script << fmt::format("#!/bin/sh\nif [ ! -e '{}' ]; then : > '{}'; exit 3; fi\nexec '{}' \"$@\"\n", mark, mark,
+                          server);
+  }
+  ASSERT_EQ(chmod(wrapper.c_str(), 0755), 0);
+  setenv("SABLE_SIMD", wrapper.c_str(), 1);
+  killServer(serverPid());
+
+  TestRequest again = makeRequest(model, inputs);
+  const auto result = executeSync(*prepared, again);
+  setenv("SABLE_SIMD", server.c_str(), 1);
+  EXPECT_EQ(access(mark.c_str(), F_OK), 0) << "the wrapper's failing start did not happen";
+  ASSERT_EQ(result.status, ErrorStatus::NONE) << result.message;
+  EXPECT_EQ(again.output(0), reference(model, inputs));
+  std::remove(mark.c_str());
+  std::remove(wrapper.c_str());
 }
 
 // Threads run executions on every path while the server is SIGKILLed: each execution succeeds

@@ -48,12 +48,14 @@ struct Connection {
     uint64_t generation = 0;
   };
 
+  static constexpr int kOpenAttempts = 3;
+
   std::mutex mutex;
   std::shared_ptr<umd::Device> device;
   uint64_t generation = 0;
   std::string error;
-  // A failed opening is not tried again before this: a status() or support query of a host
-  // without a device must not start a server per call.
+  // After kOpenAttempts failed openings in a row, none is tried before this: a status() or
+  // support query of a host without a device must not start a server per call.
   std::chrono::steady_clock::time_point retryAfter{};
   // Each thread inside a shim call holds one of the device server's client slots (32 for all its
   // clients, kept until the connection closes): executions beyond this many wait here rather
@@ -66,14 +68,18 @@ struct Connection {
       SABLE_VLOG(Driver) << "the device server is gone: reconnecting";
       device.reset();  // objects of the old server keep their own reference until they go
     }
-    if (!device && std::chrono::steady_clock::now() >= retryAfter) {
+    // A server can die while this opening talks to it (killed during its start-up or the
+    // handshake): the next attempt starts another, so one disruption costs the opening nothing.
+    // Only after kOpenAttempts failures in a row is the device taken as absent for a second.
+    for (int attempt = 0; !device && attempt < kOpenAttempts && std::chrono::steady_clock::now() >= retryAfter;
+         ++attempt) {
       auto opened = umd::Device::open({.name = "", .spawn = true});
       if (opened.ok()) {
         device = std::make_shared<umd::Device>(std::move(*opened));
         ++generation;
       } else {
         error = opened.error().message;
-        retryAfter = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        if (attempt + 1 == kOpenAttempts) retryAfter = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       }
     }
     if (!device) return makeError(ErrorStatus::DEVICE_UNAVAILABLE, "sable-npu: {}", error);
@@ -164,6 +170,12 @@ Result<umd::Program> registerStream(umd::Device& device, const CompiledProgram& 
       return generalFailure("sable-npu: the firmware refused the program: its command stream's signature does not "
                             "verify (the stream was altered, or signed by a key the device does not trust): {}",
                             registered.error().message);
+    }
+    if (rejection.error_cause == SABLE_ERROR_NONE) {
+      // No verdict of the firmware: the registration itself failed (the server went away, the
+      // device was reset, memory ran out), and its status says what a client may do about it.
+      return makeError(registered.error().status, "sable-npu: registering the compiled program: {}",
+                       registered.error().message);
     }
     // The UMD's message names the cause and the command already.
     return generalFailure("sable-npu: the firmware refused the compiled program: {}", registered.error().message);
