@@ -153,8 +153,15 @@ module sable_cmd_fetch #(
         beat_index <= beat_index + 32'd1;
         case (state)
           S_TABLE: begin
-            region_base[64*beat_index[$clog2(MAX_REGIONS)-1:0] +: 64] <= rdata[63:0];
-            region_size[64*beat_index[$clog2(MAX_REGIONS)-1:0] +: 64] <= rdata[127:64];
+            // One decoded enable per entry: a write through a variable part-select of the
+            // 2048-bit table is three 2048-bit shifters to Yosys (docs/rtl.md, "The
+            // synthesizable subset").
+            for (int unsigned r = 0; r < MAX_REGIONS; r++) begin
+              if (beat_index[$clog2(MAX_REGIONS)-1:0] == $clog2(MAX_REGIONS)'(r)) begin
+                region_base[64*r +: 64] <= rdata[63:0];
+                region_size[64*r +: 64] <= rdata[127:64];
+              end
+            end
           end
           default: begin
             if (beat_index[0] == 1'b0) low_beat <= rdata;

@@ -215,9 +215,15 @@ module sable_compute_seq #(
       ppu_wait <= '0;
     end else begin
       if (issue) begin
-        slot_signal[4*slot_tail +: 4] <= head_cmd[sable_pkg::CMD_SIGNAL_LSB+:4];
-        slot_index[32*slot_tail +: 32] <= head_index;
-        slot_macs[64*slot_tail +: 64] <= macs;
+        // Decoded per slot: a write through a variable part-select is a shifter of the whole
+        // vector to Yosys (docs/rtl.md, "The synthesizable subset").
+        for (int unsigned i = 0; i < SLOTS; i++) begin
+          if (slot_tail == SW'(i)) begin
+            slot_signal[4*i +: 4] <= head_cmd[sable_pkg::CMD_SIGNAL_LSB+:4];
+            slot_index[32*i +: 32] <= head_index;
+            slot_macs[64*i +: 64] <= macs;
+          end
+        end
         slot_done[slot_tail] <= opcode == sable_pkg::OP_SYNC;
         slot_tail <= SW'(32'(slot_tail) == SLOTS - 1 ? 0 : 32'(slot_tail) + 1);
       end

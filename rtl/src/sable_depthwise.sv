@@ -316,8 +316,15 @@ module sable_depthwise #(
     wl_base1 <= wl_base;
   end
   always_ff @(posedge clk) if (adv) begin
-    for (int unsigned s = 0; s < 4; s++) begin
-      if (wl_v1[s] && wl_base1 + 16'(s) < 16'(WREGS)) wreg[(8*DIM)*(TW'(wl_base1 + 16'(s))) +: 8*DIM] <= sp_rd[(8*DIM)*s +: 8*DIM];
+    // Register t takes the line of the slot that read tap t: decoded per register, since a write
+    // through a variable part-select is a shifter of all of wreg to Yosys (docs/rtl.md, "The
+    // synthesizable subset").
+    if (|wl_v1) begin
+      for (int unsigned t = 0; t < WREGS; t++) begin
+        for (int unsigned s = 0; s < 4; s++) begin
+          if (wl_v1[s] && wl_base1 + 16'(s) == 16'(t)) wreg[(8*DIM)*t +: 8*DIM] <= sp_rd[(8*DIM)*s +: 8*DIM];
+        end
+      end
     end
   end
 
@@ -349,14 +356,17 @@ module sable_depthwise #(
     logic [31:0]        m;  // int32 wrap-around: the low word of the product
     logic [7:0]         wbyte, ibyte;
     logic [DIM*32-1:0] sum_a, sum_b;
+    logic [PMAX*8*DIM-1:0] wline;  // each slot's weight line: an index times the line width, no
+                                    // offset added, which Yosys selects as a multiplexer of lines
     if (any1) begin
     sum_a = '0;
     sum_b = '0;
+    for (int unsigned s = 0; s < PMAX; s++) wline[(8*DIM)*s +: 8*DIM] = wreg[(8*DIM)*tap1[TW*s +: TW] +: 8*DIM];
     for (int unsigned c = 0; c < DIM; c++) begin
       for (int unsigned s = 0; s < PMAX; s++) begin
         ibyte = sp_rd[(8*DIM)*s + 8*c +: 8];
         if (f_big && s < PBIG) wbyte = sp_rd[(8*DIM)*(2+s) + 8*c +: 8];
-        else wbyte = wreg[(8*DIM)*tap1[TW*s +: TW] + 8*c +: 8];
+        else wbyte = wline[(8*DIM)*s + 8*c +: 8];
         a = 18'(signed'({f_in_signed & ibyte[7], ibyte})) - f_izp;
         w = 18'(signed'({f_w_signed & wbyte[7], wbyte})) - f_wzp;
         m = 32'(a) * 32'(w);
