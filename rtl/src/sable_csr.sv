@@ -186,7 +186,12 @@ module sable_csr #(
       if (s_arvalid && s_arready) begin
         s_rvalid <= 1'b1;
         s_rdata <= read_value(s_araddr);
-        if (is_counter(s_araddr) && !s_araddr[2]) hi_latch[32*(counter_index(s_araddr)) +: 32] <= counters[64*(counter_index(s_araddr)) + 32 +: 32];
+        // Decoded per counter (docs/rtl.md, "The synthesizable subset").
+        if (is_counter(s_araddr) && !s_araddr[2]) begin
+          for (int unsigned k = 0; k < sable_pkg::COUNTER_COUNT; k++) begin
+            if (counter_index(s_araddr) == 4'(k)) hi_latch[32*k +: 32] <= counters[64*k + 32 +: 32];
+          end
+        end
       end
     end
   end
