@@ -115,8 +115,9 @@ def load(path: pathlib.Path):
     return json.loads(re.sub(r"\},\s*\}\s*\Z", "}}", path.read_text()))
 
 
-def totals(stat: dict, top: str) -> dict[str, int]:
-    """Primitive cells of `top` with every instance of its submodules counted."""
+def module_counts(stat: dict) -> tuple[dict, dict[str, dict[str, int]]]:
+    """stat.json's modules by name, and the primitive cells of one instance of each module with
+    every instance of its submodules counted."""
     # Modules are keyed by their RTLIL names (`\\name`); their instances' cell types lack the `\\`.
     modules = {m[1:] if m.startswith("\\") else m: v for m, v in stat["modules"].items()}
     memo: dict[str, dict[str, int]] = {}
@@ -132,10 +133,47 @@ def totals(stat: dict, top: str) -> dict[str, int]:
         memo[name] = counts
         return counts
 
+    for name in modules:
+        walk(name)
+    return modules, memo
+
+
+def top_module(modules: dict, top: str) -> str:
     tops = [m for m in modules if short(m) == top]
     if len(tops) != 1:
         fail(f"stat.json has {len(tops)} modules named {top}")
-    return walk(tops[0])
+    return tops[0]
+
+
+def totals(stat: dict, top: str) -> dict[str, int]:
+    """Primitive cells of `top` with every instance of its submodules counted."""
+    modules, counts = module_counts(stat)
+    return counts[top_module(modules, top)]
+
+
+def per_module_figures(stat: dict, top: str, levels: dict[str, int]) -> list[dict]:
+    """Each module under `top`, one entry per parameterisation: how many times the design holds
+    it, the primitives of one instance with its submodules, and the longest path inside it
+    (`ltp` per module: paths through its submodules are not followed)."""
+    modules, counts = module_counts(stat)
+    instances: dict[str, int] = {}
+
+    def count(name: str, n: int):
+        instances[name] = instances.get(name, 0) + n
+        for cell, k in modules[name]["num_cells_by_type"].items():
+            if cell in modules:
+                count(cell, n * k)
+
+    count(top_module(modules, top), 1)
+    found = []
+    for name, n in instances.items():
+        c = counts[name]
+        found.append({"module": short(name), "instances": n,
+                      "luts": sum(k for t, k in c.items() if t in LUT),
+                      "ffs": sum(k for t, k in c.items() if t in FF),
+                      "dsp48e2": c.get("DSP48E2", 0), "ramb36": c.get("RAMB36E2", 0),
+                      "ramb18": c.get("RAMB18E2", 0), "levels": levels.get(name, levels.get("\\" + name, 0))})
+    return sorted(found, key=lambda m: (-m["instances"] * m["luts"], m["module"]))
 
 
 def memories(dump: dict) -> list[dict]:
@@ -229,14 +267,15 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
                             f"landed in {where}, not block RAM or UltraRAM")
 
     paths = longest_paths((out / "ltp.txt").read_text())
-    per_module = longest_paths((out / "ltp_modules.txt").read_text())
+    module_paths = longest_paths((out / "ltp_modules.txt").read_text())
     # After `flatten` the submodules are still in the design: the top's path is the design's.
     paths = [p for p in paths if short(p[0]) == top]
     if len(paths) != 1:
         fail(f"{out}/ltp.txt holds {len(paths)} paths of {top}, not one")
     _, levels, nets = paths[0]
-    deep = sorted(((short(m), n) for m, n, _ in per_module if n > LEVELS_TARGET),
+    deep = sorted(((short(m), n) for m, n, _ in module_paths if n > LEVELS_TARGET),
                   key=lambda x: -x[1])
+    modules = per_module_figures(stat, top, {m: n for m, n, _ in module_paths})
 
     luts = sum(n for t, n in counts.items() if t in LUT)
     lutram = sum(n for t, n in counts.items() if t in LUTRAM)
@@ -277,7 +316,7 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
               "cell_types": dict(sorted(counts.items())), "boards": boards, "targets": targets,
               "longest_path": {"levels": levels, "from": nets[0] if nets else "", "to": nets[-1] if nets else "",
                                "modules_over_target": [{"module": m, "levels": n} for m, n in deep]},
-              "memories": mems, "problems": problems}
+              "memories": mems, "modules": modules, "problems": problems}
     (out / "report.json").write_text(json.dumps(result, indent=1) + "\n")
 
     print(f"{'resource':<16}{'sable ' + config:>12}" + "".join(f"{b[0]:>26}" for b in BOARDS))
@@ -288,6 +327,10 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
                                                    for b, u in zip(BOARDS, boards)))
     print(f"{'block memory':<16}{bram_bits / 1024:>10g}Kb" +
           "".join(f"{'(%.1f %%)' % (100 * u['block_memory']):>26}" for u in boards))
+    print(f"{'module':<22}{'instances':>10}{'LUTs each':>10}{'FFs each':>10}{'DSP each':>9}{'RAMB36/18':>10}{'levels':>7}")
+    for m in modules:
+        print(f"{m['module']:<22}{m['instances']:>10}{m['luts']:>10}{m['ffs']:>10}{m['dsp48e2']:>9}"
+              f"{str(m['ramb36']) + '/' + str(m['ramb18']):>10}{m['levels']:>7}")
     print(f"longest path: {levels} logic levels ({nets[0] if nets else '?'} -> {nets[-1] if nets else '?'})")
     for m, n in deep:
         print(f"  over {LEVELS_TARGET} levels inside {m}: {n}")
@@ -301,6 +344,7 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
     return 0
 
 
+MODULES_IN_DOCS = 12
 BEGIN = "<!-- synthesis table: generated by tools/synth_report.py docs; do not edit -->"
 END = "<!-- end of the generated synthesis table -->"
 
@@ -347,6 +391,17 @@ def docs(directory: pathlib.Path, page: pathlib.Path) -> int:
         if deep:
             lines.append("  Paths inside a module over the target: " +
                          ", ".join(f"`{d['module']}` {d['levels']}" for d in deep) + ".")
+    for r in reports:
+        modules = r.get("modules", [])[:MODULES_IN_DOCS]
+        if not modules:
+            continue
+        lines += ["", f"The largest modules of {r['config']} (by LUTs, all instances), each instance with its "
+                  "submodules; levels: the longest path inside the module itself:", "",
+                  "| module | instances | LUTs | flip-flops | DSP48E2 | RAMB36 | RAMB18 | levels |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for m in modules:
+            lines.append(f"| `{m['module']}` | {m['instances']} | {m['luts']} | {m['ffs']} | {m['dsp48e2']} | "
+                         f"{m['ramb36']} | {m['ramb18']} | {m['levels']} |")
     lines += ["", END]
     start, end = text.index(BEGIN), text.index(END) + len(END)
     page.write_text(text[:start] + "\n".join(lines) + text[end:])

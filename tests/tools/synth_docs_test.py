@@ -4,7 +4,8 @@
 On two report.json fixtures (figures chosen here, unlike any real run's) it rewrites a copy of
 docs/rtl.md: every figure in the generated block is a value of the JSON (as an integer or a
 percentage with one decimal), both configurations appear, the text outside the block is
-unchanged, and a second run leaves the page as it is. The committed docs/rtl.md must hold the
+unchanged, each configuration's table of its largest modules is there, and a second run leaves
+the page as it is. The committed docs/rtl.md must hold the
 block's markers. A page without them is refused.
 
   synth_docs_test.py ROOT
@@ -32,7 +33,11 @@ def fixture(config: str, base: int) -> dict:
             "boards": [board, dict(board, board="XCZU7EV (ZCU104)")],
             "targets": {"luts_met": True, "block_memory_met": False, "logic_levels_met": False},
             "longest_path": {"levels": 43, "modules_over_target": [{"module": "sable_pool", "levels": 47}]},
-            "yosys_run": {"wall_s": 53.1, "user_cpu_s": 59.2, "peak_mb": 61}, "problems": []}
+            "yosys_run": {"wall_s": 53.1, "user_cpu_s": 59.2, "peak_mb": 61}, "problems": [],
+            "modules": [{"module": "sable_eltwise_lane", "instances": 67, "luts": base + 71, "ffs": 73,
+                         "dsp48e2": 79, "ramb36": 0, "ramb18": 0, "levels": 83},
+                        {"module": "sable_pe", "instances": 89, "luts": 97, "ffs": 101, "dsp48e2": 1,
+                         "ramb36": 0, "ramb18": 0, "levels": 3}]}
 
 
 def run(directory: pathlib.Path, page: pathlib.Path):
@@ -78,7 +83,9 @@ with tempfile.TemporaryDirectory() as tmp_name:
     stray = [f for f in figures if f not in allowed]
     if stray:
         failures.append(f"figures in the block that no report.json holds: {stray}")
-    for needed in ("70011", "30011", "45.7", "67.9", "`sable_pool` 47", "| s16 |", "| s8 |"):
+    for needed in ("70011", "30011", "45.7", "67.9", "`sable_pool` 47", "| s16 |", "| s8 |",
+                   "| `sable_eltwise_lane` | 67 | 70071 | 73 | 79 | 0 | 0 | 83 |",
+                   "| `sable_eltwise_lane` | 67 | 30071 |", "| `sable_pe` | 89 | 97 | 101 | 1 | 0 | 0 | 3 |"):
         if needed not in block:
             failures.append(f"the block lacks '{needed}'")
     if run(tmp / "synth", page).returncode != 0 or page.read_text() != text:
