@@ -409,7 +409,9 @@ class HalDevice final : public IDevice {
   Returned<Capabilities> getCapabilities_1_3() override { return {ErrorStatus::NONE, state_->driver->capabilities()}; }
   Returned<std::string> getVersionString() override { return {ErrorStatus::NONE, state_->driver->versionString()}; }
   Returned<DeviceType> getType() override { return {ErrorStatus::NONE, state_->driver->type()}; }
-  Returned<std::vector<Extension>> getSupportedExtensions() override { return {ErrorStatus::NONE, {}}; }
+  Returned<std::vector<Extension>> getSupportedExtensions() override {
+    return {ErrorStatus::NONE, state_->driver->supportedExtensions()};
+  }
   // One model cache (the signed command stream and metadata) and one data cache (the weights).
   Returned<CacheFilesNeeded> getNumberOfCacheFilesNeeded() override {
     return {ErrorStatus::NONE, cacheFilesNeeded()};

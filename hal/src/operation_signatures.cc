@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sable/hal/extensions.h"
 #include "sable/hal/operand_data.h"
 #include "sable/hal/shared_memory.h"
 #include "sable/hal/validation.h"
@@ -559,10 +560,37 @@ std::vector<OperationEntry> buildTable() {
   return table;
 }
 
+// com.sable.tflite (extensions.h), indexed by the type within the extension. Extensions exist
+// from HAL 1.2; quant8 signed raises the version to 1.3 as for NNAPI's operations. Shapes,
+// axes and indices are the kernel's to check (runtime/src/cpu/ops_extension.cc), as for NNAPI's.
+std::vector<OperationEntry> buildExtensionTable() {
+  std::vector<OperationEntry> table(allSableOperations().size());
+  auto entry = [&](SableOperation operation) -> OperationEntry& { return table[static_cast<size_t>(operation)]; };
+  using S = SableOperation;
+  const TypeSet kData = {{t::F32, V1_2}, {t::I32, V1_2}, {t::Q8, V1_2}, {t::Q8S, V1_3}};
+  for (const TypeSince& ts : kData) {
+    const OperandType T = ts.type;
+    entry(S::GATHER_ND).add(ts.version, {T, t::I32}, {T});
+    // PACK(values..., axis): one or more values; UNPACK(input, axis): one or more outputs.
+    entry(S::PACK).add(Signature{ts.version, {T, t::INT}, {T}, 0, 1, {}, 1, {}, 0});
+    entry(S::UNPACK).add(Signature{ts.version, {T, t::INT}, {T}, {}, 1, 0, 1, {}, 0});
+  }
+  for (OperandType T : {t::F32, t::I32}) {
+    entry(S::FLOOR_DIV).add(V1_2, {T, T}, {T});
+    entry(S::FLOOR_MOD).add(V1_2, {T, T}, {T});
+  }
+  return table;
+}
+
 // ---- Matching ------------------------------------------------------------------------------
 
 const std::vector<OperationEntry>& table() {
   static const std::vector<OperationEntry> kTable = buildTable();
+  return kTable;
+}
+
+const std::vector<OperationEntry>& extensionTable() {
+  static const std::vector<OperationEntry> kTable = buildExtensionTable();
   return kTable;
 }
 
@@ -633,29 +661,55 @@ HalVersion versionNeeded(const Signature& s, const Model& model, const Subgraph&
   return needed;
 }
 
-Result<void> checkRanks(const Subgraph& subgraph, const Operation& operation, const OperationEntry& entry) {
+Result<void> checkRanks(const Subgraph& subgraph, const Operation& operation, const OperationEntry& entry,
+                        std::string_view name) {
   for (const RankRule& rule : entry.ranks) {
     const auto& indexes = rule.isOutput ? operation.outputs : operation.inputs;
     if (rule.position >= indexes.size()) continue;
     const Operand& operand = subgraph.operands[indexes[rule.position]];
     if (operand.lifetime == OperandLifeTime::NO_VALUE || operand.dimensions.empty()) continue;
     if (operand.dimensions.size() != rule.rank) {
-      return invalidArgument("{} {} {}: expected rank {}, got rank {}", toString(operation.type),
+      return invalidArgument("{} {} {}: expected rank {}, got rank {}", name,
                              rule.isOutput ? "output" : "input", rule.position, rule.rank, operand.dimensions.size());
     }
   }
   return {};
 }
 
+// The entry an extension operation resolves to through the model's extensionNameToPrefix.
+Result<const OperationEntry*> extensionEntry(const Model& model, const Operation& operation) {
+  const int32_t code = static_cast<int32_t>(operation.type);
+  const uint16_t prefix = extensionPrefixOf(code);
+  const auto mapping = std::find_if(model.extensionNameToPrefix.begin(), model.extensionNameToPrefix.end(),
+                                    [&](const auto& entry) { return entry.prefix == prefix; });
+  if (mapping == model.extensionNameToPrefix.end()) {
+    return invalidArgument("operation type code {:#x} has extension prefix {}, which extensionNameToPrefix does not map",
+                           code, prefix);
+  }
+  if (mapping->name != kSableExtensionName) {
+    return invalidArgument("operation type code {:#x}: extension '{}' (prefix {}) is not supported; the supported "
+                           "extension is '{}'",
+                           code, mapping->name, prefix, kSableExtensionName);
+  }
+  const auto operationWithin = sableOperationFromCode(typeWithinExtension(code));
+  if (!operationWithin) {
+    return invalidArgument("operation type code {:#x}: '{}' has no operation {} (it defines 0..{})", code,
+                           kSableExtensionName, typeWithinExtension(code), allSableOperations().size() - 1);
+  }
+  return &extensionTable()[static_cast<size_t>(*operationWithin)];
+}
+
 }  // namespace
 
 Result<HalVersion> validateOperation(const Model& model, const Subgraph& subgraph, const Operation& operation) {
   const int32_t code = static_cast<int32_t>(operation.type);
-  if (!isKnownOperationType(code)) return invalidArgument("unknown operation type code {}", code);
+  const bool isExtension = isExtensionCode(code);
+  if (!isExtension && !isKnownOperationType(code)) return invalidArgument("unknown operation type code {}", code);
   if (operation.type == OperationType::OEM_OPERATION) {
     return invalidArgument("OEM_OPERATION is not supported: its semantics are vendor-defined");
   }
-  const std::string_view name = toString(operation.type);
+  const std::string nameText = operationName(model, operation.type);
+  const std::string_view name = nameText;
   for (size_t i = 0; i < operation.inputs.size(); ++i) {
     if (operation.inputs[i] >= subgraph.operands.size()) {
       return invalidArgument("{} input {}: operand index {} out of range ({} operands)", name, i, operation.inputs[i],
@@ -668,11 +722,17 @@ Result<HalVersion> validateOperation(const Model& model, const Subgraph& subgrap
                              operation.outputs[i], subgraph.operands.size());
     }
   }
-  const auto& all = table();
-  if (static_cast<size_t>(code) >= all.size() || !all[static_cast<size_t>(code)].known) {
-    return invalidArgument("{}: no signature table for this operation type", name);
+  const OperationEntry* found = nullptr;
+  if (isExtension) {
+    SABLE_ASSIGN_OR_RETURN(found, extensionEntry(model, operation));
+  } else {
+    const auto& all = table();
+    if (static_cast<size_t>(code) >= all.size() || !all[static_cast<size_t>(code)].known) {
+      return invalidArgument("{}: no signature table for this operation type", name);
+    }
+    found = &all[static_cast<size_t>(code)];
   }
-  const OperationEntry& entry = all[static_cast<size_t>(code)];
+  const OperationEntry& entry = *found;
   const size_t inputCount = operation.inputs.size();
   const size_t outputCount = operation.outputs.size();
 
@@ -712,7 +772,8 @@ Result<HalVersion> validateOperation(const Model& model, const Subgraph& subgrap
 
   HalVersion version = V1_3;
   for (const Signature* s : candidates) version = std::min(version, versionNeeded(*s, model, subgraph, operation));
-  SABLE_TRY(checkRanks(subgraph, operation, entry));
+  SABLE_TRY(checkRanks(subgraph, operation, entry, name));
+  if (isExtension) version = later(version, V1_2);
   if (entry.extra != nullptr) return entry.extra(subgraph, operation, version);
   return version;
 }

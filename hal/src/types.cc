@@ -59,7 +59,12 @@ std::vector<Enum> allValues(const std::array<NameEntry<Enum>, N>& table) {
 }  // namespace
 
 std::string_view toString(OperandType type) { return lookupName(operand_type::kNames, type); }
-std::string_view toString(OperationType type) { return lookupName(operation_type::kNames, type); }
+std::string_view toString(OperationType type) {
+  // An extension operation's name needs the model's extensionNameToPrefix: operationName()
+  // (extensions.h) gives it.
+  if (static_cast<int32_t>(type) > 0xFFFF) return "EXTENSION_OPERATION";
+  return lookupName(operation_type::kNames, type);
+}
 std::string_view toString(OperandLifeTime value) { return lookupName(lifetime::kNames, value); }
 std::string_view toString(ErrorStatus status) { return lookupName(error_status::kNames, status); }
 

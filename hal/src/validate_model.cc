@@ -18,6 +18,7 @@
 
 #include <fmt/ranges.h>
 
+#include "sable/hal/extensions.h"
 #include "sable/hal/shared_memory.h"
 #include "sable/hal/validation.h"
 #include "sable/hal/vlog.h"
@@ -227,7 +228,14 @@ Result<void> checkOperand(const Model& model, const Subgraph& subgraph, uint32_t
   }
   const Operand& operand = subgraph.operands[index];
   if (!isKnownOperandType(static_cast<int32_t>(operand.type))) {
-    return invalidArgument("{}: unknown operand type code {}", at, static_cast<int32_t>(operand.type));
+    const int32_t code = static_cast<int32_t>(operand.type);
+    if (isExtensionCode(code)) {
+      // com.sable.tflite uses NNAPI's operand types; no extension Sable supports declares any.
+      return invalidArgument("{}: operand type code {:#x} is an extension operand type (prefix {}, type {}), and no "
+                             "supported extension declares operand types",
+                             at, code, extensionPrefixOf(code), typeWithinExtension(code));
+    }
+    return invalidArgument("{}: unknown operand type code {}", at, code);
   }
   if (!isKnownLifetime(operand.lifetime)) {
     return invalidArgument("{}: unknown lifetime code {}", at, static_cast<int32_t>(operand.lifetime));
@@ -281,7 +289,8 @@ Result<void> checkOperand(const Model& model, const Subgraph& subgraph, uint32_t
 // Index lists of one operation: type code known, every operand index in range.
 Result<void> checkOperationIndexes(const Subgraph& subgraph, const std::string& name, uint32_t operationIndex) {
   const Operation& operation = subgraph.operations[operationIndex];
-  if (!isKnownOperationType(static_cast<int32_t>(operation.type))) {
+  // Extension operations are resolved through extensionNameToPrefix by validateOperation.
+  if (!isKnownOperationType(static_cast<int32_t>(operation.type)) && !isExtensionCode(static_cast<int32_t>(operation.type))) {
     return invalidArgument("{} operation {}: unknown operation type code {}", name, operationIndex,
                            static_cast<int32_t>(operation.type));
   }
@@ -509,11 +518,12 @@ Result<void> checkOperations(const Model& model, const Subgraph& subgraph, Requi
     Result<HalVersion> version = validateOperation(model, subgraph, operation);
     if (!version.ok()) {
       Error error = std::move(version).error();
-      error.message = fmt::format("{} operation {} ({}): {}", name, i, toString(operation.type), error.message);
+      error.message = fmt::format("{} operation {} ({}): {}", name, i, operationName(model, operation.type),
+                                  error.message);
       return error;
     }
     required.raise(*version, [&] {
-      return fmt::format("{} operation {} ({}) has a signature of HAL {}", name, i, toString(operation.type),
+      return fmt::format("{} operation {} ({}) has a signature of HAL {}", name, i, operationName(model, operation.type),
                          toString(*version));
     });
   }
@@ -530,6 +540,10 @@ Result<RequiredVersion> validateModelAndVersion(const Model& model) {
   }
   if (model.relaxComputationFloat32toFloat16) {
     required.raise(HalVersion::V1_1, [] { return std::string("relaxComputationFloat32toFloat16 is set"); });
+  }
+  SABLE_TRY(validateExtensionNameToPrefix(model));
+  if (!model.extensionNameToPrefix.empty()) {
+    required.raise(HalVersion::V1_2, [] { return std::string("the model maps extension names (extensionNameToPrefix)"); });
   }
   if (!model.referenced.empty()) {
     required.raise(HalVersion::V1_3, [] { return std::string("the model has referenced subgraphs"); });

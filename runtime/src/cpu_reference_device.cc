@@ -1,6 +1,7 @@
 #include "sable/runtime/cpu_reference_device.h"
 
 #include "cpu/executor.h"
+#include "sable/hal/extensions.h"
 #include "sable/hal/validation.h"
 
 namespace sable::runtime {
@@ -29,6 +30,7 @@ class CpuReferenceDevice final : public Device {
     for (hal::OperandType t : hal::allOperandTypes()) caps.operandPerformance.push_back({t, {1.0f, 1.0f}});
     return caps;
   }
+  std::vector<hal::Extension> supportedExtensions() const override { return {hal::sableExtension()}; }
   hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const override {
     SABLE_TRY(hal::validateModel(model));
     std::vector<bool> supported;
@@ -43,7 +45,7 @@ class CpuReferenceDevice final : public Device {
         if (!supported[i]) {
           const auto& op = model.main.operations[i];
           return hal::generalFailure("operation {} ({} on {}) is not supported by cpu-reference", i,
-                                     hal::toString(op.type),
+                                     hal::operationName(model, op.type),
                                      op.inputs.empty() ? "no inputs"
                                                        : hal::toString(model.main.operands[op.inputs[0]].type));
         }

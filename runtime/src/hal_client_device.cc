@@ -9,6 +9,7 @@
 #include "sable/hal/conversions.h"
 #include "sable/hal/sync_fence.h"
 #include "sable/hal/driver.h"
+#include "sable/hal/extensions.h"
 #include "sable/hal/npu_driver.h"
 #include "sable/hal/validation.h"
 #include "sable/runtime/npu_device.h"
@@ -152,6 +153,13 @@ class HalClientDevice final : public Device {
       case hal::HalVersion::V1_3: break;
     }
     return device_->getCapabilities_1_3().value;
+  }
+
+  // Extensions came with 1.2.
+  std::vector<hal::Extension> supportedExtensions() const override {
+    if (version_ < hal::HalVersion::V1_2) return {};
+    auto returned = device_->getSupportedExtensions();
+    return returned.status == hal::ErrorStatus::NONE ? returned.value : std::vector<hal::Extension>{};
   }
 
   // At an older version, as the framework's MetaModel: the operations that version cannot

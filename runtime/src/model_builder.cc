@@ -27,6 +27,16 @@ uint32_t ModelBuilder::addOperand(OperandType type, std::vector<uint32_t> dims, 
   return static_cast<uint32_t>(model_.main.operands.size() - 1);
 }
 
+hal::OperationType ModelBuilder::sableOperation(hal::SableOperation operation) {
+  uint16_t prefix = kSableExtensionPrefix;
+  if (const auto mapped = hal::sableExtensionPrefix(model_)) {
+    prefix = *mapped;
+  } else {
+    model_.extensionNameToPrefix.push_back({std::string(hal::kSableExtensionName), prefix});
+  }
+  return hal::sableOperationType(prefix, operation);
+}
+
 uint32_t ModelBuilder::addInput(OperandType type, std::vector<uint32_t> dims, float scale, int32_t zeroPoint) {
   uint32_t index = addOperand(type, std::move(dims), scale, zeroPoint, OperandLifeTime::SUBGRAPH_INPUT);
   model_.main.inputIndexes.push_back(index);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sable/hal/extensions.h"
 #include "sable/hal/validation.h"
 #include "sable/hal/vlog.h"
 
@@ -74,7 +75,7 @@ float subgraphPerformance(const hal::Capabilities& capabilities, const hal::Mode
 
 std::string describeOperation(const hal::Model& model, uint32_t k) {
   const hal::Operation& operation = model.main.operations[k];
-  return fmt::format("operation {} ({} on {})", k, hal::toString(operation.type),
+  return fmt::format("operation {} ({} on {})", k, hal::operationName(model, operation.type),
                      operation.inputs.empty() ? "no inputs"
                                               : hal::toString(model.main.operands[operation.inputs[0]].type));
 }
@@ -141,6 +142,17 @@ hal::Result<Placement> placeOperations(const hal::Model& model, const std::vecto
                                                     devices[d]->name(), supported->size(), count));
       continue;
     }
+    // As the framework: an extension's operations go only to a device that lists the extension.
+    const std::vector<hal::Extension> extensions = devices[d]->supportedExtensions();
+    for (uint32_t k = 0; k < count; ++k) {
+      const hal::OperationType type = model.main.operations[k].type;
+      if (!hal::isExtensionCode(static_cast<int32_t>(type))) continue;
+      const auto operation = hal::sableOperationOf(model, type);  // validation admits no other extension
+      const bool listed = operation && std::any_of(extensions.begin(), extensions.end(), [](const hal::Extension& e) {
+                            return e.name == hal::kSableExtensionName;
+                          });
+      if (!listed) (*supported)[k] = false;
+    }
     support[d] = std::move(*supported);
   }
   std::vector<hal::Capabilities> capabilities;
@@ -167,7 +179,7 @@ hal::Result<Placement> placeOperations(const hal::Model& model, const std::vecto
                                  tried.empty() ? "none" : tried);
     }
     placement.deviceOfOperation.push_back(*best);
-    SABLE_VLOG(Manager) << "operation " << k << " (" << hal::toString(model.main.operations[k].type) << ") -> "
+    SABLE_VLOG(Manager) << "operation " << k << " (" << hal::operationName(model, model.main.operations[k].type) << ") -> "
                         << devices[*best]->name();
   }
   for (const std::string& unused : placement.unusedDevices) SABLE_VLOG(Manager) << "device not used: " << unused;

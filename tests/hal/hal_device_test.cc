@@ -65,6 +65,7 @@ struct FakeBehaviour {
   std::chrono::milliseconds executeTime{0};
   std::atomic<uint64_t> lastDeadlineSeen{0};
   std::atomic<int> executions{0};
+  std::vector<Extension> extensions;  // what the driver lists
 };
 
 class FakePrepared final : public DriverPreparedModel {
@@ -99,6 +100,7 @@ class FakeDriver final : public Driver {
   std::string versionString() const override { return "fake-1"; }
   Capabilities capabilities() const override { return {}; }
   double timeScale() const override { return behaviour_.timeScale; }
+  std::vector<Extension> supportedExtensions() const override { return behaviour_.extensions; }
   Result<std::vector<bool>> getSupportedOperations(const Model& model) const override {
     return std::vector<bool>(model.main.operations.size(), true);
   }
@@ -136,6 +138,21 @@ struct Io {
   }
   bool copied() const { return std::memcmp(pool->data(), pool->data() + 16, 16) == 0; }
 };
+
+TEST(HalDevice, GetSupportedExtensionsListsTheDriversExtensions) {
+  Fixture f;
+  auto none = f.device->getSupportedExtensions();
+  EXPECT_EQ(none.status, ErrorStatus::NONE);
+  EXPECT_TRUE(none.value.empty());
+  f.behaviour.extensions = {Extension{"com.example.ext", {{7, true, 2}}}};
+  auto listed = f.device->getSupportedExtensions();
+  ASSERT_EQ(listed.value.size(), 1u);
+  EXPECT_EQ(listed.value[0].name, "com.example.ext");
+  ASSERT_EQ(listed.value[0].operandTypes.size(), 1u);
+  EXPECT_EQ(listed.value[0].operandTypes[0].type, 7);
+  EXPECT_TRUE(listed.value[0].operandTypes[0].isTensor);
+  EXPECT_EQ(listed.value[0].operandTypes[0].byteSize, 2u);
+}
 
 TEST(HalDevice, APreparationErrorReachesTheCallbackOnceWithItsDiagnostic) {
   Fixture f;

@@ -54,9 +54,12 @@ class SubgraphExecution;
 
 class Context final : public OperationContext {
  public:
-  Context(SubgraphExecution& execution, const hal::Operation& operation)
-      : execution_(execution), operation_(operation) {}
+  Context(SubgraphExecution& execution, const hal::Operation& operation, std::optional<hal::SableOperation> extension)
+      : execution_(execution), operation_(operation), extension_(extension) {}
   OperationType operationType() const override { return operation_.type; }
+  std::string_view operationName() const override {
+    return extension_ ? hal::qualifiedName(*extension_) : hal::toString(operation_.type);
+  }
   uint32_t inputCount() const override { return static_cast<uint32_t>(operation_.inputs.size()); }
   uint32_t outputCount() const override { return static_cast<uint32_t>(operation_.outputs.size()); }
   const Tensor& input(uint32_t i) const override;
@@ -66,6 +69,7 @@ class Context final : public OperationContext {
  private:
   SubgraphExecution& execution_;
   const hal::Operation& operation_;
+  std::optional<hal::SableOperation> extension_;
 };
 
 class SubgraphExecution {
@@ -263,14 +267,15 @@ Result<Tensor*> Context::setOutputShape(uint32_t i, const std::vector<uint32_t>&
 }
 
 Result<void> SubgraphExecution::runOperation(const hal::Operation& operation) {
-  Context context(*this, operation);
+  Context context(*this, operation, hal::sableOperationOf(model_, operation.type));
   if (operation.type == OperationType::IF) return runIf(context, operation);
   if (operation.type == OperationType::WHILE) return runWhile(context, operation);
-  SABLE_VLOG(CpuExe) << "operation " << hal::toString(operation.type) << " (" << operation.inputs.size()
+  SABLE_VLOG(CpuExe) << "operation " << context.operationName() << " (" << operation.inputs.size()
                      << " inputs, " << operation.outputs.size() << " outputs)";
-  const OperationRegistration* registration = findOperation(operation.type);
+  const OperationRegistration* registration = findOperation(model_, operation.type);
   if (registration == nullptr) {
-    return hal::generalFailure("the CPU reference device does not implement {}", hal::toString(operation.type));
+    return hal::generalFailure("the CPU reference device does not implement {}",
+                               hal::operationName(model_, operation.type));
   }
   return registration->kernel(context);
 }
@@ -425,7 +430,7 @@ bool isOperationSupported(const Model& model, const Subgraph& subgraph, const ha
     }
     return true;
   }
-  const OperationRegistration* registration = findOperation(operation.type);
+  const OperationRegistration* registration = findOperation(model, operation.type);
   if (registration == nullptr) return false;
   if (operation.inputs.empty()) return false;
   OperandType first = subgraph.operands[operation.inputs[0]].type;

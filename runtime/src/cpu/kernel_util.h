@@ -26,7 +26,7 @@ inline bool isQuant8(hal::OperandType type) {
 }
 
 // The operation's NNAPI name, for messages.
-inline std::string_view nameOf(const OperationContext& context) { return hal::toString(context.operationType()); }
+inline std::string_view nameOf(const OperationContext& context) { return context.operationName(); }
 
 // True when `t` holds at least `count` elements of `elementSize` bytes.
 inline bool hasStorageFor(const Tensor& t, size_t count, size_t elementSize) {
@@ -113,6 +113,37 @@ inline hal::Result<FusedActivation> activationScalar(const OperationContext& ctx
     return hal::invalidArgument("fused activation code {} is not one of NONE, RELU, RELU1, RELU6", code);
   }
   return static_cast<FusedActivation>(code);
+}
+
+// The tensor input `i`, checked to hold all its elements.
+inline hal::Result<const Tensor*> dataInput(const OperationContext& ctx, uint32_t i) {
+  if (ctx.isOmitted(i)) return hal::invalidArgument("input {} is required", i);
+  const Tensor& t = ctx.input(i);
+  const uint32_t elementSize = hal::sizeOfElement(t.type);
+  if (!hal::isTensorType(t.type) || elementSize == 0 || elementSize > 4) {
+    return hal::invalidArgument("input {} has unsupported type {}", i, hal::toString(t.type));
+  }
+  const size_t bytes = t.elementCount() * elementSize;
+  if (bytes > 0 && (t.buffer == nullptr || t.length < bytes)) {
+    return hal::invalidArgument("input {} holds {} bytes, its shape {} needs {}", i, t.buffer ? t.length : 0,
+                                dimsToString(t.dimensions), bytes);
+  }
+  return &t;
+}
+
+// The shape and extension kernels copy quantized values unchanged, so NNAPI requires the output to have the
+// input's type and quantization (CONCATENATION is the one that requantizes).
+inline hal::Result<void> checkOutputMatchesInput(const OperationContext& ctx, const Tensor& in, uint32_t output) {
+  const Tensor& out = ctx.outputInfo(output);
+  if (out.type != in.type) {
+    return hal::invalidArgument("output {} has type {}, the input {}", output, hal::toString(out.type),
+                                hal::toString(in.type));
+  }
+  if (isQuant8(in.type) && (out.scale != in.scale || out.zeroPoint != in.zeroPoint)) {
+    return hal::invalidArgument("output {} quantization (scale {}, zero point {}) must equal the input's ({}, {})", output,
+                                out.scale, out.zeroPoint, in.scale, in.zeroPoint);
+  }
+  return {};
 }
 
 // FLOAT16 computes in float32 like the reference, so kernels branch on "floating point".

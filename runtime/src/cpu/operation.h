@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "sable/hal/extensions.h"
 #include "sable/hal/result.h"
 #include "sable/hal/types.h"
 
@@ -52,6 +54,8 @@ class OperationContext {
   virtual ~OperationContext() = default;
 
   virtual hal::OperationType operationType() const = 0;
+  // The operation's name for messages: NNAPI's, or an extension operation's qualified name.
+  virtual std::string_view operationName() const { return hal::toString(operationType()); }
   virtual uint32_t inputCount() const = 0;
   virtual uint32_t outputCount() const = 0;
 
@@ -88,10 +92,13 @@ using OperationKernel = hal::Result<void> (*)(OperationContext& context);
 
 // What the reference device supports of one operation type: the kernel, and the types of the
 // operation's first input that it handles (a query answers "supported" only for those).
+// An operation of com.sable.tflite (ops_extension.cc) is registered by `extension`; its `type`
+// is then unused, since a model's code for it depends on the model's extensionNameToPrefix.
 struct OperationRegistration {
   hal::OperationType type;
   OperationKernel kernel;
   std::vector<hal::OperandType> inputTypes;
+  std::optional<hal::SableOperation> extension = std::nullopt;
 };
 
 // Each group of kernels lives in its own ops_<group>.cc and appends its registrations here.
@@ -108,8 +115,13 @@ void registerProposalOperations(std::vector<OperationRegistration>& out);       
 void registerRecurrentOperations(std::vector<OperationRegistration>& out);      // ops_recurrent.cc
 void registerQuantizedRecurrentOperations(std::vector<OperationRegistration>& out);  // ops_quantized_recurrent.cc
 void registerRandomOperations(std::vector<OperationRegistration>& out);        // ops_random.cc
+void registerExtensionOperations(std::vector<OperationRegistration>& out);     // ops_extension.cc
 
-// The registration for a type, or nullptr when the reference device does not implement it.
+// The registration for an NNAPI operation type, a com.sable.tflite operation, or an operation
+// type of `model` (extension codes resolved through its extensionNameToPrefix); nullptr when the
+// reference device does not implement it.
 const OperationRegistration* findOperation(hal::OperationType type);
+const OperationRegistration* findOperation(hal::SableOperation operation);
+const OperationRegistration* findOperation(const hal::Model& model, hal::OperationType type);
 
 }  // namespace sable::runtime::cpu

@@ -70,37 +70,6 @@ Result<float> floatScalarOf(const OperationContext& ctx, uint32_t i, OperandType
   return ctx.floatScalar(i);
 }
 
-// The tensor input `i`, checked to hold all its elements.
-Result<const Tensor*> dataInput(const OperationContext& ctx, uint32_t i) {
-  if (ctx.isOmitted(i)) return hal::invalidArgument("input {} is required", i);
-  const Tensor& t = ctx.input(i);
-  const uint32_t elementSize = hal::sizeOfElement(t.type);
-  if (!hal::isTensorType(t.type) || elementSize == 0 || elementSize > 4) {
-    return hal::invalidArgument("input {} has unsupported type {}", i, hal::toString(t.type));
-  }
-  const size_t bytes = t.elementCount() * elementSize;
-  if (bytes > 0 && (t.buffer == nullptr || t.length < bytes)) {
-    return hal::invalidArgument("input {} holds {} bytes, its shape {} needs {}", i, t.buffer ? t.length : 0,
-                                dimsToString(t.dimensions), bytes);
-  }
-  return &t;
-}
-
-// These operations copy quantized values unchanged, so NNAPI requires the output to have the
-// input's type and quantization (CONCATENATION is the one that requantizes).
-Result<void> checkOutputMatchesInput(const OperationContext& ctx, const Tensor& in, uint32_t output) {
-  const Tensor& out = ctx.outputInfo(output);
-  if (out.type != in.type) {
-    return hal::invalidArgument("output {} has type {}, the input {}", output, hal::toString(out.type),
-                                hal::toString(in.type));
-  }
-  if (isQuant8(in.type) && (out.scale != in.scale || out.zeroPoint != in.zeroPoint)) {
-    return hal::invalidArgument("output {} quantization (scale {}, zero point {}) must equal the input's ({}, {})", output,
-                                out.scale, out.zeroPoint, in.scale, in.zeroPoint);
-  }
-  return {};
-}
-
 Result<void> checkRankAtMost(const Tensor& t, uint32_t maxRank) {
   if (t.rank() > maxRank) return hal::invalidArgument("input rank {} exceeds the supported {}", t.rank(), maxRank);
   return {};

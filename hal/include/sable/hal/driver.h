@@ -89,6 +89,9 @@ class Driver {
   virtual std::string versionString() const = 0;
   virtual Capabilities capabilities() const = 0;
   virtual DeviceStatus status() const { return DeviceStatus::AVAILABLE; }
+  // The vendor extensions whose operations the driver runs (IDevice::getSupportedExtensions);
+  // validation accepts only com.sable.tflite's (extensions.h), which sable-npu does not run.
+  virtual std::vector<Extension> supportedExtensions() const { return {}; }
   // How many times slower than the hardware it stands for this device runs (1 for silicon): the
   // HAL layer stretches the time left to a client's deadline by it, so that deadlines written
   // for the hardware keep their meaning on a simulator (docs/hal.md, SABLE_TIME_SCALE).

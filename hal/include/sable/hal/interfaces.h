@@ -44,7 +44,8 @@ constexpr uint32_t kMaxNumberOfCacheFiles = 32;
 // DeviceStatus (1.0 IDevice::getStatus).
 enum class DeviceStatus : int32_t { AVAILABLE = 0, BUSY = 1, OFFLINE = 2, UNKNOWN = 3 };
 
-// Extension (1.2): a vendor extension's name and operand types. Sable declares none.
+// Extension (1.2): a vendor extension's name and the operand types it adds (extensions.h: Sable's,
+// com.sable.tflite, adds none).
 struct Extension {
   struct OperandTypeInformation {
     uint16_t type = 0;

@@ -50,6 +50,9 @@ class Device {
   virtual hal::DeviceType type() const = 0;
   virtual std::string versionString() const = 0;
   virtual hal::Capabilities capabilities() const = 0;
+  // The vendor extensions whose operations the device runs (a HAL driver's
+  // getSupportedExtensions): cpu-reference runs com.sable.tflite (hal/extensions.h).
+  virtual std::vector<hal::Extension> supportedExtensions() const { return {}; }
   // One flag per operation of the main subgraph, in order. The model must be valid.
   virtual hal::Result<std::vector<bool>> getSupportedOperations(const hal::Model& model) const = 0;
   // Why operations of the main subgraph are not supported, for reports (`sable conformance`): one

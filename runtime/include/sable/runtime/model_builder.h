@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sable/hal/result.h"
+#include "sable/hal/extensions.h"
 #include "sable/hal/types.h"
 
 namespace sable::runtime {
@@ -41,6 +42,11 @@ class ModelBuilder {
   uint32_t addOmitted(hal::OperandType type);
   void setChannelQuant(uint32_t operand, std::vector<float> scales, uint32_t channelDim);
   void addOperation(hal::OperationType type, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
+  // The type code of a com.sable.tflite operation in this model: the first use maps the
+  // extension to prefix kSableExtensionPrefix in extensionNameToPrefix (any free prefix would
+  // do; devices resolve it through the mapping).
+  static constexpr uint16_t kSableExtensionPrefix = 1;
+  hal::OperationType sableOperation(hal::SableOperation operation);
 
   // Direct access for callers that break the model on purpose (validation tests).
   hal::Model& model() { return model_; }
