@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
       {"batch_space_lrn.tflite", batchSpaceLrn()}, {"strided_split_v.tflite", stridedSplitV()},
       {"transpose_conv.tflite", transposeConv()}, {"recurrent.tflite", recurrentModels()},
       {"bidirectional_lstm.tflite", bidirectionalLstm()},
-      {"detection_postprocess.tflite", detectionPostProcess(true, false)}};
+      {"detection_postprocess.tflite", detectionPostProcess(true, false)},
+      {"extension_operators.tflite", extensionOperators()}};
   for (const auto& [name, desc] : seeds) {
     const auto bytes = serialize(desc);
     std::ofstream(std::string(argv[1]) + "/" + name, std::ios::binary)

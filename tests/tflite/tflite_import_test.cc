@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "sable/hal/extensions.h"
 #include "sable/hal/shared_memory.h"
 #include "sable/runtime/cpu_reference_device.h"
 #include "sable/runtime/execution.h"
@@ -1225,6 +1226,131 @@ TEST(TfliteImport, BufferAndQuantizationSizesMustMatchTheTensor) {
   }
 }
 
+TEST(TfliteImport, OperatorsWithoutNnapiOperationBecomeSableExtensionOperations) {
+  auto model = import(tflitetest::extensionOperators());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ASSERT_EQ(model->extensionNameToPrefix.size(), 1u);
+  EXPECT_EQ(model->extensionNameToPrefix[0].name, "com.sable.tflite");
+  std::vector<std::string> names;
+  for (const auto& op : model->main.operations) names.push_back(hal::operationName(*model, op.type));
+  // TFLite's PACK of scalars ([1] operands here) is PACK to [2, 1] then UNPACK of axis 1.
+  EXPECT_EQ(names, (std::vector<std::string>{"com.sable.tflite:UNPACK", "com.sable.tflite:PACK",
+                                             "com.sable.tflite:GATHER_ND", "com.sable.tflite:FLOOR_DIV",
+                                             "com.sable.tflite:FLOOR_DIV", "com.sable.tflite:FLOOR_MOD",
+                                             "com.sable.tflite:UNPACK", "com.sable.tflite:PACK",
+                                             "com.sable.tflite:UNPACK"}));
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  // x = [[1, -2.5, 3], [4, 5, -6]], n = [7, -7, 10] (see extensionOperators()).
+  const std::vector<float> x = {1, -2.5f, 3, 4, 5, -6};
+  std::vector<uint8_t> xBytes(24);
+  std::memcpy(xBytes.data(), x.data(), 24);
+  auto result = executeWithBuffers(**prepared, *model, {xBytes, tflitetest::bytesOf({7, -7, 10})});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  std::vector<float> floorDivFloat(2);
+  ASSERT_EQ(result->outputs[0].bytes.size(), 8u);
+  std::memcpy(floorDivFloat.data(), result->outputs[0].bytes.data(), 8);
+  // p = PACK(r1, r0, axis 1) = [[4, 1], [5, -2.5], [-6, 3]]; g = [p[2][1], p[1][0]] = [3, 5];
+  // floor(3 / -2) = floor(-1.5) = -2, floor(5 / -2) = floor(-2.5) = -3.
+  EXPECT_EQ(floorDivFloat, (std::vector<float>{-2, -3})) << "UNPACK, PACK, GATHER_ND, FLOOR_DIV (float)";
+  // 7 // 2 = 3, -7 // 2 = -4, 10 // 2 = 5.
+  EXPECT_EQ(int32Values(result->outputs[1].bytes), (std::vector<int32_t>{3, -4, 5})) << "FLOOR_DIV (int32)";
+  // 7 mod -3 = 7 - (-3)(-3) = -2; -7 mod -3 = -7 - (-3)(2) = -1; 10 mod -3 = 10 - (-3)(-4) = -2.
+  EXPECT_EQ(int32Values(result->outputs[2].bytes), (std::vector<int32_t>{-2, -1, -2})) << "FLOOR_MOD";
+  EXPECT_EQ(int32Values(result->outputs[3].bytes), (std::vector<int32_t>{10, 7})) << "UNPACK then PACK of scalars";
+}
+
+TEST(TfliteImport, ExtensionOperatorArgumentsAreChecked) {
+  using tflitetest::extensionOperators;
+  {
+    ModelDesc m = extensionOperators();
+    m.operators[0].valuesCount = 3;
+    expectError(m, {"operator 0 (UNPACK)", "num 3 and 2 outputs, but axis 0 has 2 entries"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.operators[0].axis = 2;
+    expectError(m, {"operator 0 (UNPACK)", "axis 2 outside [-2, 2)"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.operators[1].valuesCount = 3;
+    expectError(m, {"operator 1 (PACK)", "values_count 3 with 2 inputs"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.operators[1].axis = -3;
+    expectError(m, {"operator 1 (PACK)", "axis -3 outside [-2, 1]"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.tensors[4].shape = {2, 3};
+    expectError(m, {"operator 1 (PACK)", "output shape [2, 3], the inputs give [3, 2]"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.operators[1].inputs = {3, 0};  // [3] and [2, 3]
+    expectError(m, {"operator 1 (PACK)", "input 1 is TENSOR_FLOAT32 [2, 3], input 0 is TENSOR_FLOAT32 [3]"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.tensors[5].shape = {2, 3};  // three coordinates into a 2-D p
+    m.buffers[1] = tflitetest::bytesOf({0, 0, 0, 0, 0, 0});
+    expectError(m, {"operator 2 (GATHER_ND)", "indices address 3 dimensions, params has 2"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.tensors[5].type = fb::TensorType::FLOAT32;  // float indices
+    expectError(m, {"operator 2 (GATHER_ND) input 1", "indices must be int32 or int64"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.tensors[9].type = fb::TensorType::FLOAT32;  // int32 n by a float divisor
+    expectError(m, {"operator 4 (FLOOR_DIV)", "must all be float32 or all int32"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.tensors[12].shape = {2};
+    expectError(m, {"operator 5 (FLOOR_MOD)", "output shape [2], the inputs give [3]"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.opcodes[4].version = 2;  // int8/int16 FLOOR_MOD
+    expectError(m, {"operator 5 (FLOOR_MOD)", "version 2 is not supported"});
+  }
+  {
+    ModelDesc m = extensionOperators();
+    m.operators[7].axis = 1;  // scalars stack only along axis 0 (or -1)
+    expectError(m, {"operator 7 (PACK)", "axis 1 outside [-1, 0] for values of rank 0"});
+  }
+}
+
+TEST(TfliteImport, ExtensionOperatorsCopyQuantizedValuesWithTheirQuantization) {
+  // UNPACK of a uint8 [2, 2] input on axis 1 then PACK back on axis 0: a transpose. The outputs
+  // keep the input's quantization; another one is refused.
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  m.opcodes = {tflitetest::opcode(B::UNPACK), tflitetest::opcode(B::PACK)};
+  m.buffers = {{}};
+  auto q = [](std::vector<int32_t> shape) { return tflitetest::tensor(std::move(shape), fb::TensorType::UINT8, 0, 0.5f, 3); };
+  m.tensors = {q({2, 2}), q({2}), q({2}), q({2, 2})};
+  tflitetest::OpDesc unpack = tflitetest::op(0, {0}, {1, 2});
+  unpack.axis = 1;
+  m.operators = {unpack, tflitetest::op(1, {1, 2}, {3})};
+  m.inputs = {0};
+  m.outputs = {3};
+  auto model = import(m);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto prepared = makeCpuReferenceDevice()->prepareModel(*model);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  auto result = executeWithBuffers(**prepared, *model, {{1, 2, 3, 4}});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  // [[1, 2], [3, 4]]: columns [1, 3] and [2, 4] stacked as rows.
+  EXPECT_EQ(result->outputs[0].bytes, (std::vector<uint8_t>{1, 3, 2, 4}));
+  m.tensors[3].zeroPoints = {4};
+  expectError(m, {"operator 1 (PACK)", "output quantization (scale 0.5, zero point 4) differs from the input's (0.5, 3)"});
+}
+
 TEST(TfliteImport, UnknownAndCustomOperatorsAreNamedWithTheirIndex) {
   {
     ModelDesc m = smallCnn();
@@ -1284,7 +1410,8 @@ TEST(TfliteImport, RandomByteCorruptionNeverCrashes) {
                                    {"transpose_conv", tflitetest::transposeConv()},
                                    {"recurrent", tflitetest::recurrentModels()},
                                    {"bidirectional_lstm", tflitetest::bidirectionalLstm()},
-                                   {"detection_postprocess", tflitetest::detectionPostProcess(true, false)}}) {
+                                   {"detection_postprocess", tflitetest::detectionPostProcess(true, false)},
+                                   {"extension_operators", tflitetest::extensionOperators()}}) {
     SCOPED_TRACE(name);
     const std::vector<uint8_t> original = serialize(desc);
     uint64_t state = 12345;

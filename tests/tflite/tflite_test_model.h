@@ -46,6 +46,7 @@ struct OpDesc {
   float alpha = 0.2f;                                  // LEAKY_RELU
   int32_t blockSize = 2;                               // SPACE_TO_DEPTH, DEPTH_TO_SPACE
   int32_t numSplits = 2;                               // SPLIT, SPLIT_V
+  int32_t valuesCount = 2;                             // PACK values_count, UNPACK num
   int32_t shrinkAxisMask = 0;                          // STRIDED_SLICE
   int32_t ellipsisMask = 0;
   bool timeMajor = false;                              // sequence RNNs and LSTMs
@@ -740,6 +741,52 @@ inline ModelDesc detectionPostProcess(bool quantized, bool regularNms) {
   return m;
 }
 
+// The operators NNAPI has no operation for (com.sable.tflite's, hal/extensions.h), in a chain
+// like MoveNet's post-processing: input 0 float32 x [2,3], input 1 int32 n [3];
+//   UNPACK x on axis 0 -> r0 [3], r1 [3];  PACK (r1, r0) on axis 1 -> p [3,2];
+//   GATHER_ND p at [[2,1],[1,0]] -> g [2];  FLOOR_DIV g by float32 [-2] -> output 0 [2];
+//   FLOOR_DIV n by int32 [2] -> output 1 [3];  FLOOR_MOD n by int32 [-3] -> output 2 [3];
+//   UNPACK n -> three int32 scalars s0, s1, s2;  PACK (s2, s0) on axis 0 -> output 3 [2].
+inline ModelDesc extensionOperators() {
+  using B = fb::BuiltinOperator;
+  ModelDesc m;
+  m.opcodes = {opcode(B::UNPACK), opcode(B::PACK), opcode(B::GATHER_ND), opcode(B::FLOOR_DIV, 2), opcode(B::FLOOR_MOD)};
+  std::vector<uint8_t> minusTwo(4);
+  const float minusTwoValue = -2.0f;
+  std::memcpy(minusTwo.data(), &minusTwoValue, 4);
+  m.buffers = {{}, bytesOf({2, 1, 1, 0}), minusTwo, bytesOf({2}), bytesOf({-3})};
+  auto shaped = [](std::vector<int32_t> shape, fb::TensorType type, uint32_t buffer = 0) {
+    TensorDesc t;
+    t.shape = std::move(shape);
+    t.type = type;
+    t.buffer = buffer;
+    return t;
+  };
+  const auto F = fb::TensorType::FLOAT32;
+  const auto I = fb::TensorType::INT32;
+  m.tensors = {
+      shaped({2, 3}, F), shaped({3}, I),                       // 0 x, 1 n
+      shaped({3}, F), shaped({3}, F), shaped({3, 2}, F),       // 2 r0, 3 r1, 4 p
+      shaped({2, 2}, I, 1), shaped({2}, F),                    // 5 indices, 6 g
+      shaped({1}, F, 2), shaped({2}, F),                       // 7 -2.0, 8 output 0
+      shaped({1}, I, 3), shaped({3}, I),                       // 9 2, 10 output 1
+      shaped({1}, I, 4), shaped({3}, I),                       // 11 -3, 12 output 2
+      shaped({}, I), shaped({}, I), shaped({}, I),             // 13 s0, 14 s1, 15 s2
+      shaped({2}, I),                                          // 16 output 3
+  };
+  OpDesc unpackX = op(0, {0}, {2, 3});
+  OpDesc packRows = op(1, {3, 2}, {4});
+  packRows.axis = 1;
+  OpDesc unpackN = op(0, {1}, {13, 14, 15});
+  unpackN.valuesCount = 3;
+  OpDesc packScalars = op(1, {15, 13}, {16});
+  m.operators = {unpackX,           packRows,          op(2, {4, 5}, {6}), op(3, {6, 7}, {8}),
+                 op(3, {1, 9}, {10}), op(4, {1, 11}, {12}), unpackN,          packScalars};
+  m.inputs = {0, 1};
+  m.outputs = {8, 10, 12, 16};
+  return m;
+}
+
 inline std::vector<uint8_t> serialize(const ModelDesc& m) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
@@ -883,6 +930,26 @@ inline std::vector<uint8_t> serialize(const ModelDesc& m) {
         case fb::BuiltinOperator::ARG_MIN:
           type = fb::BuiltinOptions::ArgMinOptions;
           options = fb::CreateArgMinOptions(b, op.outputType).Union();
+          break;
+        case fb::BuiltinOperator::PACK:
+          type = fb::BuiltinOptions::PackOptions;
+          options = fb::CreatePackOptions(b, op.valuesCount, op.axis).Union();
+          break;
+        case fb::BuiltinOperator::UNPACK:
+          type = fb::BuiltinOptions::UnpackOptions;
+          options = fb::CreateUnpackOptions(b, op.valuesCount, op.axis).Union();
+          break;
+        case fb::BuiltinOperator::FLOOR_DIV:
+          type = fb::BuiltinOptions::FloorDivOptions;
+          options = fb::CreateFloorDivOptions(b).Union();
+          break;
+        case fb::BuiltinOperator::FLOOR_MOD:
+          type = fb::BuiltinOptions::FloorModOptions;
+          options = fb::CreateFloorModOptions(b).Union();
+          break;
+        case fb::BuiltinOperator::GATHER_ND:
+          type = fb::BuiltinOptions::GatherNdOptions;
+          options = fb::CreateGatherNdOptions(b).Union();
           break;
         default: break;
       }

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sable/hal/extensions.h"
 #include "sable/hal/validation.h"
 #include "sable/runtime/model_builder.h"
 #include "tflite_schema_generated.h"
@@ -140,6 +141,13 @@ std::optional<int32_t> maxSupportedVersion(fb::BuiltinOperator op) {
     case fb::BuiltinOperator::RNN:
     case fb::BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN:
     case fb::BuiltinOperator::BIDIRECTIONAL_SEQUENCE_RNN: return 3;
+    // No NNAPI operation: com.sable.tflite's (hal/extensions.h). Later versions add int8/int16
+    // integer arithmetic (FLOOR_DIV 3, FLOOR_MOD 2), int16, bool or string tensors.
+    case fb::BuiltinOperator::GATHER_ND: return 1;
+    case fb::BuiltinOperator::FLOOR_DIV: return 2;   // 2: float32
+    case fb::BuiltinOperator::FLOOR_MOD: return 1;
+    case fb::BuiltinOperator::PACK:
+    case fb::BuiltinOperator::UNPACK: return 2;      // 2: int8
     default: return std::nullopt;
   }
 }
@@ -544,6 +552,62 @@ class Importer {
     if (op.outputs.size() != outputs)
       return importError("operator {} ({}): {} outputs (expected {})", op.index, op.name, op.outputs.size(), outputs);
     return {};
+  }
+
+  // The rank of tensor `index` in the file (0 for a scalar, which is a [1] operand here); the
+  // index has been checked (the tensor was read through input()).
+  size_t tfliteRank(int32_t index) const {
+    const fb::Tensor* tensor = tensors_->Get(static_cast<uint32_t>(index));
+    return tensor->shape() == nullptr ? 0 : tensor->shape()->size();
+  }
+
+  // The output operand `y` must have the shape the operator computes from its inputs.
+  hal::Result<void> expectShape(const Op& op, uint32_t y, const std::vector<uint32_t>& expected) {
+    if (operand(y).dimensions != expected)
+      return importError("operator {} ({}): output shape {}, the inputs give {}", op.index, op.name,
+                         operand(y).dimensions, expected);
+    return {};
+  }
+
+  // Operators that copy quantized values (GATHER_ND, PACK, UNPACK) need the output's quantization
+  // equal to the input's, as TFLite's kernels require.
+  hal::Result<void> expectSameQuantization(const Op& op, uint32_t y, uint32_t x) {
+    const hal::Operand& in = operand(x);
+    const hal::Operand& o = operand(y);
+    if (in.type != o.type)
+      return importError("operator {} ({}): output type {}, input type {}", op.index, op.name, hal::toString(o.type),
+                         hal::toString(in.type));
+    if (in.scale != o.scale || in.zeroPoint != o.zeroPoint)
+      return importError("operator {} ({}): output quantization (scale {}, zero point {}) differs from the input's ({}, {})",
+                         op.index, op.name, o.scale, o.zeroPoint, in.scale, in.zeroPoint);
+    return {};
+  }
+
+  // An index input (GATHER_ND's): an int32 tensor as it is, a constant int64 one narrowed to
+  // TENSOR_INT32 (NNAPI reads int32; each value checked to fit), a non-constant int64 one refused.
+  hal::Result<uint32_t> int32Indices(const Op& op, size_t i) {
+    const std::string what = fmt::format("operator {} ({}) input {}", op.index, op.name, i);
+    if (i >= op.inputs.size()) return importError("{}: missing", what);
+    SABLE_ASSIGN_OR_RETURN(const fb::Tensor* tensor, tensorAt(op.inputs[i], what));
+    if (tensor->type() != fb::TensorType::INT64) {
+      SABLE_ASSIGN_OR_RETURN(uint32_t indices, input(op.inputs[i], what));
+      if (operand(indices).type != OperandType::TENSOR_INT32)
+        return importError("{}: indices must be int32 or int64, are {}", what, hal::toString(operand(indices).type));
+      return indices;
+    }
+    SABLE_ASSIGN_OR_RETURN(const auto* data, constantData(op.inputs[i]));
+    if (data == nullptr) return importError("{}: int64 indices must be a constant (NNAPI reads int32)", what);
+    SABLE_ASSIGN_OR_RETURN(auto values, constantInts(op.inputs[i], what));
+    std::vector<int32_t> narrow;
+    for (int64_t v : values) {
+      if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+        return importError("{}: index {} does not fit in int32", what, v);
+      narrow.push_back(static_cast<int32_t>(v));
+    }
+    std::vector<uint32_t> dims;
+    for (int32_t d : *tensor->shape()) dims.push_back(static_cast<uint32_t>(d));
+    if (dims.empty()) dims.push_back(1);
+    return builder_.addConstant<int32_t>(OperandType::TENSOR_INT32, dims, narrow);
   }
 
   template <typename Options>
@@ -1441,6 +1505,132 @@ class Importer {
         SABLE_ASSIGN_OR_RETURN(int32_t fuse, fuseCode(op, activation));
         SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
         return emit(op, OperationType::DIV, {a, b}, {builder_.addInt32(fuse)}, y);
+      }
+      // ---- com.sable.tflite (hal/extensions.h): TFLite operators NNAPI has no operation for ----
+      case B::GATHER_ND: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t indices, int32Indices(op, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const std::vector<uint32_t> params = operand(x).dimensions;
+        const std::vector<uint32_t> index = operand(indices).dimensions;
+        // A rank-0 tensor is [1] here: TFLite's indices and params have rank >= 1 anyway.
+        if (tfliteRank(op.inputs[0]) == 0 || tfliteRank(op.inputs[1]) == 0)
+          return importError("operator {} (GATHER_ND): params and indices must have rank at least 1", op.index);
+        const uint32_t depth = index.back();
+        if (depth > params.size())
+          return importError("operator {} (GATHER_ND): indices address {} dimensions, params has {}", op.index, depth,
+                             params.size());
+        std::vector<uint32_t> expected(index.begin(), index.end() - 1);
+        expected.insert(expected.end(), params.begin() + depth, params.end());
+        if (expected.empty()) expected.push_back(1);
+        SABLE_TRY(expectShape(op, y, expected));
+        SABLE_TRY(expectSameQuantization(op, y, x));
+        return emit(op, builder_.sableOperation(hal::SableOperation::GATHER_ND), {x, indices}, {}, y);
+      }
+      case B::FLOOR_DIV:
+      case B::FLOOR_MOD: {
+        SABLE_TRY(expectCounts(op, 2, 2, 1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t a, in(0));
+        SABLE_ASSIGN_OR_RETURN(uint32_t b, in(1));
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const OperandType type = operand(a).type;
+        if ((type != OperandType::TENSOR_FLOAT32 && type != OperandType::TENSOR_INT32) || operand(b).type != type ||
+            operand(y).type != type)
+          return importError("operator {} ({}): inputs and output must all be float32 or all int32, are {}, {} and {}",
+                             op.index, op.name, hal::toString(type), hal::toString(operand(b).type),
+                             hal::toString(operand(y).type));
+        // NumPy broadcasting, as TFLite's.
+        const std::vector<uint32_t> da = operand(a).dimensions, db = operand(b).dimensions;
+        const size_t rank = std::max(da.size(), db.size());
+        std::vector<uint32_t> expected(rank);
+        for (size_t i = 0; i < rank; ++i) {
+          const uint32_t ea = i + da.size() < rank ? 1 : da[i + da.size() - rank];
+          const uint32_t eb = i + db.size() < rank ? 1 : db[i + db.size() - rank];
+          if (ea != eb && ea != 1 && eb != 1)
+            return importError("operator {} ({}): shapes {} and {} do not broadcast", op.index, op.name, da, db);
+          expected[i] = ea == 1 ? eb : ea;
+        }
+        SABLE_TRY(expectShape(op, y, expected));
+        const auto extension = code == B::FLOOR_DIV ? hal::SableOperation::FLOOR_DIV : hal::SableOperation::FLOOR_MOD;
+        return emit(op, builder_.sableOperation(extension), {a, b}, {}, y);
+      }
+      case B::PACK: {
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::PackOptions>(op));
+        if (op.inputs.empty() || o->values_count() != static_cast<int32_t>(op.inputs.size()))
+          return importError("operator {} (PACK): values_count {} with {} inputs", op.index, o->values_count(),
+                             op.inputs.size());
+        SABLE_TRY(expectCounts(op, 1, 1024, 1));
+        std::vector<uint32_t> values;
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+          SABLE_ASSIGN_OR_RETURN(uint32_t v, in(i));
+          values.push_back(v);
+        }
+        SABLE_ASSIGN_OR_RETURN(uint32_t y, out());
+        const hal::Operand& first = operand(values[0]);
+        for (size_t i = 1; i < values.size(); ++i) {
+          if (operand(values[i]).type != first.type || operand(values[i]).dimensions != first.dimensions)
+            return importError("operator {} (PACK): input {} is {} {}, input 0 is {} {}", op.index, i,
+                               hal::toString(operand(values[i]).type), operand(values[i]).dimensions,
+                               hal::toString(first.type), first.dimensions);
+        }
+        for (uint32_t v : values) SABLE_TRY(expectSameQuantization(op, y, v));
+        // TFLite's values have rank R (0 for scalars); the axis is in [-(R + 1), R].
+        const auto rank = static_cast<int32_t>(tfliteRank(op.inputs[0]));
+        int32_t axis = o->axis();
+        if (axis < -(rank + 1) || axis > rank)
+          return importError("operator {} (PACK): axis {} outside [{}, {}] for values of rank {}", op.index, axis,
+                             -(rank + 1), rank, rank);
+        if (axis < 0) axis += rank + 1;
+        const auto count = static_cast<uint32_t>(values.size());
+        if (rank == 0) {
+          // Scalars are [1] operands here: PACK on axis 0 makes [count, 1], UNPACK of its axis 1
+          // (one output) the vector [count]. (NNAPI's CONCATENATION would do for float and 8-bit
+          // values, not for int32.)
+          SABLE_TRY(expectShape(op, y, {count}));
+          const hal::Operand& v = operand(values[0]);
+          const uint32_t stacked = builder_.addTemporary(v.type, {count, 1}, v.scale, v.zeroPoint);
+          builder_.addOperation(builder_.sableOperation(hal::SableOperation::PACK),
+                                [&] {
+                                  std::vector<uint32_t> inputs = values;
+                                  inputs.push_back(builder_.addInt32(0));
+                                  return inputs;
+                                }(),
+                                {stacked});
+          builder_.addOperation(builder_.sableOperation(hal::SableOperation::UNPACK), {stacked, builder_.addInt32(1)}, {y});
+          return {};
+        }
+        std::vector<uint32_t> expected = first.dimensions;
+        expected.insert(expected.begin() + axis, count);
+        SABLE_TRY(expectShape(op, y, expected));
+        return emit(op, builder_.sableOperation(hal::SableOperation::PACK), values, {builder_.addInt32(axis)}, y);
+      }
+      case B::UNPACK: {
+        SABLE_ASSIGN_OR_RETURN(const auto* o, options<fb::UnpackOptions>(op));
+        if (op.inputs.size() != 1) return importError("operator {} (UNPACK): {} inputs (expected 1)", op.index, op.inputs.size());
+        SABLE_ASSIGN_OR_RETURN(uint32_t x, in(0));
+        const std::vector<uint32_t> dims = operand(x).dimensions;
+        const auto rank = static_cast<int32_t>(tfliteRank(op.inputs[0]));
+        int32_t axis = o->axis();
+        if (rank == 0 || axis < -rank || axis >= rank)
+          return importError("operator {} (UNPACK): axis {} outside [{}, {}) for an input of rank {}", op.index, axis,
+                             -rank, rank, rank);
+        if (axis < 0) axis += rank;
+        if (o->num() != static_cast<int32_t>(dims[axis]) || op.outputs.size() != dims[axis])
+          return importError("operator {} (UNPACK): num {} and {} outputs, but axis {} has {} entries", op.index,
+                             o->num(), op.outputs.size(), axis, dims[axis]);
+        std::vector<uint32_t> expected = dims;
+        expected.erase(expected.begin() + axis);
+        if (expected.empty()) expected.push_back(1);
+        std::vector<uint32_t> outs;
+        for (size_t k = 0; k < op.outputs.size(); ++k) {
+          SABLE_ASSIGN_OR_RETURN(uint32_t y, output(op.outputs[k], fmt::format("operator {} (UNPACK) output {}", op.index, k)));
+          SABLE_TRY(expectShape(op, y, expected));
+          SABLE_TRY(expectSameQuantization(op, y, x));
+          outs.push_back(y);
+        }
+        builder_.addOperation(builder_.sableOperation(hal::SableOperation::UNPACK), {x, builder_.addInt32(axis)}, outs);
+        return {};
       }
       default:
         return importError("operator {}: builtin operator {} is not supported", op.index, op.name);
