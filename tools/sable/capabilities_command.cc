@@ -192,6 +192,20 @@ hal::Result<hal::Model> fullyConnectedLayer(OperandType type, uint32_t inputs, u
   return b.finish();
 }
 
+// A requantization as the TFLite delegate maps one (DEQUANTIZE to float32, then QUANTIZE to
+// another scale and zero point): the NPU runs the pair as one table, and it is the one way a
+// TENSOR_FLOAT32 tensor occurs on the NPU.
+hal::Result<hal::Model> requantizeLayer(OperandType type, uint32_t size, uint32_t channels) {
+  LayerBuilder l(type, 61);
+  auto& b = l.builder();
+  const uint32_t in = l.input({1, size, size, channels});
+  const uint32_t real = b.addTemporary(OperandType::TENSOR_FLOAT32, {1, size, size, channels});
+  const uint32_t out = b.addOutput(type, {1, size, size, channels}, 0.07f, l.zero() + 3);
+  b.addOperation(OperationType::DEQUANTIZE, {in}, {real});
+  b.addOperation(OperationType::QUANTIZE, {real}, {out});
+  return b.finish();
+}
+
 // The int8 form of a uint8 model, as TFLite's converter makes it: every TENSOR_QUANT8_ASYMM
 // operand becomes TENSOR_QUANT8_ASYMM_SIGNED with zero point − 128 and its stored values − 128, so
 // the network computes the same real numbers (and the same work) in the other type.
@@ -247,6 +261,8 @@ std::vector<Workload> workloads() {
                     [t] { return addLayer(t, 56, 64); }});
     list.push_back({"fully_connected", t, "FULLY_CONNECTED 1024 -> 1000, batch 1", true,
                     [t] { return fullyConnectedLayer(t, 1024, 1000); }});
+    list.push_back({"requantize", t, "DEQUANTIZE to float32 then QUANTIZE, 56x56x64", true,
+                    [t] { return requantizeLayer(t, 56, 64); }});
     for (const char* net : {"tiny_cnn", "mobilenet_v1", "mobilenet_v2"}) {
       const std::string description =
           fmt::format("builtin:{}{}", net, t == OperandType::TENSOR_QUANT8_ASYMM ? "" : " converted to int8 (zero points - 128)");

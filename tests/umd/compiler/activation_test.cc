@@ -1,6 +1,7 @@
-// Standalone RELU, RELU1, RELU6, LOGISTIC, TANH and HARD_SWISH compiled from NNAPI models and run
-// on the simulated NPU against the CPU reference: uint8 and int8, random shapes and
-// quantizations; exact for the RELU family, within ±1 for the smooth functions (tables.h).
+// Standalone RELU, RELU1, RELU6, LOGISTIC, TANH and HARD_SWISH, and DEQUANTIZE → QUANTIZE pairs,
+// compiled from NNAPI models and run on the simulated NPU against the CPU reference: uint8 and int8,
+// random shapes and quantizations; exact for the RELU family and the pairs, within ±1 for the
+// smooth functions (tables.h).
 #include <random>
 
 #include <gtest/gtest.h>
@@ -152,6 +153,92 @@ TEST_F(StandaloneActivation, HardSwishWithAFineOutputScale) {
   auto refused = legalizeOperation(b.build(), 0);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("wraps"), std::string::npos) << refused.error().message;
+}
+
+// A requantization as the TFLite delegate maps it, DEQUANTIZE to float32 then QUANTIZE: one table
+// layer, bit-exact, for every input byte, between any of the two 8-bit types, with quantizations
+// where rounding ties and saturation occur.
+TEST_F(StandaloneActivation, DequantizeThenQuantizeIsOneExactTable) {
+  std::vector<uint8_t> all(2 * 256);
+  for (uint32_t u = 0; u < all.size(); ++u) all[u] = static_cast<uint8_t>(u);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> scale(0.002f, 0.3f);
+  for (OperandType from : {kU8, kI8}) {
+    for (OperandType to : {kU8, kI8}) {
+      std::uniform_int_distribution<int32_t> zpFrom(from == kI8 ? -128 : 0, from == kI8 ? 127 : 255);
+      std::uniform_int_distribution<int32_t> zpTo(to == kI8 ? -128 : 0, to == kI8 ? 127 : 255);
+      // Random ones, an exact halving (ties at every odd step), and the uint8 ⇄ int8 conversion.
+      std::vector<std::pair<Quant, Quant>> cases = {{{0.1f, 0}, {0.2f, 0}},
+                                                    {{0.0078125f, from == kI8 ? 0 : 128}, {0.0078125f, to == kI8 ? 0 : 128}}};
+      for (int i = 0; i < 4; ++i) cases.push_back({{scale(rng), zpFrom(rng)}, {scale(rng), zpTo(rng)}});
+      for (const auto& [in, out] : cases) {
+        ModelBuilder b;
+        const uint32_t input = b.addInput(from, {2, 16, 16}, in.scale, in.zeroPoint);
+        const uint32_t real = b.addTemporary(OperandType::TENSOR_FLOAT32, {2, 16, 16});
+        const uint32_t output = b.addOutput(to, {2, 16, 16}, out.scale, out.zeroPoint);
+        b.addOperation(OperationType::DEQUANTIZE, {input}, {real});
+        b.addOperation(OperationType::QUANTIZE, {real}, {output});
+        const CompiledProgram program = expectMatchesReference(
+            b.build(), {all}, 0,
+            fmt::format("DEQUANTIZE {} s {} z {} → QUANTIZE {} s {} z {}", hal::toString(from), in.scale,
+                        in.zeroPoint, hal::toString(to), out.scale, out.zeroPoint));
+        ASSERT_EQ(program.layers.size(), 2u);
+        EXPECT_EQ(program.layers[0].stats.commands, 0u) << "the DEQUANTIZE runs nothing";
+      }
+    }
+  }
+}
+
+// Inside a network: a convolution's output requantized for the next layer.
+TEST_F(StandaloneActivation, DequantizeThenQuantizeBetweenLayers) {
+  std::mt19937 rng(12);
+  ModelBuilder b;
+  const uint32_t input = b.addInput(kU8, {1, 9, 7, 5}, 0.05f, 120);
+  const uint32_t pooled = b.addTemporary(kU8, {1, 9, 7, 5}, 0.05f, 120);
+  b.addOperation(OperationType::MAX_POOL_2D,
+                 {input, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(3), b.addInt32(3), b.addInt32(0)},
+                 {pooled});
+  const uint32_t real = b.addTemporary(OperandType::TENSOR_FLOAT32, {1, 9, 7, 5});
+  b.addOperation(OperationType::DEQUANTIZE, {pooled}, {real});
+  const uint32_t signedOut = b.addTemporary(kI8, {1, 9, 7, 5}, 0.03f, -7);
+  b.addOperation(OperationType::QUANTIZE, {real}, {signedOut});
+  const uint32_t output = b.addOutput(kI8, {1, 5, 4, 5}, 0.03f, -7);
+  b.addOperation(OperationType::AVERAGE_POOL_2D,
+                 {signedOut, b.addInt32(1), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(0)},
+                 {output});
+  expectMatchesReference(b.build(), {randomBytes(rng, 9 * 7 * 5)}, 0, "pool → DEQUANTIZE → QUANTIZE int8 → pool");
+}
+
+TEST(ActivationLegalization, AFloatTensorOtherThanARequantizationIsRefused) {
+  const auto refusal = [](const hal::Model& model, uint32_t operation) {
+    auto layer = legalizeOperation(model, operation);
+    return layer.ok() ? std::string("legalized") : layer.error().message;
+  };
+  {  // DEQUANTIZE read by a float ADD: neither the DEQUANTIZE nor the QUANTIZE after the ADD.
+    ModelBuilder b;
+    const uint32_t input = b.addInput(kU8, {4}, 0.1f, 3);
+    const uint32_t real = b.addTemporary(OperandType::TENSOR_FLOAT32, {4});
+    const uint32_t sum = b.addTemporary(OperandType::TENSOR_FLOAT32, {4});
+    const uint32_t output = b.addOutput(kU8, {4}, 0.2f, 3);
+    b.addOperation(OperationType::DEQUANTIZE, {input}, {real});
+    b.addOperation(OperationType::ADD, {real, real, b.addInt32(0)}, {sum});
+    b.addOperation(OperationType::QUANTIZE, {sum}, {output});
+    const hal::Model model = b.build();
+    EXPECT_NE(refusal(model, 0).find("read by ADD"), std::string::npos) << refusal(model, 0);
+    EXPECT_NE(refusal(model, 2).find("not made by a DEQUANTIZE"), std::string::npos) << refusal(model, 2);
+  }
+  {  // DEQUANTIZE to a model output; QUANTIZE of a float model input.
+    ModelBuilder b;
+    const uint32_t input = b.addInput(kU8, {4}, 0.1f, 3);
+    const uint32_t real = b.addOutput(OperandType::TENSOR_FLOAT32, {4});
+    b.addOperation(OperationType::DEQUANTIZE, {input}, {real});
+    const uint32_t floats = b.addInput(OperandType::TENSOR_FLOAT32, {4});
+    const uint32_t output = b.addOutput(kU8, {4}, 0.2f, 3);
+    b.addOperation(OperationType::QUANTIZE, {floats}, {output});
+    const hal::Model model = b.build();
+    EXPECT_NE(refusal(model, 0).find("model output"), std::string::npos) << refusal(model, 0);
+    EXPECT_NE(refusal(model, 1).find("not made by a DEQUANTIZE"), std::string::npos) << refusal(model, 1);
+  }
 }
 
 TEST(ActivationLegalization, ARequantizingReluIsRefusedWithTheRule) {

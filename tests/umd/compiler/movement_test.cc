@@ -426,6 +426,134 @@ TEST_F(Movement, ResizeNearestNeighborByScaleAndLarge) {
   expectBitExact(b.build(), {randomBytes(rng, 37 * 41 * 61)}, "RESIZE_NEAREST_NEIGHBOR by 1.7");
 }
 
+// ---- RESIZE_BILINEAR ----------------------------------------------------------------------------
+
+struct BilinearCase {
+  OperandType type = kU8;
+  std::vector<uint32_t> in;  // NHWC, or NCHW when nchw
+  uint32_t oh = 1, ow = 1;
+  bool alignCorners = false, halfPixelCenters = false, nchw = false;
+
+  std::vector<uint32_t> outDims() const {
+    return nchw ? std::vector<uint32_t>{in[0], in[1], oh, ow} : std::vector<uint32_t>{in[0], oh, ow, in[3]};
+  }
+  hal::Model model(const Quant& q) const {
+    ModelBuilder b;
+    const uint32_t input = b.addInput(type, in, q.scale, q.zeroPoint);
+    const uint32_t output = b.addOutput(type, outDims(), q.scale, q.zeroPoint);
+    b.addOperation(OperationType::RESIZE_BILINEAR,
+                   {input, b.addInt32(static_cast<int32_t>(ow)), b.addInt32(static_cast<int32_t>(oh)),
+                    b.addBool(nchw), b.addBool(alignCorners), b.addBool(halfPixelCenters)},
+                   {output});
+    return b.build();
+  }
+  std::string describe() const {
+    return fmt::format("RESIZE_BILINEAR {} {} → {}×{}{}{}{}", hal::toString(type), shapeOf(in), oh, ow,
+                       alignCorners ? " align_corners" : "", halfPixelCenters ? " half_pixel_centers" : "",
+                       nchw ? " NCHW" : "");
+  }
+};
+
+// Random bytes with the extremes (0 and 255: the largest and smallest sums) overrepresented.
+std::vector<uint8_t> bytesWithExtremes(std::mt19937& rng, uint64_t n) {
+  std::vector<uint8_t> v = randomBytes(rng, n);
+  for (auto& b : v) {
+    const uint32_t pick = rng() % 8;
+    if (pick == 0) b = 0;
+    if (pick == 1) b = 255;
+  }
+  return v;
+}
+
+// The scales whose sampling positions are multiples of 1/16 (align_corners with (in − 1) / (out − 1)
+// of 1/2, 1/4, 1/8, 1/16, 1, 2; plain and half-pixel 2×, 4×, 8×, 16× and ½ scales), odd sizes,
+// channel counts not a multiple of the lanes, batches, NCHW; and the 1×1 plane broadcast with
+// per-pixel tables.
+TEST_F(Movement, ResizeBilinearOnTheSixteenthGridMatchesTheReference) {
+  std::mt19937 rng(121);
+  const std::vector<BilinearCase> cases = {
+      {.in = {1, 33, 33, 21}, .oh = 65, .ow = 65, .alignCorners = true},  // ½
+      {.in = {1, 9, 9, 21}, .oh = 65, .ow = 65, .alignCorners = true},    // ⅛
+      {.in = {1, 5, 4, 21}, .oh = 65, .ow = 49, .alignCorners = true},    // 1/16 (DeepLab's 33 → 513 in small)
+      {.in = {1, 33, 33, 21}, .oh = 33, .ow = 33, .alignCorners = true},  // DeepLab's 33 → 33: a copy
+      {.in = {1, 3, 2, 9}, .oh = 48, .ow = 32},                           // 16×
+      {.in = {2, 5, 7, 3}, .oh = 17, .ow = 13, .alignCorners = true},     // ¼ and ½ on the two axes
+      {.in = {1, 7, 6, 19}, .oh = 14, .ow = 24},                          // 2× and 4×
+      {.in = {1, 4, 5, 17}, .oh = 32, .ow = 10, .halfPixelCenters = true},  // 8× and 2×, half-pixel
+      {.in = {1, 12, 10, 5}, .oh = 6, .ow = 5},                           // ½: stride 2
+      {.in = {1, 13, 9, 8}, .oh = 7, .ow = 5, .alignCorners = true},      // 2: stride 2
+      {.in = {2, 35, 3, 4}, .oh = 6, .ow = 8, .nchw = true},              // NCHW [n, c, h, w]
+      {.in = {1, 6, 6, 1}, .oh = 6, .ow = 6},                             // identity
+      {.in = {1, 1, 1, 40}, .oh = 33, .ow = 33},                          // the image-pooling broadcast
+      {.in = {1, 1, 1, 40}, .oh = 33, .ow = 33, .alignCorners = true},
+      {.type = kS8, .in = {2, 1, 1, 7}, .oh = 5, .ow = 9, .halfPixelCenters = true},
+      {.in = {1, 1, 1, 3}, .oh = 65, .ow = 17},  // 1033 pixels, hundreds of tables: several move layers
+  };
+  for (const BilinearCase& c : cases) {
+    const Quant q = randomQuant(rng, c.type);
+    expectBitExact(c.model(q), {bytesWithExtremes(rng, product(c.in))}, c.describe());
+  }
+}
+
+// DeepLab v3's last upscale at full size: 33×33×21 → 513×513 with align_corners (1/16 of a pixel).
+TEST_F(Movement, ResizeBilinearDeepLabsSixteenfoldUpscale) {
+  std::mt19937 rng(122);
+  const BilinearCase c{.in = {1, 33, 33, 21}, .oh = 513, .ow = 513, .alignCorners = true};
+  const CompiledProgram program = expectBitExact(c.model({0.1f, 140}), {bytesWithExtremes(rng, 33 * 33 * 21)},
+                                                 c.describe());
+  ASSERT_EQ(program.layers.size(), 1u);
+  EXPECT_EQ(program.layers[0].type, OperationType::RESIZE_BILINEAR);
+}
+
+// The exactness argument of lower_resize.cc, checked on the CPU reference itself: at every
+// position on the 1/16 grid its float result is the truncated exact S / 256, computed here in
+// integers from the definition (weights (16 − a, a) × (16 − b, b) for fractions a/16, b/16).
+TEST(ResizeBilinearReference, OnTheSixteenthGridItIsTheTruncatedExactSum) {
+  std::mt19937 rng(123);
+  const uint32_t h = 9, w = 9, c = 5, oh = 129, ow = 129;  // align_corners: positions k/16
+  const std::vector<uint8_t> input = bytesWithExtremes(rng, h * w * c);
+  ModelBuilder b;
+  const uint32_t in = b.addInput(kU8, {1, h, w, c}, 0.5f, 7);
+  const uint32_t out = b.addOutput(kU8, {1, oh, ow, c}, 0.5f, 7);
+  b.addOperation(OperationType::RESIZE_BILINEAR, {in, b.addInt32(static_cast<int32_t>(ow)), b.addInt32(static_cast<int32_t>(oh)), b.addBool(false),
+                  b.addBool(true), b.addBool(false)},
+                 {out});
+  auto cpu = sable::testing::runOnCpu(b.build(), {input});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  const std::vector<uint8_t>& got = (*cpu)[0].bytes;
+  for (uint32_t y = 0; y < oh; ++y) {
+    for (uint32_t x = 0; x < ow; ++x) {
+      const uint32_t y0 = y / 16, a = y % 16, x0 = x / 16, bx = x % 16;
+      const uint32_t y1 = std::min(y0 + 1, h - 1), x1 = std::min(x0 + 1, w - 1);
+      for (uint32_t ch = 0; ch < c; ++ch) {
+        const auto at = [&](uint32_t yy, uint32_t xx) { return uint32_t{input[(yy * w + xx) * c + ch]}; };
+        const uint32_t sum = (16 - a) * (16 - bx) * at(y0, x0) + (16 - a) * bx * at(y0, x1) +
+                             a * (16 - bx) * at(y1, x0) + a * bx * at(y1, x1);
+        ASSERT_EQ(got[(y * ow + x) * c + ch], sum / 256) << "output (" << y << ", " << x << ", " << ch << ")";
+      }
+    }
+  }
+}
+
+bool bilinearRefusedFor(const BilinearCase& c, const std::string& rule) {
+  auto layer = legalizeOperation(c.model({0.1f, 0}), 0);
+  EXPECT_FALSE(layer.ok()) << c.describe() << " is legalized";
+  if (layer.ok()) return false;
+  EXPECT_NE(layer.error().message.find("operation 0 (RESIZE_BILINEAR)"), std::string::npos) << layer.error().message;
+  EXPECT_NE(layer.error().message.find(rule), std::string::npos) << layer.error().message;
+  return true;
+}
+
+TEST(ResizeBilinearLegalization, WhatIsNotExactIsRefusedWithTheReason) {
+  // Positions off the 1/16 grid: 33 → 100 (0.33 of a pixel per output), align_corners 33 → 50.
+  bilinearRefusedFor({.in = {1, 33, 33, 4}, .oh = 100, .ow = 100}, "not a multiple of 1/16");
+  bilinearRefusedFor({.in = {1, 33, 33, 4}, .oh = 50, .ow = 50, .alignCorners = true}, "not a multiple of 1/16");
+  // 32×: thirty-seconds.
+  bilinearRefusedFor({.in = {1, 3, 3, 4}, .oh = 96, .ow = 96}, "not a multiple of 1/16");
+  // int8 off a 1×1 plane: truncation toward zero.
+  bilinearRefusedFor({.type = kS8, .in = {1, 4, 4, 4}, .oh = 8, .ow = 8}, "truncates toward zero");
+}
+
 // ---- NCHW -------------------------------------------------------------------------------------
 
 TEST_F(Movement, NchwConvolutionDepthwiseAndPoolingMatchTheReference) {

@@ -3,6 +3,7 @@
 // here, so a malformed operation is an internal error rather than a user-facing one.
 #include "sable/umd/compiler/legalize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -10,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "lowerings.h"
 #include "mean_requantization.h"
 #include "movement.h"
 #include "sable/hal/operand_data.h"
@@ -36,6 +38,7 @@ class OperationReader {
   OperationReader(const hal::Model& model, uint32_t index)
       : model_(model), subgraph_(model.main), operation_(model.main.operations.at(index)), index_(index) {}
 
+  const hal::Model& model() const { return model_; }
   const hal::Operation& operation() const { return operation_; }
   size_t inputCount() const { return operation_.inputs.size(); }
   const Operand& input(size_t i) const { return subgraph_.operands.at(operation_.inputs.at(i)); }
@@ -371,6 +374,68 @@ hal::Result<LegalizedLayer> legalizeView(const OperationReader& r) {
       .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
 }
 
+// A requantization as the TFLite delegate maps it, DEQUANTIZE to float32 then QUANTIZE: the NPU
+// has no float tensors, so the pair is one LUT layer (dequantizeQuantizeTable). The DEQUANTIZE is a
+// view of its input (nothing runs) when its float output is read only by QUANTIZEs and is not a
+// model output; each such QUANTIZE reads the DEQUANTIZE's input through the composed table.
+hal::Result<LegalizedLayer> legalizeDequantize(const OperationReader& r) {
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.flat(r.input(0), "the input"));
+  if (r.output().type != OperandType::TENSOR_FLOAT32) {
+    return r.unsupported("the output is {}: the NPU has no float tensors (a DEQUANTIZE read only by QUANTIZEs to "
+                         "8 bits runs as their table)",
+                         hal::toString(r.output().type));
+  }
+  if (r.input(0).lifetime == hal::OperandLifeTime::CONSTANT_COPY ||
+      r.input(0).lifetime == hal::OperandLifeTime::CONSTANT_REFERENCE) {
+    return r.unsupported("the input is a constant");
+  }
+  const hal::Subgraph& main = r.model().main;
+  const uint32_t real = r.outputIndex();
+  if (std::find(main.outputIndexes.begin(), main.outputIndexes.end(), real) != main.outputIndexes.end()) {
+    return r.unsupported("its float output is a model output: the NPU has no float tensors");
+  }
+  uint32_t readers = 0;
+  for (const hal::Operation& op : main.operations) {
+    if (std::find(op.inputs.begin(), op.inputs.end(), real) == op.inputs.end()) continue;
+    ++readers;
+    if (op.type != OperationType::QUANTIZE || !isQuant8Activation(main.operands.at(op.outputs.at(0)).type)) {
+      return r.unsupported("its float output is read by {}: the NPU has no float tensors, only a QUANTIZE to 8 bits "
+                           "after it runs (as a table)",
+                           hal::toString(op.type));
+    }
+  }
+  if (readers == 0) return r.unsupported("its float output is not read");
+  TensorView out = in;  // the bytes stay the input's: the QUANTIZEs read them
+  LutLayer layer{.input = in, .output = out, .table = identityTable()};
+  return LegalizedLayer{
+      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .view = true};
+}
+
+hal::Result<LegalizedLayer> legalizeQuantize(const OperationReader& r) {
+  const hal::Subgraph& main = r.model().main;
+  const uint32_t real = r.inputIndex(0);
+  const auto producer = std::find_if(main.operations.begin(), main.operations.end(), [real](const hal::Operation& op) {
+    return !op.outputs.empty() && op.outputs[0] == real;
+  });
+  if (producer == main.operations.end() || producer->type != OperationType::DEQUANTIZE) {
+    return r.unsupported("the input is float and not made by a DEQUANTIZE: the NPU has no float tensors (a "
+                         "DEQUANTIZE → QUANTIZE pair runs as one table)");
+  }
+  const auto dequantize = static_cast<uint32_t>(producer - main.operations.begin());
+  const OperationReader source(r.model(), dequantize);
+  if (auto pair = legalizeDequantize(source); !pair.ok()) {
+    return r.unsupported("its DEQUANTIZE does not run on the NPU: {}", pair.error().message);
+  }
+  SABLE_ASSIGN_OR_RETURN(TensorView in, source.flat(source.input(0), "the DEQUANTIZE's input"));
+  SABLE_ASSIGN_OR_RETURN(TensorView out, r.flat(r.output(), "the output"));
+  if (in.c != out.c) return r.unsupported("the output's shape differs from the input's");
+  auto table = dequantizeQuantizeTable(in.quant, out.quant);
+  if (!table.ok()) return r.unsupported("{}", table.error().message);
+  return LegalizedLayer{.layer = LutLayer{.input = in, .output = out, .table = *table},
+                        .inputOperands = {source.inputIndex(0)},
+                        .outputOperand = r.outputIndex()};
+}
+
 // RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH: a table of the byte (tables.h).
 hal::Result<LegalizedLayer> legalizeActivation(const OperationReader& r) {
   SABLE_ASSIGN_OR_RETURN(TensorView in, r.flat(r.input(0), "the input"));
@@ -548,9 +613,9 @@ hal::Result<LegalizedLayer> legalizeDepthSpace(const OperationReader& r, bool to
   return moveOf(r, toSpace ? depthToSpaceLayer(in, out, bs) : spaceToDepthLayer(in, out, bs), nchw);
 }
 
-// RESIZE_NEAREST_NEIGHBOR: the output's size is its operand's shape; the source rows and columns
-// are the reference's.
-hal::Result<LegalizedLayer> legalizeResizeNearest(const OperationReader& r) {
+// RESIZE_NEAREST_NEIGHBOR (a move layer: the source rows and columns are the reference's) and
+// RESIZE_BILINEAR (lower_resize.cc): the output's size is its operand's shape.
+hal::Result<LegalizedLayer> legalizeResize(const OperationReader& r, bool bilinear) {
   SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(r.input(0), "the input"));
   SABLE_ASSIGN_OR_RETURN(TensorView out, r.activation(r.output(), "the output"));
   if (r.input(0).dimensions.size() != 4) return r.unsupported("the input must be 4-D");
@@ -581,7 +646,12 @@ hal::Result<LegalizedLayer> legalizeResizeNearest(const OperationReader& r) {
     }
     if (size != outSize) return r.unsupported("{} is {}, but the output operand has {}", what, size, outSize);
   }
-  return moveOf(r, resizeNearestLayer(in, out, alignCorners, halfPixelCenters), nchw);
+  if (!bilinear) return moveOf(r, resizeNearestLayer(in, out, alignCorners, halfPixelCenters), nchw);
+  ResizeBilinearLayer layer{
+      .input = in, .output = out, .alignCorners = alignCorners, .halfPixelCenters = halfPixelCenters};
+  if (auto exact = resizeBilinearExact(layer); !exact.ok()) return r.unsupported("{}", exact.error().message);
+  return LegalizedLayer{
+      .layer = std::move(layer), .inputOperands = {r.inputIndex(0)}, .outputOperand = r.outputIndex(), .nchw = nchw};
 }
 
 // SOFTMAX along the last axis with a constant beta > 0; the output quantization NNAPI requires is
@@ -675,8 +745,11 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::PAD_V2: return legalizePad(r);
     case OperationType::DEPTH_TO_SPACE: return legalizeDepthSpace(r, true);
     case OperationType::SPACE_TO_DEPTH: return legalizeDepthSpace(r, false);
-    case OperationType::RESIZE_NEAREST_NEIGHBOR: return legalizeResizeNearest(r);
+    case OperationType::RESIZE_NEAREST_NEIGHBOR: return legalizeResize(r, false);
+    case OperationType::RESIZE_BILINEAR: return legalizeResize(r, true);
     case OperationType::SOFTMAX: return legalizeSoftmax(r);
+    case OperationType::DEQUANTIZE: return legalizeDequantize(r);
+    case OperationType::QUANTIZE: return legalizeQuantize(r);
     default: return r.unsupported("not lowered to the NPU");
   }
 }
@@ -691,6 +764,7 @@ hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer)
         if constexpr (std::is_same_v<L, LutLayer>) return lowerLut(context, l);
         if constexpr (std::is_same_v<L, MoveLayer>) return lowerMove(context, l);
         if constexpr (std::is_same_v<L, SoftmaxLayer>) return lowerSoftmax(context, l);
+        if constexpr (std::is_same_v<L, ResizeBilinearLayer>) return lowerResizeBilinear(context, l);
       },
       layer);
 }
@@ -714,15 +788,6 @@ std::pair<TensorView*, TensorView*> layoutViews(Layer& layer) {
 }
 
 uint64_t bytesOf(const TensorView& v) { return uint64_t{v.n} * v.h * v.w * v.c; }
-
-void accumulate(LayerStats& total, const LayerStats& part) {
-  total.tiles += part.tiles;
-  total.commands += part.commands;
-  total.macs += part.macs;
-  total.dramBytesRead += part.dramBytesRead;
-  total.dramBytesWritten += part.dramBytesWritten;
-  total.constantBytes += part.constantBytes;
-}
 
 }  // namespace
 

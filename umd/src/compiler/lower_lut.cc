@@ -19,7 +19,8 @@ using hal::OperationType;
 
 // ---- Tables -----------------------------------------------------------------------------------
 
-hal::Result<void> checkTableQuantization(const Quantization& input, const Quantization& output) {
+hal::Result<void> checkTableQuantization(const Quantization& input, const Quantization& output,
+                                         bool sameType = true) {
   for (const auto& [name, q] : {std::pair{"input", &input}, std::pair{"output", &output}}) {
     if (q->type != OperandType::TENSOR_QUANT8_ASYMM && q->type != OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
       return hal::invalidArgument("LUT table: the {} is {}, not a quantized 8-bit asymmetric tensor", name,
@@ -30,7 +31,7 @@ hal::Result<void> checkTableQuantization(const Quantization& input, const Quanti
       return hal::invalidArgument("LUT table: the {} has scale {} and zero point {}", name, q->scale, q->zeroPoint);
     }
   }
-  if (input.type != output.type) {
+  if (sameType && input.type != output.type) {
     return hal::invalidArgument("LUT table: input {} and output {} must be of one type", hal::toString(input.type),
                                 hal::toString(output.type));
   }
@@ -111,6 +112,21 @@ hal::Result<LutTable> requantizeTable(const Quantization& input, const Quantizat
     const float rounded = std::clamp(std::round(static_cast<float>(shifted) * scale + bias), -512.0f, 512.0f);
     const int32_t q = std::clamp(static_cast<int32_t>(rounded) + output.zeroPoint + shift, 0, 255) - shift;
     table[u] = static_cast<uint8_t>(q);
+  }
+  return table;
+}
+
+hal::Result<LutTable> dequantizeQuantizeTable(const Quantization& input, const Quantization& output) {
+  SABLE_TRY(checkTableQuantization(input, output, false));
+  // The reference's DEQUANTIZE then QUANTIZE (runtime/src/cpu/ops_elementwise.cc), in float32 step
+  // for step: (v − zero point) × scale, then zero point' + round(x / scale'), clamped, converted.
+  const auto lo = static_cast<float>(hal::quantizedMin(output.type));
+  const auto hi = static_cast<float>(hal::quantizedMax(output.type));
+  LutTable table{};
+  for (uint32_t u = 0; u < SABLE_LUT_ENTRIES; ++u) {
+    const float real = static_cast<float>(entryValue(u, input) - input.zeroPoint) * input.scale;
+    const float q = std::max(lo, std::min(hi, static_cast<float>(output.zeroPoint) + std::round(real / output.scale)));
+    table[u] = static_cast<uint8_t>(static_cast<int32_t>(q));
   }
   return table;
 }

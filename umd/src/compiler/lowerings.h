@@ -58,6 +58,10 @@ struct Box {
 // channels: as many whole images as fit, else whole rows, else pieces of a row.
 std::vector<Box> tensorBoxes(const TensorView& v, uint32_t dim, uint32_t maxLines);
 
+// Adds a part's figures to a layer's (a layer lowered as several: the layout pass's transposes,
+// RESIZE_BILINEAR's phases).
+void accumulate(LayerStats& total, const LayerStats& part);
+
 // `value` as a 32-bit DMA field, or an error naming the command (`op`) and the field.
 hal::Result<uint32_t> dmaField32(uint64_t value, const char* op, const char* what);
 

@@ -71,12 +71,12 @@ std::pair<Run, Run> patternAt(const std::vector<uint32_t>& src, uint32_t start) 
   return {inner, outer};
 }
 
+}  // namespace
+
 float resizeScale(uint32_t inSize, uint32_t outSize, bool alignCorners) {
   return alignCorners && outSize > 1 ? static_cast<float>(inSize - 1) / static_cast<float>(outSize - 1)
                                      : static_cast<float>(inSize) / static_cast<float>(outSize);
 }
-
-}  // namespace
 
 void appendPlacement(const TensorView& in, const TensorView& out, const Nhwc& origin, uint32_t input, uint32_t table,
                      std::vector<MoveCopy>& copies) {

@@ -34,6 +34,8 @@ MoveLayer spaceToDepthLayer(const TensorView& in, const TensorView& out, uint32_
 
 // RESIZE_NEAREST_NEIGHBOR (NHWC) with the NNAPI reference's choice of source row and column.
 MoveLayer resizeNearestLayer(const TensorView& in, const TensorView& out, bool alignCorners, bool halfPixelCenters);
+// The reference's ratio of input to output positions (its calculateResizeScale, in float).
+float resizeScale(uint32_t inSize, uint32_t outSize, bool alignCorners);
 // The input row (or column) the reference reads for output row `index` of `outSize`.
 uint32_t nearestSource(uint32_t index, uint32_t inSize, uint32_t outSize, bool alignCorners, bool halfPixelCenters);
 

@@ -68,6 +68,15 @@ std::vector<Box> tensorBoxes(const TensorView& v, uint32_t dim, uint32_t maxLine
   return out;
 }
 
+void accumulate(LayerStats& total, const LayerStats& part) {
+  total.tiles += part.tiles;
+  total.commands += part.commands;
+  total.macs += part.macs;
+  total.dramBytesRead += part.dramBytesRead;
+  total.dramBytesWritten += part.dramBytesWritten;
+  total.constantBytes += part.constantBytes;
+}
+
 hal::Result<uint32_t> dmaField32(uint64_t value, const char* op, const char* what) {
   if (value > std::numeric_limits<uint32_t>::max()) {
     return hal::invalidArgument("{}: {} {} does not fit the DMA's 32-bit field", op, what, value);

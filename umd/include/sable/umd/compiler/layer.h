@@ -42,17 +42,20 @@ struct Quantization {
 };
 
 // An activation tensor in device memory: NHWC [n, h, w, c] of bytes starting at byte `offset` of
-// region `region`, pixels `pixelStride` bytes apart (0: c). A pixel stride above c makes the
-// tensor a channel slice of a wider one, which is how CONCATENATION avoids copies.
+// region `region`, pixels `pixelStride` bytes apart (0: c), rows `rowStride` bytes apart (0: w
+// pixels). A pixel stride above c makes the tensor a channel slice of a wider one, which is how
+// CONCATENATION avoids copies; a row stride above the row makes it a window or a sublattice of a
+// larger plane (RESIZE_BILINEAR's phases, lower_resize.cc: such views have n = 1).
 struct TensorView {
   uint32_t n = 1, h = 1, w = 1, c = 1;
   Quantization quant = {};
   uint32_t region = 0;
   uint64_t offset = 0;
   uint32_t pixelStride = 0;
+  uint64_t rowStride = 0;
 
   uint32_t pitch() const { return pixelStride != 0 ? pixelStride : c; }
-  uint64_t rowBytes() const { return uint64_t{w} * pitch(); }
+  uint64_t rowBytes() const { return rowStride != 0 ? rowStride : uint64_t{w} * pitch(); }
   uint64_t imageBytes() const { return uint64_t{h} * rowBytes(); }
 };
 
@@ -187,6 +190,14 @@ struct MoveLayer {
   uint8_t fill = 0;
 };
 
+// RESIZE_BILINEAR (NHWC) where the NPU reproduces the reference bit for bit (lower_resize.cc):
+// every sampling position a multiple of 1/16 of a pixel (uint8), or a 1×1 input plane (any 8-bit
+// type). The output's bytes are the reference's, which reads raw bytes whatever the quantization.
+struct ResizeBilinearLayer {
+  TensorView input, output;
+  bool alignCorners = false, halfPixelCenters = false;
+};
+
 // SOFTMAX along the last dimension (c): every pixel is one row of c bytes. The output has NNAPI's
 // softmax quantization (scale 1/256, zero point 0 for uint8, −128 for int8); `table` is the
 // SOFTMAX table of docs/isa.md for the layer's beta and input scale (softmaxTable(), tables.h).
@@ -202,5 +213,9 @@ hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLaye
 hal::Result<LayerStats> lowerLut(LoweringContext& context, const LutLayer& layer);
 hal::Result<LayerStats> lowerMove(LoweringContext& context, const MoveLayer& layer);
 hal::Result<LayerStats> lowerSoftmax(LoweringContext& context, const SoftmaxLayer& layer);
+hal::Result<LayerStats> lowerResizeBilinear(LoweringContext& context, const ResizeBilinearLayer& layer);
+// Whether lowerResizeBilinear reproduces the reference for the layer's shapes, type and flags (the
+// placement does not matter): nothing, or the reason it does not.
+hal::Result<void> resizeBilinearExact(const ResizeBilinearLayer& layer);
 
 }  // namespace sable::umd::compiler

@@ -17,7 +17,7 @@
 
 namespace sable::umd::compiler {
 
-using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, MoveLayer, SoftmaxLayer>;
+using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, MoveLayer, SoftmaxLayer, ResizeBilinearLayer>;
 
 // A layer and the model operands its tensors come from. The TensorViews carry shapes and
 // quantization; their region, offset and pixel stride are left for memory planning to fill.

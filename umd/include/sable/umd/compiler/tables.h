@@ -36,6 +36,10 @@ LutTable identityTable();
 // scale or zero point (in float, int8 through the uint8 path): bit-exact with it.
 hal::Result<LutTable> requantizeTable(const Quantization& input, const Quantization& output);
 
+// DEQUANTIZE to float32 then QUANTIZE (a requantization as the TFLite delegate maps it, possibly
+// between uint8 and int8), exactly as the NNAPI reference computes the two in float32: bit-exact.
+hal::Result<LutTable> dequantizeQuantizeTable(const Quantization& input, const Quantization& output);
+
 // SOFTMAX's table for `beta` and the input scale: entry d is the reference's fixed-point
 // exp(−d·beta·inputScale) (sable/hal/fixed_point.h, the code the CPU reference runs), 0 where the
 // reference skips the difference −d. Exact, unlike the LUT tables. Fails, with the reference's
