@@ -22,8 +22,9 @@ namespace {
 
 using hal::OperandLifeTime;
 
-uint64_t elementCount(const hal::Operand& operand) {
-  uint64_t n = 1;
+// The bytes of a tensor: 8-bit activations, or ARGMAX's int32 indices.
+uint64_t byteCount(const hal::Operand& operand) {
+  uint64_t n = operand.type == hal::OperandType::TENSOR_INT32 ? 4 : 1;
   for (uint32_t d : operand.dimensions) n *= d;
   return n;
 }
@@ -119,7 +120,7 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   for (uint32_t i = 0; i < inputs; ++i) {
     const uint32_t operand = main.inputIndexes[i];
     locations[operand] = {i, 0};
-    program.inputBytes.push_back(elementCount(main.operands[operand]));
+    program.inputBytes.push_back(byteCount(main.operands[operand]));
   }
   for (uint32_t j = 0; j < outputs; ++j) {
     const uint32_t operand = main.outputIndexes[j];
@@ -127,7 +128,7 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
       return hal::invalidArgument("operand {} is both a model input and output: nothing for the NPU to do", operand);
     }
     locations[operand] = {inputs + j, 0};
-    program.outputBytes.push_back(elementCount(main.operands[operand]));
+    program.outputBytes.push_back(byteCount(main.operands[operand]));
   }
 
   // Intermediate tensors: alive from their producer to their last consumer, in one scratch region.
@@ -234,6 +235,7 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
   const auto operandCount = static_cast<uint32_t>(main.operands.size());
   const auto layoutInput = [&](uint32_t step) { return operandCount + 2 * step; };
   const auto layoutOutput = [&](uint32_t step) { return operandCount + 2 * step + 1; };
+  const auto workOf = [&](uint32_t step) { return operandCount + 2 * opCount + step; };
 
   for (uint32_t step = 0; step < opCount; ++step) {
     if (isAlias[step] || layers[step].folded) continue;
@@ -252,12 +254,13 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
     // A slice's bytes are its concatenation's output's, alive from the first slice's producer.
     const uint32_t produced = dense(layers[step].outputOperand);
     if (!locations.contains(produced)) {
-      const auto [it, fresh] = lifetimes.try_emplace(produced, elementCount(main.operands[produced]), step, step);
+      const auto [it, fresh] = lifetimes.try_emplace(produced, byteCount(main.operands[produced]), step, step);
       if (!fresh) it->second.lastStep = step;
     }
     const auto [inputBytes, outputBytes] = layoutBufferBytes(layers[step]);
     if (transposesInput(step)) lifetimes[layoutInput(step)] = {inputBytes, step, step};
     if (transposesOutput(step)) lifetimes[layoutOutput(step)] = {outputBytes, step, step};
+    if (layers[step].workBytes != 0) lifetimes[workOf(step)] = {layers[step].workBytes, step, step};
   }
   std::vector<uint32_t> order;
   std::vector<BufferLifetime> buffers;
@@ -292,6 +295,7 @@ hal::Result<CompiledProgram> compileModel(const hal::Model& model, const sable_h
                          .transposeOutput = transposesOutput(step)};
     if (layout.transposeInput) layout.inputOffset = locations.at(layoutInput(step)).offset;
     if (layout.transposeOutput) layout.outputOffset = locations.at(layoutOutput(step)).offset;
+    if (layers[step].workBytes != 0) layout.workOffset = locations.at(workOf(step)).offset;
     auto stats = lowerLegalized(context, layers[step], layout);
     if (!stats.ok()) {
       return hal::invalidArgument("operation {} ({}): {}", step, hal::toString(main.operations[step].type),

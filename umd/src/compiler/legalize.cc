@@ -436,6 +436,36 @@ hal::Result<LegalizedLayer> legalizeQuantize(const OperationReader& r) {
                         .outputOperand = r.outputIndex()};
 }
 
+// ARGMAX over the last axis (lower_argmax.cc): the input as [n, h, w, c] with c the reduced axis,
+// the int32 output as its bytes [n, h, w, 4].
+hal::Result<LegalizedLayer> legalizeArgmax(const OperationReader& r) {
+  const Operand& input = r.input(0);
+  const auto rank = static_cast<int32_t>(input.dimensions.size());
+  SABLE_ASSIGN_OR_RETURN(int32_t axis, r.scalar(1, "the axis"));
+  if (axis < -rank || axis >= rank) return r.unsupported("axis {} is outside a rank-{} input", axis, rank);
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) return r.unsupported("axis {} is not the last: the NPU reduces the channels", axis);
+  if (rank > 4) return r.unsupported("the input has rank {}: the NPU takes ranks 1 to 4", rank);
+  SABLE_ASSIGN_OR_RETURN(TensorView in, r.activation(input, "the input"));
+  const Operand& output = r.output();
+  if (output.type != OperandType::TENSOR_INT32) {
+    return r.unsupported("the output is {}, not TENSOR_INT32", hal::toString(output.type));
+  }
+  std::vector<uint32_t> expected(input.dimensions.begin(), input.dimensions.end() - 1);
+  if (expected.empty()) expected.push_back(1);
+  if (output.dimensions != expected) return r.unsupported("the output's shape is not the input's without the axis");
+  TensorView out = in;
+  out.c = 4;
+  out.quant = {.type = OperandType::TENSOR_QUANT8_ASYMM, .scale = 1.0f, .zeroPoint = 0};
+  ArgmaxLayer layer{.input = in, .output = out, .work = {}};
+  if (auto exact = argmaxExact(layer); !exact.ok()) return r.unsupported("{}", exact.error().message);
+  const uint64_t work = argmaxWorkBytes(layer);
+  return LegalizedLayer{.layer = std::move(layer),
+                        .inputOperands = {r.inputIndex(0)},
+                        .outputOperand = r.outputIndex(),
+                        .workBytes = work};
+}
+
 // RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH: a table of the byte (tables.h).
 hal::Result<LegalizedLayer> legalizeActivation(const OperationReader& r) {
   SABLE_ASSIGN_OR_RETURN(TensorView in, r.flat(r.input(0), "the input"));
@@ -750,6 +780,7 @@ hal::Result<LegalizedLayer> legalizeOperation(const hal::Model& model, uint32_t 
     case OperationType::SOFTMAX: return legalizeSoftmax(r);
     case OperationType::DEQUANTIZE: return legalizeDequantize(r);
     case OperationType::QUANTIZE: return legalizeQuantize(r);
+    case OperationType::ARGMAX: return legalizeArgmax(r);
     default: return r.unsupported("not lowered to the NPU");
   }
 }
@@ -765,6 +796,7 @@ hal::Result<LayerStats> lowerLayer(LoweringContext& context, const Layer& layer)
         if constexpr (std::is_same_v<L, MoveLayer>) return lowerMove(context, l);
         if constexpr (std::is_same_v<L, SoftmaxLayer>) return lowerSoftmax(context, l);
         if constexpr (std::is_same_v<L, ResizeBilinearLayer>) return lowerResizeBilinear(context, l);
+        if constexpr (std::is_same_v<L, ArgmaxLayer>) return lowerArgmax(context, l);
       },
       layer);
 }
@@ -800,6 +832,12 @@ std::pair<uint64_t, uint64_t> layoutBufferBytes(const LegalizedLayer& legalized)
 
 hal::Result<LayerStats> lowerLegalized(LoweringContext& context, const LegalizedLayer& legalized,
                                        const LayoutBuffers& buffers) {
+  if (const auto* argmax = std::get_if<ArgmaxLayer>(&legalized.layer)) {
+    ArgmaxLayer placed = *argmax;
+    placed.work.region = buffers.region;
+    placed.work.offset = buffers.workOffset;
+    return lowerArgmax(context, placed);
+  }
   if (!legalized.nchw) return lowerLayer(context, legalized.layer);
   // The layout pass: the NCHW input transposed into an NHWC buffer, the layer between NHWC
   // buffers, its output transposed back into the NCHW output.

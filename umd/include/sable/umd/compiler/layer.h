@@ -198,6 +198,13 @@ struct ResizeBilinearLayer {
   bool alignCorners = false, halfPixelCenters = false;
 };
 
+// ARGMAX over the last axis of a uint8 tensor seen as [n, h, w, c] (c reduced), int32 indices
+// (lower_argmax.cc). `output` is the indices' bytes, [n, h, w, 4]; `work` (region and offset) is
+// the layer's scratch of argmaxWorkBytes() bytes, placed by the compiler.
+struct ArgmaxLayer {
+  TensorView input, output, work;
+};
+
 // SOFTMAX along the last dimension (c): every pixel is one row of c bytes. The output has NNAPI's
 // softmax quantization (scale 1/256, zero point 0 for uint8, −128 for int8); `table` is the
 // SOFTMAX table of docs/isa.md for the layer's beta and input scale (softmaxTable(), tables.h).
@@ -217,5 +224,9 @@ hal::Result<LayerStats> lowerResizeBilinear(LoweringContext& context, const Resi
 // Whether lowerResizeBilinear reproduces the reference for the layer's shapes, type and flags (the
 // placement does not matter): nothing, or the reason it does not.
 hal::Result<void> resizeBilinearExact(const ResizeBilinearLayer& layer);
+hal::Result<LayerStats> lowerArgmax(LoweringContext& context, const ArgmaxLayer& layer);
+// Whether lowerArgmax reproduces the reference for the layer's type and shapes, and its scratch.
+hal::Result<void> argmaxExact(const ArgmaxLayer& layer);
+uint64_t argmaxWorkBytes(const ArgmaxLayer& layer);
 
 }  // namespace sable::umd::compiler

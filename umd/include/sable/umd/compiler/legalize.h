@@ -17,7 +17,8 @@
 
 namespace sable::umd::compiler {
 
-using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, MoveLayer, SoftmaxLayer, ResizeBilinearLayer>;
+using Layer = std::variant<ConvLayer, PoolLayer, EltwiseLayer, LutLayer, MoveLayer, SoftmaxLayer, ResizeBilinearLayer,
+                           ArgmaxLayer>;
 
 // A layer and the model operands its tensors come from. The TensorViews carry shapes and
 // quantization; their region, offset and pixel stride are left for memory planning to fill.
@@ -39,6 +40,8 @@ struct LegalizedLayer {
   // CONCATENATION on the last axis: input i is channels [channelOffsets[i], ...) of the output, so
   // that its producer may write it there directly (compiler.cc) and the input's copies be dropped.
   std::vector<uint32_t> channelOffsets = {};
+  // Scratch the layer needs while it runs (ARGMAX), placed by the compiler (LayoutBuffers).
+  uint64_t workBytes = 0;
 };
 
 // Where the NHWC tensors of an NCHW layer live while it runs: region, and byte offsets of the
@@ -49,6 +52,7 @@ struct LayoutBuffers {
   uint32_t region = 0;
   uint64_t inputOffset = 0, outputOffset = 0;
   bool transposeInput = true, transposeOutput = true;
+  uint64_t workOffset = 0;  // of the layer's scratch (LegalizedLayer::workBytes), in `region`
 };
 
 // Lowers a legalized layer whose views are placed (for an NCHW layer, where its NCHW tensors
