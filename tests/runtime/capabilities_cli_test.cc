@@ -91,8 +91,12 @@ TEST(SableCapabilitiesCli, QuickMeasurementWritesAFileTheDriverAccepts) {
     }
     // TENSOR_FLOAT32 only as the intermediate of the requantize workload (DEQUANTIZE → QUANTIZE,
     // one table on the NPU); no workload has a SUBGRAPH.
-    if (p.type == OperandType::TENSOR_FLOAT32) EXPECT_LT(p.info.execTime, 1.0f);
-    if (p.type == OperandType::SUBGRAPH) EXPECT_EQ(p.info.execTime, FLT_MAX);
+    if (p.type == OperandType::TENSOR_FLOAT32) {
+      EXPECT_LT(p.info.execTime, 1.0f);
+    }
+    if (p.type == OperandType::SUBGRAPH) {
+      EXPECT_EQ(p.info.execTime, FLT_MAX);
+    }
   }
   EXPECT_EQ(caps->ifPerformance.execTime, FLT_MAX);
   const auto json = nlohmann::json::parse(text);
