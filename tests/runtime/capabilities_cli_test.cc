@@ -147,7 +147,7 @@ TEST(SableInfoCli, ListsBothDevicesWithTypeVersionAndCapabilities) {
   EXPECT_NE(npuPart.find(fmt::format("TENSOR_QUANT8_ASYMM                 {:.4g} / ", quant8)),
             std::string::npos)
       << npuPart;
-  EXPECT_NE(npuPart.find("unsupported: UINT32, TENSOR_FLOAT32"), std::string::npos) << npuPart;
+  EXPECT_NE(npuPart.find("unsupported: UINT32, TENSOR_QUANT16_SYMM, TENSOR_FLOAT16"), std::string::npos) << npuPart;
   EXPECT_NE(npuPart.find("IF                                  unsupported"), std::string::npos) << npuPart;
 }
 

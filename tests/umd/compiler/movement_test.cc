@@ -515,7 +515,8 @@ TEST(ResizeBilinearReference, OnTheSixteenthGridItIsTheTruncatedExactSum) {
   ModelBuilder b;
   const uint32_t in = b.addInput(kU8, {1, h, w, c}, 0.5f, 7);
   const uint32_t out = b.addOutput(kU8, {1, oh, ow, c}, 0.5f, 7);
-  b.addOperation(OperationType::RESIZE_BILINEAR, {in, b.addInt32(static_cast<int32_t>(ow)), b.addInt32(static_cast<int32_t>(oh)), b.addBool(false),
+  b.addOperation(OperationType::RESIZE_BILINEAR,
+                 {in, b.addInt32(static_cast<int32_t>(ow)), b.addInt32(static_cast<int32_t>(oh)), b.addBool(false),
                   b.addBool(true), b.addBool(false)},
                  {out});
   auto cpu = sable::testing::runOnCpu(b.build(), {input});

@@ -168,7 +168,8 @@ hal::Result<std::vector<ConvLayer>> dyadicLayers(const ResizeBilinearLayer& laye
   std::map<uint32_t, PostprocLane> divisions;  // by divisor, each proven once
   const std::vector<AxisRun> rows = axisRuns(rowTaps), cols = axisRuns(colTaps);
   if (uint64_t{out.n} * rows.size() * cols.size() > kMaxPhaseLayers) {
-    return hal::invalidArgument("RESIZE_BILINEAR: {} × {} × {} sampling phases, more depthwise layers than the {} lowered",
+    return hal::invalidArgument("RESIZE_BILINEAR: {} × {} × {} sampling phases, more depthwise layers than the {} "
+                                "lowered",
                                 out.n, rows.size(), cols.size(), kMaxPhaseLayers);
   }
   std::vector<ConvLayer> layers;
