@@ -5,22 +5,28 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "npu_test_device.h"
+#include "sable/hal/extensions.h"
 #include "sable/runtime/auto_device.h"
 #include "sable/runtime/cpu_reference_device.h"
 #include "sable/runtime/device.h"
 #include "sable/runtime/execution.h"
 #include "sable/runtime/image_input.h"
+#include "sable/runtime/partition.h"
 #include "sable/runtime/tflite_import.h"
+#include "tflite_test_model.h"
 
 namespace sable::runtime {
 namespace {
@@ -129,6 +135,72 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// A model of the operators NNAPI has no operation for (tflite_test_model.h's extensionOperators:
+// UNPACK, PACK, GATHER_ND, FLOOR_DIV, FLOOR_MOD as com.sable.tflite operations), written to a
+// file, imported and run whole: on cpu-reference, and partitioned (auto) over sable-npu and the
+// CPU reference, which must place every extension operation on the CPU reference. Both give the
+// hand-worked outputs. The auto part is skipped when sable-npu is unavailable.
+TEST(TfliteExtensionOperators, RunWholeOnCpuReferenceAndAuto) {
+  const std::vector<uint8_t> file = tflitetest::serialize(tflitetest::extensionOperators());
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("sable-extension-ops-{}.tflite", ::getpid());
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(file.data(), 1, file.size(), f), file.size());
+    std::fclose(f);
+  }
+  auto model = importTfliteFile(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+
+  // x = [[1, -2.5, 3], [4, 5, -6]], n = [7, -7, 10].
+  const std::vector<float> x = {1, -2.5f, 3, 4, 5, -6};
+  const std::vector<int32_t> n = {7, -7, 10};
+  std::vector<uint8_t> xBytes(x.size() * 4), nBytes(n.size() * 4);
+  std::memcpy(xBytes.data(), x.data(), xBytes.size());
+  std::memcpy(nBytes.data(), n.data(), nBytes.size());
+  auto check = [&](Device& device) {
+    SCOPED_TRACE(device.name());
+    auto prepared = device.prepareModel(*model);
+    ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+    auto result = executeWithBuffers(**prepared, *model, {xBytes, nBytes});
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    ASSERT_EQ(result->outputs.size(), 4u);
+    auto floats = [&](size_t k) {
+      std::vector<float> v(result->outputs[k].bytes.size() / 4);
+      std::memcpy(v.data(), result->outputs[k].bytes.data(), v.size() * 4);
+      return v;
+    };
+    auto ints = [&](size_t k) {
+      std::vector<int32_t> v(result->outputs[k].bytes.size() / 4);
+      std::memcpy(v.data(), result->outputs[k].bytes.data(), v.size() * 4);
+      return v;
+    };
+    // PACK(rows swapped, axis 1) = [[4, 1], [5, -2.5], [-6, 3]]; GATHER_ND at (2, 1), (1, 0) = [3, 5];
+    // floor(3 / -2) = -2, floor(5 / -2) = -3.
+    EXPECT_EQ(floats(0), (std::vector<float>{-2, -3}));
+    EXPECT_EQ(ints(1), (std::vector<int32_t>{3, -4, 5}));    // n // 2
+    EXPECT_EQ(ints(2), (std::vector<int32_t>{-2, -1, -2}));  // n mod -3, the divisor's sign
+    EXPECT_EQ(ints(3), (std::vector<int32_t>{10, 7}));       // PACK(n[2], n[0])
+  };
+  std::shared_ptr<Device> cpu = makeCpuReferenceDevice();
+  check(*cpu);
+
+  std::string why;
+  Device* npu = devicetest::sharedNpuRuntimeDevice(&why);
+  if (npu == nullptr) GTEST_SKIP() << "sable-npu is unavailable: " << why;
+  std::shared_ptr<Device> npuShared(npu, [](Device*) {});
+  EXPECT_TRUE(npu->supportedExtensions().empty()) << "sable-npu runs no extension";
+  auto placement = placeOperations(*model, {npuShared, cpu});
+  ASSERT_TRUE(placement.ok()) << placement.error().message;
+  for (size_t k = 0; k < model->main.operations.size(); ++k) {
+    if (hal::isExtensionCode(static_cast<int32_t>(model->main.operations[k].type))) {
+      EXPECT_EQ(placement->deviceOfOperation[k], 1u) << "operation " << k << " must go to cpu-reference";
+    }
+  }
+  std::shared_ptr<Device> autoDevice = makeAutoDevice({cpu, npuShared});
+  check(*autoDevice);
+}
 
 // DeepLab v3 (MobileNet v2, PASCAL VOC, uint8 513x513, ../shared/models/more): ARG_MAX over the 21
 // class scores ends it, its int64 output imported as int32. The bird test image is a bird on a
