@@ -26,6 +26,7 @@
 #include "png_write.h"
 #include "run_present.h"
 #include "program_profile.h"
+#include "sable/hal/extensions.h"
 #include "sable/runtime/auto_device.h"
 #include "sable/runtime/builtin_models.h"
 #include "sable/runtime/device.h"
@@ -210,9 +211,9 @@ void printPlan(const runtime::PartitionPlan& plan, const hal::Model& model) {
   fmt::print("plan:     {} step{}\n", plan.steps.size(), plan.steps.size() == 1 ? "" : "s");
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const runtime::PlanStep& step = plan.steps[s];
-    std::map<std::string_view, size_t> counts;
-    for (uint32_t k : step.operations) ++counts[hal::toString(model.main.operations[k].type)];
-    std::vector<std::pair<std::string_view, size_t>> types(counts.begin(), counts.end());
+    std::map<std::string, size_t> counts;  // extension operations by their qualified name
+    for (uint32_t k : step.operations) ++counts[hal::operationName(model, model.main.operations[k].type)];
+    std::vector<std::pair<std::string, size_t>> types(counts.begin(), counts.end());
     std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::vector<std::string> listed;
     for (const auto& [type, count] : types) listed.push_back(fmt::format("{}×{}", type, count));
