@@ -3,7 +3,7 @@
 # @tensorflow/tfjs-tflite interpreter, scripts/compare-tflite.sh) on the real models of ../shared,
 # on cpu-reference and on auto, which must place operations on sable-npu.
 #   tfref_test.sh REPO MODELS_DIR deeplab|lstm|mobilenets
-# Thresholds (docs/tflite.md, "Agreement with TensorFlow Lite"): DeepLab's segmentation agrees on at
+# Thresholds (docs/tflite-results.md, "Agreement with TensorFlow Lite"): DeepLab's segmentation agrees on at
 # least 99 % of the pixels (issue 26); the LSTM has the same top-1 and scores within 8 LSB on four
 # drawn digits; each MobileNet has TFLite's top-1 on both images and no score more than 16 LSB
 # away (a bound on requantization drift, a wrong layer moves scores much further). Exit 77
