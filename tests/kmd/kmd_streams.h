@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../support/identity_pool.h"
 #include "sable/isa.h"
 
 namespace sable::kmdtest {
@@ -48,23 +49,7 @@ inline std::vector<uint32_t> copyStream(uint32_t lines) {
   sable_cmd_set_opcode(pool.data(), SABLE_OP_POOL);
   sable_cmd_set_wait(pool.data(), SABLE_DEP_LOAD_TO_COMPUTE);
   sable_cmd_set_signal(pool.data(), SABLE_DEP_COMPUTE_TO_STORE);
-  sable_cmd_pool_set_mode(pool.data(), 0);
-  sable_cmd_pool_set_input_addr(pool.data(), 0);
-  sable_cmd_pool_set_output_addr(pool.data(), lines);
-  sable_cmd_pool_set_nx(pool.data(), lines);
-  sable_cmd_pool_set_ny(pool.data(), 1);
-  sable_cmd_pool_set_input_width(pool.data(), lines);
-  sable_cmd_pool_set_input_height(pool.data(), 1);
-  sable_cmd_pool_set_input_stride_x(pool.data(), 1);
-  sable_cmd_pool_set_input_stride_y(pool.data(), lines);
-  sable_cmd_pool_set_output_stride_x(pool.data(), 1);
-  sable_cmd_pool_set_output_stride_y(pool.data(), lines);
-  sable_cmd_pool_set_kernel_w(pool.data(), 1);
-  sable_cmd_pool_set_kernel_h(pool.data(), 1);
-  sable_cmd_pool_set_stride_x(pool.data(), 1);
-  sable_cmd_pool_set_stride_y(pool.data(), 1);
-  sable_cmd_pool_set_clamp_min(pool.data(), 0);
-  sable_cmd_pool_set_clamp_max(pool.data(), 255);
+  testsupport::setIdentityPool(pool.data(), 0, lines, lines);
   Command store{};
   sable_cmd_set_opcode(store.data(), SABLE_OP_DMA_STORE);
   sable_cmd_set_wait(store.data(), SABLE_DEP_COMPUTE_TO_STORE);

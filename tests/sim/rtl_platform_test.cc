@@ -9,6 +9,7 @@
 #include <string>
 
 #include "func_model_harness.h"
+#include "../support/identity_pool.h"
 #include "sable/sim/rtl_platform.h"
 
 namespace sable::sim {
@@ -25,23 +26,7 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsAndLockStep
   // Load, copy in the scratchpad (a 1x1 max pool), store.
   h.loadLines(0, 0, 0, kLines, 0, SABLE_DEP_LOAD_TO_COMPUTE);
   auto& pool = h.add(SABLE_OP_POOL, SABLE_DEP_LOAD_TO_COMPUTE, SABLE_DEP_COMPUTE_TO_STORE);
-  sable_cmd_pool_set_mode(pool.data(), 0);
-  sable_cmd_pool_set_input_addr(pool.data(), 0);
-  sable_cmd_pool_set_output_addr(pool.data(), kLines);
-  sable_cmd_pool_set_nx(pool.data(), kLines);
-  sable_cmd_pool_set_ny(pool.data(), 1);
-  sable_cmd_pool_set_input_width(pool.data(), kLines);
-  sable_cmd_pool_set_input_height(pool.data(), 1);
-  sable_cmd_pool_set_input_stride_x(pool.data(), 1);
-  sable_cmd_pool_set_input_stride_y(pool.data(), kLines);
-  sable_cmd_pool_set_output_stride_x(pool.data(), 1);
-  sable_cmd_pool_set_output_stride_y(pool.data(), kLines);
-  sable_cmd_pool_set_kernel_w(pool.data(), 1);
-  sable_cmd_pool_set_kernel_h(pool.data(), 1);
-  sable_cmd_pool_set_stride_x(pool.data(), 1);
-  sable_cmd_pool_set_stride_y(pool.data(), 1);
-  sable_cmd_pool_set_clamp_min(pool.data(), 0);
-  sable_cmd_pool_set_clamp_max(pool.data(), 255);
+  testsupport::setIdentityPool(pool.data(), 0, kLines, kLines);
   h.storeLines(kLines, 1, 0, kLines, SABLE_DEP_COMPUTE_TO_STORE);
   h.end();
   const uint32_t size = h.writeJob();
