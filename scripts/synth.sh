@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Synthesizes sable_subsystem for Zynq UltraScale+ with Yosys (`synth_xilinx -family xcup`) in one
 # hardware configuration and reports its resources against the Kria K26 and the ZCU104's XCZU7EV
-# (docs/rtl.md, "Synthesis"). tools/synth_report.py writes the Yosys script and reads its JSON:
+# (docs/synthesis.md). tools/synth_report.py writes the Yosys script and reads its JSON:
 # the run is refused (exit 1, last line `synth CONFIG: does not fit K26: WHY`) on a latch, a net
 # with several drivers, a combinational loop, a black box, a memory of 16 Kib or more outside
 # block RAM and UltraRAM, or a device too small; otherwise the last line is `synth CONFIG: fits K26`.

@@ -5,7 +5,7 @@
   synth_report.py report CONFIG OUT_DIR [TOP]             checks the dumps, writes report.json,
                                                            prints the table; exit 1 when refused
   synth_report.py docs DIR PAGE.md                        the resource table of DIR/*/report.json
-                                                           into PAGE.md (docs/rtl.md, "Synthesis")
+                                                           into PAGE.md (docs/synthesis.md)
 
 `script` writes the Yosys script: the RTL with the configuration's parameters (from
 rtl/spec/sable_isa.json, as the generated package defines them), `proc` and the checks that need
@@ -361,7 +361,7 @@ def docs(directory: pathlib.Path, page: pathlib.Path) -> int:
     names = [r["config"] for r in reports]
     lines = [BEGIN, "",
              "Generated from `build/synth/<config>/report.json` (`scripts/synth.sh " + "|".join(names) +
-             "`, then `python3 tools/synth_report.py docs build/synth docs/rtl.md`), Yosys `synth_xilinx "
+             "`, then `python3 tools/synth_report.py docs build/synth docs/synthesis.md`), Yosys `synth_xilinx "
              "-family xcup`; per configuration the commit it ran on. Percentages are of the Kria K26.", "",
              "| resource | " + " | ".join(f"{n} | % of K26" for n in names) + " |",
              "|---|" + "---:|---:|" * len(names)]

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""tools/synth_report.py docs: the synthesis table of docs/rtl.md is generated from report.json.
+"""tools/synth_report.py docs: the synthesis table of docs/synthesis.md is generated from report.json.
 
 On two report.json fixtures (figures chosen here, unlike any real run's) it rewrites a copy of
-docs/rtl.md: every figure in the generated block is a value of the JSON (as an integer or a
+docs/synthesis.md: every figure in the generated block is a value of the JSON (as an integer or a
 percentage with one decimal), both configurations appear, the text outside the block is
 unchanged, each configuration's table of its largest modules is there, and a second run leaves
-the page as it is. The committed docs/rtl.md must hold the
+the page as it is. The committed docs/synthesis.md must hold the
 block's markers. A page without them is refused.
 
   synth_docs_test.py ROOT
@@ -45,16 +45,16 @@ def run(directory: pathlib.Path, page: pathlib.Path):
 
 
 failures = []
-original = (root / "docs" / "rtl.md").read_text()
+original = (root / "docs" / "synthesis.md").read_text()
 if BEGIN not in original or END not in original:
-    failures.append("docs/rtl.md lacks the generated synthesis block's markers")
+    failures.append("docs/synthesis.md lacks the generated synthesis block's markers")
 with tempfile.TemporaryDirectory() as tmp_name:
     tmp = pathlib.Path(tmp_name)
     reports = [fixture("s16", 70000), fixture("s8", 30000)]
     for r in reports:
         (tmp / "synth" / r["config"]).mkdir(parents=True)
         (tmp / "synth" / r["config"] / "report.json").write_text(json.dumps(r))
-    page = tmp / "rtl.md"
+    page = tmp / "synthesis.md"
     page.write_text(original)
     result = run(tmp / "synth", page)
     if result.returncode != 0:
