@@ -171,7 +171,9 @@ void ChildProcess::kill() {
 
 ChildOutcome ChildProcess::finish(std::chrono::milliseconds timeout) {
   ChildOutcome outcome;
-  const auto deadline = start_ + timeout;
+  // From now, not from the start: the suite's killed client calls this with a few seconds after a
+  // kill that may come minutes into the child's life (a large model's preparation and runs).
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   read(deadline, true);
   // The pipe may close before the process is reaped (or a grandchild may hold it open): wait for
   // the process itself until the same deadline.

@@ -66,7 +66,7 @@ class ChildProcess {
   std::optional<std::string> waitForProgress(std::chrono::milliseconds timeout);
   // SIGKILL, as a client process that is killed from outside; finish() then reports it as expected.
   void kill();
-  // Waits up to `timeout` for the end (then kills: HANG) and classifies it. Call once.
+  // Waits up to `timeout` from now for the end (then kills: HANG) and classifies it. Call once.
   ChildOutcome finish(std::chrono::milliseconds timeout);
 
  private:

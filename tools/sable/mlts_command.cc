@@ -239,6 +239,12 @@ int runMlts(const MltsArgs& args) {
     options.timeout = timeout;
     options.inject = args.inject;
     options.cases = args.cases;
+    for (const BenchResult& r : results) {
+      if (r.model == suiteModel->name && r.device == suiteDevice && r.child.outcome == CaseClass::SUCCESS && r.ran) {
+        options.executionMs = r.medianMs;
+        options.compileMs = r.compileMs;
+      }
+    }
     std::cerr << fmt::format("sable mlts: the crash/hang suite on {} ...\n", options.device);
     const std::vector<CaseResult> cases = runSuite(*suiteModel, options, watch ? &*watch : nullptr);
     nlohmann::json suite = {{"device", options.device}, {"model", suiteModel->name}, {"cases", nlohmann::json::array()}};

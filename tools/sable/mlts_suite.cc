@@ -246,7 +246,14 @@ ChildBody caseBody(const BenchModel& bench, const std::string& device,
 // The killed client: one child executes in a loop and is killed with SIGKILL in the middle of an
 // execution; the server must survive, reclaim the dead client's memory, and execute correctly for
 // a new client (another child).
-ChildOutcome killedClient(const BenchModel& bench, const SuiteOptions& options, const DeviceServerWatch* watch) {
+// How long the server may take to give back what a client held once the client is gone: `least`,
+// or longer for a model whose executions take seconds (an abandoned one runs to its end).
+milliseconds reclaimLimit(const SuiteOptions& options, milliseconds least) {
+  return std::max(least, milliseconds(static_cast<int64_t>(3 * options.executionMs)));
+}
+
+ChildOutcome killedClient(const BenchModel& bench, const SuiteOptions& options, milliseconds timeout,
+                          const DeviceServerWatch* watch) {
   ChildOutcome outcome;
   if (watch == nullptr) {
     outcome.detail = "no connection of this process to the device server: its survival cannot be checked";
@@ -264,12 +271,12 @@ ChildOutcome killedClient(const BenchModel& bench, const SuiteOptions& options, 
     ended.detail = fmt::format("the client to be killed {}: {}", what, ended.detail.empty() ? "ended" : ended.detail);
     return ended;
   };
-  if (victim->waitForProgress(options.timeout) != "prepared") return finishEarly("did not prepare");
+  if (victim->waitForProgress(timeout) != "prepared") return finishEarly("did not prepare");
   // The interval between two executions tells how long one takes: the kill comes half-way into
   // the third.
-  if (victim->waitForProgress(options.timeout) != "executed") return finishEarly("did not execute");
+  if (victim->waitForProgress(timeout) != "executed") return finishEarly("did not execute");
   const auto first = std::chrono::steady_clock::now();
-  if (victim->waitForProgress(options.timeout) != "executed") return finishEarly("did not execute again");
+  if (victim->waitForProgress(timeout) != "executed") return finishEarly("did not execute again");
   const auto interval = std::chrono::steady_clock::now() - first;
   std::this_thread::sleep_for(interval / 2);
   victim->kill();
@@ -278,7 +285,8 @@ ChildOutcome killedClient(const BenchModel& bench, const SuiteOptions& options, 
     killed.detail = fmt::format("the client to be killed: {}", killed.detail);
     return killed;
   }
-  if (auto reclaimed = watch->checkReclaimed(milliseconds(5000)); !reclaimed.ok()) {
+  // A job of the killed client still on the device keeps its memory until it ends.
+  if (auto reclaimed = watch->checkReclaimed(reclaimLimit(options, milliseconds(5000))); !reclaimed.ok()) {
     outcome.detail = fmt::format("after the kill: {}", reclaimed.error().message);
     return outcome;
   }
@@ -291,7 +299,7 @@ ChildOutcome killedClient(const BenchModel& bench, const SuiteOptions& options, 
                                                SABLE_TRY(executeChecked(*prepared, pooled, ctx, "the new client"));
                                              return std::string("ok");
                                            }),
-                                  options.timeout);
+                                  timeout);
   fresh.milliseconds = millisecondsSince(start);
   if (fresh.outcome != CaseClass::SUCCESS) {
     fresh.detail = fmt::format("a new client after the kill: {}", fresh.detail);
@@ -342,26 +350,54 @@ hal::Result<void> DeviceServerWatch::checkReclaimed(std::chrono::milliseconds ti
 std::vector<CaseResult> runSuite(const BenchModel& model, const SuiteOptions& options, const DeviceServerWatch* watch) {
   const int r = std::max(1, options.rounds);
   auto onDevice = [&](auto body) { return caseBody(model, options.device, std::move(body)); };
+  // A count of repetitions of something costing `eachMs`, shrunk to the case budget (never below
+  // `least`); `scaled` says when it was.
+  bool scaled = false;
+  auto fit = [&](int count, double eachMs, int least) {
+    if (eachMs <= 0) return count;
+    const auto budget = static_cast<int>(static_cast<double>(options.caseBudget.count()) / eachMs);
+    const int n = std::clamp(budget, std::min(least, count), count);
+    scaled = scaled || n < count;
+    return n;
+  };
+  const double exec = options.executionMs, compile = options.compileMs;
+  const int compilations = fit(50 * r, compile, 5);
+  const int executions = fit(200 * r, exec, 5);
+  const int perThread = fit(10 * r, 4 * exec, 2);
+  // Time limit of a case asking for `work` milliseconds of the device's time.
+  auto limit = [&](double work) {
+    return std::max(options.timeout, milliseconds(static_cast<int64_t>(3 * work)));
+  };
   struct Case {
     std::string name;
     std::string description;
     ChildBody body;  // null: the killed-client case, run by the parent
+    milliseconds timeout;
   };
   std::vector<Case> cases = {
-      {"repeated_compilation", fmt::format("{} compilations of the model, one after another", 50 * r),
-       onDevice([r](const CaseContext& ctx, const auto&) { return repeatedCompilation(ctx, 50 * r); })},
-      {"repeated_execution", fmt::format("{} executions of one prepared model", 200 * r),
-       onDevice([r](const CaseContext& ctx, const auto&) { return repeatedExecution(ctx, 200 * r); })},
+      {"repeated_compilation", fmt::format("{} compilations of the model, one after another", compilations),
+       onDevice([compilations](const CaseContext& ctx, const auto&) { return repeatedCompilation(ctx, compilations); }),
+       limit(compilations * compile + exec)},
+      {"repeated_execution", fmt::format("{} executions of one prepared model", executions),
+       onDevice([executions](const CaseContext& ctx, const auto&) { return repeatedExecution(ctx, executions); }),
+       limit(compile + executions * exec)},
       {"many_prepared_models", "16 prepared models alive at once, each executed",
-       onDevice([](const CaseContext& ctx, const auto&) { return manyPrepared(ctx, 16); })},
-      {"concurrent_threads", fmt::format("4 threads x {} executions of one prepared model", 10 * r),
-       onDevice([r](const CaseContext& ctx, const auto&) { return concurrentThreads(ctx, 4, 10 * r); })},
+       onDevice([](const CaseContext& ctx, const auto&) { return manyPrepared(ctx, 16); }),
+       limit(16 * (compile + 2 * exec))},
+      {"concurrent_threads", fmt::format("4 threads x {} executions of one prepared model", perThread),
+       onDevice([perThread](const CaseContext& ctx, const auto&) { return concurrentThreads(ctx, 4, perThread); }),
+       limit(compile + 4 * perThread * exec)},
       {"abandoned_executions",
        fmt::format("{} asynchronous executions and {} preparations released before they finish", 4 * 3 * r, 3 * r),
-       onDevice([r](const CaseContext& ctx, const auto&) { return abandonedExecutions(ctx, 3 * r); })},
+       onDevice([r](const CaseContext& ctx, const auto&) { return abandonedExecutions(ctx, 3 * r); }),
+       limit(3 * r * (2 * compile + 4 * exec) + exec)},
       {"client_killed", "a client killed (SIGKILL) mid-execution; the server reclaims it and serves a new client",
-       nullptr},
+       nullptr, limit(2 * compile + 6 * exec)},
   };
+  if (scaled) {
+    for (Case& c : cases)
+      c.description += fmt::format(" (counts for the model's {:.0f} ms per execution)", exec);
+  }
   // Test-only cases (a hidden option): each must be classified as its name says. They touch no
   // device, so that they are quick.
   for (const std::string& kind : options.inject) {
@@ -378,7 +414,7 @@ std::vector<CaseResult> runSuite(const BenchModel& model, const SuiteOptions& op
     } else {
       body = [](const auto&) -> hal::Result<std::string> { return hal::generalFailure("<b>injected</b> failure & more"); };
     }
-    cases.push_back({"injected_" + kind, "test only: must be classified " + kind, std::move(body)});
+    cases.push_back({"injected_" + kind, "test only: must be classified " + kind, std::move(body), options.timeout});
   }
 
   std::vector<CaseResult> results;
@@ -386,13 +422,13 @@ std::vector<CaseResult> runSuite(const BenchModel& model, const SuiteOptions& op
     if (!options.cases.empty() && std::find(options.cases.begin(), options.cases.end(), c.name) == options.cases.end())
       continue;
     CaseResult result{c.name, c.description, {}};
-    result.outcome = c.body ? runInChild(c.body, options.timeout) : killedClient(model, options, watch);
+    result.outcome = c.body ? runInChild(c.body, c.timeout) : killedClient(model, options, c.timeout, watch);
     if (result.outcome.outcome == CaseClass::SUCCESS) {
       result.outcome.detail = std::move(result.outcome.payload);
       result.outcome.payload.clear();
       // Whatever the case's process held on the device must be given back once it is gone.
       if (watch != nullptr) {
-        if (auto reclaimed = watch->checkReclaimed(milliseconds(3000)); !reclaimed.ok()) {
+        if (auto reclaimed = watch->checkReclaimed(reclaimLimit(options, milliseconds(3000))); !reclaimed.ok()) {
           result.outcome.outcome = CaseClass::FAILURE;
           result.outcome.detail = fmt::format("after the case: {}", reclaimed.error().message);
         }

@@ -43,6 +43,14 @@ struct SuiteOptions {
   std::string device = "sable-npu";
   int rounds = 1;  // --stress-rounds: multiplies the counts of every case
   std::chrono::milliseconds timeout{60000};
+  // The model's cost on the suite's device as the benchmark measured it (medians; 0: unmeasured).
+  // The cases' counts are for a model of a few milliseconds: for a slower one (a segmentation
+  // network takes seconds) the repetition counts shrink so that a case asks for about
+  // `caseBudget` of device work, never below a few, and each case's time limit is `timeout` or
+  // three times the work it asks for, whichever is longer.
+  double executionMs = 0;
+  double compileMs = 0;
+  std::chrono::milliseconds caseBudget{30000};
   // Test-only cases that must be classified as such ("crash", "hang", "failure"): they check that
   // the classification can fail (tests/mlts).
   std::vector<std::string> inject;
