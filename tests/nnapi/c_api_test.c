@@ -5,6 +5,7 @@
  * that no device server is needed. Prints each failed check and exits 1 when any failed.
  */
 #include <android/NeuralNetworks.h>
+#include <android/NeuralNetworksExtensions.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +72,11 @@ int main(void) {
   EXPECT_CODE((int)level, ANEURALNETWORKS_FEATURE_LEVEL_4);
   EXPECT_CODE(ANeuralNetworksDevice_getType(cpu, &type), ANEURALNETWORKS_NO_ERROR);
   EXPECT_CODE(ANeuralNetworksDevice_wait(NULL), ANEURALNETWORKS_UNEXPECTED_NULL);
+  /* Extensions (NeuralNetworksExtensions.h): the CPU device implements Sable's. */
+  bool extension = false;
+  EXPECT_CODE(ANeuralNetworksDevice_getExtensionSupport(cpu, "com.sable.tflite", &extension), ANEURALNETWORKS_NO_ERROR);
+  EXPECT_CODE((int)extension, 1);
+  EXPECT_CODE(ANeuralNetworksDevice_getExtensionSupport(cpu, NULL, &extension), ANEURALNETWORKS_UNEXPECTED_NULL);
 
   /* Models. */
   ANeuralNetworksModel* model = reluModel();

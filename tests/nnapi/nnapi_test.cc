@@ -4,6 +4,7 @@
 // (sync, async, fenced with dependencies, burst), from file-descriptor and device memories, and
 // from the compilation cache, compared with the CPU device.
 #include <android/NeuralNetworks.h>
+#include <android/NeuralNetworksExtensions.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -558,6 +559,118 @@ TEST(NnapiCompilation, AModelTheDeviceCannotRunFailsOnThatDeviceAlone) {
   EXPECT_NE(result, kOk) << "sable-npu has no float32 ADD and createForDevices allows no CPU fallback";
   ANeuralNetworksExecution* e = nullptr;
   EXPECT_EQ(ANeuralNetworksExecution_create(c.get(), &e), ANEURALNETWORKS_BAD_STATE);
+}
+
+// ---- vendor extensions (NeuralNetworksExtensions.h) ------------------------------------------
+
+constexpr const char* kSableExtension = "com.sable.tflite";
+constexpr uint16_t kFloorDiv = 1;  // docs/extensions.md
+
+TEST(NnapiExtensions, DevicesSayWhichExtensionsTheySupport) {
+  bool supported = false;
+  ASSERT_EQ(ANeuralNetworksDevice_getExtensionSupport(cpu(), kSableExtension, &supported), kOk);
+  EXPECT_TRUE(supported) << "cpu-reference implements com.sable.tflite";
+  ASSERT_EQ(ANeuralNetworksDevice_getExtensionSupport(npu(), kSableExtension, &supported), kOk);
+  EXPECT_FALSE(supported) << "sable-npu runs no extension operation";
+  ASSERT_EQ(ANeuralNetworksDevice_getExtensionSupport(cpu(), "com.example.none", &supported), kOk);
+  EXPECT_FALSE(supported);
+  EXPECT_EQ(ANeuralNetworksDevice_getExtensionSupport(nullptr, kSableExtension, &supported),
+            ANEURALNETWORKS_UNEXPECTED_NULL);
+  EXPECT_EQ(ANeuralNetworksDevice_getExtensionSupport(cpu(), nullptr, &supported), ANEURALNETWORKS_UNEXPECTED_NULL);
+  EXPECT_EQ(ANeuralNetworksDevice_getExtensionSupport(cpu(), kSableExtension, nullptr),
+            ANEURALNETWORKS_UNEXPECTED_NULL);
+  int notADevice = 0;
+  EXPECT_EQ(ANeuralNetworksDevice_getExtensionSupport(reinterpret_cast<ANeuralNetworksDevice*>(&notADevice),
+                                                      kSableExtension, &supported),
+            ANEURALNETWORKS_BAD_DATA);
+}
+
+// FLOOR_DIV of two int32 vectors of 4 through the extension's operation type.
+Model floorDivModel(ANeuralNetworksOperationType* typeOut = nullptr) {
+  Model model = newModel();
+  ANeuralNetworksModel* m = model.get();
+  ANeuralNetworksOperationType type = 0;
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperationType(m, kSableExtension, kFloorDiv, &type), kOk);
+  if (typeOut != nullptr) *typeOut = type;
+  for (int i = 0; i < 3; ++i) addOperand(m, ANEURALNETWORKS_TENSOR_INT32, {4});
+  const uint32_t inputs[2] = {0, 1}, output = 2;
+  EXPECT_EQ(ANeuralNetworksModel_addOperation(m, type, 2, inputs, 1, &output), kOk);
+  EXPECT_EQ(ANeuralNetworksModel_identifyInputsAndOutputs(m, 2, inputs, 1, &output), kOk);
+  EXPECT_EQ(ANeuralNetworksModel_finish(m), kOk);
+  return model;
+}
+
+TEST(NnapiExtensions, AnExtensionOperationRunsOnTheDeviceThatSupportsIt) {
+  ANeuralNetworksOperationType type = 0;
+  Model model = floorDivModel(&type);
+  EXPECT_GT(type, 0xFFFF) << "an extension's code has a prefix in its high bits";
+  EXPECT_EQ(type & 0xFFFF, kFloorDiv);
+  // The prefix belongs to the name throughout the process: a second model gets the same code.
+  ANeuralNetworksOperationType again = 0;
+  Model other = floorDivModel(&again);
+  EXPECT_EQ(again, type);
+
+  const ANeuralNetworksDevice* both[2] = {cpu(), npu()};
+  bool supported[1] = {false};
+  ASSERT_EQ(ANeuralNetworksModel_getSupportedOperationsForDevices(model.get(), both, 1, supported), kOk);
+  EXPECT_TRUE(supported[0]);
+  ASSERT_EQ(ANeuralNetworksModel_getSupportedOperationsForDevices(model.get(), both + 1, 1, supported), kOk);
+  EXPECT_FALSE(supported[0]) << "sable-npu does not list the extension";
+
+  Compilation c = compileFor(model.get(), cpu());
+  Execution e = newExecution(c.get());
+  // TFLite's FLOOR_DIV rounds toward minus infinity (hand-worked).
+  const std::vector<int32_t> a = {7, -7, 10, -3}, b = {2, 2, -3, 5}, expected = {3, -4, -4, -1};
+  std::vector<int32_t> out(4, 0);
+  ASSERT_EQ(ANeuralNetworksExecution_setInput(e.get(), 0, nullptr, a.data(), 16), kOk);
+  ASSERT_EQ(ANeuralNetworksExecution_setInput(e.get(), 1, nullptr, b.data(), 16), kOk);
+  ASSERT_EQ(ANeuralNetworksExecution_setOutput(e.get(), 0, nullptr, out.data(), 16), kOk);
+  ASSERT_EQ(ANeuralNetworksExecution_compute(e.get()), kOk);
+  EXPECT_EQ(out, expected);
+
+  int result = kOk;
+  Compilation onNpu = compileFor(model.get(), npu(), &result);
+  EXPECT_NE(result, kOk) << "createForDevices(sable-npu) has no device for the extension's operation";
+}
+
+TEST(NnapiExtensions, BadNamesTypesAndPrefixesAreRefused) {
+  Model model = newModel();
+  ANeuralNetworksModel* m = model.get();
+  ANeuralNetworksOperationType type = 0;
+  int32_t operandType = 0;
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperationType(m, "com.example.none", 0, &type), ANEURALNETWORKS_BAD_DATA)
+      << "no device supports it";
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperationType(m, "NoDot", 0, &type), ANEURALNETWORKS_BAD_DATA);
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperationType(m, nullptr, 0, &type), ANEURALNETWORKS_UNEXPECTED_NULL);
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperationType(m, kSableExtension, 0, nullptr),
+            ANEURALNETWORKS_UNEXPECTED_NULL);
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperationType(nullptr, kSableExtension, 0, &type),
+            ANEURALNETWORKS_UNEXPECTED_NULL);
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperandType(m, kSableExtension, 0, &operandType),
+            ANEURALNETWORKS_BAD_DATA)
+      << "com.sable.tflite declares no operand types";
+
+  // An extension code whose prefix this model never obtained, and an extension operand type.
+  for (int i = 0; i < 3; ++i) addOperand(m, ANEURALNETWORKS_TENSOR_INT32, {4});
+  const uint32_t inputs[2] = {0, 1}, output = 2;
+  EXPECT_EQ(ANeuralNetworksModel_addOperation(m, (0x7000 << 16) | kFloorDiv, 2, inputs, 1, &output),
+            ANEURALNETWORKS_BAD_DATA);
+  ANeuralNetworksOperandType extensionOperand{0x10000, 0, nullptr, 0.0f, 0};
+  EXPECT_EQ(ANeuralNetworksModel_addOperand(m, &extensionOperand), ANEURALNETWORKS_BAD_DATA);
+  const int32_t value = 1;
+  EXPECT_EQ(ANeuralNetworksModel_setOperandExtensionData(m, 0, &value, 4), ANEURALNETWORKS_BAD_DATA)
+      << "a TENSOR_INT32 operand has no extension data";
+  EXPECT_EQ(ANeuralNetworksModel_setOperandExtensionData(m, 9, &value, 4), ANEURALNETWORKS_BAD_DATA);
+  EXPECT_EQ(ANeuralNetworksModel_setOperandExtensionData(m, 0, nullptr, 4), ANEURALNETWORKS_UNEXPECTED_NULL);
+
+  // An operation the extension does not have is refused when the model is finished.
+  ASSERT_EQ(ANeuralNetworksModel_getExtensionOperationType(m, kSableExtension, 99, &type), kOk);
+  ASSERT_EQ(ANeuralNetworksModel_addOperation(m, type, 2, inputs, 1, &output), kOk);
+  ASSERT_EQ(ANeuralNetworksModel_identifyInputsAndOutputs(m, 2, inputs, 1, &output), kOk);
+  EXPECT_EQ(ANeuralNetworksModel_finish(m), ANEURALNETWORKS_BAD_DATA);
+  // A finished (here: failed) model takes no new types.
+  EXPECT_EQ(ANeuralNetworksModel_getExtensionOperationType(m, kSableExtension, kFloorDiv, &type),
+            ANEURALNETWORKS_BAD_STATE);
 }
 
 // ---- executions ---------------------------------------------------------------------------

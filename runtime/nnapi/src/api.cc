@@ -627,6 +627,15 @@ void allocateOnDevice(const ANeuralNetworksMemoryDesc& desc, ANeuralNetworksMemo
 }
 
 }  // namespace
+
+std::optional<hal::Extension> extensionOfDevices(const std::string& name) {
+  for (const auto& entry : deviceList()) {
+    for (hal::Extension& extension : entry->device->supportedExtensions())
+      if (extension.name == name) return std::move(extension);
+  }
+  return std::nullopt;
+}
+
 }  // namespace sable::nnapi
 
 using namespace sable;
@@ -681,6 +690,20 @@ int ANeuralNetworksDevice_getFeatureLevel(const ANeuralNetworksDevice* device, i
   if (!isDevice(device)) return fail(ANEURALNETWORKS_BAD_DATA, "Device_getFeatureLevel: not a device of this library");
   // Both devices implement NN HAL 1.3, feature level 4.
   *featureLevel = ANEURALNETWORKS_FEATURE_LEVEL_4;
+  return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getExtensionSupport(const ANeuralNetworksDevice* device, const char* extensionName,
+                                              bool* isExtensionSupported) {
+  if (device == nullptr || extensionName == nullptr || isExtensionSupported == nullptr) {
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "Device_getExtensionSupport: null argument");
+  }
+  if (!isDevice(device)) {
+    return fail(ANEURALNETWORKS_BAD_DATA, "Device_getExtensionSupport: not a device of this library");
+  }
+  const auto extensions = device->device->supportedExtensions();
+  *isExtensionSupported = std::any_of(extensions.begin(), extensions.end(),
+                                      [&](const hal::Extension& e) { return e.name == extensionName; });
   return ANEURALNETWORKS_NO_ERROR;
 }
 

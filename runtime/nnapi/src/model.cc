@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <new>
 
 #include "objects.h"
+#include "sable/hal/extensions.h"
 #include "sable/hal/validation.h"
 
 using sable::hal::OperandLifeTime;
@@ -126,6 +128,43 @@ uint32_t appendReferenced(hal::Model& out, const hal::Model& value) {
   return base;
 }
 
+// The prefix of an extension's name: the same for the name throughout the process, as in AOSP's
+// runtime (1, 2, ... in the order the names are first asked for), so that a type code obtained for
+// one model means the same in another.
+hal::Result<uint16_t> extensionPrefix(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, uint16_t> prefixes;
+  std::lock_guard lock(mutex);
+  if (auto it = prefixes.find(name); it != prefixes.end()) return it->second;
+  if (prefixes.size() >= hal::kMaxExtensionPrefix) {
+    return hal::invalidArgument("no extension prefix left for {} ({} in use)", name, prefixes.size());
+  }
+  const auto prefix = static_cast<uint16_t>(prefixes.size() + 1);
+  prefixes.emplace(name, prefix);
+  return prefix;
+}
+
+// getExtensionOperandType and getExtensionOperationType: the extension's prefix for `model`, which
+// then maps it in its extensionNameToPrefix; BAD_DATA when no device supports the extension.
+int obtainExtensionPrefix(ANeuralNetworksModel* model, const char* function, const char* name,
+                          hal::Extension* extension, uint16_t* prefix) {
+  if (!hal::isValidExtensionName(name)) {
+    return fail(ANEURALNETWORKS_BAD_DATA,
+                fmt::format("{}: '{}' is not an extension name (lowercase letters, digits, '.' and '_', "
+                            "at least one '.')", function, name));
+  }
+  auto found = extensionOfDevices(name);
+  if (!found) return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("{}: no device supports the extension {}", function, name));
+  auto assigned = extensionPrefix(name);
+  if (!assigned.ok()) return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("{}: {}", function, assigned.error().message));
+  const bool known = std::any_of(model->extensions.begin(), model->extensions.end(),
+                                 [&](const auto& e) { return e.name == name; });
+  if (!known) model->extensions.push_back({name, *assigned});
+  *extension = std::move(*found);
+  *prefix = *assigned;
+  return ANEURALNETWORKS_NO_ERROR;
+}
+
 hal::Result<void> finishModel(ANeuralNetworksModel* model) {
   auto out = std::make_shared<hal::Model>();
   out->relaxComputationFloat32toFloat16 = model->relaxed;
@@ -135,6 +174,7 @@ hal::Result<void> finishModel(ANeuralNetworksModel* model) {
   main.operands = model->operands;
   main.inputIndexes = model->inputs;
   main.outputIndexes = model->outputs;
+  out->extensionNameToPrefix = model->extensions;
 
   // Values larger than 128 bytes are read from the application's buffers now, into one pool.
   if (!model->largeValues.empty()) {
@@ -196,6 +236,11 @@ int ANeuralNetworksModel_addOperand(ANeuralNetworksModel* model, const ANeuralNe
     return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "addOperand: dimensions is null");
   }
   // OEM types are not part of the NDK's feature level 4 interface.
+  if (hal::isExtensionCode(type->type)) {
+    return fail(ANEURALNETWORKS_BAD_DATA,
+                fmt::format("addOperand: operand type {:#x} is an extension's; the devices' extensions declare "
+                            "no operand types (their operations take NNAPI's)", type->type));
+  }
   if (!hal::isKnownOperandType(type->type) || type->type > ANEURALNETWORKS_MODEL) {
     return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("addOperand: unknown operand type {}", type->type));
   }
@@ -389,7 +434,18 @@ int ANeuralNetworksModel_addOperation(ANeuralNetworksModel* model, ANeuralNetwor
   if ((inputCount > 0 && inputs == nullptr) || (outputCount > 0 && outputs == nullptr)) {
     return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "addOperation: inputs or outputs is null");
   }
-  if (!hal::isKnownOperationType(type) || type == static_cast<int>(OperationType::OEM_OPERATION)) {
+  if (hal::isExtensionCode(type)) {
+    // Which operation of the extension, and its signature, are checked at finish (validateModel
+    // with the model's extensionNameToPrefix).
+    const uint16_t prefix = hal::extensionPrefixOf(type);
+    if (std::none_of(model->extensions.begin(), model->extensions.end(),
+                     [&](const auto& e) { return e.prefix == prefix; })) {
+      return fail(ANEURALNETWORKS_BAD_DATA,
+                  fmt::format("addOperation: operation type {:#x} is an extension's, but its prefix {} was not "
+                              "obtained for this model (ANeuralNetworksModel_getExtensionOperationType)",
+                              type, prefix));
+    }
+  } else if (!hal::isKnownOperationType(type) || type == static_cast<int>(OperationType::OEM_OPERATION)) {
     return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("addOperation: unknown operation type {}", type));
   }
   hal::Operation operation;
@@ -467,6 +523,61 @@ int ANeuralNetworksModel_relaxComputationFloat32toFloat16(ANeuralNetworksModel* 
   }
   model->relaxed = allow;
   return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksModel_getExtensionOperandType(ANeuralNetworksModel* model, const char* extensionName,
+                                                 uint16_t operandCodeWithinExtension, int32_t* type) {
+  if (int code = checkModifiable(model, "getExtensionOperandType"); code != ANEURALNETWORKS_NO_ERROR) return code;
+  if (extensionName == nullptr || type == nullptr) {
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "getExtensionOperandType: null argument");
+  }
+  hal::Extension extension;
+  uint16_t prefix = 0;
+  if (int code = obtainExtensionPrefix(model, "getExtensionOperandType", extensionName, &extension, &prefix);
+      code != ANEURALNETWORKS_NO_ERROR) {
+    return code;
+  }
+  if (std::none_of(extension.operandTypes.begin(), extension.operandTypes.end(),
+                   [&](const auto& info) { return info.type == operandCodeWithinExtension; })) {
+    return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("getExtensionOperandType: {} declares no operand type {}",
+                                                      extensionName, operandCodeWithinExtension));
+  }
+  *type = hal::extensionCode(prefix, operandCodeWithinExtension);
+  return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksModel_getExtensionOperationType(ANeuralNetworksModel* model, const char* extensionName,
+                                                   uint16_t operationCodeWithinExtension,
+                                                   ANeuralNetworksOperationType* type) {
+  if (int code = checkModifiable(model, "getExtensionOperationType"); code != ANEURALNETWORKS_NO_ERROR) return code;
+  if (extensionName == nullptr || type == nullptr) {
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "getExtensionOperationType: null argument");
+  }
+  hal::Extension extension;
+  uint16_t prefix = 0;
+  if (int code = obtainExtensionPrefix(model, "getExtensionOperationType", extensionName, &extension, &prefix);
+      code != ANEURALNETWORKS_NO_ERROR) {
+    return code;
+  }
+  *type = hal::extensionCode(prefix, operationCodeWithinExtension);
+  return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksModel_setOperandExtensionData(ANeuralNetworksModel* model, int32_t index, const void* data,
+                                                 size_t length) {
+  if (int code = checkModifiable(model, "setOperandExtensionData"); code != ANEURALNETWORKS_NO_ERROR) return code;
+  if (data == nullptr && length != 0) {
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "setOperandExtensionData: data is null");
+  }
+  if (index < 0 || static_cast<size_t>(index) >= model->operands.size()) {
+    return fail(ANEURALNETWORKS_BAD_DATA, fmt::format("setOperandExtensionData: no operand {} (there are {})", index,
+                                                      model->operands.size()));
+  }
+  // Only an operand of an extension operand type has extension data, and addOperand takes none:
+  // no extension of these devices declares operand types.
+  return fail(ANEURALNETWORKS_BAD_DATA,
+              fmt::format("setOperandExtensionData: operand {} is of type {}, not an extension operand type", index,
+                          hal::toString(model->operands[static_cast<size_t>(index)].type)));
 }
 
 int ANeuralNetworksModel_finish(ANeuralNetworksModel* model) {

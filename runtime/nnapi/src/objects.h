@@ -20,6 +20,7 @@
 // -fvisibility=hidden, and the version script (libneuralnetworks.map) hides what is linked in.
 #pragma GCC visibility push(default)
 #include "android/NeuralNetworks.h"
+#include "android/NeuralNetworksExtensions.h"
 #pragma GCC visibility pop
 #include "sable/hal/burst.h"
 #include "sable/hal/interfaces.h"
@@ -41,6 +42,10 @@ int resultCodeOf(hal::ErrorStatus status);
 int fail(const hal::Error& error);
 // Logs `message` and returns `code`.
 int fail(int code, const std::string& message);
+
+// What the devices of this library declare of the extension `name` (the first that supports it),
+// or nullopt when none supports it.
+std::optional<hal::Extension> extensionOfDevices(const std::string& name);
 
 }  // namespace sable::nnapi
 
@@ -112,6 +117,9 @@ struct ANeuralNetworksModel {
   std::vector<std::pair<uint32_t, const ANeuralNetworksModel*>> referencedModels;  // SUBGRAPH operands
   std::vector<uint32_t> inputs;
   std::vector<uint32_t> outputs;
+  // The extensions whose types were obtained for this model (getExtensionOperationType), with
+  // their prefixes: the finished model's extensionNameToPrefix.
+  std::vector<sable::hal::Model::ExtensionNameAndPrefix> extensions;
   bool identified = false;
   bool relaxed = false;
   // A finish that failed makes the model unusable (every later call is BAD_STATE), as in AOSP.
