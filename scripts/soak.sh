@@ -85,7 +85,6 @@ for backend in $backends; do
   slice=("$corpus/V1_0/add_quant8.jsonl" "$corpus/V1_0/conv_quant8.jsonl" "$corpus/V1_0/depthwise_conv2d_quant8.jsonl")
   [[ $backend == rtl ]] && slice=("$corpus/V1_0/add_quant8.jsonl")
   export SABLE_SIMD_ARGS="--memory-mib 64 --backend $backend --exit-when-idle 2"
-  [[ $backend == rtl ]] && export SABLE_TIME_SCALE=100
   baseline=$(free_bytes "$device")
   first=$(server_pid "$device")
   if [[ -z $baseline ]] || ! alive "$first"; then
@@ -176,7 +175,6 @@ EOF
   leaks=$((leaks + backend_leaks))
   events=$(awk '{print $1}' "$work/events" | sort | uniq -c | awk '{printf "%s %s, ", $1, $2}')
   echo "soak: $backend: $ops operations, $bad unexpected failures, $backend_leaks leaks (${events%, }; device memory free $free_now of a fresh $baseline bytes; server descriptors $fds_now, fresh $fds_fresh)"
-  unset SABLE_TIME_SCALE
 done
 if ((unexpected == 0 && leaks == 0)); then rm -rf "$work"; else echo "soak: logs kept in $work"; fi
 echo "soak: $operations operations, $unexpected unexpected failures, $leaks leaks"

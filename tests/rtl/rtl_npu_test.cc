@@ -154,7 +154,9 @@ TEST(RtlNpu, AnErrorResponseIsABusErrorAndTheBusIsLeftIdle) {
   // Reorder: the SYNC between them turns load→compute into compute→store.
   std::swap(h.commands[1], h.commands[2]);
   RtlNpu rtl = makeRtl(h);
-  rtl.memory().injectError(kRegionBase[0] + 512, kRegionBase[0] + 528);
+  // The memory model sees bus addresses: device memory starts at the subsystem's base.
+  const uint64_t at = rtl.deviceMemoryBase() + kRegionBase[0] + 512;
+  rtl.memory().injectError(at, at + 16);
   const RtlJobResult result = rtl.runJob(kStreamAddress, h.writeJob(), kTableAddress, 3);
   EXPECT_EQ(result.errorCause, SABLE_ERROR_BUS_ERROR);
   EXPECT_EQ(result.errorCommand, 0u);

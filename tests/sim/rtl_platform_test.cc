@@ -1,15 +1,22 @@
 // The SystemC platform (sim/platform, docs/sim.md) on its own: a test program in the firmware's
 // place on the control core programs jobs through the platform's timed register accesses and
-// waits for the NPU's interrupt the way FirmwareHost does; the lock-step check must pass on a
-// correct job and catch an altered result. One SystemC simulation per process, so one test.
+// waits for the NPU's interrupt; the lock-step check must pass on a correct job and catch an
+// altered result; the RTL's host-interface block takes the host's writes from another thread,
+// raises the core's interrupt with the NPU's, sends the host its interrupt, and its TIMER is
+// device time, which stands still while the device is idle. One SystemC simulation per process,
+// so one test.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "func_model_harness.h"
 #include "../support/identity_pool.h"
+#include "sable/firmware/host_interface.h"
 #include "sable/sim/rtl_platform.h"
 
 namespace sable::sim {
@@ -19,7 +26,7 @@ using test::Harness;
 using test::kStreamAddress;
 using test::kTableAddress;
 
-TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsAndLockStepChecks) {
+TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsTheHostInterfaceBlockAndLockStep) {
   Harness h;
   constexpr uint32_t kLines = 512;  // 8 KiB each way: a few thousand cycles
   h.fillRandom(0, 0, kLines * h.dim, 7);
@@ -46,8 +53,13 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsAndLockStep
 
   std::atomic<int> interrupts{0};
   platform.setInterruptHandler([&] { ++interrupts; });
+  // What the host writes before the core starts reaches the block after reset.
+  platform.hostWrite(SABLE_HOSTIF_BOOT_LO, 0x4000);
+  platform.hostWrite(SABLE_HOSTIF_BOOT_HI, 0x1);
+  std::atomic<int> hostInterrupts{0};
+  platform.setHostInterruptHandler([&] { ++hostInterrupts; });
   struct Outcome {
-    uint32_t cause = 0xFFFF, commands = 0;
+    uint32_t cause = 0xFFFF, commands = 0, coreIrqStatus = 0;
     bool sawIdleBeforeStart = false, sawInterrupt = false;
   };
   Outcome first, second;
@@ -68,17 +80,43 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsAndLockStep
     out.cause = platform.readRegister(SABLE_REG_ERROR_CAUSE);
     out.commands = platform.readRegister(SABLE_REG_COUNTERS_BASE + 8 * SABLE_COUNTER_COMMANDS);
     platform.writeRegister(SABLE_REG_IRQ_STATUS, SABLE_REG_IRQ_STATUS_DONE_MASK | SABLE_REG_IRQ_STATUS_ERROR_MASK);
+    out.coreIrqStatus = platform.coreRead(SABLE_HOSTIF_IRQ_STATUS);
+    platform.coreWrite(SABLE_HOSTIF_IRQ_STATUS, out.coreIrqStatus);
   };
   bool lineLowAfterClear = false;
+  uint64_t boot = 0, timerRead = 0, cyclesAtTimerRead = 0, hostTimer = 0, idleTimerAdvance = UINT64_MAX;
+  uint32_t irqStatusAfterClear = 0xFFFF, doorbellStatus = 0;
+  int hostInterruptsAfterWrite = 0;
+  std::atomic<bool> coreWaitsForTheHost{false};
   platform.start([&] {
     runJob(first);
     lineLowAfterClear = !platform.interruptLine();
     std::memset(h.region(1), 0, kLines * h.dim);
     corrupt = true;
     runJob(second);
+    irqStatusAfterClear = platform.coreRead(SABLE_HOSTIF_IRQ_STATUS);
+    boot = platform.coreRead(SABLE_HOSTIF_BOOT_LO) | uint64_t{platform.coreRead(SABLE_HOSTIF_BOOT_HI)} << 32;
+    cyclesAtTimerRead = platform.stats().cycles;
+    timerRead = platform.coreRead(SABLE_HOSTIF_TIMER_LO);
+    hostTimer = platform.timerUs();
+    platform.coreWrite(SABLE_HOSTIF_HOST_IRQ, 1);
+    hostInterruptsAfterWrite = hostInterrupts;
+    // Idle, nothing pending: the wait returns (after at most 50 µs of wall time) with device
+    // time where it was.
+    const uint64_t before = platform.timerUs();
+    platform.waitForInterrupt(before + 50);
+    idleTimerAdvance = platform.timerUs() - before;
+    // The host rings the doorbell from its thread while the core waits.
+    coreWaitsForTheHost = true;
+    for (int i = 0; i < 30 && doorbellStatus == 0; ++i) {
+      platform.waitForInterrupt(UINT64_MAX);
+      doorbellStatus = platform.coreRead(SABLE_HOSTIF_IRQ_STATUS);
+    }
   });
   // Off the core, while simulating: the identification registers still answer.
   EXPECT_EQ(platform.readRegister(SABLE_REG_CONFIG_ID), h.config.config_id);
+  for (int i = 0; i < 6000 && !coreWaitsForTheHost; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  platform.hostWrite(SABLE_HOSTIF_DOORBELL, 1);
   platform.join();
 
   for (const Outcome* o : {&first, &second}) {
@@ -86,7 +124,20 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsAndLockStep
     EXPECT_TRUE(o->sawInterrupt) << "the handler ran once and the line is high until IRQ_STATUS is cleared";
     EXPECT_EQ(o->cause, SABLE_ERROR_NONE);
     EXPECT_EQ(o->commands, 4u);
+    EXPECT_EQ(o->coreIrqStatus, SABLE_HOSTIF_IRQ_NPU) << "the NPU's interrupt reaches the core's IRQ_STATUS";
   }
+  EXPECT_EQ(irqStatusAfterClear, 0u);
+  EXPECT_EQ(boot, 0x1'0000'4000u);
+  // TIMER counts microseconds of simulated cycles since reset (a few cycles after the harness's).
+  const uint64_t mhz = sable_hw_configs[SABLE_HW_CONFIG_DEFAULT].clock_mhz;
+  EXPECT_GT(timerRead, 0u);
+  EXPECT_LE(std::llabs(static_cast<long long>(timerRead) - static_cast<long long>(cyclesAtTimerRead / mhz)), 1);
+  EXPECT_GE(hostTimer, timerRead) << "the host reads the RTL's TIMER";
+  EXPECT_LE(hostTimer, timerRead + 1);
+  EXPECT_EQ(hostInterruptsAfterWrite, 1) << "HOST_IRQ reaches the host's handler before the write returns";
+  EXPECT_EQ(hostInterrupts, 1);
+  EXPECT_EQ(idleTimerAdvance, 0u) << "device time stands still while the device is idle";
+  EXPECT_EQ(doorbellStatus, SABLE_HOSTIF_IRQ_DOORBELL);
   EXPECT_TRUE(lineLowAfterClear);
   EXPECT_EQ(interrupts, 2);
   const RtlPlatformStats stats = platform.stats();

@@ -199,7 +199,6 @@ hal::Result<void> selectNpuBackend(std::string_view backend) {
     setenv("SABLE_SIMD_ARGS", fmt::format("{} --backend rtl --progress", current).c_str(), 1);
   }
   setenv("SABLE_DEVICE", "sable-npu-rtl", 0);
-  setenv("SABLE_TIME_SCALE", fmt::format("{}", kRtlTimeScale).c_str(), 0);
   return {};
 }
 

@@ -69,11 +69,10 @@ nlohmann::json configurationJson(const sable_hw_config& config);
 // `--backend func|rtl` of the commands that run on sable-npu: which model the device server they
 // start hosts. "rtl" (the RTL in the SystemC platform, docs/sim.md) makes a server started for
 // this process use it — appends `--backend rtl --progress` to $SABLE_SIMD_ARGS — names the device
-// sable-npu-rtl unless $SABLE_DEVICE names one (so a running functional server is not reused), and
-// sets $SABLE_TIME_SCALE to kRtlTimeScale unless it is set (the RTL simulates ~1000x slower than
-// the silicon at its nominal clock, docs/hal.md). "func" changes nothing. Call before opening a
-// device; returns an INVALID_ARGUMENT error for another name.
-inline constexpr double kRtlTimeScale = 2000;
+// sable-npu-rtl unless $SABLE_DEVICE names one (so a running functional server is not reused).
+// $SABLE_TIME_SCALE is left alone: the RTL's control core keeps deadlines and its watchdog in
+// device time (docs/device.md, "Time"). "func" changes nothing. Call before opening a device;
+// returns an INVALID_ARGUMENT error for another name.
 hal::Result<void> selectNpuBackend(std::string_view backend);
 // The --help text of that option.
 inline constexpr const char* kBackendHelp =

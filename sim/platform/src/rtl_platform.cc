@@ -3,7 +3,9 @@
 
 #include <systemc>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -59,6 +61,13 @@ bool isStart(uint32_t offset, uint32_t value) {
   return offset == SABLE_REG_CONTROL && (value & SABLE_REG_CONTROL_START_MASK) != 0;
 }
 
+// The host-interface block sets IRQ_STATUS.NPU in the cycle after the NPU's line rises: the
+// core's interrupt follows within this many cycles.
+constexpr uint64_t kCoreInterruptLatency = 2;
+// TIMER's prescaler: the block's CLOCK_MHZ, the package's default configuration's clock (the one
+// the RTL is verilated for).
+const uint64_t kTimerCyclesPerUs = sable_hw_configs[SABLE_HW_CONFIG_DEFAULT].clock_mhz;
+
 }  // namespace
 
 struct RtlPlatform::Impl {
@@ -80,6 +89,7 @@ struct RtlPlatform::Impl {
     }
     period = sc_time(1000.0 / options.clockMhz, sc_core::SC_NS);
     nextProgress = options.progressCycles;
+    resetReleased();
   }
 
   static RtlNpuOptions rtlOptions(const RtlPlatformOptions& o) {
@@ -111,6 +121,30 @@ struct RtlPlatform::Impl {
   // Lock-step check around one job.
   void lockstepStart();
   void lockstepFinish();
+  // A register access by the control core to the host-interface block, timed like coreAccess.
+  uint32_t hostInterfaceAccess(uint32_t offset, const uint32_t* value);
+  // Performs the host's queued writes on the slave (simulation thread); true if there were any.
+  // The caller waits their cycles.
+  bool performHostWrites();
+  // Calls the host's interrupt handler for each pulse of host_irq not yet delivered.
+  void deliverHostInterrupts();
+  // Reset was just released: TIMER counts from here (the release cycle counts as its first).
+  void resetReleased() {
+    timerBase = rtl.cycle() - 1;
+    cycles = rtl.cycle();
+  }
+  // TIMER as the RTL holds it at the last cycle simulated (any thread).
+  uint64_t timerUs() const {
+    const uint64_t now = cycles, base = timerBase;
+    return now > base ? (now - base) / kTimerCyclesPerUs : 0;
+  }
+  // Cycles from the last one simulated until TIMER reads `untilUs` (saturating).
+  uint64_t cyclesUntil(uint64_t untilUs) const {
+    const uint64_t base = timerBase;
+    if (untilUs > (UINT64_MAX - base) / kTimerCyclesPerUs) return UINT64_MAX;
+    const uint64_t at = base + untilUs * kTimerCyclesPerUs, now = cycles;
+    return at > now ? at - now : 0;
+  }
 
   DeviceMemory memory;
   RtlPlatformOptions options;
@@ -130,6 +164,16 @@ struct RtlPlatform::Impl {
   uint64_t nextProgress = 0;
 
   std::atomic<uint64_t> cycles{0}, jobs{0}, registerAccesses{0}, lockstepJobs{0};
+  std::atomic<uint64_t> timerBase{0};  // the cycle TIMER counts from
+
+  // The host's side of the host-interface block: writes from other threads, performed on the
+  // simulation thread in order.
+  std::mutex hostMutex;
+  std::condition_variable hostWritten;
+  std::vector<std::pair<uint32_t, uint32_t>> hostWrites;  // guarded by hostMutex
+  std::atomic<bool> hostWritesPending{false};
+  std::function<void()> hostInterruptHandler;
+  uint64_t hostInterruptsDelivered = 0;  // simulation thread
   std::atomic<uint64_t> busyNs{0};
   std::mutex warnMutex;
   bool warnedForeignAccess = false;
@@ -152,7 +196,7 @@ struct RtlPlatform::Impl::NpuModule : sc_core::sc_module {
   sc_core::sc_in<bool> rst_n;
   sc_core::sc_out<bool> irq;
   sc_event kick;         // a job was started
-  sc_event interrupted;  // the interrupt line rose
+  sc_event interrupted;  // the NPU's interrupt line rose, or the host raised the core's
 
   NpuModule(sc_module_name name, Impl& platform) : sc_module(name), p(platform) {
     SC_THREAD(clock);
@@ -164,13 +208,22 @@ struct RtlPlatform::Impl::NpuModule : sc_core::sc_module {
     for (;;) {
       while (!p.running) wait(kick);
       const auto begin = std::chrono::steady_clock::now();
-      const uint64_t ran = p.rtl.runUntilInterrupt(p.options.quantumCycles);
+      const uint64_t before = p.rtl.cycle();
+      // A doorbell while the NPU runs reaches the block within a quantum.
+      const bool hostWrote = p.performHostWrites();
+      p.rtl.runUntilInterrupt(p.options.quantumCycles);
+      if (p.rtl.interruptLine()) p.rtl.runUntilCoreInterrupt(kCoreInterruptLatency);
       p.busyNs += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                             std::chrono::steady_clock::now() - begin)
                                             .count());
       p.cycles = p.rtl.cycle();
+      const uint64_t ran = p.rtl.cycle() - before;
       if (ran > 0) wait(p.period * static_cast<double>(ran));
       p.sampleInterrupt();
+      if (hostWrote) {
+        p.deliverHostInterrupts();
+        if (p.rtl.coreInterruptLine()) interrupted.notify(sc_core::SC_ZERO_TIME);
+      }
       if (p.options.progress && p.cycles >= p.nextProgress) {
         const double seconds = p.busyNs.load() * 1e-9;
         p.options.progress(p.cycles, p.jobs, seconds > 0 ? p.cycles / seconds : 0.0, false);
@@ -197,6 +250,11 @@ struct RtlPlatform::Impl::CoreModule : sc_core::sc_module {
 
   void run() {
     while (!rst_n.read()) wait(rst_n.posedge_event());
+    // What the host wrote to the block before the core started (BOOT_LO/HI).
+    const uint64_t before = p.rtl.cycle();
+    p.performHostWrites();
+    p.cycles = p.rtl.cycle();
+    wait(p.period * static_cast<double>(p.rtl.cycle() - before));
     p.firmware();
     sc_core::sc_stop();
   }
@@ -229,7 +287,7 @@ struct RtlPlatform::Impl::Top : sc_core::sc_module {
     constexpr uint64_t kResetCycles = 4;
     wait(platform.period * static_cast<double>(kResetCycles));
     platform.rtl.reset(kResetCycles);
-    platform.cycles = platform.rtl.cycle();
+    platform.resetReleased();
     rst_n.write(true);
   }
 
@@ -244,6 +302,10 @@ void RtlPlatform::Impl::sampleInterrupt() {
   if (!rose) return;
   const bool endsJob = running;
   running = false;
+  if (endsJob) {
+    rtl.runUntilCoreInterrupt(kCoreInterruptLatency);  // the block takes the line's edge
+    cycles = rtl.cycle();
+  }
   if (endsJob && options.lockstep) lockstepFinish();
   if (endsJob && options.progress) {
     const double seconds = busyNs.load() * 1e-9;
@@ -274,6 +336,41 @@ uint32_t RtlPlatform::Impl::coreAccess(uint32_t offset, const uint32_t* value) {
   sampleInterrupt();
   sc_core::wait(period * static_cast<double>(rtl.cycle() - before));
   return result;
+}
+
+uint32_t RtlPlatform::Impl::hostInterfaceAccess(uint32_t offset, const uint32_t* value) {
+  const uint64_t before = rtl.cycle();
+  uint32_t result = 0;
+  if (value != nullptr) {
+    rtl.writeHostInterface(offset, *value);
+  } else {
+    result = rtl.readHostInterface(offset);
+  }
+  ++registerAccesses;
+  cycles = rtl.cycle();
+  sampleInterrupt();
+  deliverHostInterrupts();
+  sc_core::wait(period * static_cast<double>(rtl.cycle() - before));
+  return result;
+}
+
+bool RtlPlatform::Impl::performHostWrites() {
+  if (!hostWritesPending.load(std::memory_order_acquire)) return false;
+  std::vector<std::pair<uint32_t, uint32_t>> writes;
+  {
+    std::lock_guard lock(hostMutex);
+    writes.swap(hostWrites);
+    hostWritesPending = false;
+  }
+  for (const auto& [offset, value] : writes) rtl.writeHostInterface(offset, value);
+  cycles = rtl.cycle();
+  return !writes.empty();
+}
+
+void RtlPlatform::Impl::deliverHostInterrupts() {
+  for (const uint64_t pulses = rtl.hostInterrupts(); hostInterruptsDelivered < pulses; ++hostInterruptsDelivered) {
+    if (hostInterruptHandler) hostInterruptHandler();
+  }
 }
 
 // ---- lock-step ----
@@ -425,6 +522,64 @@ bool RtlPlatform::advanceWhileNpuBusy() {
   if (!p.running) return false;
   sc_core::wait(p.period * static_cast<double>(p.options.sliceCycles), p.top->npu.interrupted);
   return true;
+}
+
+uint32_t RtlPlatform::coreRead(uint32_t offset) {
+  Impl& p = *impl_;
+  if (p.onSimulationThread()) return p.hostInterfaceAccess(offset, nullptr);
+  if (!p.simulating) return p.rtl.readHostInterface(offset);
+  std::fprintf(stderr, "sable-simd: rtl: host-interface register 0x%02x read off the control core while "
+                       "simulating; reads 0\n", offset);
+  return 0;
+}
+
+void RtlPlatform::coreWrite(uint32_t offset, uint32_t value) {
+  Impl& p = *impl_;
+  if (p.onSimulationThread()) {
+    p.hostInterfaceAccess(offset, &value);
+  } else if (!p.simulating) {
+    p.rtl.writeHostInterface(offset, value);
+  } else {
+    std::fprintf(stderr, "sable-simd: rtl: host-interface register 0x%02x written off the control core while "
+                         "simulating; ignored\n", offset);
+  }
+}
+
+void RtlPlatform::waitForInterrupt(uint64_t untilUs) {
+  Impl& p = *impl_;
+  for (;;) {
+    const uint64_t before = p.rtl.cycle();
+    if (p.performHostWrites()) {
+      p.deliverHostInterrupts();
+      sc_core::wait(p.period * static_cast<double>(p.rtl.cycle() - before));
+    }
+    if (p.rtl.coreInterruptLine() || p.timerUs() >= untilUs) return;
+    if (!p.running) break;
+    const uint64_t slice = std::min(p.options.sliceCycles, p.cyclesUntil(untilUs));
+    sc_core::wait(p.period * static_cast<double>(slice), p.top->npu.interrupted);
+  }
+  // The NPU is idle: nothing in the device moves (nor does TIMER) until the host writes the
+  // block. Sleep until it does, for at most the wait's length in wall time and 1 s; the firmware
+  // then looks again.
+  std::unique_lock lock(p.hostMutex);
+  const uint64_t sleepUs = std::min<uint64_t>(untilUs - p.timerUs(), 1'000'000);
+  p.hostWritten.wait_for(lock, std::chrono::microseconds(sleepUs), [&p] { return !p.hostWrites.empty(); });
+}
+
+void RtlPlatform::hostWrite(uint32_t offset, uint32_t value) {
+  Impl& p = *impl_;
+  {
+    std::lock_guard lock(p.hostMutex);
+    p.hostWrites.emplace_back(offset, value);
+    p.hostWritesPending = true;
+  }
+  p.hostWritten.notify_all();
+}
+
+uint64_t RtlPlatform::timerUs() { return impl_->timerUs(); }
+
+void RtlPlatform::setHostInterruptHandler(std::function<void()> handler) {
+  impl_->hostInterruptHandler = std::move(handler);
 }
 
 void RtlPlatform::join() {

@@ -1,9 +1,10 @@
-// RtlNpu: the cycle loop around the verilated sable_npu (see the header and docs/rtl.md).
+// RtlNpu: the cycle loop around the verilated subsystem (see the header and docs/rtl.md).
 #include "sable/sim/rtl_npu.h"
 
+#include <optional>
 #include <stdexcept>
 
-#include "Vsable_npu.h"
+#include "Vsable_subsystem_sim.h"
 #include "verilated.h"
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
@@ -11,13 +12,24 @@
 
 namespace sable::sim {
 
+namespace {
+
+// The address bits inside one window of the subsystem's slave (bit WINDOW_BITS - 1 selects it).
+constexpr uint32_t kWindowOffsetMask = (1u << (SABLE_SUBSYSTEM_WINDOW_BITS - 1)) - 1;
+
+std::unique_ptr<VerilatedContext> makeContext() {
+  auto context = std::make_unique<VerilatedContext>();
+  context->randReset(0);  // deterministic: no random initial values
+  return context;
+}
+
+}  // namespace
+
 struct RtlNpu::Impl {
   Impl(DeviceMemory mem, RtlNpuOptions opts)
       : options(std::move(opts)),
-        axi(std::span<uint8_t>(mem.data, mem.size), 0, options.memory) {
-    context = std::make_unique<VerilatedContext>();
-    context->randReset(0);  // deterministic: no random initial values
-    top = std::make_unique<Vsable_npu>(context.get(), "npu");
+        context(makeContext()),
+        top(std::make_unique<Vsable_subsystem_sim>(context.get(), "npu")) {
     if (!options.traceFile.empty()) {
 #if VM_TRACE_FST
       context->traceEverOn(true);
@@ -28,6 +40,9 @@ struct RtlNpu::Impl {
 #endif
     }
     if (options.traceFromReset) jobStarted = true;  // the window counts from cycle 0
+    // Device memory where the subsystem puts it on its memory port (a constant output).
+    top->eval();
+    axi.emplace(std::span<uint8_t>(mem.data, mem.size), top->device_memory_base, options.memory);
     applyReset(4);
   }
   void applyReset(uint64_t resetCycles) {
@@ -46,20 +61,21 @@ struct RtlNpu::Impl {
   // One clock cycle (AxiMemory's protocol: drive the slave outputs, settle the low phase, let the
   // memory take this cycle's handshakes, then the rising edge).
   void lowPhase() {
-    const AxiSlaveOut& s = axi.outputs();
-    top->m_arready = s.arready;
-    top->m_rvalid = s.rvalid;
-    top->m_rid = s.rid & 0xF;
-    axiBytesToWide(top->m_rdata, s.rdata.data(), 16);
-    top->m_rresp = s.rresp;
-    top->m_rlast = s.rlast;
-    top->m_awready = s.awready;
-    top->m_wready = s.wready;
-    top->m_bvalid = s.bvalid;
-    top->m_bid = s.bid & 0xF;
-    top->m_bresp = s.bresp;
+    const AxiSlaveOut& s = axi->outputs();
+    top->m_axi_arready = s.arready;
+    top->m_axi_rvalid = s.rvalid;
+    top->m_axi_rid = s.rid & 0xF;
+    axiBytesToWide(top->m_axi_rdata, s.rdata.data(), 16);
+    top->m_axi_rresp = s.rresp;
+    top->m_axi_rlast = s.rlast;
+    top->m_axi_awready = s.awready;
+    top->m_axi_wready = s.wready;
+    top->m_axi_bvalid = s.bvalid;
+    top->m_axi_bid = s.bid & 0xF;
+    top->m_axi_bresp = s.bresp;
     top->clk = 0;
     top->eval();
+    hostInterrupts += top->host_irq;  // a one-cycle pulse per HOST_IRQ write
     dump();
     if (finish != nullptr) recordCompletions();
   }
@@ -74,25 +90,25 @@ struct RtlNpu::Impl {
   }
   void highPhase() {
     AxiMasterOut m;
-    m.arvalid = top->m_arvalid;
-    m.araddr = top->m_araddr;
-    m.arlen = top->m_arlen;
-    m.arsize = top->m_arsize;
-    m.arburst = top->m_arburst;
-    m.arid = top->m_arid;
-    m.rready = top->m_rready;
-    m.awvalid = top->m_awvalid;
-    m.awaddr = top->m_awaddr;
-    m.awlen = top->m_awlen;
-    m.awsize = top->m_awsize;
-    m.awburst = top->m_awburst;
-    m.awid = top->m_awid;
-    m.wvalid = top->m_wvalid;
-    axiBytesFromWide(top->m_wdata, m.wdata.data(), 16);
-    m.wstrb = top->m_wstrb;
-    m.wlast = top->m_wlast;
-    m.bready = top->m_bready;
-    axi.tick(m);
+    m.arvalid = top->m_axi_arvalid;
+    m.araddr = top->m_axi_araddr;
+    m.arlen = top->m_axi_arlen;
+    m.arsize = top->m_axi_arsize;
+    m.arburst = top->m_axi_arburst;
+    m.arid = top->m_axi_arid;
+    m.rready = top->m_axi_rready;
+    m.awvalid = top->m_axi_awvalid;
+    m.awaddr = top->m_axi_awaddr;
+    m.awlen = top->m_axi_awlen;
+    m.awsize = top->m_axi_awsize;
+    m.awburst = top->m_axi_awburst;
+    m.awid = top->m_axi_awid;
+    m.wvalid = top->m_axi_wvalid;
+    axiBytesFromWide(top->m_axi_wdata, m.wdata.data(), 16);
+    m.wstrb = top->m_axi_wstrb;
+    m.wlast = top->m_axi_wlast;
+    m.bready = top->m_axi_bready;
+    axi->tick(m);
     top->clk = 1;
     top->eval();
     context->timeInc(1);
@@ -117,15 +133,20 @@ struct RtlNpu::Impl {
 #endif
   }
 
+  // A 32-bit transaction on the subsystem's AXI4-Lite slave (the control core's port).
+  uint32_t read(uint32_t address);
+  void write(uint32_t address, uint32_t value);
+
   RtlNpuOptions options;
-  AxiMemory axi;
   std::unique_ptr<VerilatedContext> context;
-  std::unique_ptr<Vsable_npu> top;
+  std::unique_ptr<Vsable_subsystem_sim> top;
+  std::optional<AxiMemory> axi;  // set once the top has told where device memory is
 #if VM_TRACE_FST
   std::unique_ptr<VerilatedFstC> trace;
   bool traceOpen = false;
 #endif
   uint64_t cycles = 0;
+  uint64_t hostInterrupts = 0;
   std::vector<uint64_t>* finish = nullptr;  // runJob's per-command record, while it runs
   uint64_t jobStart = 0;
   bool jobStarted = false;
@@ -142,49 +163,67 @@ bool RtlNpu::traceSupported() {
 #endif
 }
 
-uint32_t RtlNpu::readRegister(uint32_t offset) {
-  Impl& m = *impl_;
-  m.top->s_araddr = offset & 0xFFF;
-  m.top->s_arvalid = 1;
-  m.top->s_rready = 1;
+uint32_t RtlNpu::Impl::read(uint32_t address) {
+  top->s_axi_araddr = address;
+  top->s_axi_arvalid = 1;
+  top->s_axi_rready = 1;
   for (;;) {
-    m.lowPhase();
-    const bool ar = m.top->s_arvalid && m.top->s_arready;
-    const bool r = m.top->s_rvalid && m.top->s_rready;
-    const uint32_t data = m.top->s_rdata;
-    m.highPhase();
-    if (ar) m.top->s_arvalid = 0;
+    lowPhase();
+    const bool ar = top->s_axi_arvalid && top->s_axi_arready;
+    const bool r = top->s_axi_rvalid && top->s_axi_rready;
+    const uint32_t data = top->s_axi_rdata;
+    highPhase();
+    if (ar) top->s_axi_arvalid = 0;
     if (r) {
-      m.top->s_rready = 0;
+      top->s_axi_rready = 0;
       return data;
     }
   }
 }
 
-void RtlNpu::writeRegister(uint32_t offset, uint32_t value) {
-  Impl& m = *impl_;
-  m.top->s_awaddr = offset & 0xFFF;
-  m.top->s_awvalid = 1;
-  m.top->s_wdata = value;
-  m.top->s_wstrb = 0xF;
-  m.top->s_wvalid = 1;
-  m.top->s_bready = 1;
+void RtlNpu::Impl::write(uint32_t address, uint32_t value) {
+  top->s_axi_awaddr = address;
+  top->s_axi_awvalid = 1;
+  top->s_axi_wdata = value;
+  top->s_axi_wstrb = 0xF;
+  top->s_axi_wvalid = 1;
+  top->s_axi_bready = 1;
   for (;;) {
-    m.lowPhase();
-    const bool aw = m.top->s_awvalid && m.top->s_awready;
-    const bool w = m.top->s_wvalid && m.top->s_wready;
-    const bool b = m.top->s_bvalid && m.top->s_bready;
-    m.highPhase();
-    if (aw) m.top->s_awvalid = 0;
-    if (w) m.top->s_wvalid = 0;
+    lowPhase();
+    const bool aw = top->s_axi_awvalid && top->s_axi_awready;
+    const bool w = top->s_axi_wvalid && top->s_axi_wready;
+    const bool b = top->s_axi_bvalid && top->s_axi_bready;
+    highPhase();
+    if (aw) top->s_axi_awvalid = 0;
+    if (w) top->s_axi_wvalid = 0;
     if (b) {
-      m.top->s_bready = 0;
+      top->s_axi_bready = 0;
       return;
     }
   }
 }
 
-bool RtlNpu::interruptLine() const { return impl_->top->irq != 0; }
+// Offsets inside a window alias as they do on the slave (the NPU decodes 12 bits, the block 8).
+uint32_t RtlNpu::readRegister(uint32_t offset) {
+  return impl_->read(SABLE_SUBSYSTEM_CSR_WINDOW + (offset & kWindowOffsetMask));
+}
+
+void RtlNpu::writeRegister(uint32_t offset, uint32_t value) {
+  impl_->write(SABLE_SUBSYSTEM_CSR_WINDOW + (offset & kWindowOffsetMask), value);
+}
+
+uint32_t RtlNpu::readHostInterface(uint32_t offset) {
+  return impl_->read(SABLE_SUBSYSTEM_HOSTIF_WINDOW + (offset & kWindowOffsetMask));
+}
+
+void RtlNpu::writeHostInterface(uint32_t offset, uint32_t value) {
+  impl_->write(SABLE_SUBSYSTEM_HOSTIF_WINDOW + (offset & kWindowOffsetMask), value);
+}
+
+bool RtlNpu::interruptLine() const { return impl_->top->npu_irq != 0; }
+bool RtlNpu::coreInterruptLine() const { return impl_->top->core_irq != 0; }
+uint64_t RtlNpu::hostInterrupts() const { return impl_->hostInterrupts; }
+uint64_t RtlNpu::deviceMemoryBase() const { return impl_->top->device_memory_base; }
 
 void RtlNpu::run(uint64_t cycles) {
   for (uint64_t i = 0; i < cycles; ++i) impl_->step();
@@ -193,7 +232,17 @@ void RtlNpu::run(uint64_t cycles) {
 uint64_t RtlNpu::runUntilInterrupt(uint64_t maxCycles) {
   Impl& m = *impl_;
   uint64_t ran = 0;
-  while (ran < maxCycles && m.top->irq == 0) {
+  while (ran < maxCycles && m.top->npu_irq == 0) {
+    m.step();
+    ++ran;
+  }
+  return ran;
+}
+
+uint64_t RtlNpu::runUntilCoreInterrupt(uint64_t maxCycles) {
+  Impl& m = *impl_;
+  uint64_t ran = 0;
+  while (ran < maxCycles && m.top->core_irq == 0) {
     m.step();
     ++ran;
   }
@@ -228,7 +277,7 @@ RtlJobResult RtlNpu::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionT
   m.jobStarted = true;
   RtlJobResult result;
   uint64_t nextProgress = m.options.progressInterval;
-  while (!m.top->irq) {
+  while (!m.top->npu_irq) {
     if (m.options.progress && m.cycles - m.jobStart >= nextProgress) {
       m.options.progress(m.cycles - m.jobStart);
       nextProgress += m.options.progressInterval;
@@ -236,7 +285,7 @@ RtlJobResult RtlNpu::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionT
     if (m.cycles - begin >= maxCycles) {
       result.timedOut = true;
       writeRegister(SABLE_REG_CONTROL, SABLE_REG_CONTROL_ABORT_MASK);
-      while (!m.top->irq) m.step();
+      while (!m.top->npu_irq) m.step();
       break;
     }
     m.step();
@@ -254,6 +303,6 @@ RtlJobResult RtlNpu::runJob(uint64_t cmdBase, uint32_t cmdSize, uint64_t regionT
 }
 
 uint64_t RtlNpu::cycle() const { return impl_->cycles; }
-AxiMemory& RtlNpu::memory() { return impl_->axi; }
+AxiMemory& RtlNpu::memory() { return *impl_->axi; }
 
 }  // namespace sable::sim

@@ -2,12 +2,10 @@
 
 #include <atomic>
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <span>
 
 #include "sable/isa.h"
-#include "sable/shim/wire.h"
 
 namespace sable::server {
 
@@ -19,7 +17,9 @@ FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint6
                            Hooks hooks, std::vector<crypto::PublicKey> trustedKeys,
                            std::filesystem::path trustedKeyFile, sim::ControlCore* core)
     : memory_(memory), npu_(npu), bootAddress_(bootAddress), hooks_(std::move(hooks)),
-      trustedKeys_(std::move(trustedKeys)), trustedKeyFile_(std::move(trustedKeyFile)), epochNs_(wire::monotonicNs()), core_(core) {
+      trustedKeys_(std::move(trustedKeys)), trustedKeyFile_(std::move(trustedKeyFile)), core_(core),
+      model_(core == nullptr ? std::make_unique<HostInterfaceModel>(npu) : nullptr),
+      hostInterface_(core != nullptr ? static_cast<sim::HostInterfaceBlock*>(core) : model_.get()) {
   platform_.context = this;
   platform_.read32 = &FirmwareHost::read32;
   platform_.write32 = &FirmwareHost::write32;
@@ -30,13 +30,14 @@ FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint6
   platform_.digest_sha256_start = &FirmwareHost::digestSha256Start;
   platform_.digest_sha256_finish = &FirmwareHost::digestSha256Finish;
   hashThread_ = std::thread([this] { hashEngine(); });
-  // The NPU's interrupt line, wired to the control core's IRQ_STATUS.NPU.
-  npu_.setInterruptHandler([this] { raise(SABLE_HOSTIF_IRQ_NPU); });
+  hostInterface_->setHostInterruptHandler(hooks_.hostInterrupt);
+  hostInterface_->hostWrite(SABLE_HOSTIF_BOOT_LO, static_cast<uint32_t>(bootAddress_));
+  hostInterface_->hostWrite(SABLE_HOSTIF_BOOT_HI, static_cast<uint32_t>(bootAddress_ >> 32));
 }
 
 FirmwareHost::~FirmwareHost() {
   halt();
-  npu_.setInterruptHandler({});
+  hostInterface_->setHostInterruptHandler({});
   {
     std::lock_guard lock(hashMutex_);
     hashStop_ = true;
@@ -135,12 +136,12 @@ int FirmwareHost::verifySignature(void* context, const uint8_t* message, uint32_
   return crypto::verifySignature(*key, bytes, sig) ? 1 : 0;
 }
 
-void FirmwareHost::ringDoorbell() { raise(SABLE_HOSTIF_IRQ_DOORBELL); }
+void FirmwareHost::ringDoorbell() { hostInterface_->hostWrite(SABLE_HOSTIF_DOORBELL, 1); }
 
 void FirmwareHost::halt() {
   if (!started_) return;
   started_ = false;
-  raise(SABLE_HOSTIF_IRQ_HALT);
+  hostInterface_->hostWrite(SABLE_HOSTIF_HALT, 1);
   if (core_ != nullptr) {
     core_->join();
   } else {
@@ -148,15 +149,7 @@ void FirmwareHost::halt() {
   }
 }
 
-uint64_t FirmwareHost::timerUs() const { return (wire::monotonicNs() - epochNs_) / 1000; }
-
-void FirmwareHost::raise(uint32_t bits) {
-  {
-    std::lock_guard lock(mutex_);
-    irqStatus_ |= bits;
-  }
-  interrupt_.notify_all();
-}
+uint64_t FirmwareHost::timerUs() const { return hostInterface_->timerUs(); }
 
 uint32_t FirmwareHost::read32(void* context, uint64_t address) {
   auto* self = static_cast<FirmwareHost*>(context);
@@ -171,7 +164,7 @@ uint32_t FirmwareHost::read32(void* context, uint64_t address) {
     return self->npu_.readRegister(static_cast<uint32_t>(address - SABLE_FW_NPU_CSR_BASE));
   }
   if (address >= SABLE_FW_HOSTIF_BASE && address < SABLE_FW_HOSTIF_BASE + kWindowBytes) {
-    return self->readHostInterface(static_cast<uint32_t>(address - SABLE_FW_HOSTIF_BASE));
+    return self->hostInterface_->coreRead(static_cast<uint32_t>(address - SABLE_FW_HOSTIF_BASE));
   }
   return 0;
 }
@@ -194,61 +187,12 @@ void FirmwareHost::write32(void* context, uint64_t address, uint32_t value) {
     return;
   }
   if (address >= SABLE_FW_HOSTIF_BASE && address < SABLE_FW_HOSTIF_BASE + kWindowBytes) {
-    self->writeHostInterface(static_cast<uint32_t>(address - SABLE_FW_HOSTIF_BASE), value);
-  }
-}
-
-uint32_t FirmwareHost::readHostInterface(uint32_t offset) {
-  switch (offset) {
-    case SABLE_HOSTIF_BOOT_LO: return static_cast<uint32_t>(bootAddress_);
-    case SABLE_HOSTIF_BOOT_HI: return static_cast<uint32_t>(bootAddress_ >> 32);
-    case SABLE_HOSTIF_IRQ_STATUS: {
-      std::lock_guard lock(mutex_);
-      return irqStatus_;
-    }
-    case SABLE_HOSTIF_TIMER_LO: {
-      const uint64_t now = timerUs();
-      timerHighLatch_ = static_cast<uint32_t>(now >> 32);
-      return static_cast<uint32_t>(now);
-    }
-    case SABLE_HOSTIF_TIMER_HI: return timerHighLatch_;
-    default: return 0;
-  }
-}
-
-void FirmwareHost::writeHostInterface(uint32_t offset, uint32_t value) {
-  switch (offset) {
-    case SABLE_HOSTIF_IRQ_STATUS: {
-      std::lock_guard lock(mutex_);
-      irqStatus_ &= ~value;  // write 1 to clear
-      return;
-    }
-    case SABLE_HOSTIF_HOST_IRQ:
-      if ((value & 1u) != 0 && hooks_.hostInterrupt) hooks_.hostInterrupt();
-      return;
-    case SABLE_HOSTIF_DOORBELL: raise(SABLE_HOSTIF_IRQ_DOORBELL); return;
-    default: return;
+    self->hostInterface_->coreWrite(static_cast<uint32_t>(address - SABLE_FW_HOSTIF_BASE), value);
   }
 }
 
 void FirmwareHost::waitForInterrupt(void* context, uint64_t untilUs) {
-  auto* self = static_cast<FirmwareHost*>(context);
-  // On a simulated core the NPU advances only while the firmware waits: let it run (in slices,
-  // so that host interrupts and the deadline are still seen) until it is idle.
-  while (self->core_ != nullptr) {
-    {
-      std::lock_guard lock(self->mutex_);
-      if (self->irqStatus_ != 0 || untilUs <= self->timerUs()) return;
-    }
-    if (!self->core_->advanceWhileNpuBusy()) break;
-  }
-  std::unique_lock lock(self->mutex_);
-  const uint64_t now = self->timerUs();
-  if (self->irqStatus_ != 0 || untilUs <= now) return;
-  // Bound the sleep so that a firmware passing "forever" still re-checks now and then.
-  const uint64_t sleepUs = std::min<uint64_t>(untilUs - now, 1000000);
-  self->interrupt_.wait_for(lock, std::chrono::microseconds(sleepUs),
-                            [self] { return self->irqStatus_ != 0; });
+  static_cast<FirmwareHost*>(context)->hostInterface_->waitForInterrupt(untilUs);
 }
 
 }  // namespace sable::server

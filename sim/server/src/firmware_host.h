@@ -1,6 +1,7 @@
 // The control core of the simulated SoC: runs the firmware (sable_fw_main) on its own thread and
 // implements its platform (struct sable_fw_platform): the firmware's address map routed to
-// device memory, to the NPU's registers, and to the host-interface block of host_interface.h.
+// device memory, to the NPU's registers, and to the host-interface block of host_interface.h
+// (the RTL's on the SystemC platform, else HostInterfaceModel).
 #pragma once
 
 #include <atomic>
@@ -9,10 +10,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "host_interface_model.h"
 #include "sable/firmware/firmware.h"
 #include "sable/sim/control_core.h"
 #include "sable/sim/npu_backend.h"
@@ -29,8 +32,9 @@ class FirmwareHost {
 
   // `trustedKeys`: the public keys of the control core's signature service; `trustedKeyFile`
   // (may be empty): a public key file read again when a signature matches none of them
-  // (ServerOptions::trustedKeyFile). `core`: where the firmware runs (nullptr: an OS thread of its
-  // own); it must outlive this host.
+  // (ServerOptions::trustedKeyFile). `core`: where the firmware runs, with its host-interface
+  // block (nullptr: an OS thread of its own and a HostInterfaceModel); it must outlive this host.
+  // The host writes `bootAddress` to BOOT_LO/HI before the core starts.
   FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint64_t bootAddress, Hooks hooks,
                std::vector<crypto::PublicKey> trustedKeys, std::filesystem::path trustedKeyFile = {},
                sim::ControlCore* core = nullptr);
@@ -41,11 +45,10 @@ class FirmwareHost {
   void start();
   // Host side of the host-interface block.
   void ringDoorbell();
-  // Raises IRQ_HALT and joins the firmware thread (sable_fw_main returns on HALT).
+  // Writes HALT and joins the firmware thread (sable_fw_main returns on HALT).
   void halt();
-  // The free-running microsecond timer the firmware sees, and its zero on CLOCK_MONOTONIC.
+  // The block's free-running microsecond timer (TIMER), as the host reads it.
   uint64_t timerUs() const;
-  uint64_t epochNs() const { return epochNs_; }
 
  private:
   static uint32_t read32(void* context, uint64_t address);
@@ -57,9 +60,6 @@ class FirmwareHost {
   void hashEngine();
   static int readWords(void* context, uint64_t address, uint32_t* words, uint32_t count);
   static int verifySignature(void* context, const uint8_t* message, uint32_t length, const uint8_t signature[64]);
-  uint32_t readHostInterface(uint32_t offset);
-  void writeHostInterface(uint32_t offset, uint32_t value);
-  void raise(uint32_t bits);
 
   sim::DeviceMemory memory_;
   sim::NpuBackend& npu_;
@@ -67,16 +67,12 @@ class FirmwareHost {
   Hooks hooks_;
   std::vector<crypto::PublicKey> trustedKeys_;  // firmware thread only
   std::filesystem::path trustedKeyFile_;
-  uint64_t epochNs_;
   sable_fw_platform platform_{};
   sim::ControlCore* core_;
+  std::unique_ptr<HostInterfaceModel> model_;  // without a core
+  sim::HostInterfaceBlock* hostInterface_;     // core_ or model_
   std::thread thread_;
   bool started_ = false;
-
-  std::mutex mutex_;
-  std::condition_variable interrupt_;
-  uint32_t irqStatus_ = 0;  // guarded by mutex_
-  uint32_t timerHighLatch_ = 0;
   uint64_t starts_ = 0;  // firmware thread only
 
   // The hash engine beside the control core (digest_sha256_start/finish): a thread of its own,

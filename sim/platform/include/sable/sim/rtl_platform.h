@@ -1,7 +1,10 @@
-// The SystemC co-simulation platform (docs/sim.md): the verilated NPU as an SC_MODULE with its
-// AXI4 master on a memory model of the device server's shared device memory, a reset generator,
-// an interrupt line, and the control core that runs the unchanged firmware as an SC_THREAD,
-// its NPU register accesses timed AXI4-Lite transactions on the RTL's CSR port.
+// The SystemC co-simulation platform (docs/sim.md): the verilated NPU subsystem (the NPU and the
+// host-interface block, sable_subsystem) as an SC_MODULE with its AXI4 master on a memory model of
+// the device server's shared device memory, a reset generator, the interrupt lines, and the
+// control core that runs the unchanged firmware as an SC_THREAD, its register accesses (the
+// NPU's and the host-interface block's) timed AXI4-Lite transactions on the subsystem's slave.
+// The host's writes to the block (DOORBELL, HALT) come from other threads; the simulation
+// performs them on the same slave. TIMER is device time: microseconds of simulated cycles.
 //
 // Temporal decoupling: SystemC and the verilated model meet per transaction — a register access,
 // a slice of NPU cycles (cut short by the interrupt), the interrupt itself — never per clock
@@ -68,7 +71,8 @@ class RtlPlatform final : public NpuBackend, public ControlCore {
   // NpuBackend. On the control core: a timed AXI4-Lite transaction. From any other thread while
   // the simulation runs, only the identification registers (VERSION, CONFIG_ID, HWCFG0-2, what
   // the device server reads) are answered, from the values read at reset; other offsets read 0
-  // and writes are ignored, with a message on stderr.
+  // and writes are ignored, with a message on stderr. Before start() and after join(), from any
+  // thread, untimed.
   std::string_view name() const override { return "rtl"; }
   uint32_t readRegister(uint32_t offset) override;
   void writeRegister(uint32_t offset, uint32_t value) override;
@@ -77,8 +81,25 @@ class RtlPlatform final : public NpuBackend, public ControlCore {
 
   // ControlCore: the firmware as the core's SC_THREAD, the simulation on a thread of its own.
   void start(std::function<void()> firmware) override;
-  bool advanceWhileNpuBusy() override;
   void join() override;
+
+  // HostInterfaceBlock: the RTL's block. The core's accesses are timed transactions as above.
+  // waitForInterrupt lets the NPU run while it has a job, until the core's interrupt, TIMER's
+  // `untilUs` or a slice of sliceCycles; with the NPU idle nothing in the device moves, so the
+  // core sleeps (wall time, at most the wait's length and 1 s) until the host writes the block,
+  // and returns. hostWrite queues the write for the simulation (the first ones after reset:
+  // BOOT_LO/HI before the core starts). timerUs is TIMER at the cycle last simulated.
+  uint32_t coreRead(uint32_t offset) override;
+  void coreWrite(uint32_t offset, uint32_t value) override;
+  void waitForInterrupt(uint64_t untilUs) override;
+  void hostWrite(uint32_t offset, uint32_t value) override;
+  uint64_t timerUs() override;
+  void setHostInterruptHandler(std::function<void()> handler) override;
+
+  // On the control core: while the NPU has a job to run, advances the simulation until the NPU's
+  // interrupt or for a slice of sliceCycles and returns true; returns false at once when the NPU
+  // is idle.
+  bool advanceWhileNpuBusy();
 
   RtlPlatformStats stats() const;  // thread-safe
 

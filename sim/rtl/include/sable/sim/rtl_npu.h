@@ -1,7 +1,10 @@
-// The verilated NPU (rtl/, top sable_npu) driven cycle by cycle from C++: its AXI4 master on an
-// AxiMemory over a device-memory image, its AXI4-Lite registers through blocking transactions,
-// its interrupt line sampled every cycle. This is the bare harness of docs/rtl.md: no SystemC,
-// one thread, the fastest way to run the RTL. Not thread-safe.
+// The verilated NPU subsystem (rtl/, sable_subsystem: the NPU and the host-interface block, in
+// the simulation top rtl/sim/sable_subsystem_sim.sv) driven cycle by cycle from C++: its AXI4
+// memory master on an AxiMemory over a device-memory image (device address a at the subsystem's
+// device-memory base + a), its AXI4-Lite slave through blocking transactions (the NPU's registers
+// in one window, the host-interface block's in the other), its interrupt lines sampled every
+// cycle. This is the bare harness of docs/rtl.md: no SystemC, one thread, the fastest way to run
+// the RTL. Not thread-safe.
 #pragma once
 
 #include <array>
@@ -46,14 +49,27 @@ class RtlNpu {
   // Whether this build can write waveforms (the model was verilated with --trace-fst).
   static bool traceSupported();
 
+  // The NPU's registers (SABLE_REG_* offsets), each access one transaction on the slave.
   uint32_t readRegister(uint32_t offset);
   void writeRegister(uint32_t offset, uint32_t value);
+  // The host-interface block's registers (host_interface.h SABLE_HOSTIF_* offsets), likewise.
+  uint32_t readHostInterface(uint32_t offset);
+  void writeHostInterface(uint32_t offset, uint32_t value);
+  // The NPU's own interrupt line ((IRQ_STATUS & IRQ_MASK) != 0).
   bool interruptLine() const;
+  // The control core's interrupt (core_irq: high while any of the block's IRQ_STATUS bits is set).
+  bool coreInterruptLine() const;
+  // Pulses of the host's interrupt (host_irq) since construction.
+  uint64_t hostInterrupts() const;
+  // Where device address 0 is on the memory port (the subsystem's DEVICE_MEMORY_BASE).
+  uint64_t deviceMemoryBase() const;
   // Runs the clock for `cycles` cycles with the CSR port idle.
   void run(uint64_t cycles);
   // Runs the clock with the CSR port idle until the interrupt line is high or `maxCycles` have
   // passed; returns the cycles run (0 when the line is already high).
   uint64_t runUntilInterrupt(uint64_t maxCycles);
+  // The same for the control core's interrupt.
+  uint64_t runUntilCoreInterrupt(uint64_t maxCycles);
   // Holds reset (rst_n low) for `cycles` cycles, then releases it for one: the power-on state.
   void reset(uint64_t cycles = 4);
 
