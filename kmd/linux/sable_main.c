@@ -747,16 +747,18 @@ static void sable_health(struct work_struct *work)
 
 	sable_core_firmware_status(npu->core, &state, &version);
 	sable_core_get_counters(npu->core, &counters);
-	/* The host-interface block's timer runs whatever the firmware does: standing still, the
-	 * device is gone (a card that fell off the bus, a sable-simd that exited under a guest).
+	/* The host-interface block's timer runs whatever the firmware does: standing still while
+	 * work is pending, the device is gone (a card that fell off the bus, a sable-simd that
+	 * exited under a guest). Only then: a simulated device's timer counts its simulated
+	 * cycles, which stand still while it idles (docs/device.md, "Time").
 	 */
 	timer = sable_npu_timer_us(npu);
 	if (requested)
 		why = "requested through debugfs";
 	else if (npu->gave_up)
 		why = NULL;
-	else if (timer == npu->timer_seen)
-		why = "the device's timer stands still (the device is gone)";
+	else if (timer == npu->timer_seen && sable_core_busy(npu->core))
+		why = "the device's timer stands still with work pending (the device is gone)";
 	else if (state != SABLE_FW_STATE_READY)
 		why = "the firmware is not READY";
 	else if (counters.ring_faults != npu->ring_faults_seen)

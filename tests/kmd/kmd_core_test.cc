@@ -1461,11 +1461,14 @@ TEST_F(KmdCoreReset, AClosedClientForgetsItsStaleProgramsAndAStaleSlotIsReusedLa
 TEST_F(KmdCoreReset, AHangIsWorkPendingWithNoRingMovingForTheTimeout) {
   constexpr uint64_t kTimeout = 20'000'000;
   EXPECT_EQ(sable_core_hung(core.get(), 0), 0) << "idle is not hung";
+  EXPECT_EQ(sable_core_busy(core.get()), 0) << "nothing pending";
   uint32_t program = 0;
   ASSERT_EQ(registerProgram(&program), 0);
+  EXPECT_EQ(sable_core_busy(core.get()), 0) << "a registration answered is no work pending";
   const uint32_t in = bo(), out = bo();
   uint64_t fence = 0;
   ASSERT_EQ(submit(program, in, out, &fence), 0);
+  EXPECT_EQ(sable_core_busy(core.get()), 1) << "a job pending";
   EXPECT_EQ(sable_core_hung(core.get(), kTimeout), 0) << "the first look starts the clock";
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   sable_fw_message m{};
@@ -1476,6 +1479,7 @@ TEST_F(KmdCoreReset, AHangIsWorkPendingWithNoRingMovingForTheTimeout) {
   EXPECT_EQ(sable_core_hung(core.get(), kTimeout), 1) << "then nothing for the timeout";
   ASSERT_EQ(sable_core_reset(core.get(), kResetTimeout), 0);
   EXPECT_EQ(sable_core_hung(core.get(), 0), 0) << "nothing pending after the reset";
+  EXPECT_EQ(sable_core_busy(core.get()), 0) << "the reset ended the job";
 }
 
 }  // namespace

@@ -123,23 +123,43 @@ static uint32_t sable_progress_mark_locked(struct sable_core *core)
 	return mark;
 }
 
-int sable_core_hung(struct sable_core *core, uint64_t timeout_ns)
+/* Work the firmware owes an answer to: a pending job, a registration or a release. Not while
+ * being reset, once lost, or before the first boot.
+ */
+static int sable_core_busy_locked(struct sable_core *core)
 {
-	const uint64_t now = core->os->now_ns(core->os->ctx);
 	uint32_t busy = 0;
-	uint32_t mark;
 	uint32_t i;
-	int hung = 0;
 
-	sable_core_lock(core);
+	if (core->resetting || core->device_lost || core->memory_bytes == 0)
+		return 0;
 	for (i = 0; i < SABLE_CORE_MAX_FENCES && !busy; ++i)
 		busy = core->fences[i].state == SABLE_CORE_FENCE_PENDING;
 	for (i = 0; i < SABLE_CORE_MAX_PROGRAMS && !busy; ++i)
 		busy = core->programs[i].state == SABLE_CORE_PROGRAM_VALIDATING ||
 		       core->programs[i].state == SABLE_CORE_PROGRAM_RELEASING;
-	/* Not a hang: being reset, already lost, or never booted. */
-	if (core->resetting || core->device_lost || core->memory_bytes == 0)
-		busy = 0;
+	return busy != 0;
+}
+
+int sable_core_busy(struct sable_core *core)
+{
+	int busy;
+
+	sable_core_lock(core);
+	busy = sable_core_busy_locked(core);
+	sable_core_unlock(core);
+	return busy;
+}
+
+int sable_core_hung(struct sable_core *core, uint64_t timeout_ns)
+{
+	const uint64_t now = core->os->now_ns(core->os->ctx);
+	uint32_t mark;
+	int busy;
+	int hung = 0;
+
+	sable_core_lock(core);
+	busy = sable_core_busy_locked(core);
 	mark = busy ? sable_progress_mark_locked(core) : 0;
 	if (!busy || core->progress_ns == 0 || mark != core->progress_mark) {
 		core->progress_mark = mark;

@@ -441,6 +441,11 @@ void sable_core_device_lost(struct sable_core *core);
  */
 int sable_core_reset(struct sable_core *core, int64_t timeout_ns);
 
+/* Whether work is pending that the firmware owes an answer to (a job, a registration or a
+ * release): 1 or 0, and 0 while being reset, once lost, or before the first boot. Thread-safe.
+ */
+int sable_core_busy(struct sable_core *core);
+
 /* Whether the firmware stopped making progress (what the driver's periodic health check asks):
  * 1 when work is pending (a job, a registration or a release) and neither a submission ring's
  * head nor the completion ring's tail moved for timeout_ns, else 0. A job that runs longer than
