@@ -7,25 +7,30 @@ package sable_arith_pkg;
   localparam logic signed [31:0] INT32_MAX = 32'sh7FFF_FFFF;
 
   // (a * b * 2) / 2^32 rounded to nearest; the one overflow case (both INT32_MIN) saturates.
+  // The reference's (p + nudge) / 2^31, truncating toward zero with nudge = 2^30 for p >= 0 and
+  // 1 - 2^30 for p < 0, equals floor((p + 2^30) / 2^31) for every product p (for p < 0
+  // truncation is the ceiling, and ceil((p + 1 - 2^30) / 2^31) = floor((p + 2^30) / 2^31)).
+  // Every product but INT32_MIN^2 = 2^62 lies in (-2^62, 2^62), so bits 63 and 62 of the rounded
+  // product differ only for that one, which saturates: no 32-bit operand compares.
   function automatic logic signed [31:0] srdhm(input logic signed [31:0] a, input logic signed [31:0] b);
-    logic signed [63:0] ab;
-    logic signed [63:0] sum;
-    ab = 64'(a) * 64'(b);
-    sum = ab + (ab >= 0 ? 64'sd1073741824 : -64'sd1073741823);
-    // C division truncates toward zero: shift the magnitude.
-    if (a == INT32_MIN && b == INT32_MIN) srdhm = INT32_MAX;
-    else srdhm = sum >= 0 ? 32'(sum >>> 31) : 32'(-((-sum) >>> 31));
+    logic signed [32:0] high;
+    high = 33'((64'(a) * 64'(b) + 64'sd1073741824) >>> 31);
+    srdhm = high[32] == high[31] ? high[31:0] : INT32_MAX;
   endfunction
 
-  // x / 2^exponent rounded to nearest, ties away from zero; 0 <= exponent <= 31.
+  // 2^(exponent - 1), 0 for exponent 0: the rounding term of rdbpot, which a unit whose
+  // exponent is fixed for a command computes once instead of in every lane.
+  function automatic logic signed [31:0] pot_half(input logic [4:0] exponent);
+    pot_half = exponent == 5'd0 ? 32'sd0 : 32'(33'sd1 <<< (exponent - 5'd1));
+  endfunction
+
+  // x / 2^exponent rounded to nearest, ties away from zero; 0 <= exponent <= 31:
+  // floor((x + 2^(e-1) - [x < 0]) / 2^e) in 33 bits, which is the reference's
+  // (x >> e) + (remainder > mask / 2 + [x < 0]); for exponent 0 nothing is added.
   function automatic logic signed [31:0] rdbpot(input logic signed [31:0] x, input logic [4:0] exponent);
-    logic signed [31:0] mask;
-    logic signed [31:0] remainder;
-    logic signed [31:0] threshold;
-    mask = 32'((33'sd1 <<< exponent) - 33'sd1);
-    remainder = x & mask;
-    threshold = (mask >>> 1) + (x < 0 ? 32'sd1 : 32'sd0);
-    rdbpot = (x >>> exponent) + (remainder > threshold ? 32'sd1 : 32'sd0);
+    logic signed [32:0] sum;
+    sum = 33'(x) + 33'(pot_half(exponent)) - ((x < 0 && exponent != 5'd0) ? 33'sd1 : 33'sd0);
+    rdbpot = 32'(sum >>> exponent);
   endfunction
 
   // x * multiplier * 2^shift (TFLite MultiplyByQuantizedMultiplier); shift in -31..31, a
@@ -36,7 +41,26 @@ package sable_arith_pkg;
     logic [4:0] right;
     shifted = shift > 0 ? (x <<< shift[4:0]) : x;
     right = shift > 0 ? 5'd0 : 5'((-shift));
-    mbqm = rdbpot(srdhm(shifted, multiplier), right);
+    mbqm = srdhm_rdbpot(34'((64'(shifted) * 64'(multiplier)) >>> 30), right, pot_half(right),
+                        pot_half(right) - (right != 5'd0 ? 32'sd1 : 32'sd0));
+  endfunction
+
+  // rdbpot(srdhm(x, m), right) from bits [63:30] of the product p = x * m (p_high = p >>> 30),
+  // in one add and one shift; half = pot_half(right) and half_neg = half - [right > 0] are
+  // the command's constants. Nested floors merge, floor((floor(u / a) + c) / b) =
+  // floor((u + c*a) / (a*b)), so the result is floor((p + 2^30 + (half - n) * 2^31) / 2^(31 + right)) with n = [srdhm < 0 and
+  // right > 0]; n = [p < 0] gives the same result (for -2^30 <= p < 0, where srdhm is 0, both
+  // are 0), and the added constant is a multiple of 2^30, so only p's bits [63:30] are added:
+  // floor((p[63:30] + 2*(half - n) + 1) / 2^(1 + right)). The saturated srdhm (p = 2^62) needs
+  // no case for right > 0 (2^31 + half rounds like 2^31 - 1 + half there); for right = 0 its
+  // quotient 2^31 becomes INT32_MAX, the only result outside int32.
+  function automatic logic signed [31:0] srdhm_rdbpot(input logic signed [33:0] p_high, input logic [4:0] right,
+                                                      input logic signed [31:0] half, input logic signed [31:0] half_neg);
+    logic signed [34:0] sum;
+    logic signed [33:0] quotient;
+    sum = 35'(p_high) + 35'({p_high[33] ? half_neg : half, 1'b1});
+    quotient = 34'((sum >>> 1) >>> right);
+    srdhm_rdbpot = quotient[33:31] == 3'b001 ? INT32_MAX : quotient[31:0];
   endfunction
 
   // x * 2^exponent saturated to int32; 0 <= exponent <= 31.
