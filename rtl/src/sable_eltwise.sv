@@ -178,17 +178,80 @@ module sable_eltwise #(
     end
   end
 
+  // The lanes' constants, derived from the parameter block once for all lanes and registered
+  // (they lag pw by a cycle: the first line's data reaches the lanes a cycle after its reads,
+  // which follow the last parameter write). Shifts are only used once bad_params has passed.
+  logic              k_mul, k_sub;
+  logic [5:0]        k_a_left, k_b_left;
+  logic signed [31:0] k_a_offset_l, k_b_offset_l, k_a_half, k_b_half, k_o_half;
+  logic signed [31:0] k_a_half_neg, k_b_half_neg, k_o_half_neg;
+  logic [4:0]        k_a_right, k_b_right, k_o_left, k_o_right;
+  logic signed [9:0] k_lo, k_hi;
+
+  // MUL: 0; ADD/SUB: left_shift + max(shift, 0), 32 when the sum reaches 32 (all shifted out).
+  function automatic logic [5:0] left_of(input logic mul, input logic [4:0] ls, input logic signed [31:0] sh);
+    logic [6:0] k;
+    k = 7'(ls) + (sh > 0 ? 7'(sh[4:0]) : 7'd0);
+    left_of = mul ? 6'd0 : (k >= 7'd32 ? 6'd32 : 6'(k));
+  endfunction
+
+  // max(-shift, 0) (MUL: 0).
+  function automatic logic [4:0] right_of(input logic mul, input logic signed [31:0] sh);
+    right_of = (mul || sh >= 0) ? 5'd0 : 5'(-sh);
+  endfunction
+
+  // v clamped to the output type's range.
+  function automatic logic signed [9:0] type_clamp(input logic signed [31:0] v, input logic s);
+    logic signed [31:0] tmin, tmax;
+    tmin = s ? -32'sd128 : 32'sd0;
+    tmax = s ? 32'sd127 : 32'sd255;
+    type_clamp = 10'(v < tmin ? tmin : (v > tmax ? tmax : v));
+  endfunction
+
+  always_ff @(posedge clk) if (adv) begin
+    logic mul;
+    logic [5:0] al, bl;
+    logic [4:0] ar, br, orr;
+    mul = op == 2'(sable_pkg::ELTWISE_OP_MUL);
+    al = left_of(mul, left_shift_w[4:0], a_shift_w);
+    bl = left_of(mul, left_shift_w[4:0], b_shift_w);
+    ar = right_of(mul, a_shift_w);
+    br = right_of(mul, b_shift_w);
+    orr = right_of(1'b0, o_shift_w);
+    k_mul <= mul;
+    k_sub <= op == 2'(sable_pkg::ELTWISE_OP_SUB);
+    k_a_left <= al;
+    k_b_left <= bl;
+    k_a_offset_l <= a_offset << al;
+    k_b_offset_l <= b_offset << bl;
+    k_a_right <= ar;
+    k_b_right <= br;
+    k_o_right <= orr;
+    k_o_left <= o_shift_w > 0 ? o_shift_w[4:0] : 5'd0;
+    k_a_half <= sable_arith_pkg::pot_half(ar);
+    k_b_half <= sable_arith_pkg::pot_half(br);
+    k_o_half <= sable_arith_pkg::pot_half(orr);
+    k_a_half_neg <= sable_arith_pkg::pot_half(ar) - (ar != 5'd0 ? 32'sd1 : 32'sd0);
+    k_b_half_neg <= sable_arith_pkg::pot_half(br) - (br != 5'd0 ? 32'sd1 : 32'sd0);
+    k_o_half_neg <= sable_arith_pkg::pot_half(orr) - (orr != 5'd0 ? 32'sd1 : 32'sd0);
+    // Clamping to [clamp_min, clamp_max] and then to the type's range is clamping to the
+    // bounds clamped to the type's range (clamp_min <= clamp_max, else BAD_FIELD).
+    k_lo <= type_clamp(clamp_min, is_signed);
+    k_hi <= type_clamp(clamp_max, is_signed);
+  end
+
   // The lanes see the read data in the cycle it arrives; t_valid/t_addr follow it.
   logic [DIM*8-1:0] y;
   for (genvar c = 0; c < DIM; c++) begin : g_lane
     sable_eltwise_lane u_lane (
-        .clk, .en(state != IDLE && adv), .op, .is_signed,
+        .clk, .en(state != IDLE && adv), .mul(k_mul), .sub(k_sub), .is_signed,
         .a(sp_rd[8*c +: 8]), .b(sp_rd[8*DIM + 8*c +: 8]),
-        .a_offset, .b_offset, .output_offset,
+        .a_left(k_a_left), .b_left(k_b_left), .a_offset_l(k_a_offset_l), .b_offset_l(k_b_offset_l),
         .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),
-        .a_shift(a_shift_w[5:0]), .b_shift(b_shift_w[5:0]), .output_shift(o_shift_w[5:0]),
-        .left_shift(left_shift_w[4:0]),
-        .clamp_min, .clamp_max,
+        .a_right(k_a_right), .b_right(k_b_right), .output_left(k_o_left), .output_right(k_o_right),
+        .a_half(k_a_half), .b_half(k_b_half), .output_half(k_o_half),
+        .a_half_neg(k_a_half_neg), .b_half_neg(k_b_half_neg), .output_half_neg(k_o_half_neg),
+        .output_offset, .lo(k_lo), .hi(k_hi),
         .y(y[8*c +: 8]));
   end
 
