@@ -53,11 +53,14 @@ module sable_pool #(
   logic [15:0]       f_nx_m1, f_ny_m1, f_isx, f_isy, f_osx, f_osy, f_sxs, f_sys;
   logic [7:0]        f_kw_m1, f_kh_m1;
   logic [CW-1:0]     f_iw, f_ih, f_sx, f_sy, f_pl;
-  logic signed [16:0] f_lo, f_hi;
+  logic signed [9:0]  f_lo, f_hi;   // the clamps within the type's range, f_lo <= f_hi
 
   logic [3:0]  c_sx, c_sy, c_pl, c_pt;
   logic [15:0] c_isx, c_isy, c_in;
+  logic signed [15:0] c_lo, c_hi;
   always_comb begin
+    c_lo  = st_cmd[sable_pkg::CMD_POOL_CLAMP_MIN_LSB +: 16];
+    c_hi  = st_cmd[sable_pkg::CMD_POOL_CLAMP_MAX_LSB +: 16];
     c_sx  = st_cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4];
     c_sy  = st_cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4];
     c_pl  = st_cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4];
@@ -134,8 +137,10 @@ module sable_pool #(
       f_sx     <= CW'(c_sx);
       f_sy     <= CW'(c_sy);
       f_pl     <= CW'(c_pl);
-      f_lo     <= 17'(signed'(st_cmd[sable_pkg::CMD_POOL_CLAMP_MIN_LSB +: 16]));
-      f_hi     <= 17'(signed'(st_cmd[sable_pkg::CMD_POOL_CLAMP_MAX_LSB +: 16]));
+      // Clamping to [clamp_min, max(clamp_min, clamp_max)] and then to the type's range is
+      // clamping to those bounds clamped to the type's range.
+      f_lo     <= type_clamp(c_lo, st_cmd[sable_pkg::CMD_POOL_SIGNED_LSB]);
+      f_hi     <= type_clamp(c_hi > c_lo ? c_hi : c_lo, st_cmd[sable_pkg::CMD_POOL_SIGNED_LSB]);
     end
   end
 
@@ -217,28 +222,36 @@ module sable_pool #(
   assign p1 = v1 && last1;
 
   // ---------------------------------------------------------------- S2, S3: divide, clamp
-  // Signed result from sign and magnitude, clamped to [clamp_min, max(clamp_min, clamp_max)]
-  // and then to the type's range.
-  function automatic logic [7:0] saturate(input logic neg, input logic [7:0] mag);
-    logic signed [16:0] v;
-    v = neg ? -(17'(mag)) : 17'(mag);
-    if (v > f_hi) v = f_hi;
-    if (v < f_lo) v = f_lo;
-    if (f_signed) v = v > 17'sd127 ? 17'sd127 : (v < -17'sd128 ? -17'sd128 : v);
-    else v = v > 17'sd255 ? 17'sd255 : (v < 17'sd0 ? 17'sd0 : v);
-    saturate = v[7:0];
+  // v clamped to the output type's range.
+  function automatic logic signed [9:0] type_clamp(input logic signed [15:0] v, input logic s);
+    logic signed [15:0] tmin, tmax;
+    tmin = s ? -16'sd128 : 16'sd0;
+    tmax = s ? 16'sd127 : 16'sd255;
+    type_clamp = 10'(v < tmin ? tmin : (v > tmax ? tmax : v));
   endfunction
 
-  // Restoring division of n = |sum| + cnt/2 by cnt; n < 256 * cnt, so 8 quotient bits.
+  // Signed result from sign and magnitude (-255..255), clamped to [f_lo, f_hi]; the bounds lie
+  // within the type's range, so the low byte is the output.
+  function automatic logic [7:0] saturate(input logic neg, input logic [7:0] mag);
+    logic signed [9:0] v;
+    v = neg ? -(10'(mag)) : 10'(mag);
+    saturate = v < f_lo ? f_lo[7:0] : (v > f_hi ? f_hi[7:0] : v[7:0]);
+  endfunction
+
+  // Restoring division of n = |sum| + cnt/2 by cnt; n < 256 * cnt, so 8 quotient bits. Before
+  // the step of quotient bit k the remainder is below 2 * d * 2^k < 2^(k+18) (d < 2^17), so the
+  // step subtracts d from the 18 remainder bits k..k+17 only: the bits below k are those of n.
   function automatic logic [29:0] div_bits(input logic [25:0] r, input logic [16:0] d, input int unsigned hi);
     // Returns {remainder[25:0], quotient bits hi..hi-3}.
     logic [25:0] rem;
     logic [3:0]  q;
+    logic [18:0] diff;
     rem = r;
     q   = '0;
     for (int unsigned i = 0; i < 4; i++) begin
-      if (rem >= 26'(d) << (hi - i)) begin
-        rem      = rem - (26'(d) << (hi - i));
+      diff = {1'b0, rem[(hi - i) +: 18]} - 19'(d);
+      if (!diff[18]) begin
+        rem[(hi - i) +: 18] = diff[17:0];
         q[3 - i] = 1'b1;
       end
     end
@@ -273,7 +286,8 @@ module sable_pool #(
         v = 26'(signed'({f_signed & sp_rd[8*c+7], sp_rd[8*c +: 8]}));
         if (!in1) acc_new[26*c +: 26] = base;
         else if (f_avg) acc_new[26*c +: 26] = base + v;
-        else acc_new[26*c +: 26] = v > base ? v : base;
+        // A running maximum lies in [-128, 255] (bytes and the type's minimum): compared in 9 bits.
+        else acc_new[26*c +: 26] = signed'(v[8:0]) > signed'(base[8:0]) ? v : base;
       end
       acc <= acc_new;
       cnt <= cnt_new;
@@ -284,8 +298,12 @@ module sable_pool #(
         cnt2   <= cnt_new;
         for (int unsigned c = 0; c < DIM; c++) begin
           // Max: the value itself, through the same pipeline (count forced to 1 below).
+          // |acc| + half as one adder: half + (acc ^ sign mask) + sign, the sign as its carry in.
+          logic [26:0] abs_half;
+          abs_half = {f_avg ? 26'(cnt_new[16:1]) : 26'd0, 1'b1} +
+                     {acc_new[26*c +: 26] ^ {26{acc_new[26*c + 25]}}, acc_new[26*c + 25]};
           neg2[c] <= acc_new[26*c + 25];
-          rem2[26*c +: 26] <= (acc_new[26*c + 25] ? -acc_new[26*c +: 26] : acc_new[26*c +: 26]) + (f_avg ? 26'(cnt_new[16:1]) : 26'd0);
+          rem2[26*c +: 26] <= 26'(abs_half >> 1);
         end
       end
     end
