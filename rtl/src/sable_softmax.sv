@@ -5,8 +5,8 @@
 //   the reciprocal (sable_softmax_recip, 8 cycles);  pass 3: the outputs, written LAT_W
 //   cycles after their reads, only the row's `length` bytes (byte strobes on the last line).
 // The read pipeline: R (read issued) -> A (data: max, or table look-up T[m - x]) -> B (pass 2:
-// accumulate; pass 3: srdhm(scale, T)) -> C (pass 3: rounding shift, zero point, saturation)
-// -> W (write). A row's pass-1 and pass-2 reads wait while a line they read is still to be
+// accumulate; pass 3: the product scale * T) -> C (pass 3: rdbpot(srdhm(scale, T), shift) as
+// one add and one shift, zero point, saturation) -> W (write). A row's pass-1 and pass-2 reads wait while a line they read is still to be
 // written by the previous row, so rows behave as if processed one at a time. Pass 3 re-reads
 // the row's lines, each before its own output is written (in place is exact); an output line
 // that is a *later* input line of the same row (other than its own block) is not supported.
@@ -186,7 +186,8 @@ module sable_softmax #(
   logic [8*DIM-1:0]             table_m[TABLE_LINES];
   logic signed [8:0]            row_max;   // pass 1's running maximum, as int9
   logic [DIM*32-1:0]         term_q;    // stage B: T[m - x] of the valid lanes, else 0
-  logic [DIM*32-1:0]         prod_q;    // stage C: srdhm(scale, T)
+  logic [DIM*34-1:0]         prod_q;    // stage C: bits [63:30] of scale * T
+  logic signed [31:0]        half, half_neg;  // the row's rounding terms (sable_arith_pkg::srdhm_rdbpot)
   logic [DIM*8-1:0]          y_q;       // stage W: the output bytes
 
   // The byte as int8 or uint8, in int9.
@@ -219,34 +220,57 @@ module sable_softmax #(
     b_addr <= a_addr;
     // Stage B.
     if (b_valid && b_kind == K_SUM) begin
-      // The row's sum so far in Q12.19, with this line's terms.
-      logic signed [31:0] line_sum;
-      line_sum = b_first ? 32'sd0 : signed'(sum_q);
-      for (int c = 0; c < DIM; c++) line_sum = line_sum + sable_arith_pkg::rdbpot(term_q[32*c +: 32], 5'd12);
-      sum_q <= line_sum;
+      // The row's sum so far in Q12.19, with this line's terms rdbpot(T, 12) = (T >>> 12) +
+      // [rounds up]: the 20-bit quotients are added in a tree (each adder also adds one lane's
+      // rounding bit), exact in 25 bits, and the tree's sum to the row's (int32 wrap).
+      logic [DIM*25-1:0] part;
+      logic [DIM-1:0]    up;
+      for (int c = 0; c < DIM; c++) begin
+        logic [31:0] t;
+        t = term_q[32*c +: 32];
+        part[25*c +: 25] = 25'(signed'(t[31:12]));
+        // (T mod 4096) + 2048 - [T < 0] reaches 4096.
+        up[c] = t[11] && (!t[31] || t[10:0] != 11'd0);
+      end
+      for (int level = 1; (DIM >> level) >= 1; level++) begin
+        for (int i = 0; i < (DIM >> level); i++) begin
+          part[25*i +: 25] = add_carry25(part[25*(2*i) +: 25], part[25*(2*i+1) +: 25], up[(DIM >> level) + i]);
+        end
+      end
+      sum_q <= 32'(({b_first ? 32'd0 : sum_q, up[0]} + {32'(signed'(part[24:0])), 1'b1}) >> 1);
     end
     if (b_valid) begin
-      for (int c = 0; c < DIM; c++) prod_q[32*c +: 32] <= sable_arith_pkg::srdhm(scale, term_q[32*c +: 32]);
+      for (int c = 0; c < DIM; c++) prod_q[34*c +: 34] <= 34'((64'(scale) * 64'(signed'(term_q[32*c +: 32]))) >>> 30);
     end
     c_mask <= b_mask;
     c_addr <= b_addr;
     // Stage C: output = rdbpot(prod, shift) (0 beyond 31) + zero point, saturated to the type.
     if (c_valid) begin
       for (int c = 0; c < DIM; c++) begin
-        y_q[8*c +: 8] <= saturate(out_shift > 6'd31 ? 32'sd0 : sable_arith_pkg::rdbpot(prod_q[32*c +: 32], out_shift[4:0]), is_signed);
+        y_q[8*c +: 8] <= saturate(out_shift > 6'd31 ? 32'sd0 : sable_arith_pkg::srdhm_rdbpot(prod_q[34*c +: 34], out_shift[4:0], half, half_neg), is_signed);
       end
     end
     w_mask <= c_mask;
     w_addr <= c_addr;
   end
 
-  // v + zero point (0 for uint8, -128 for int8) saturated to the type, as its byte.
+  // rdbpot(srdhm(scale, T), out_shift)'s rounding terms, the same for every lane.
+  assign half = sable_arith_pkg::pot_half(out_shift[4:0]);
+  assign half_neg = half - (out_shift[4:0] != 5'd0 ? 32'sd1 : 32'sd0);
+
+  // v + zero point (0 for uint8, -128 for int8) saturated to the type, as its byte: v clamped
+  // to [0, 255], for int8 minus 128 (its top bit flipped).
   function automatic logic [7:0] saturate(input logic signed [31:0] v, input logic s);
-    logic signed [32:0] z;
-    z = 33'(v) + (s ? -33'sd128 : 33'sd0);
-    if (s) z = z < -33'sd128 ? -33'sd128 : (z > 33'sd127 ? 33'sd127 : z);
-    else z = z < 33'sd0 ? 33'sd0 : (z > 33'sd255 ? 33'sd255 : z);
-    saturate = z[7:0];
+    logic [7:0] u;
+    u = v[31] ? 8'd0 : (v[30:8] != 23'd0 ? 8'd255 : v[7:0]);
+    saturate = {u[7] ^ s, u[6:0]};
+  endfunction
+
+  // a + b + cin in 25 bits (two's complement), as one adder: ({a, cin} + {b, 1}) / 2.
+  function automatic logic [24:0] add_carry25(input logic [24:0] a, input logic [24:0] b, input logic cin);
+    logic [25:0] s;
+    s = {a, cin} + {b, 1'b1};
+    add_carry25 = 25'(s >> 1);
   endfunction
 
   always_ff @(posedge clk) if (adv) begin
