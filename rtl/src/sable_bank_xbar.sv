@@ -6,6 +6,8 @@
 // until its next granted read, so a unit whose other requests were refused keeps what it was
 // granted. A refused request (re && !rgrant, we && !wgrant) does nothing: the unit holds it
 // (the grant is its pipeline enable) and asks again. Grants are combinational from the requests.
+// The banked memory's validity of lines comes in per bank (b_rvalid, with the bank's data): a
+// port reads zeros from an invalid line. A bank's write data is zero where its strobe is low.
 module sable_bank_xbar #(
     parameter int unsigned NR = 1,
     parameter int unsigned NW = 1,
@@ -32,25 +34,41 @@ module sable_bank_xbar #(
     output logic [BANKS-1:0]            b_re,
     output logic [BANKS*AW-1:0]    b_raddr,
     input  logic [BANKS*WIDTH-1:0] b_rdata,
+    input  logic [BANKS-1:0]            b_rvalid,  // each bank's last read line is valid (else it reads as zeros)
     output logic [BANKS-1:0]            b_we,
     output logic [BANKS*AW-1:0]    b_waddr,
     output logic [BANKS*WIDTH-1:0] b_wdata,
     output logic [BANKS*NS-1:0]    b_wstrb
 );
   // Address bits above the memory's lines are ignored, as in the one-array memories.
+  // Reads are granted per bank: port p wins bank b when it asks for b and no lower port does
+  // (a one-hot grant matrix, each bank's address an AND-OR of its winner's), so the grant logic
+  // is a few levels deep instead of a chain through every port's bank choice.
   logic [NR*BB-1:0] rbank;
   logic [NW*BB-1:0] wbank;
+  logic [BANKS*NR-1:0] rwin;        // rwin[NR*b + p]: port p is granted bank b
 
   always_comb begin
-    b_re = '0;
+    logic taken;
+    for (int p = 0; p < NR; p++) rbank[BB*p +: BB] = raddr[16*p +: BB];
+    rwin = '0;
+    for (int b = 0; b < BANKS; b++) begin
+      taken = 1'b0;
+      for (int p = 0; p < NR; p++) begin
+        rwin[NR*b + p] = re[p] && rbank[BB*p +: BB] == BB'(b) && !taken;
+        taken = taken || (re[p] && rbank[BB*p +: BB] == BB'(b));
+      end
+    end
+  end
+
+  always_comb begin
     b_raddr = '0;
     rgrant = '0;
-    for (int p = 0; p < NR; p++) begin
-      rbank[BB*p +: BB] = raddr[16*p +: BB];
-      if (re[p] && !b_re[rbank[BB*p +: BB]]) begin
-        b_re[rbank[BB*p +: BB]] = 1'b1;
-        b_raddr[AW*rbank[BB*p +: BB] +: AW] = raddr[16*p + BB +: AW];
-        rgrant[p] = 1'b1;
+    for (int b = 0; b < BANKS; b++) begin
+      b_re[b] = |rwin[NR*b +: NR];
+      for (int p = 0; p < NR; p++) begin
+        b_raddr[AW*b +: AW] = b_raddr[AW*b +: AW] | (raddr[16*p + BB +: AW] & {AW{rwin[NR*b + p]}});
+        rgrant[p] = rgrant[p] | rwin[NR*b + p];
       end
     end
   end
@@ -77,15 +95,22 @@ module sable_bank_xbar #(
     for (int p = 0; p < NW; p++) wgrant[p] = we[p] && wsel[PW*wbank[BB*p +: BB] +: PW] == PW'(p);
   end
 
+  // A bank's data is zero where its strobe is low (the banked memory writes a whole invalid line,
+  // its unstrobed bytes as zeros): folded into the port multiplexer, a LUT per bit.
+  localparam int unsigned SB = WIDTH / NS;  // bits per strobe
   always_comb begin
     for (int b = 0; b < BANKS; b++) begin
       b_waddr[AW*b +: AW] = waddr[16*wsel[PW*b +: PW] + BB +: AW];
-      b_wdata[WIDTH*b +: WIDTH] = wdata[WIDTH*wsel[PW*b +: PW] +: WIDTH];
       b_wstrb[NS*b +: NS] = wstrb[NS*wsel[PW*b +: PW] +: NS];
+      for (int s = 0; s < NS; s++) begin
+        b_wdata[WIDTH*b + SB*s +: SB] = b_wstrb[NS*b + s] ? wdata[WIDTH*wsel[PW*b +: PW] + SB*s +: SB] : '0;
+      end
     end
   end
 
-  // Read return: the bank a port read from last cycle, else what it returned last.
+  // Read return: the bank a port read from last cycle (zeros when that bank's line is invalid),
+  // else what it returned last. The held value is the port's output itself, so the bank select,
+  // the validity and the hold are one LUT per bit after the bank multiplexer.
   logic [NR-1:0] fresh;
   logic [NR*BB-1:0] rsel;
   logic [NR*WIDTH-1:0] held;
@@ -98,12 +123,16 @@ module sable_bank_xbar #(
   always_ff @(posedge clk) begin
     for (int p = 0; p < NR; p++) begin
       if (rgrant[p]) rsel[BB*p +: BB] <= rbank[BB*p +: BB];
-      if (fresh[p]) held[WIDTH*p +: WIDTH] <= b_rdata[WIDTH*rsel[BB*p +: BB] +: WIDTH];
+      if (fresh[p]) held[WIDTH*p +: WIDTH] <= rdata[WIDTH*p +: WIDTH];
     end
   end
 
   always_comb begin
-    for (int p = 0; p < NR; p++) rdata[WIDTH*p +: WIDTH] = fresh[p] ? b_rdata[WIDTH*rsel[BB*p +: BB] +: WIDTH] : held[WIDTH*p +: WIDTH];
+    for (int p = 0; p < NR; p++) begin
+      if (!fresh[p]) rdata[WIDTH*p +: WIDTH] = held[WIDTH*p +: WIDTH];
+      else if (b_rvalid[rsel[BB*p +: BB]]) rdata[WIDTH*p +: WIDTH] = b_rdata[WIDTH*rsel[BB*p +: BB] +: WIDTH];
+      else rdata[WIDTH*p +: WIDTH] = '0;
+    end
   end
 
   logic unused_addr;

@@ -36,13 +36,11 @@ module sable_banked_mem #(
   logic [BANKS*AW-1:0] b_raddr, b_waddr;
   logic [BANKS*WIDTH-1:0] b_rdata, b_wdata;
   logic [BANKS*NS-1:0] b_wstrb;
-  logic [NR*WIDTH-1:0] x_rdata;
-  logic [NW*WIDTH-1:0] x_wdata;
-  logic [NW*NS-1:0] x_wstrb;
+  logic [BANKS-1:0] bank_valid;     // validity of each bank's last read line
 
   sable_bank_xbar #(.NR(NR), .NW(NW), .BANKS(BANKS), .DEPTH(DEPTH), .WIDTH(WIDTH), .NS(NS)) xbar (
-      .clk, .rst_n, .re, .raddr, .rgrant, .rdata(x_rdata), .we, .waddr, .wdata(x_wdata), .wstrb(x_wstrb), .wgrant,
-      .b_re, .b_raddr, .b_rdata, .b_we, .b_waddr, .b_wdata, .b_wstrb);
+      .clk, .rst_n, .re, .raddr, .rgrant, .rdata, .we, .waddr, .wdata, .wstrb, .wgrant,
+      .b_re, .b_raddr, .b_rdata, .b_rvalid(bank_valid), .b_we, .b_waddr, .b_wdata, .b_wstrb);
 
   for (genvar b = 0; b < BANKS; b++) begin : g_bank
     sable_bank_ram #(.WIDTH(WIDTH), .DEPTH(DEPTH), .STRB_BITS(STRB_BITS)) ram (
@@ -52,9 +50,10 @@ module sable_banked_mem #(
 
   // The valid bits, line a at bank a mod BANKS, in-bank line i = a / BANKS, like the banks. They
   // are looked up per bank, beside the bank's own access, not per port: a write to an invalid line
-  // writes all of it, the bytes without a strobe as zeros (the data is zero-filled per port, the
-  // strobes widened per bank); a read returns zeros for an invalid line, its validity taken with
-  // the bank's read and held with the port's data.
+  // writes all of it, the bytes without a strobe as zeros (the crossbar zero-fills a bank's
+  // unstrobed bytes, the strobes are widened here per bank); a read returns zeros for
+  // an invalid line: its validity is taken with the bank's read and the crossbar applies it where
+  // it selects and holds the port's data.
   // Per bank they are VW-bit words in a small memory (`vbits`, no reset: LUT RAM on an FPGA) and
   // one flip-flop per word (`vword`) that START clears: line i is valid when word i / VW is and
   // its bit i mod VW is set; the first write to a word since START writes the word as that one
@@ -66,21 +65,7 @@ module sable_banked_mem #(
   localparam int unsigned VWORDS = DEPTH / VW;
   localparam int unsigned VB = $clog2(VW);
   localparam int unsigned VA = AW - VB;
-  localparam int unsigned BB = $clog2(BANKS);
   logic [BANKS*NS-1:0] v_wstrb;     // b_wstrb, all ones for an invalid line
-  logic [BANKS-1:0] bank_valid;     // validity of each bank's last read line
-  logic [NR-1:0] fresh;             // port p's read was granted last cycle
-  logic [NR*BB-1:0] rsel;           // the bank it was granted
-  logic [NR-1:0] read_valid, held_valid;
-
-  always_comb begin
-    for (int p = 0; p < NW; p++) begin
-      for (int s = 0; s < NS; s++) begin
-        x_wdata[WIDTH*p + STRB_BITS*s +: STRB_BITS] = wstrb[NS*p + s] ? wdata[WIDTH*p + STRB_BITS*s +: STRB_BITS] : '0;
-      end
-    end
-  end
-  assign x_wstrb = wstrb;
 
   for (genvar b = 0; b < BANKS; b++) begin : g_valid
     logic [VW-1:0] vbits[VWORDS];
@@ -109,21 +94,4 @@ module sable_banked_mem #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (!rst_n) fresh <= '0;
-    else fresh <= rgrant;
-  end
-  always_ff @(posedge clk) begin
-    for (int p = 0; p < NR; p++) begin
-      if (rgrant[p]) rsel[BB*p +: BB] <= raddr[16*p +: BB];
-    end
-    held_valid <= read_valid;
-  end
-
-  always_comb begin
-    for (int p = 0; p < NR; p++) begin
-      read_valid[p] = fresh[p] ? bank_valid[rsel[BB*p +: BB]] : held_valid[p];
-      rdata[WIDTH*p +: WIDTH] = read_valid[p] ? x_rdata[WIDTH*p +: WIDTH] : '0;
-    end
-  end
 endmodule
