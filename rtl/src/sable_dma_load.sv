@@ -67,7 +67,7 @@ module sable_dma_load #(
   logic   bus_err;  // a non-OKAY response was seen
 
   // ---- command fields ----
-  logic [7:0]  eb_q, rep_q, pad_q;
+  logic [7:0]  eb_q, pad_q;
   logic [15:0] nx_q, ny_q;
   logic [15:0] nz_q;
   logic [3:0]  pl_q, pt_q;
@@ -160,7 +160,7 @@ module sable_dma_load #(
   logic [4:0]         off;
   logic [255:0]       shifted;
   logic [8*DIM-1:0]   line_data;
-  logic [3:0]         lane_src[DIM];
+  logic [4*DIM-1:0]   lane_src;      // lane j's source byte, 4 bits each
   logic [DIM-1:0]     lane_on;
 
   assign win = pop ? {rdata, w_hi} : {w_hi, w_lo};
@@ -168,25 +168,25 @@ module sable_dma_load #(
   assign off = {d_b0 == wl_new, elem_addr[3:0]};
   assign shifted = win >> {off, 3'b000};
 
-  // Lane j of a line holds source byte j / repeat while j < elem_bytes * repeat.
+  // Lane j of a line holds source byte j / repeat while j < elem_bytes * repeat: per lane a
+  // decoded choice among the DIM possible repeats, registered with the command (a repeat outside
+  // 1..DIM, which the decode check refuses, reads source byte 0), not a chain through the lanes.
+  wire [7:0] c_rep = cmd[sable_pkg::CMD_DMA_LOAD_REPEAT_LSB +: sable_pkg::CMD_DMA_LOAD_REPEAT_WIDTH];
+  logic [4*DIM-1:0] c_lane_src;
+  logic [DIM-1:0] c_lane_on;
   always_comb begin
-    logic [7:0] k, c;
-    k = '0;
-    c = '0;
     for (int j = 0; j < DIM; j++) begin
-      lane_src[j] = k[3:0];
-      lane_on[j] = k < eb_q;
-      c = c + 8'd1;
-      if (c == rep_q) begin
-        c = '0;
-        k = k + 8'd1;
+      c_lane_src[4*j +: 4] = '0;
+      for (int r = 1; r <= DIM; r++) begin
+        if (c_rep == 8'(r)) c_lane_src[4*j +: 4] = 4'(j / r);
       end
+      c_lane_on[j] = 8'(c_lane_src[4*j +: 4]) < c_eb;
     end
   end
 
   always_comb begin
     for (int j = 0; j < DIM; j++) begin
-      line_data[8*j +: 8] = (real_elem && lane_on[j]) ? shifted[8*lane_src[j] +: 8] : pad_q;
+      line_data[8*j +: 8] = (real_elem && lane_on[j]) ? shifted[8*lane_src[4*j +: 4] +: 8] : pad_q;
     end
   end
 
@@ -224,7 +224,8 @@ module sable_dma_load #(
           silent <= 1'b0;
           bus_err <= 1'b0;
           eb_q <= c_eb;
-          rep_q <= cmd[sable_pkg::CMD_DMA_LOAD_REPEAT_LSB +: sable_pkg::CMD_DMA_LOAD_REPEAT_WIDTH];
+          lane_src <= c_lane_src;
+          lane_on <= c_lane_on;
           pad_q <= cmd[sable_pkg::CMD_DMA_LOAD_PAD_VALUE_LSB +: sable_pkg::CMD_DMA_LOAD_PAD_VALUE_WIDTH];
           nx_q <= c_nx;
           ny_q <= c_ny;
