@@ -96,14 +96,30 @@ module sable_bank_xbar #(
   end
 
   // A bank's data is zero where its strobe is low (the banked memory writes a whole invalid line,
-  // its unstrobed bytes as zeros): folded into the port multiplexer, a LUT per bit.
+  // its unstrobed bytes as zeros). With two ports the zeroing fits in the port multiplexer's LUT
+  // (select, two strobes, two data bits: the accumulator's whole-row writes); with more it is
+  // done per port before the multiplexer, once per port instead of once per bank.
   localparam int unsigned SB = WIDTH / NS;  // bits per strobe
+  localparam bit ZERO_IN_MUX = PW + 2 * NW <= 6;
+  logic [NW*WIDTH-1:0] wdata_z;
   always_comb begin
+    wdata_z = '0;
+    if (!ZERO_IN_MUX) begin
+      for (int p = 0; p < NW; p++) begin
+        for (int s = 0; s < NS; s++) begin
+          wdata_z[WIDTH*p + SB*s +: SB] = wstrb[NS*p + s] ? wdata[WIDTH*p + SB*s +: SB] : '0;
+        end
+      end
+    end
     for (int b = 0; b < BANKS; b++) begin
       b_waddr[AW*b +: AW] = waddr[16*wsel[PW*b +: PW] + BB +: AW];
       b_wstrb[NS*b +: NS] = wstrb[NS*wsel[PW*b +: PW] +: NS];
-      for (int s = 0; s < NS; s++) begin
-        b_wdata[WIDTH*b + SB*s +: SB] = b_wstrb[NS*b + s] ? wdata[WIDTH*wsel[PW*b +: PW] + SB*s +: SB] : '0;
+      if (ZERO_IN_MUX) begin
+        for (int s = 0; s < NS; s++) begin
+          b_wdata[WIDTH*b + SB*s +: SB] = b_wstrb[NS*b + s] ? wdata[WIDTH*wsel[PW*b +: PW] + SB*s +: SB] : '0;
+        end
+      end else begin
+        b_wdata[WIDTH*b +: WIDTH] = wdata_z[WIDTH*wsel[PW*b +: PW] +: WIDTH];
       end
     end
   end

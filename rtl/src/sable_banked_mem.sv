@@ -83,8 +83,10 @@ module sable_banked_mem #(
     assign r_valid = vword[rw] && vbits[rw][rb];
     assign v_wstrb[NS*b +: NS] = w_valid ? b_wstrb[NS*b +: NS] : '1;
     always_ff @(posedge clk) begin
+      // Set as an OR with a decoded bit: a write to a variable bit index is a shift by the
+      // negated index to Yosys (a carry chain on the write address's path).
       if (!rst_n || zero) vword <= '0;
-      else if (b_we[b]) vword[ww] <= 1'b1;
+      else vword <= vword | (VWORDS'(b_we[b]) << ww);
     end
     always_ff @(posedge clk) begin
       if (b_we[b]) vbits[ww] <= wbits | (VW'(1) << wb);
