@@ -144,10 +144,15 @@ hal::Result<uint16_t> extensionPrefix(const std::string& name) {
   return prefix;
 }
 
-// getExtensionOperandType and getExtensionOperationType: the extension's prefix for `model`, which
-// then maps it in its extensionNameToPrefix; BAD_DATA when no device supports the extension.
-int obtainExtensionPrefix(ANeuralNetworksModel* model, const char* function, const char* name,
+// getExtensionOperandType and getExtensionOperationType: their common checks (the model modifiable,
+// no null `name` or `out`), then the extension's prefix for `model`, which then maps it in its
+// extensionNameToPrefix; BAD_DATA when no device supports the extension.
+int obtainExtensionPrefix(ANeuralNetworksModel* model, const char* function, const char* name, const void* out,
                           hal::Extension* extension, uint16_t* prefix) {
+  if (int code = checkModifiable(model, function); code != ANEURALNETWORKS_NO_ERROR) return code;
+  if (name == nullptr || out == nullptr) {
+    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, fmt::format("{}: null argument", function));
+  }
   if (!hal::isValidExtensionName(name)) {
     return fail(ANEURALNETWORKS_BAD_DATA,
                 fmt::format("{}: '{}' is not an extension name (lowercase letters, digits, '.' and '_', "
@@ -527,13 +532,9 @@ int ANeuralNetworksModel_relaxComputationFloat32toFloat16(ANeuralNetworksModel* 
 
 int ANeuralNetworksModel_getExtensionOperandType(ANeuralNetworksModel* model, const char* extensionName,
                                                  uint16_t operandCodeWithinExtension, int32_t* type) {
-  if (int code = checkModifiable(model, "getExtensionOperandType"); code != ANEURALNETWORKS_NO_ERROR) return code;
-  if (extensionName == nullptr || type == nullptr) {
-    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "getExtensionOperandType: null argument");
-  }
   hal::Extension extension;
   uint16_t prefix = 0;
-  if (int code = obtainExtensionPrefix(model, "getExtensionOperandType", extensionName, &extension, &prefix);
+  if (int code = obtainExtensionPrefix(model, "getExtensionOperandType", extensionName, type, &extension, &prefix);
       code != ANEURALNETWORKS_NO_ERROR) {
     return code;
   }
@@ -549,13 +550,9 @@ int ANeuralNetworksModel_getExtensionOperandType(ANeuralNetworksModel* model, co
 int ANeuralNetworksModel_getExtensionOperationType(ANeuralNetworksModel* model, const char* extensionName,
                                                    uint16_t operationCodeWithinExtension,
                                                    ANeuralNetworksOperationType* type) {
-  if (int code = checkModifiable(model, "getExtensionOperationType"); code != ANEURALNETWORKS_NO_ERROR) return code;
-  if (extensionName == nullptr || type == nullptr) {
-    return fail(ANEURALNETWORKS_UNEXPECTED_NULL, "getExtensionOperationType: null argument");
-  }
   hal::Extension extension;
   uint16_t prefix = 0;
-  if (int code = obtainExtensionPrefix(model, "getExtensionOperationType", extensionName, &extension, &prefix);
+  if (int code = obtainExtensionPrefix(model, "getExtensionOperationType", extensionName, type, &extension, &prefix);
       code != ANEURALNETWORKS_NO_ERROR) {
     return code;
   }
