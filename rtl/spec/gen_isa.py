@@ -531,7 +531,7 @@ def docs(spec):
     emit("## Commands\n")
     for c in spec.commands:
         emit(f"### {c['name']}\n")
-        unit = {None: "", "none": ", no unit"}.get(c.get("unit"), f", {c.get('unit')}")
+        unit = {None: "", "none": ", no unit"}.get(c.get("unit"), f", {c.get('unit')} unit")
         emit(f"Opcode `{c['opcode']}`, {c['queue'].lower()} queue{unit}. {c['doc']}\n")
         if c["fields"]:
             field_table(emit, c["fields"])
