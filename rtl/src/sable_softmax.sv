@@ -195,17 +195,28 @@ module sable_softmax #(
     extend = s ? 9'(signed'(v)) : 9'({1'b0, v});
   endfunction
 
+  function automatic logic signed [8:0] max9(input logic signed [8:0] a, input logic signed [8:0] b);
+    max9 = a > b ? a : b;
+  endfunction
+
   always_ff @(posedge clk) if (adv) begin
     // Stage A.
     if (a_valid && a_kind == K_TABLE) table_m[a_tline] <= sp_rd;
     if (a_valid && a_kind == K_MAX) begin
-      // The row's maximum so far, with this line's bytes (type minimum first).
-      logic signed [8:0] line_max;
-      line_max = a_first ? (is_signed ? -9'sd128 : 9'sd0) : row_max;
-      for (int c = 0; c < DIM; c++) begin
-        if (a_mask[c] && extend(sp_rd[8*c+:8], is_signed) > line_max) line_max = extend(sp_rd[8*c+:8], is_signed);
+      // The row's maximum so far, with this line's bytes: a tree of pairwise maxima over the
+      // lanes (masked lanes as the type's minimum, which a maximum ignores), then the running
+      // maximum (the type's minimum on the row's first line). A tree, not a chain through the
+      // lanes: log2(DIM) compares deep instead of DIM after the read data.
+      logic signed [8:0] type_min;
+      logic [DIM*9-1:0]  tmax;
+      type_min = is_signed ? -9'sd128 : 9'sd0;
+      for (int c = 0; c < DIM; c++) tmax[9*c +: 9] = a_mask[c] ? extend(sp_rd[8*c+:8], is_signed) : type_min;
+      for (int level = 1; (DIM >> level) >= 1; level++) begin
+        for (int i = 0; i < (DIM >> level); i++) begin
+          tmax[9*i +: 9] = max9(tmax[9*(2*i) +: 9], tmax[9*(2*i+1) +: 9]);
+        end
       end
-      row_max <= line_max;
+      row_max <= max9(a_first ? type_min : row_max, tmax[8:0]);
     end
     if (a_valid) begin
       for (int c = 0; c < DIM; c++) begin
