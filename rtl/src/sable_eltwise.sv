@@ -81,15 +81,18 @@ module sable_eltwise #(
   assign clamp_min = pw[32*(sable_pkg::ELTWISE_PARAM_CLAMP_MIN) +: 32];
   assign clamp_max = pw[32*(sable_pkg::ELTWISE_PARAM_CLAMP_MAX) +: 32];
 
-  function automatic logic shift_ok(input logic signed [31:0] s);
-    shift_ok = s >= -32'sd31 && s <= 32'sd31;
+  function automatic logic in_range(input logic signed [31:0] v, input logic signed [31:0] lo,
+                                    input logic signed [31:0] hi);
+    in_range = v >= lo && v <= hi;
   endfunction
 
   // BAD_FIELD (docs/isa.md, ELTWISE parameter block); MUL ignores the input rescale fields.
   logic bad_params;
-  assign bad_params = !shift_ok(o_shift_w) ||
+  assign bad_params = !in_range(a_offset, -32'sd256, 32'sd255) || !in_range(b_offset, -32'sd256, 32'sd255) ||
+                      !in_range(output_offset, -32'sd256, 32'sd255) || !in_range(o_shift_w, -32'sd31, 32'sd0) ||
                       (op != 2'(sable_pkg::ELTWISE_OP_MUL) &&
-                       (!shift_ok(a_shift_w) || !shift_ok(b_shift_w) || left_shift_w < 32'sd0 || left_shift_w > 32'sd30)) ||
+                       (!in_range(a_shift_w, -32'sd31, 32'sd0) || !in_range(b_shift_w, -32'sd31, 32'sd0) ||
+                        !in_range(left_shift_w, 32'sd0, 32'sd20))) ||
                       clamp_min > clamp_max;
 
   // Word 0's opcode and tokens (the command processor's) and words 5..7 carry nothing for the unit.
@@ -180,24 +183,31 @@ module sable_eltwise #(
 
   // The lanes' constants, derived from the parameter block once for all lanes and registered
   // (they lag pw by a cycle: the first line's data reaches the lanes a cycle after its reads,
-  // which follow the last parameter write). Shifts are only used once bad_params has passed.
+  // which follow the last parameter write). Only used once bad_params has passed, and the input
+  // rescale's only for ADD/SUB.
   logic              k_mul, k_sub;
-  logic [5:0]        k_a_left, k_b_left;
-  logic signed [31:0] k_a_offset_l, k_b_offset_l, k_a_half, k_b_half, k_o_half;
-  logic signed [31:0] k_a_half_neg, k_b_half_neg, k_o_half_neg;
-  logic [4:0]        k_a_right, k_b_right, k_o_left, k_o_right;
+  logic signed [8:0] k_a_offset, k_b_offset, k_o_offset;
+  logic signed [42:0] k_a_round, k_a_round_neg, k_b_round, k_b_round_neg;
+  logic [4:0]        k_a_right, k_b_right, k_o_right;
+  logic signed [31:0] k_o_half, k_o_half_neg;
   logic signed [9:0] k_lo, k_hi;
 
-  // MUL: 0; ADD/SUB: left_shift + max(shift, 0), 32 when the sum reaches 32 (all shifted out).
-  function automatic logic [5:0] left_of(input logic mul, input logic [4:0] ls, input logic signed [31:0] sh);
-    logic [6:0] k;
-    k = 7'(ls) + (sh > 0 ? 7'(sh[4:0]) : 7'd0);
-    left_of = mul ? 6'd0 : (k >= 7'd32 ? 6'd32 : 6'(k));
+  // The input rescale's shift s = 31 + right - left_shift (11..62) as the lane takes it,
+  // min(s, 42) - 11, and the terms added before it (sable_eltwise_lane: 2^(30-l) +
+  // [right > 0]·2^(s-1), less [right > 0]·2^(31-l) for a negative product); right = -shift.
+  function automatic logic [4:0] rescale_right(input logic [4:0] ls, input logic [4:0] right);
+    logic [5:0] s;
+    s = 6'd31 + 6'(right) - 6'(ls);
+    rescale_right = s >= 6'd42 ? 5'd31 : 5'(s - 6'd11);
   endfunction
 
-  // max(-shift, 0) (MUL: 0).
-  function automatic logic [4:0] right_of(input logic mul, input logic signed [31:0] sh);
-    right_of = (mul || sh >= 0) ? 5'd0 : 5'(-sh);
+  function automatic logic signed [42:0] rescale_round(input logic [4:0] ls, input logic [4:0] right,
+                                                       input logic neg);
+    logic [5:0] s;
+    s = 6'd31 + 6'(right) - 6'(ls);
+    if (s > 6'd42) s = 6'd42;
+    rescale_round = (43'sd1 <<< (5'd30 - ls)) +
+                    (right != 5'd0 ? (43'sd1 <<< (s - 6'd1)) - (neg ? 43'sd1 <<< (5'd31 - ls) : 43'sd0) : 43'sd0);
   endfunction
 
   // v clamped to the output type's range.
@@ -209,30 +219,24 @@ module sable_eltwise #(
   endfunction
 
   always_ff @(posedge clk) if (adv) begin
-    logic mul;
-    logic [5:0] al, bl;
-    logic [4:0] ar, br, orr;
-    mul = op == 2'(sable_pkg::ELTWISE_OP_MUL);
-    al = left_of(mul, left_shift_w[4:0], a_shift_w);
-    bl = left_of(mul, left_shift_w[4:0], b_shift_w);
-    ar = right_of(mul, a_shift_w);
-    br = right_of(mul, b_shift_w);
-    orr = right_of(1'b0, o_shift_w);
-    k_mul <= mul;
+    logic [4:0] ls, ar, br, orr;
+    ls = left_shift_w[4:0];
+    ar = 5'(-a_shift_w);
+    br = 5'(-b_shift_w);
+    orr = 5'(-o_shift_w);
+    k_mul <= op == 2'(sable_pkg::ELTWISE_OP_MUL);
     k_sub <= op == 2'(sable_pkg::ELTWISE_OP_SUB);
-    k_a_left <= al;
-    k_b_left <= bl;
-    k_a_offset_l <= a_offset << al;
-    k_b_offset_l <= b_offset << bl;
-    k_a_right <= ar;
-    k_b_right <= br;
+    k_a_offset <= 9'(a_offset);
+    k_b_offset <= 9'(b_offset);
+    k_o_offset <= 9'(output_offset);
+    k_a_right <= rescale_right(ls, ar);
+    k_b_right <= rescale_right(ls, br);
+    k_a_round <= rescale_round(ls, ar, 1'b0);
+    k_a_round_neg <= rescale_round(ls, ar, 1'b1);
+    k_b_round <= rescale_round(ls, br, 1'b0);
+    k_b_round_neg <= rescale_round(ls, br, 1'b1);
     k_o_right <= orr;
-    k_o_left <= o_shift_w > 0 ? o_shift_w[4:0] : 5'd0;
-    k_a_half <= sable_arith_pkg::pot_half(ar);
-    k_b_half <= sable_arith_pkg::pot_half(br);
     k_o_half <= sable_arith_pkg::pot_half(orr);
-    k_a_half_neg <= sable_arith_pkg::pot_half(ar) - (ar != 5'd0 ? 32'sd1 : 32'sd0);
-    k_b_half_neg <= sable_arith_pkg::pot_half(br) - (br != 5'd0 ? 32'sd1 : 32'sd0);
     k_o_half_neg <= sable_arith_pkg::pot_half(orr) - (orr != 5'd0 ? 32'sd1 : 32'sd0);
     // Clamping to [clamp_min, clamp_max] and then to the type's range is clamping to the
     // bounds clamped to the type's range (clamp_min <= clamp_max, else BAD_FIELD).
@@ -246,12 +250,11 @@ module sable_eltwise #(
     sable_eltwise_lane u_lane (
         .clk, .en(state != IDLE && adv), .mul(k_mul), .sub(k_sub), .is_signed,
         .a(sp_rd[8*c +: 8]), .b(sp_rd[8*DIM + 8*c +: 8]),
-        .a_left(k_a_left), .b_left(k_b_left), .a_offset_l(k_a_offset_l), .b_offset_l(k_b_offset_l),
+        .a_offset(k_a_offset), .b_offset(k_b_offset), .output_offset(k_o_offset),
         .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),
-        .a_right(k_a_right), .b_right(k_b_right), .output_left(k_o_left), .output_right(k_o_right),
-        .a_half(k_a_half), .b_half(k_b_half), .output_half(k_o_half),
-        .a_half_neg(k_a_half_neg), .b_half_neg(k_b_half_neg), .output_half_neg(k_o_half_neg),
-        .output_offset, .lo(k_lo), .hi(k_hi),
+        .a_round(k_a_round), .a_round_neg(k_a_round_neg), .b_round(k_b_round), .b_round_neg(k_b_round_neg),
+        .a_right(k_a_right), .b_right(k_b_right), .output_right(k_o_right),
+        .output_half(k_o_half), .output_half_neg(k_o_half_neg), .lo(k_lo), .hi(k_hi),
         .y(y[8*c +: 8]));
   end
 

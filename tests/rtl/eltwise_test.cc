@@ -64,23 +64,31 @@ int refEltwise(Mem& m, const Cmd& c) {
     for (int k = 0; k < 4; ++k) v |= uint32_t(m[(param + (4 * i + k) / DIM) & 0xFFFF][(4 * i + k) % DIM]) << (8 * k);
     p[i] = int32_t(v);
   }
-  auto shiftOk = [](int32_t x) { return x >= -31 && x <= 31; };
-  if (!shiftOk(p[8]) || (op != 2 && (!shiftOk(p[4]) || !shiftOk(p[6]) || p[9] < 0 || p[9] > 30)) || p[10] > p[11]) return 8;
+  // docs/isa.md's ranges: offsets -256..255, shifts -31..0, left_shift 0..20 (not for MUL).
+  auto in = [](int32_t x, int32_t lo, int32_t hi) { return x >= lo && x <= hi; };
+  if (!in(p[0], -256, 255) || !in(p[1], -256, 255) || !in(p[2], -256, 255) || !in(p[8], -31, 0) ||
+      (op != 2 && (!in(p[4], -31, 0) || !in(p[6], -31, 0) || !in(p[9], 0, 20))) || p[10] > p[11]) {
+    return 8;
+  }
   for (uint32_t i = 0; i < count; ++i) {
     const Line la = m[(a + i * as) & 0xFFFF], lb = m[(b + i * bs) & 0xFFFF];
     Line& lo = m[(out + i * os) & 0xFFFF];
     for (int c2 = 0; c2 < DIM; ++c2) {
-      const int32_t xa = s ? int8_t(la[c2]) : la[c2], xb = s ? int8_t(lb[c2]) : lb[c2];
-      const uint32_t va = uint32_t(xa) + uint32_t(p[0]), vb = uint32_t(xb) + uint32_t(p[1]);
-      int32_t raw;
+      // In int64, so that a step that wrapped in int32 would show as a mismatch.
+      const int64_t xa = s ? int8_t(la[c2]) : la[c2], xb = s ? int8_t(lb[c2]) : lb[c2];
+      const int64_t va = xa + p[0], vb = xb + p[1];
+      int64_t raw;
       if (op == 2) {
-        raw = int32_t(va * vb);
+        raw = va * vb;
       } else {
-        const int32_t sa = sable_multiply_by_quantized_multiplier(int32_t(va << p[9]), p[3], p[4]);
-        const int32_t sb = sable_multiply_by_quantized_multiplier(int32_t(vb << p[9]), p[5], p[6]);
-        raw = int32_t(op == 0 ? uint32_t(sa) + uint32_t(sb) : uint32_t(sa) - uint32_t(sb));
+        const int64_t ia = va * (int64_t{1} << p[9]), ib = vb * (int64_t{1} << p[9]);
+        EXPECT_TRUE(ia == int32_t(ia) && ib == int32_t(ib));
+        const int64_t sa = sable_multiply_by_quantized_multiplier(int32_t(ia), p[3], p[4]);
+        const int64_t sb = sable_multiply_by_quantized_multiplier(int32_t(ib), p[5], p[6]);
+        raw = op == 0 ? sa + sb : sa - sb;
       }
-      int64_t v = int64_t(sable_multiply_by_quantized_multiplier(raw, p[7], p[8])) + p[2];
+      EXPECT_EQ(raw, int32_t(raw)) << "a step beyond int32";
+      int64_t v = int64_t(sable_multiply_by_quantized_multiplier(int32_t(raw), p[7], p[8])) + p[2];
       v = std::min<int64_t>(std::max<int64_t>(v, p[10]), p[11]);
       v = s ? std::min<int64_t>(std::max<int64_t>(v, -128), 127) : std::min<int64_t>(std::max<int64_t>(v, 0), 255);
       lo[c2] = uint8_t(v);
@@ -119,21 +127,24 @@ Params realisticParams(std::mt19937& r, uint32_t op, bool isSigned) {
   return p;
 }
 
-// Anything the parameter checks accept, including the arithmetic's extremes.
+// Anything the parameter checks accept, including the arithmetic's extremes (the ranges' ends,
+// INT32_MIN and INT32_MAX as multipliers).
 Params wildParams(std::mt19937& r, uint32_t op) {
   Params p{};
   const int32_t extremes[] = {INT32_MIN, INT32_MAX, 0, 1, -1, 1 << 30, -(1 << 30)};
   auto any = [&]() { return r() % 4 == 0 ? extremes[r() % 7] : int32_t(r()); };
-  p.p[0] = any();
-  p.p[1] = any();
-  p.p[2] = r() % 2 ? any() : int32_t(r() % 512) - 256;
+  const int32_t offsets[] = {-256, 255, 0, -255, 128};
+  auto offset = [&]() { return r() % 4 == 0 ? offsets[r() % 5] : int32_t(r() % 512) - 256; };
+  p.p[0] = offset();
+  p.p[1] = offset();
+  p.p[2] = offset();
   p.p[3] = any();
-  p.p[4] = int32_t(r() % 63) - 31;
+  p.p[4] = -int32_t(r() % 32);
   p.p[5] = any();
-  p.p[6] = int32_t(r() % 63) - 31;
+  p.p[6] = -int32_t(r() % 32);
   p.p[7] = any();
-  p.p[8] = int32_t(r() % 63) - 31;
-  p.p[9] = int32_t(r() % 31);
+  p.p[8] = -int32_t(r() % 32);
+  p.p[9] = int32_t(r() % 21);
   p.p[10] = r() % 2 ? any() : int32_t(r() % 512) - 256;
   p.p[11] = r() % 2 ? any() : int32_t(r() % 512) - 256;
   if (p.p[10] > p.p[11]) std::swap(p.p[10], p.p[11]);
@@ -247,15 +258,17 @@ TEST(Eltwise, ParameterCorners) {
   Bench bench;
   randomFill(bench.mem, r);
   const int32_t mults[] = {INT32_MIN, INT32_MAX, 0, 1, -1, 1 << 30};
-  const int32_t shifts[] = {-31, -30, -1, 0, 1, 30, 31};
+  const int32_t shifts[] = {-31, -30, -11, -10, -1, 0};
   for (uint32_t op = 0; op < 3; ++op) {
     for (int32_t m : mults) {
       for (int32_t sh : shifts) {
         Params p = realisticParams(r, op, op == 1);
         p.p[3] = p.p[5] = p.p[7] = m;
         p.p[4] = p.p[6] = p.p[8] = sh;
-        p.p[9] = r() % 2 ? 30 : 0;
-        p.p[0] = INT32_MAX - int32_t(r() % 300);  // wraps when the byte is added
+        p.p[9] = r() % 2 ? 20 : 0;
+        p.p[0] = r() % 2 ? -256 : 255;  // the offsets' ends
+        p.p[1] = r() % 2 ? -256 : 255;
+        p.p[2] = r() % 2 ? -256 : 255;
         writeParams(bench.mem, 3000, p);
         runAndCompare(bench, eltwiseCmd(op, op == 1, 10, 20, 30, 5, 1, 1, 1, 3000));
         if (HasFatalFailure()) return;
@@ -273,8 +286,11 @@ TEST(Eltwise, BadField) {
     int32_t value;
     bool failsForMul;
   };
-  const Bad bads[] = {{8, 32, true},  {8, -32, true},     {4, 32, false}, {4, -32, false}, {6, 32, false}, {6, INT32_MIN, false},
-                      {9, -1, false}, {9, 31, false},     {9, INT32_MAX, false}, {8, INT32_MIN, true}};
+  // Each range's first value outside (docs/isa.md) and an extreme.
+  const Bad bads[] = {{8, 1, true},       {8, -32, true},    {8, INT32_MIN, true},  {4, 1, false},   {4, -32, false},
+                      {6, 1, false},      {6, INT32_MIN, false}, {9, -1, false},    {9, 21, false},  {9, INT32_MAX, false},
+                      {0, 256, true},     {0, -257, true},   {1, 256, true},        {1, INT32_MIN, true}, {2, 256, true},
+                      {2, -257, true},    {2, INT32_MAX, true}};
   for (uint32_t op = 0; op < 3; ++op) {
     for (const auto& b : bads) {
       Params p = realisticParams(r, op, false);

@@ -215,13 +215,18 @@ TEST(FuncModelErrors, FieldRangesAndUndefinedBitsAreBadField) {
 }
 
 TEST(FuncModelErrors, ParameterBlockOutOfRangeIsBadFieldAndWritesNothing) {
-  for (int which = 0; which < 3; ++which) {
+  for (int which = 0; which < 7; ++which) {
     Harness h;
     const uint32_t d = h.dim;
-    // POSTPROC with a shift of 32 in lane 15; ELTWISE with left_shift 31; ELTWISE clamp min > max.
+    // POSTPROC with a shift of 32 in lane 15; ELTWISE (ADD) with left_shift 21, clamp min > max,
+    // a_offset 256, output_offset -257, b_shift 1, output_shift 1 (docs/isa.md's ranges).
     if (which == 0) h.putLe32(2, sable_postproc_param_offset(d, SABLE_POSTPROC_PARAM_SHIFT, d - 1), 32);
-    if (which == 1) h.putLe32(2, 4 * SABLE_ELTWISE_PARAM_LEFT_SHIFT, 31);
+    if (which == 1) h.putLe32(2, 4 * SABLE_ELTWISE_PARAM_LEFT_SHIFT, 21);
     if (which == 2) h.putLe32(2, 4 * SABLE_ELTWISE_PARAM_CLAMP_MIN, 1);
+    if (which == 3) h.putLe32(2, 4 * SABLE_ELTWISE_PARAM_A_OFFSET, 256);
+    if (which == 4) h.putLe32(2, 4 * SABLE_ELTWISE_PARAM_OUTPUT_OFFSET, -257);
+    if (which == 5) h.putLe32(2, 4 * SABLE_ELTWISE_PARAM_B_SHIFT, 1);
+    if (which == 6) h.putLe32(2, 4 * SABLE_ELTWISE_PARAM_OUTPUT_SHIFT, 1);
     std::memset(h.region(0), 0x11, 64 * d);
     h.loadLines(0, 0, 0, 64, 0, 0);  // output lines 40.. hold 0x11
     h.loadLines(20, 2, 0, 12, 0, L2C);

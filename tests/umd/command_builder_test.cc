@@ -445,9 +445,24 @@ TEST(umd_param_blocks, BadParametersAreRejected) {
   const std::vector<PostprocLane> badShift{{.shift = 32}};
   EXPECT_EQ(packPostprocParams(16, badShift).error().message,
             "POSTPROC parameters: lane 0 shift 32 is out of range -31..31");
-  EXPECT_EQ(packEltwiseParams(16, {.left_shift = 31}).error().message,
-            "ELTWISE parameters: left_shift 31 is out of range 0..30");
+  EXPECT_EQ(packEltwiseParams(16, {.left_shift = 21}).error().message,
+            "ELTWISE parameters: left_shift 21 is out of range 0..20");
+  EXPECT_EQ(packEltwiseParams(16, {.a_offset = 256}).error().message,
+            "ELTWISE parameters: a_offset 256 is out of range -256..255");
+  EXPECT_EQ(packEltwiseParams(16, {.b_offset = -257}).error().message,
+            "ELTWISE parameters: b_offset -257 is out of range -256..255");
+  EXPECT_EQ(packEltwiseParams(16, {.output_offset = 256}).error().message,
+            "ELTWISE parameters: output_offset 256 is out of range -256..255");
+  EXPECT_EQ(packEltwiseParams(16, {.a_shift = 1}).error().message, "ELTWISE parameters: a_shift 1 is out of range -31..0");
+  EXPECT_EQ(packEltwiseParams(16, {.b_shift = -32}).error().message,
+            "ELTWISE parameters: b_shift -32 is out of range -31..0");
+  EXPECT_EQ(packEltwiseParams(16, {.output_shift = 1}).error().message,
+            "ELTWISE parameters: output_shift 1 is out of range -31..0");
   EXPECT_FALSE(packEltwiseParams(16, {.output_shift = -32}).ok());
+  // The ends of the ranges are accepted.
+  EXPECT_TRUE(packEltwiseParams(16, {.a_offset = -256, .b_offset = 255, .output_offset = -256, .a_shift = -31,
+                                     .b_shift = 0, .output_shift = -31, .left_shift = 20})
+                  .ok());
   EXPECT_FALSE(packEltwiseParams(16, {.clamp_min = 5, .clamp_max = 4}).ok());
 }
 

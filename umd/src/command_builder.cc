@@ -4,6 +4,7 @@
 
 #include <array>
 #include <limits>
+#include <tuple>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -652,13 +653,14 @@ Result<std::vector<uint8_t>> packPostprocParams(uint32_t array_dim, std::span<co
 
 Result<std::vector<uint8_t>> packEltwiseParams(uint32_t array_dim, const EltwiseParams& p) {
   if (array_dim == 0) return hal::invalidArgument("ELTWISE parameters: array_dim must be >= 1");
-  if (p.left_shift < 0 || p.left_shift > 30) {
-    return hal::invalidArgument("ELTWISE parameters: left_shift {} is out of range 0..30", p.left_shift);
-  }
-  for (auto [name, shift] : {std::pair{"a_shift", p.a_shift}, std::pair{"b_shift", p.b_shift},
-                             std::pair{"output_shift", p.output_shift}}) {
-    if (shift < -31 || shift > 31) {
-      return hal::invalidArgument("ELTWISE parameters: {} {} is out of range -31..31", name, shift);
+  // The ranges of docs/isa.md's ELTWISE parameter block (BAD_FIELD on the device).
+  for (auto [name, value, lo, hi] : {std::tuple{"a_offset", p.a_offset, -256, 255}, std::tuple{"b_offset", p.b_offset, -256, 255},
+                                     std::tuple{"output_offset", p.output_offset, -256, 255},
+                                     std::tuple{"a_shift", p.a_shift, -31, 0}, std::tuple{"b_shift", p.b_shift, -31, 0},
+                                     std::tuple{"output_shift", p.output_shift, -31, 0},
+                                     std::tuple{"left_shift", p.left_shift, 0, 20}}) {
+    if (value < lo || value > hi) {
+      return hal::invalidArgument("ELTWISE parameters: {} {} is out of range {}..{}", name, value, lo, hi);
     }
   }
   if (p.clamp_min > p.clamp_max) {

@@ -538,36 +538,38 @@ Executor::Outcome Executor::eltwise(const uint32_t* w) {
   }
   std::array<int32_t, SABLE_ELTWISE_PARAM_WORDS> p{};
   for (uint32_t i = 0; i < SABLE_ELTWISE_PARAM_WORDS; ++i) p[i] = readLe32(line(params) + 4 * i);
-  const auto shiftOk = [](int32_t s) { return s >= -31 && s <= 31; };
+  // The parameter block's ranges (docs/isa.md, ELTWISE parameter block): within them nothing
+  // below wraps around; MUL ignores the input rescale fields.
+  const auto in = [](int32_t v, int32_t lo, int32_t hi) { return v >= lo && v <= hi; };
   const int32_t leftShift = p[SABLE_ELTWISE_PARAM_LEFT_SHIFT];
-  if (!shiftOk(p[SABLE_ELTWISE_PARAM_OUTPUT_SHIFT]) ||
-      (op != SABLE_ELTWISE_OP_MUL && (!shiftOk(p[SABLE_ELTWISE_PARAM_A_SHIFT]) || !shiftOk(p[SABLE_ELTWISE_PARAM_B_SHIFT]) ||
-                                      leftShift < 0 || leftShift > 30)) ||
+  if (!in(p[SABLE_ELTWISE_PARAM_A_OFFSET], -256, 255) || !in(p[SABLE_ELTWISE_PARAM_B_OFFSET], -256, 255) ||
+      !in(p[SABLE_ELTWISE_PARAM_OUTPUT_OFFSET], -256, 255) || !in(p[SABLE_ELTWISE_PARAM_OUTPUT_SHIFT], -31, 0) ||
+      (op != SABLE_ELTWISE_OP_MUL && (!in(p[SABLE_ELTWISE_PARAM_A_SHIFT], -31, 0) ||
+                                      !in(p[SABLE_ELTWISE_PARAM_B_SHIFT], -31, 0) || !in(leftShift, 0, 20))) ||
       p[SABLE_ELTWISE_PARAM_CLAMP_MIN] > p[SABLE_ELTWISE_PARAM_CLAMP_MAX]) {
     return {SABLE_ERROR_BAD_FIELD, 0};
   }
-  const uint32_t aOffset = static_cast<uint32_t>(p[SABLE_ELTWISE_PARAM_A_OFFSET]);
-  const uint32_t bOffset = static_cast<uint32_t>(p[SABLE_ELTWISE_PARAM_B_OFFSET]);
-  const int64_t outOffset = p[SABLE_ELTWISE_PARAM_OUTPUT_OFFSET];
-  const int64_t lo = p[SABLE_ELTWISE_PARAM_CLAMP_MIN], hi = p[SABLE_ELTWISE_PARAM_CLAMP_MAX];
+  const int32_t aOffset = p[SABLE_ELTWISE_PARAM_A_OFFSET];
+  const int32_t bOffset = p[SABLE_ELTWISE_PARAM_B_OFFSET];
+  const int32_t outOffset = p[SABLE_ELTWISE_PARAM_OUTPUT_OFFSET];
+  const int32_t lo = p[SABLE_ELTWISE_PARAM_CLAMP_MIN], hi = p[SABLE_ELTWISE_PARAM_CLAMP_MAX];
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* la = line(a + i * as);
     const uint8_t* lb = line(b + i * bs);
     uint8_t* out = line(output + i * os);
     for (uint32_t c = 0; c < dim_; ++c) {
-      // int32 with wrap-around, as the reference computes in int32.
-      const uint32_t va = static_cast<uint32_t>(readByte(la + c, isSigned)) + aOffset;
-      const uint32_t vb = static_cast<uint32_t>(readByte(lb + c, isSigned)) + bOffset;
+      // Below 2^30 in magnitude at every step (the ranges above): plain int32.
+      const int32_t va = readByte(la + c, isSigned) + aOffset;
+      const int32_t vb = readByte(lb + c, isSigned) + bOffset;
       int32_t raw;
       if (op == SABLE_ELTWISE_OP_MUL) {
-        raw = static_cast<int32_t>(va * vb);
+        raw = va * vb;
       } else {
-        const int32_t sa = sable_multiply_by_quantized_multiplier(static_cast<int32_t>(va << leftShift),
-                                                                  p[SABLE_ELTWISE_PARAM_A_MULTIPLIER], p[SABLE_ELTWISE_PARAM_A_SHIFT]);
-        const int32_t sb = sable_multiply_by_quantized_multiplier(static_cast<int32_t>(vb << leftShift),
-                                                                  p[SABLE_ELTWISE_PARAM_B_MULTIPLIER], p[SABLE_ELTWISE_PARAM_B_SHIFT]);
-        const uint32_t ua = static_cast<uint32_t>(sa), ub = static_cast<uint32_t>(sb);
-        raw = static_cast<int32_t>(op == SABLE_ELTWISE_OP_ADD ? ua + ub : ua - ub);
+        const int32_t sa = sable_multiply_by_quantized_multiplier(va * (1 << leftShift), p[SABLE_ELTWISE_PARAM_A_MULTIPLIER],
+                                                                  p[SABLE_ELTWISE_PARAM_A_SHIFT]);
+        const int32_t sb = sable_multiply_by_quantized_multiplier(vb * (1 << leftShift), p[SABLE_ELTWISE_PARAM_B_MULTIPLIER],
+                                                                  p[SABLE_ELTWISE_PARAM_B_SHIFT]);
+        raw = op == SABLE_ELTWISE_OP_ADD ? sa + sb : sa - sb;
       }
       const int64_t v = int64_t{sable_multiply_by_quantized_multiplier(raw, p[SABLE_ELTWISE_PARAM_OUTPUT_MULTIPLIER],
                                                                        p[SABLE_ELTWISE_PARAM_OUTPUT_SHIFT])} +
