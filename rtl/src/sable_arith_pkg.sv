@@ -81,6 +81,15 @@ package sable_arith_pkg;
     end
   endfunction
 
+  // v clamped to the range of the 8-bit type (int8 when is_signed, else uint8), in 10 bits:
+  // the engines clamp their clamp bounds with it once per command.
+  function automatic logic signed [9:0] type_clamp(input logic signed [31:0] v, input logic is_signed);
+    logic signed [31:0] tmin, tmax;
+    tmin = is_signed ? -32'sd128 : 32'sd0;
+    tmax = is_signed ? 32'sd127 : 32'sd255;
+    type_clamp = 10'(v < tmin ? tmin : (v > tmax ? tmax : v));
+  endfunction
+
   // v clamped to [lo, hi].
   function automatic logic signed [31:0] clamp32(input logic signed [31:0] v, input logic signed [31:0] lo,
                                                  input logic signed [31:0] hi);

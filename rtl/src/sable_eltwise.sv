@@ -210,14 +210,6 @@ module sable_eltwise #(
                     (right != 5'd0 ? (43'sd1 <<< (s - 6'd1)) - (neg ? 43'sd1 <<< (5'd31 - ls) : 43'sd0) : 43'sd0);
   endfunction
 
-  // v clamped to the output type's range.
-  function automatic logic signed [9:0] type_clamp(input logic signed [31:0] v, input logic s);
-    logic signed [31:0] tmin, tmax;
-    tmin = s ? -32'sd128 : 32'sd0;
-    tmax = s ? 32'sd127 : 32'sd255;
-    type_clamp = 10'(v < tmin ? tmin : (v > tmax ? tmax : v));
-  endfunction
-
   always_ff @(posedge clk) if (adv) begin
     logic [4:0] ls, ar, br, orr;
     ls = left_shift_w[4:0];
@@ -240,8 +232,8 @@ module sable_eltwise #(
     k_o_half_neg <= sable_arith_pkg::pot_half(orr) - (orr != 5'd0 ? 32'sd1 : 32'sd0);
     // Clamping to [clamp_min, clamp_max] and then to the type's range is clamping to the
     // bounds clamped to the type's range (clamp_min <= clamp_max, else BAD_FIELD).
-    k_lo <= type_clamp(clamp_min, is_signed);
-    k_hi <= type_clamp(clamp_max, is_signed);
+    k_lo <= sable_arith_pkg::type_clamp(clamp_min, is_signed);
+    k_hi <= sable_arith_pkg::type_clamp(clamp_max, is_signed);
   end
 
   // The lanes see the read data in the cycle it arrives; t_valid/t_addr follow it.

@@ -57,10 +57,11 @@ module sable_pool #(
 
   logic [3:0]  c_sx, c_sy, c_pl, c_pt;
   logic [15:0] c_isx, c_isy, c_in;
-  logic signed [15:0] c_lo, c_hi;
+  logic signed [15:0] c_lo, c_hi, c_top;  // c_top = max(clamp_min, clamp_max)
   always_comb begin
     c_lo  = st_cmd[sable_pkg::CMD_POOL_CLAMP_MIN_LSB +: 16];
     c_hi  = st_cmd[sable_pkg::CMD_POOL_CLAMP_MAX_LSB +: 16];
+    c_top = c_hi > c_lo ? c_hi : c_lo;
     c_sx  = st_cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4];
     c_sy  = st_cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4];
     c_pl  = st_cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4];
@@ -139,8 +140,8 @@ module sable_pool #(
       f_pl     <= CW'(c_pl);
       // Clamping to [clamp_min, max(clamp_min, clamp_max)] and then to the type's range is
       // clamping to those bounds clamped to the type's range.
-      f_lo     <= type_clamp(c_lo, st_cmd[sable_pkg::CMD_POOL_SIGNED_LSB]);
-      f_hi     <= type_clamp(c_hi > c_lo ? c_hi : c_lo, st_cmd[sable_pkg::CMD_POOL_SIGNED_LSB]);
+      f_lo     <= sable_arith_pkg::type_clamp(32'(c_lo), st_cmd[sable_pkg::CMD_POOL_SIGNED_LSB]);
+      f_hi     <= sable_arith_pkg::type_clamp(32'(c_top), st_cmd[sable_pkg::CMD_POOL_SIGNED_LSB]);
     end
   end
 
@@ -222,14 +223,6 @@ module sable_pool #(
   assign p1 = v1 && last1;
 
   // ---------------------------------------------------------------- S2, S3: divide, clamp
-  // v clamped to the output type's range.
-  function automatic logic signed [9:0] type_clamp(input logic signed [15:0] v, input logic s);
-    logic signed [15:0] tmin, tmax;
-    tmin = s ? -16'sd128 : 16'sd0;
-    tmax = s ? 16'sd127 : 16'sd255;
-    type_clamp = 10'(v < tmin ? tmin : (v > tmax ? tmax : v));
-  endfunction
-
   // Signed result from sign and magnitude (-255..255), clamped to [f_lo, f_hi]; the bounds lie
   // within the type's range, so the low byte is the output.
   function automatic logic [7:0] saturate(input logic neg, input logic [7:0] mag);

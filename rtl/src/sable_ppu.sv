@@ -61,7 +61,7 @@ module sable_ppu #(
   // ---- Command fields ----
   logic [15:0] cmd_acc_addr, cmd_output_addr, cmd_nx, cmd_ny, cmd_stride_x, cmd_stride_y, cmd_param_addr;
   logic signed [15:0] cmd_zero_point, cmd_clamp_min, cmd_clamp_max, clamp_hi;
-  logic signed [9:0] type_min, type_max, lo_eff, hi_eff;
+  logic signed [9:0] lo_eff, hi_eff;
   always_comb begin
     cmd_acc_addr    = cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16];
     cmd_output_addr = cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16];
@@ -77,15 +77,8 @@ module sable_ppu #(
     // clamped into the type's range (the intervals are ordered, so the bounds stay ordered).
     // max(lo, hi) as the upper bound, like the functional model's saturate().
     clamp_hi = cmd_clamp_max < cmd_clamp_min ? cmd_clamp_min : cmd_clamp_max;
-    if (cmd[sable_pkg::CMD_POSTPROC_OUTPUT_SIGNED_LSB]) begin
-      type_min = -10'sd128;
-      type_max = 10'sd127;
-    end else begin
-      type_min = 10'sd0;
-      type_max = 10'sd255;
-    end
-    lo_eff = cmd_clamp_min < 16'(type_min) ? type_min : cmd_clamp_min > 16'(type_max) ? type_max : 10'(cmd_clamp_min);
-    hi_eff = clamp_hi < 16'(type_min) ? type_min : clamp_hi > 16'(type_max) ? type_max : 10'(clamp_hi);
+    lo_eff = sable_arith_pkg::type_clamp(32'(cmd_clamp_min), cmd[sable_pkg::CMD_POSTPROC_OUTPUT_SIGNED_LSB]);
+    hi_eff = sable_arith_pkg::type_clamp(32'(clamp_hi), cmd[sable_pkg::CMD_POSTPROC_OUTPUT_SIGNED_LSB]);
   end
   // The other bits of the command (opcode, wait, signal, unused words) are not this unit's.
   logic unused_cmd;
