@@ -65,6 +65,34 @@ PRIMITIVES = (LUT | FF | BRAM | URAM | LUTRAM | SRL |
 COMBINATIONAL = ["LUT*", "MUXF*", "CARRY4", "CARRY8", "INV"]
 
 
+# synth_xilinx's map_dsp step for xcup with one change: Yosys 0.23's xilinx_dsp packs a multiply's
+# registers, post-adder (a multiply-accumulate's adder and register), pre-adder and PCIN cascades
+# only into DSP48E1 cells, never into DSP48E2, so the multiplies become DSP48E1 cells of
+# UltraScale+'s 27 x 18 width, `xilinx_dsp -family xc7` packs them, and each becomes the DSP48E2
+# of the same configuration (docs/synthesis.md "DSP packing").
+MAPS = ROOT / "tools" / "synth"
+DSP_PACKING = [
+    "memory_dff",
+    f"techmap -map +/mul2dsp.v -map {MAPS / 'mul27x18_dsp48e1.v'} -D DSP_A_MAXWIDTH=27 -D DSP_B_MAXWIDTH=18 "
+    "-D DSP_A_MAXWIDTH_PARTIAL=18 -D DSP_A_MINWIDTH=2 -D DSP_B_MINWIDTH=2 -D DSP_Y_MINWIDTH=9 "
+    "-D DSP_SIGNEDONLY=1 -D DSP_NAME=$__MUL27X18",
+    "select a:mul2dsp",
+    "setattr -unset mul2dsp",
+    "opt_expr -fine",
+    "wreduce",
+    "select -clear",
+    # Yosys 0.23's matcher takes a register with a nonzero synchronous reset value into the slice,
+    # whose registers reset to 0 (fixed in later Yosys): synchronous resets become multiplexers
+    # first, so only registers without one are packed; `opt` makes them resets again.
+    "dffunmap -srst-only",
+    "xilinx_dsp -family xc7",
+    "opt_clean",  # the registers packed into the cells
+    f"techmap -map {MAPS / 'dsp48e1_to_dsp48e2.v'} t:DSP48E1",
+    "setundef -undriven -zero t:DSP48E2 %ci",  # the inputs the DSP48E1 left unconnected
+    "chtype -set $mul t:$__soft_mul",
+]
+
+
 def fail(message: str):
     sys.exit(f"synth_report.py: {message}")
 
@@ -91,7 +119,10 @@ def write_script(config: str, out: pathlib.Path, top: str, sources: list[str]) -
         "setattr -mod -unset top",  # with a top, Yosys 0.23's stat -json prints the hierarchy as text
         f"tee -q -o {out}/proc_stat.json stat -json",
         "check -assert",
-        f"{synth} -run begin:map_memory",
+        # synth_xilinx's map_dsp step, packing with the DSP48E1 matcher (tools/synth/*.v)
+        f"{synth} -run begin:map_dsp",
+        *DSP_PACKING,
+        f"{synth} -run coarse:map_memory",
         f"json -o {out}/memories.json t:$mem_v2",
         f"{synth} -run map_memory:map_ffram",
         f"json -o {out}/mapped_memories.json t:$mem_v2 t:RAMB* t:URAM* t:RAM*",
@@ -100,6 +131,7 @@ def write_script(config: str, out: pathlib.Path, top: str, sources: list[str]) -
         "check -assert -noinit",
         "setattr -mod -unset top",
         f"tee -q -o {out}/stat.json stat -json",
+        f"json -o {out}/dsp48e2.json t:DSP48E2 %x",  # the slices and their nets (the checks' test)
         f"tee -q -o {out}/ltp_modules.txt ltp w:* {' '.join('t:' + c for c in COMBINATIONAL)}",
         "flatten",
         f"tee -q -o {out}/ltp.txt ltp w:* {' '.join('t:' + c for c in COMBINATIONAL)}",

@@ -3,7 +3,8 @@
 a net with two drivers and a combinational loop are refused by `check -assert`; a latch and a
 32 Kib memory read without a clock (so outside block RAM) are refused by tools/synth_report.py,
 while a block-RAM memory beside them is not named; the block-RAM memory alone fits, in one
-RAMB36 (32 Kib: one RAMB36 or two RAMB18). Exit 77 (skip) without yosys.
+RAMB36 (32 Kib: one RAMB36 or two RAMB18); two multiply-accumulates are each one DSP48E2 with
+its post-adder (and, without a nonzero reset, its P register) inside. Exit 77 (skip) without yosys.
 
   synth_test.py ROOT
 """
@@ -64,6 +65,41 @@ with tempfile.TemporaryDirectory() as tmp_name:
     expect(2 * r.get("ramb36", 0) + r.get("ramb18", 0) == 2 and r.get("uram") == 0,
            f"1024 x 32 bits should take one RAMB36 or two RAMB18: {r}")
     expect(r.get("ffs") == 0 and r.get("dsp48e2") == 0, f"a block RAM and its output register need no FF or DSP: {r}")
+
+    # Multiply-accumulates into DSP48E2 slices (tools/synth/*.v): the expected configuration is
+    # UG579's: OPMODE W = 0 (bits 8:7 = 00), Z = C (6:4 = 011), Y = M (3:2 = 01), X = M (1:0 = 01),
+    # ALUMODE 0000 (Z + W + X + Y), INMODE 00000 (A2 * B2, no pre-adder).
+    code, last, report = synth(tmp, "synth_fixture_mac", ["mac.sv"])
+    expect(code == 0 and last == "synth s8: fits K26", f"synth_fixture_mac: got {code}: {last}")
+    r = (report or {}).get("resources", {})
+    expect(r.get("dsp48e2") == 2 and r.get("luts") == 0 and r.get("carry4") == 0,
+           f"two MACs should be two DSP48E2 and no LUT or carry: {r}")
+    expect(r.get("ffs") == 32, f"only acc_reset's 32 bits (reset to 5) should be flip-flops: {r}")
+    dsp_json = tmp / "synth_fixture_mac" / "dsp48e2.json"
+    module = json.loads(dsp_json.read_text())["modules"]["synth_fixture_mac"] if dsp_json.exists() else {}
+    bits = lambda name: module["netnames"][name]["bits"]
+    cells = {}
+    for cell in module.get("cells", {}).values():
+        p, c = cell["parameters"], cell["connections"]
+        cells["acc" if c["P"][:32] == bits("acc") else "acc_reset"] = (p, c)
+    expect(sorted(cells) == ["acc", "acc_reset"], f"a DSP48E2 driving each of acc and acc_reset: {sorted(cells)}")
+    for out, (p, c) in cells.items():
+        const = lambda port: "".join(str(b) for b in reversed(c[port]))  # MSB first, as UG579 writes it
+        expect(const("OPMODE") == "000110101" and const("ALUMODE") == "0000" and const("INMODE") == "00000",
+               f"{out}: OPMODE {const('OPMODE')}, ALUMODE {const('ALUMODE')}, INMODE {const('INMODE')}")
+        expect(p.get("AMULTSEL") == "A" and p.get("USE_MULT") == "MULTIPLY",
+               f"{out}: AMULTSEL {p.get('AMULTSEL')}, USE_MULT {p.get('USE_MULT')}")
+        other = bits("b" if out == "acc" else "d")
+        expect(sorted([c["A"][:17], c["B"][:17]]) == sorted([bits("a"), other]) and c["C"][:32] == bits("c"),
+               f"{out}: the multiplier's operands or C are not the fixture's")
+        regs = {k: int(p[k], 2) for k in ("AREG", "BREG", "CREG", "MREG", "PREG", "ADREG", "DREG")}
+        if out == "acc":
+            expect(regs == dict(AREG=0, BREG=0, CREG=0, MREG=0, PREG=1, ADREG=0, DREG=0),
+                   f"acc: only the P register: {regs}")
+            expect(c["CLK"] == bits("clk") and c["CEP"] == bits("en") and const("RSTP") == "0",
+                   f"acc: CLK {c['CLK']} CEP {c['CEP']} RSTP {c['RSTP']}")
+        else:
+            expect(regs["PREG"] == 0, f"acc_reset: its register (reset to 5) is not the slice's P: {regs}")
 
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
