@@ -9,7 +9,9 @@
 //   stage 2  ADD/SUB: raw = rdbpot(srdhm(xa·2^left_shift, a_multiplier), -a_shift) ± the same of xb
 //            MUL: raw = xa·xb
 //   stage 3  scaled = rdbpot(srdhm(raw, output_multiplier), -output_shift)
-//   stage 4  y = clamp(scaled + output_offset, lo, hi)
+//   stage 4  y = clamp(scaled + output_offset, lo, hi), in 12 bits when scaled is within
+//            -1024..1023; beyond, scaled + output_offset (offset -256..255) lies beyond
+//            -769..767 on the same side, below lo or above hi (both within -128..255)
 // Stage 2's rescale is one add and one shift of the 42-bit product p = xa·multiplier
 // (sable_arith_pkg::srdhm_rdbpot's merged floors, divided by 2^left_shift):
 //   rdbpot(srdhm(p·2^l, m), r) = floor((p·2^l + 2^30 + (half - n)·2^31) / 2^(31 + r))
@@ -66,7 +68,8 @@ module sable_eltwise_lane (
     if (en) begin
       logic signed [41:0] pa, pb;
       logic signed [19:0] pm;
-      logic signed [31:0] sa, sb, v;
+      logic signed [31:0] sa, sb;
+      logic signed [11:0] v12;
       // Stage 1: the offsets.
       xa_q <= extend(a, is_signed) + 10'(a_offset);
       xb_q <= extend(b, is_signed) + 10'(b_offset);
@@ -80,9 +83,10 @@ module sable_eltwise_lane (
       // Stage 3: the output rescale.
       scaled_q <= sable_arith_pkg::srdhm_rdbpot(34'((64'(raw_q) * 64'(output_multiplier)) >>> 30), output_right,
                                                 output_half, output_half_neg);
-      // Stage 4: the output offset and the clamps, whose low byte is the output.
-      v = scaled_q + 32'(output_offset);
-      y_q <= v < 32'(lo) ? lo[7:0] : (v > 32'(hi) ? hi[7:0] : v[7:0]);
+      // Stage 4: the output offset and the clamps, whose low byte is the output (above).
+      v12 = 12'(signed'(scaled_q[10:0])) + 12'(output_offset);
+      if (scaled_q[31:10] != {22{scaled_q[31]}}) y_q <= scaled_q[31] ? lo[7:0] : hi[7:0];
+      else y_q <= v12 < 12'(lo) ? lo[7:0] : (v12 > 12'(hi) ? hi[7:0] : v12[7:0]);
     end
   end
 
