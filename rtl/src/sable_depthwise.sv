@@ -349,20 +349,33 @@ module sable_depthwise #(
   end
 
   // S2's sums of the S1 products, computed only in cycles with a valid tap (an idle unit costs
-  // nothing, in silicon and in the verilated model).
+  // nothing, in silicon and in the verilated model). S0 fills the slots in stream order, so the
+  // valid slots are slots 0..last_v and group A (the taps up to the finishing one; slot 0 is
+  // always in it) is slots 0..last_a: each channel's products are summed in one chain of prefix
+  // sums, group A's sum is the prefix at last_a and group B's the prefix at last_v minus it
+  // (int32 wrap-around, so the difference is exact). A product that feeds only the next sum of
+  // the chain is what synthesis packs into one DSP slice with its adder (docs/synthesis.md).
   logic [DIM*32-1:0] sum_a2, sum_b2;
   always_ff @(posedge clk) if (adv) begin
     logic signed [17:0] a, w;
     logic [31:0]        m;  // int32 wrap-around: the low word of the product
+    logic [31:0]        prefix, at_a, at_v;
     logic [7:0]         wbyte, ibyte;
-    logic [DIM*32-1:0] sum_a, sum_b;
+    logic [2:0]         last_a, last_v;
     logic [PMAX*8*DIM-1:0] wline;  // each slot's weight line: an index times the line width, no
                                     // offset added, which Yosys selects as a multiplexer of lines
     if (any1) begin
-    sum_a = '0;
-    sum_b = '0;
+    last_a = '0;
+    last_v = '0;
+    for (int unsigned s = 0; s < PMAX; s++) begin
+      if (v1[s]) last_v = 3'(s);
+      if (v1[s] && !b1[s]) last_a = 3'(s);
+    end
     for (int unsigned s = 0; s < PMAX; s++) wline[(8*DIM)*s +: 8*DIM] = wreg[(8*DIM)*tap1[TW*s +: TW] +: 8*DIM];
     for (int unsigned c = 0; c < DIM; c++) begin
+      prefix = '0;
+      at_a   = '0;
+      at_v   = '0;
       for (int unsigned s = 0; s < PMAX; s++) begin
         ibyte = sp_rd[(8*DIM)*s + 8*c +: 8];
         if (f_big && s < PBIG) wbyte = sp_rd[(8*DIM)*(2+s) + 8*c +: 8];
@@ -370,12 +383,13 @@ module sable_depthwise #(
         a = 18'(signed'({f_in_signed & ibyte[7], ibyte})) - f_izp;
         w = 18'(signed'({f_w_signed & wbyte[7], wbyte})) - f_wzp;
         m = 32'(a) * 32'(w);
-        if (v1[s] && !b1[s]) sum_a[32*c +: 32] = sum_a[32*c +: 32] + m;
-        if (v1[s] && b1[s]) sum_b[32*c +: 32] = sum_b[32*c +: 32] + m;
+        prefix = prefix + m;
+        if (last_a == 3'(s)) at_a = prefix;
+        if (last_v == 3'(s)) at_v = prefix;
       end
+      sum_a2[32*c +: 32] <= at_a;
+      sum_b2[32*c +: 32] <= at_v - at_a;
     end
-    sum_a2 <= sum_a;
-    sum_b2 <= sum_b;
     end
   end
 
