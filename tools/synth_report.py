@@ -110,7 +110,10 @@ def write_script(config: str, out: pathlib.Path, top: str, sources: list[str]) -
     """TOP is sable_subsystem, with the configuration's parameters, or a test's own module."""
     parameters = configuration(config)
     synth = f"synth_xilinx -family xcup -top {top} -noiopad -noclkbuf"
-    lines = [f"read_verilog -sv {' '.join(sources)}"]
+    # SABLE_SYNTH_DSP48E2: the RTL's instantiated DSP48E2 (sable_pe's weight buffers and MAC,
+    # which Yosys cannot infer), declared by Yosys's black-box library before the hierarchy check.
+    lines = ["read_verilog -lib +/xilinx/cells_xtra.v",
+             f"read_verilog -sv -D SABLE_SYNTH_DSP48E2 {' '.join(sources)}"]
     if top == "sable_subsystem":
         lines.append(f"chparam {' '.join(f'-set {p} {v}' for p, v in parameters)} sable_subsystem")
     lines += [
@@ -131,7 +134,7 @@ def write_script(config: str, out: pathlib.Path, top: str, sources: list[str]) -
         "check -assert -noinit",
         "setattr -mod -unset top",
         f"tee -q -o {out}/stat.json stat -json",
-        f"json -o {out}/dsp48e2.json t:DSP48E2 %x",  # the slices and their nets (the checks' test)
+        f"json -o {out}/dsp48e2.json t:DSP48E2 %x x:*",  # the slices, their nets, the ports (checks' test)
         f"tee -q -o {out}/ltp_modules.txt ltp w:* {' '.join('t:' + c for c in COMBINATIONAL)}",
         "flatten",
         f"tee -q -o {out}/ltp.txt ltp w:* {' '.join('t:' + c for c in COMBINATIONAL)}",

@@ -31,8 +31,6 @@ module sable_pe (
   output logic        wt_en_out,
   output logic        wt_buf_out
 );
-  logic [16:0] weight0, weight1;   // the two buffers
-
   // Control bits are reset and cleared: an aborted pixel or weight load must vanish.
   always_ff @(posedge clk) begin
     if (!rst_n || clear) begin
@@ -43,6 +41,49 @@ module sable_pe (
       wt_en_out <= wt_en_in;
     end
   end
+
+`ifdef SABLE_SYNTH_DSP48E2
+  // For synthesis only (scripts/synth.sh defines it; docs/synthesis.md "DSP packing"): the two
+  // weight buffers, their select and the multiply-accumulate as one DSP48E2 (UG579), which Yosys
+  // cannot infer: weight 0 in the A register and weight 1 in the D register, each loaded by the
+  // token with its own clock enable; INMODE from in_buf gates one of them into the pre-adder
+  // (00000: AD = 0 + A2 = weight 0; 00110: A gated to 0, D enabled, AD = D + 0 = weight 1), whose
+  // 27-bit sum the multiplier takes (AMULTSEL = "AD") times B = in_a; OPMODE 000110101 makes
+  // P = C + M (W = 0, Z = C, Y = X = M) and the P register loads it with a valid pixel.
+  // P[31:0] is the behavioural body's psum_out: the low word of psum_in + in_a * weight.
+  // Verilator and every RTL test run the `else` branch; tools.synth_checks checks this
+  // instance's configuration in Yosys's netlist (there is no simulation model of DSP48E2).
+  always_ff @(posedge clk) begin
+    if (in_valid) begin
+      out_buf <= in_buf;
+      out_a   <= in_a;
+    end
+    if (wt_en_in) wt_buf_out <= wt_buf_in;
+  end
+
+  logic [47:0] p;
+  DSP48E2 #(
+    .AMULTSEL("AD"), .BMULTSEL("B"), .PREADDINSEL("A"), .A_INPUT("DIRECT"), .B_INPUT("DIRECT"),
+    .USE_MULT("MULTIPLY"), .USE_SIMD("ONE48"), .USE_PATTERN_DETECT("NO_PATDET"),
+    .AREG(1), .ACASCREG(1), .DREG(1), .ADREG(0), .BREG(0), .BCASCREG(0), .CREG(0), .MREG(0),
+    .PREG(1), .INMODEREG(0), .OPMODEREG(0), .ALUMODEREG(0), .CARRYINREG(0), .CARRYINSELREG(0)
+  ) u_mac (
+    .CLK(clk),
+    .A({{13{wt_data[16]}}, wt_data}), .CEA1(1'b0), .CEA2(wt_en_in && !wt_buf_in), .RSTA(1'b0),
+    .D({{10{wt_data[16]}}, wt_data}), .CED(wt_en_in && wt_buf_in), .RSTD(1'b0),
+    .B({in_a[16], in_a}), .CEB1(1'b0), .CEB2(1'b0), .RSTB(1'b0),
+    .C({16'd0, psum_in}), .CEC(1'b0), .RSTC(1'b0),
+    .INMODE({2'b00, in_buf, in_buf, 1'b0}), .CEINMODE(1'b0), .RSTINMODE(1'b0),
+    .OPMODE(9'b000110101), .ALUMODE(4'b0000), .CARRYINSEL(3'b000), .CARRYIN(1'b0),
+    .CECTRL(1'b0), .CEALUMODE(1'b0), .CECARRYIN(1'b0), .RSTCTRL(1'b0), .RSTALUMODE(1'b0),
+    .RSTALLCARRYIN(1'b0), .CEAD(1'b0), .CEM(1'b0), .RSTM(1'b0), .CEP(in_valid), .RSTP(1'b0),
+    .ACIN(30'd0), .BCIN(18'd0), .PCIN(48'd0), .CARRYCASCIN(1'b0), .MULTSIGNIN(1'b0),
+    .P(p), .ACOUT(), .BCOUT(), .PCOUT(), .CARRYOUT(), .CARRYCASCOUT(), .MULTSIGNOUT(),
+    .OVERFLOW(), .UNDERFLOW(), .PATTERNDETECT(), .PATTERNBDETECT(), .XOROUT()
+  );
+  assign psum_out = p[31:0];
+`else
+  logic [16:0] weight0, weight1;   // the two buffers
 
   // Data registers only move with a valid pixel or token (nothing toggles in bubbles).
   always_ff @(posedge clk) begin
@@ -68,4 +109,5 @@ module sable_pe (
       else weight0 <= wt_data;
     end
   end
+`endif
 endmodule

@@ -69,12 +69,17 @@ with tempfile.TemporaryDirectory() as tmp_name:
     # Multiply-accumulates into DSP48E2 slices (tools/synth/*.v): the expected configuration is
     # UG579's: OPMODE W = 0 (bits 8:7 = 00), Z = C (6:4 = 011), Y = M (3:2 = 01), X = M (1:0 = 01),
     # ALUMODE 0000 (Z + W + X + Y), INMODE 00000 (A2 * B2, no pre-adder).
-    code, last, report = synth(tmp, "synth_fixture_mac", ["mac.sv"])
+    code, last, report = synth(tmp, "synth_fixture_mac", ["mac.sv", str(root / "rtl" / "src" / "sable_pe.sv")])
     expect(code == 0 and last == "synth s8: fits K26", f"synth_fixture_mac: got {code}: {last}")
-    r = (report or {}).get("resources", {})
-    expect(r.get("dsp48e2") == 2 and r.get("luts") == 0 and r.get("carry4") == 0,
-           f"two MACs should be two DSP48E2 and no LUT or carry: {r}")
-    expect(r.get("ffs") == 32, f"only acc_reset's 32 bits (reset to 5) should be flip-flops: {r}")
+    modules = {m["module"]: m for m in (report or {}).get("modules", [])}
+    r, pe = (report or {}).get("resources", {}), modules.get("sable_pe", {})
+    expect(r.get("dsp48e2") == 3 and r.get("carry4") == 0, f"three MACs should be three DSP48E2 and no carry: {r}")
+    # Beside the PE's slice: its control and pass-through registers (out_valid, wt_en_out, out_buf,
+    # wt_buf_out, out_a: 21) and the two weight clock enables.
+    expect(pe.get("ffs") == 21 and pe.get("luts", 99) <= 3 and pe.get("dsp48e2") == 1,
+           f"sable_pe: one DSP48E2, 21 flip-flops, at most 3 LUTs: {pe}")
+    expect(r.get("luts") == pe.get("luts") and r.get("ffs") == 32 + 21,
+           f"besides the PE, only acc_reset's 32 bits (reset to 5) should be flip-flops: {r}")
     dsp_json = tmp / "synth_fixture_mac" / "dsp48e2.json"
     module = json.loads(dsp_json.read_text())["modules"]["synth_fixture_mac"] if dsp_json.exists() else {}
     bits = lambda name: module["netnames"][name]["bits"]
@@ -100,6 +105,32 @@ with tempfile.TemporaryDirectory() as tmp_name:
                    f"acc: CLK {c['CLK']} CEP {c['CEP']} RSTP {c['RSTP']}")
         else:
             expect(regs["PREG"] == 0, f"acc_reset: its register (reset to 5) is not the slice's P: {regs}")
+
+    # sable_pe's instantiated DSP48E2 (SABLE_SYNTH_DSP48E2): UG579's INMODE bits, [4] B2 (B1 with
+    # BREG = 1), [3] 0 = D + A, [2] D enabled, [1] A gated to 0, [0] A2: in_buf on [2] and [1]
+    # only, so the multiplier takes weight 0 (A register) or weight 1 (D register).
+    pe_json = json.loads(dsp_json.read_text())["modules"].get("sable_pe", {}) if dsp_json.exists() else {}
+    pe_cells = list(pe_json.get("cells", {}).values())
+    expect(len(pe_cells) == 1, f"sable_pe should hold one DSP48E2: {len(pe_cells)}")
+    for cell in pe_cells:
+        p, c = cell["parameters"], cell["connections"]
+        net = lambda name: pe_json["netnames"][name]["bits"]
+        const = lambda port: "".join(str(b) for b in reversed(c[port]))
+        regs = {k: int(p[k], 2) for k in ("AREG", "ACASCREG", "BREG", "CREG", "DREG", "ADREG", "MREG", "PREG", "INMODEREG")}
+        expect(regs == dict(AREG=1, ACASCREG=1, BREG=0, CREG=0, DREG=1, ADREG=0, MREG=0, PREG=1, INMODEREG=0),
+               f"sable_pe: registers {regs}")
+        expect(p.get("AMULTSEL") == "AD" and p.get("USE_MULT") == "MULTIPLY" and
+               const("OPMODE") == "000110101" and const("ALUMODE") == "0000",
+               f"sable_pe: AMULTSEL {p.get('AMULTSEL')}, OPMODE {const('OPMODE')}, ALUMODE {const('ALUMODE')}")
+        inmode = c["INMODE"]
+        expect(inmode[0] == "0" and inmode[3] == "0" and inmode[4] == "0" and
+               [inmode[1]] == net("in_buf") and [inmode[2]] == net("in_buf"), f"sable_pe: INMODE {inmode}")
+        expect(c["A"][:17] == net("wt_data") and c["D"][:17] == net("wt_data") and c["B"][:17] == net("in_a")
+               and c["C"][:32] == net("psum_in") and c["P"][:32] == net("psum_out"),
+               "sable_pe: A and D should be wt_data, B in_a, C psum_in, P psum_out")
+        expect(c["CEP"] == net("in_valid") and c["CLK"] == net("clk") and
+               not set(c["CEA2"] + c["CED"]) & {"0", "1"} and c["CEA2"] != c["CED"],
+               f"sable_pe: CEP {c['CEP']}, CEA2 {c['CEA2']} and CED {c['CED']} (two different enables)")
 
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
