@@ -88,7 +88,6 @@ DSP_PACKING = [
     "xilinx_dsp -family xc7",
     "opt_clean",  # the registers packed into the cells
     f"techmap -map {MAPS / 'dsp48e1_to_dsp48e2.v'} t:DSP48E1",
-    "setundef -undriven -zero t:DSP48E2 %ci",  # the inputs the DSP48E1 left unconnected
     "chtype -set $mul t:$__soft_mul",
 ]
 

@@ -10,7 +10,8 @@
 //   - The pre-adder: DSP48E1 enables it with USE_DPORT, DSP48E2 with AMULTSEL = "AD". D grows
 //     from 25 to 27 bits (sign-extended, as DSP48E1 reads its D as a signed 25-bit value).
 //   - A: mul27x18_dsp48e1.v gives the multiply's A as 27 bits, which DSP48E2's multiplier takes.
-// Unconnected inputs of the DSP48E1 become undriven wires here; the script ties them to 0.
+// An input the DSP48E1 left unconnected stays undriven (x after `opt_clean`), as on the DSP48E2
+// cells of synth_xilinx's own mapping.
 module DSP48E1 (
   output [29:0] ACOUT, output [17:0] BCOUT, output CARRYCASCOUT, output [3:0] CARRYOUT,
   output MULTSIGNOUT, output OVERFLOW, output [47:0] P, output PATTERNBDETECT,
