@@ -26,6 +26,19 @@ def num(value):
     return int(value, 0) if isinstance(value, str) else int(value)
 
 
+def c_int32(value):
+    """An int32 as a C constant expression of type int (-2^31 has no literal of its own)."""
+    return "(-2147483647 - 1)" if value == -2**31 else f"({value})" if value < 0 else str(value)
+
+
+def emit_c_range(emit, pb, item):
+    """The range of a parameter block's item, when the spec gives one: a value outside is BAD_FIELD."""
+    if "min" in item:
+        name = f"SABLE_{pb['name']}_PARAM_{item['name'].upper()}"
+        emit(f"#define {name}_MIN {c_int32(item['min'])} /* the range of {item['name']}: outside, BAD_FIELD */")
+        emit(f"#define {name}_MAX {c_int32(item['max'])}")
+
+
 def fnv1a32(text):
     h = 0x811C9DC5
     for byte in text.encode():
@@ -116,6 +129,23 @@ class Spec:
         codes = [e["code"] for e in self.errors]
         if len(set(codes)) != len(codes):
             fail("duplicate error cause code")
+        for pb in self.param_blocks:
+            items = pb.get("arrays", []) + pb.get("words", [])
+            names = {item["name"].upper() for item in items}
+            for item in items:
+                owner = f"parameter block {pb['name']}.{item['name']}"
+                if ("min" in item) != ("max" in item):
+                    fail(f"{owner}: a range needs both min and max")
+                if "min" not in item:
+                    continue
+                lo, hi = item["min"], item["max"]
+                if not all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi)):
+                    fail(f"{owner}: min and max must be integers")
+                if not -2**31 <= lo <= hi <= 2**31 - 1:
+                    fail(f"{owner}: needs -2^31 <= min <= max <= 2^31 - 1")
+                for suffix in ("_MIN", "_MAX"):
+                    if item["name"].upper() + suffix in names:
+                        fail(f"{owner}: its constant {item['name'].upper()}{suffix} is another item's name")
 
     def queue_masks(self, queue):
         lower = queue.lower()
@@ -257,6 +287,7 @@ def c_header(spec):
         if "arrays" in pb:
             for a in pb["arrays"]:
                 emit(f"#define SABLE_{pb['name']}_PARAM_{a['name'].upper()} {a['index']}u /* array: {a['doc']} */")
+                emit_c_range(emit, pb, a)
             emit(f"#define SABLE_{pb['name']}_PARAM_ARRAYS {len(pb['arrays'])}u")
             emit(f"/* Byte offset of lane `lane` of array `array` in the {pb['name']} block. */")
             emit(f"static inline uint32_t sable_{pb['name'].lower()}_param_offset(uint32_t array_dim, uint32_t array, uint32_t lane) {{")
@@ -273,6 +304,7 @@ def c_header(spec):
         else:
             for w in pb["words"]:
                 emit(f"#define SABLE_{pb['name']}_PARAM_{w['name'].upper()} {w['index']}u /* word: {w['doc']} */")
+                emit_c_range(emit, pb, w)
             emit(f"#define SABLE_{pb['name']}_PARAM_WORDS {len(pb['words'])}u")
             emit(f"static inline uint32_t sable_{pb['name'].lower()}_param_lines(uint32_t array_dim) {{")
             emit(f"  return (SABLE_{pb['name']}_PARAM_WORDS * 4u + array_dim - 1u) / array_dim;\n}}")
@@ -406,6 +438,10 @@ def sv_package(spec):
     for pb in spec.param_blocks:
         for item in pb.get("arrays", []) + pb.get("words", []):
             emit(f"  localparam int unsigned {pb['name']}_PARAM_{item['name'].upper()} = {item['index']};")
+            if "min" in item:
+                sv = lambda v: "-2147483647 - 1" if v == -2**31 else str(v)
+                emit(f"  localparam int {pb['name']}_PARAM_{item['name'].upper()}_MIN = {sv(item['min'])};")
+                emit(f"  localparam int {pb['name']}_PARAM_{item['name'].upper()}_MAX = {sv(item['max'])};")
         if "table" in pb:
             emit(f"  localparam int unsigned {pb['name']}_TABLE_ENTRIES = {pb['table']['entries']};")
             emit(f"  localparam int unsigned {pb['name']}_TABLE_ENTRY_BYTES = {pb['table']['entry_bytes']};")
@@ -540,9 +576,17 @@ def docs(spec):
         emit(f"### {pb['name']}\n\n{pb['doc']}\n")
         if "table" in pb:
             continue
-        emit("| index | name | meaning |\n|---|---|---|")
-        for item in pb.get("arrays", []) + pb.get("words", []):
-            emit(f"| {item['index']} | {item['name']} | {item['doc']} |")
+        items = pb.get("arrays", []) + pb.get("words", [])
+        if any("min" in item for item in items):
+            # A value outside its range is BAD_FIELD (the block's doc says when a range applies).
+            emit("| index | name | range | meaning |\n|---|---|---|---|")
+            for item in items:
+                span = f"{item['min']}..{item['max']}".replace("-", "\u2212") if "min" in item else "any"
+                emit(f"| {item['index']} | {item['name']} | {span} | {item['doc']} |")
+        else:
+            emit("| index | name | meaning |\n|---|---|---|")
+            for item in items:
+                emit(f"| {item['index']} | {item['name']} | {item['doc']} |")
         emit("")
     emit("## Rules every implementation follows\n")
     for rule in spec.raw.get("rules", []):

@@ -86,14 +86,19 @@ module sable_eltwise #(
     in_range = v >= lo && v <= hi;
   endfunction
 
-  // BAD_FIELD (docs/isa.md, ELTWISE parameter block); MUL ignores the input rescale fields.
+  // BAD_FIELD: a word outside its range (the spec's, docs/isa.md ELTWISE parameter block) or
+  // clamp_min > clamp_max; MUL ignores the input rescale fields.
   logic bad_params;
-  assign bad_params = !in_range(a_offset, -32'sd256, 32'sd255) || !in_range(b_offset, -32'sd256, 32'sd255) ||
-                      !in_range(output_offset, -32'sd256, 32'sd255) || !in_range(o_shift_w, -32'sd31, 32'sd0) ||
-                      (op != 2'(sable_pkg::ELTWISE_OP_MUL) &&
-                       (!in_range(a_shift_w, -32'sd31, 32'sd0) || !in_range(b_shift_w, -32'sd31, 32'sd0) ||
-                        !in_range(left_shift_w, 32'sd0, 32'sd20))) ||
-                      clamp_min > clamp_max;
+  assign bad_params =
+      !in_range(a_offset, sable_pkg::ELTWISE_PARAM_A_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_A_OFFSET_MAX) ||
+      !in_range(b_offset, sable_pkg::ELTWISE_PARAM_B_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_B_OFFSET_MAX) ||
+      !in_range(output_offset, sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET_MAX) ||
+      !in_range(o_shift_w, sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT_MAX) ||
+      (op != 2'(sable_pkg::ELTWISE_OP_MUL) &&
+       (!in_range(a_shift_w, sable_pkg::ELTWISE_PARAM_A_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_A_SHIFT_MAX) ||
+        !in_range(b_shift_w, sable_pkg::ELTWISE_PARAM_B_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_B_SHIFT_MAX) ||
+        !in_range(left_shift_w, sable_pkg::ELTWISE_PARAM_LEFT_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_LEFT_SHIFT_MAX))) ||
+      clamp_min > clamp_max;
 
   // Word 0's opcode and tokens (the command processor's) and words 5..7 carry nothing for the unit.
   logic unused_cmd_bits;

@@ -653,12 +653,15 @@ Result<std::vector<uint8_t>> packPostprocParams(uint32_t array_dim, std::span<co
 
 Result<std::vector<uint8_t>> packEltwiseParams(uint32_t array_dim, const EltwiseParams& p) {
   if (array_dim == 0) return hal::invalidArgument("ELTWISE parameters: array_dim must be >= 1");
-  // The ranges of docs/isa.md's ELTWISE parameter block (BAD_FIELD on the device).
-  for (auto [name, value, lo, hi] : {std::tuple{"a_offset", p.a_offset, -256, 255}, std::tuple{"b_offset", p.b_offset, -256, 255},
-                                     std::tuple{"output_offset", p.output_offset, -256, 255},
-                                     std::tuple{"a_shift", p.a_shift, -31, 0}, std::tuple{"b_shift", p.b_shift, -31, 0},
-                                     std::tuple{"output_shift", p.output_shift, -31, 0},
-                                     std::tuple{"left_shift", p.left_shift, 0, 20}}) {
+  // The ranges of the ELTWISE parameter block (the spec's, docs/isa.md; BAD_FIELD on the device).
+  for (auto [name, value, lo, hi] : {
+           std::tuple{"a_offset", p.a_offset, SABLE_ELTWISE_PARAM_A_OFFSET_MIN, SABLE_ELTWISE_PARAM_A_OFFSET_MAX},
+           std::tuple{"b_offset", p.b_offset, SABLE_ELTWISE_PARAM_B_OFFSET_MIN, SABLE_ELTWISE_PARAM_B_OFFSET_MAX},
+           std::tuple{"output_offset", p.output_offset, SABLE_ELTWISE_PARAM_OUTPUT_OFFSET_MIN, SABLE_ELTWISE_PARAM_OUTPUT_OFFSET_MAX},
+           std::tuple{"a_shift", p.a_shift, SABLE_ELTWISE_PARAM_A_SHIFT_MIN, SABLE_ELTWISE_PARAM_A_SHIFT_MAX},
+           std::tuple{"b_shift", p.b_shift, SABLE_ELTWISE_PARAM_B_SHIFT_MIN, SABLE_ELTWISE_PARAM_B_SHIFT_MAX},
+           std::tuple{"output_shift", p.output_shift, SABLE_ELTWISE_PARAM_OUTPUT_SHIFT_MIN, SABLE_ELTWISE_PARAM_OUTPUT_SHIFT_MAX},
+           std::tuple{"left_shift", p.left_shift, SABLE_ELTWISE_PARAM_LEFT_SHIFT_MIN, SABLE_ELTWISE_PARAM_LEFT_SHIFT_MAX}}) {
     if (value < lo || value > hi) {
       return hal::invalidArgument("ELTWISE parameters: {} {} is out of range {}..{}", name, value, lo, hi);
     }

@@ -538,14 +538,18 @@ Executor::Outcome Executor::eltwise(const uint32_t* w) {
   }
   std::array<int32_t, SABLE_ELTWISE_PARAM_WORDS> p{};
   for (uint32_t i = 0; i < SABLE_ELTWISE_PARAM_WORDS; ++i) p[i] = readLe32(line(params) + 4 * i);
-  // The parameter block's ranges (docs/isa.md, ELTWISE parameter block): within them nothing
-  // below wraps around; MUL ignores the input rescale fields.
+  // The parameter block's ranges (the spec's, docs/isa.md ELTWISE parameter block): within them
+  // nothing below wraps around; MUL ignores the input rescale fields.
   const auto in = [](int32_t v, int32_t lo, int32_t hi) { return v >= lo && v <= hi; };
   const int32_t leftShift = p[SABLE_ELTWISE_PARAM_LEFT_SHIFT];
-  if (!in(p[SABLE_ELTWISE_PARAM_A_OFFSET], -256, 255) || !in(p[SABLE_ELTWISE_PARAM_B_OFFSET], -256, 255) ||
-      !in(p[SABLE_ELTWISE_PARAM_OUTPUT_OFFSET], -256, 255) || !in(p[SABLE_ELTWISE_PARAM_OUTPUT_SHIFT], -31, 0) ||
-      (op != SABLE_ELTWISE_OP_MUL && (!in(p[SABLE_ELTWISE_PARAM_A_SHIFT], -31, 0) ||
-                                      !in(p[SABLE_ELTWISE_PARAM_B_SHIFT], -31, 0) || !in(leftShift, 0, 20))) ||
+  if (!in(p[SABLE_ELTWISE_PARAM_A_OFFSET], SABLE_ELTWISE_PARAM_A_OFFSET_MIN, SABLE_ELTWISE_PARAM_A_OFFSET_MAX) ||
+      !in(p[SABLE_ELTWISE_PARAM_B_OFFSET], SABLE_ELTWISE_PARAM_B_OFFSET_MIN, SABLE_ELTWISE_PARAM_B_OFFSET_MAX) ||
+      !in(p[SABLE_ELTWISE_PARAM_OUTPUT_OFFSET], SABLE_ELTWISE_PARAM_OUTPUT_OFFSET_MIN, SABLE_ELTWISE_PARAM_OUTPUT_OFFSET_MAX) ||
+      !in(p[SABLE_ELTWISE_PARAM_OUTPUT_SHIFT], SABLE_ELTWISE_PARAM_OUTPUT_SHIFT_MIN, SABLE_ELTWISE_PARAM_OUTPUT_SHIFT_MAX) ||
+      (op != SABLE_ELTWISE_OP_MUL &&
+       (!in(p[SABLE_ELTWISE_PARAM_A_SHIFT], SABLE_ELTWISE_PARAM_A_SHIFT_MIN, SABLE_ELTWISE_PARAM_A_SHIFT_MAX) ||
+        !in(p[SABLE_ELTWISE_PARAM_B_SHIFT], SABLE_ELTWISE_PARAM_B_SHIFT_MIN, SABLE_ELTWISE_PARAM_B_SHIFT_MAX) ||
+        !in(leftShift, SABLE_ELTWISE_PARAM_LEFT_SHIFT_MIN, SABLE_ELTWISE_PARAM_LEFT_SHIFT_MAX))) ||
       p[SABLE_ELTWISE_PARAM_CLAMP_MIN] > p[SABLE_ELTWISE_PARAM_CLAMP_MAX]) {
     return {SABLE_ERROR_BAD_FIELD, 0};
   }

@@ -428,6 +428,8 @@ struct PostprocLane {
 // multiplier, shift), little-endian. Lanes beyond lanes.size() are zero. 1..array_dim lanes.
 hal::Result<std::vector<uint8_t>> packPostprocParams(uint32_t array_dim, std::span<const PostprocLane> lanes);
 
+// The words of the ELTWISE parameter block; the ranged ones must lie within the spec's ranges
+// (SABLE_ELTWISE_PARAM_<WORD>_MIN/_MAX of sable/isa.h, docs/isa.md), or packEltwiseParams fails.
 struct EltwiseParams {
   int32_t a_offset = 0;
   int32_t b_offset = 0;
@@ -438,7 +440,7 @@ struct EltwiseParams {
   int32_t b_shift = 0;
   int32_t output_multiplier = 0;
   int32_t output_shift = 0;
-  int32_t left_shift = 0;  // 0..30
+  int32_t left_shift = 0;
   int32_t clamp_min = kClampLowest;
   int32_t clamp_max = kClampHighest;
 };
