@@ -5,11 +5,12 @@
 // ny*nx*kh*kw cycles plus a 4-cycle pipeline tail:
 //   S0  walker: issues the scratchpad read of the tap (none for a skipped tap);
 //   S1  the line arrives and is folded into the per-lane max/sum and tap count; at the
-//       window's last tap the result enters the divider;
-//   S2  average: |sum| + count/2 divided by count, quotient bits 7..4 (restoring division);
-//   S3  quotient bits 3..0, sign, clamp to [clamp_min, clamp_max] and the type's range;
+//       window's last tap |sum| + count/2 and the window's reciprocal enter S2;
+//   S2  average: the quotient by one multiply per lane with the reciprocal (below);
+//   S3  sign, clamp to [clamp_min, clamp_max] and the type's range;
 //   S4  the registered line write (and done with the last pixel).
-// The quotient has 8 bits because an average of bytes is at most 255 in magnitude.
+// The quotient has 8 bits because an average of bytes is at most 255 in magnitude. Max takes
+// the same path, divided by one.
 //
 // An output line may be an input line of a later window; the model writes each output before
 // reading the next window, so the walker stalls a tap whose line has a write still in S1..S4.
@@ -206,11 +207,85 @@ module sable_pool #(
     end
   end
 
+  // ---------------------------------------------------------------- the window's reciprocal
+  // An average is floor(n / d) with n = |sum| + floor(d/2) < 256 * d and d the taps inside the
+  // window (1..65,025), taken as floor(n * R / 2^k) with R = ceil(2^k / d): exact when
+  // n * (R*d - 2^k) < 2^k, which n < 256 * d and R*d - 2^k < d make true for 256 * d^2 <= 2^k.
+  // k grows with d in five steps so that R stays below 2^26 (one 24 x 26-bit multiply per lane,
+  // two DSP48E2):
+  //   d        1..255  256..4095  4096..16383  16384..32767  32768..65025
+  //   k            24         32           36            38            40
+  // One R per window, shared by the lanes:
+  //  - d < 64 (every window of fewer than 64 taps): a table indexed by the tap count, as the
+  //    count is known only at the window's last tap, which may be its first;
+  //  - d >= 64 (then the window has at least 64 taps): d from the window's geometry at its first
+  //    tap, then a restoring division of 2^40 - 1 by d, one quotient bit per cycle, done 42
+  //    cycles after the first tap, before the last tap; floor((2^k - 1) / d) is that quotient
+  //    shifted right by 40 - k (no multiple of 2^(40-k) * d lies in (2^40 - 2^(40-k), 2^40 - 1]).
+  localparam int unsigned RW = 26;   // reciprocal bits
+  localparam int unsigned QW = 34;   // floor((2^40-1)/d) for d >= 64
+
+  function automatic logic [RW-1:0] small_recip(input logic [5:0] d);  // ceil(2^24 / d), d = 1..63
+    small_recip = '0;
+    for (int unsigned i = 1; i < 64; i++) begin
+      if (d == 6'(i)) small_recip = RW'(((64'd1 << 24) + 64'(i) - 64'd1) / 64'(i));
+    end
+  endfunction
+
+  // Taps inside the window along one axis: from max(0, -i0) to min(k, size - i0), where size - i0
+  // >= 1 (every window holds an input pixel) and -i0 <= 15 (the padding).
+  function automatic logic [7:0] inside_taps(input logic signed [CW-1:0] i0, input logic [CW-1:0] size,
+                                             input logic [7:0] k_m1);
+    logic signed [CW-1:0] room;
+    logic [7:0] hi, lo;
+    room = signed'(size) - i0;
+    hi = room <= signed'(CW'(k_m1)) ? room[7:0] : k_m1 + 8'd1;
+    lo = i0 < 0 ? 8'(-i0) : 8'd0;
+    inside_taps = hi - lo;
+  endfunction
+
+  logic [7:0]    g_cols, g_rows;   // the window's inside taps per row and per column
+  logic          g_load;           // g_cols, g_rows were loaded in the previous cycle
+  logic [15:0]   g_d;              // g_rows * g_cols
+  logic [15:0]   g_rem;            // the division's remainder (< d)
+  logic [QW-1:0] g_quot;
+  logic [5:0]    g_steps;          // quotient bits still to come
+  always_ff @(posedge clk) if (adv) begin
+    logic [16:0] r2;
+    if (!rst_n || clear) begin
+      g_load  <= 1'b0;
+      g_steps <= '0;
+    end else begin
+      g_load <= issue && t_first;
+      if (g_load) g_steps <= 6'd40;
+      else if (g_steps != 0) g_steps <= g_steps - 6'd1;
+    end
+    if (issue && t_first) begin
+      g_cols <= inside_taps(ix0, f_iw, f_kw_m1);
+      g_rows <= inside_taps(iy0, f_ih, f_kh_m1);
+    end
+    if (g_load) begin
+      g_d    <= 16'(g_rows) * 16'(g_cols);
+      g_rem  <= '0;
+      g_quot <= '0;
+    end else if (g_steps != 0) begin
+      // The dividend's bits are all ones: remainder 2 * rem + 1, minus d if that fits.
+      r2 = {g_rem, 1'b1};
+      if (r2 >= 17'(g_d)) begin
+        g_rem  <= 16'(r2 - 17'(g_d));
+        g_quot <= {g_quot[QW-2:0], 1'b1};
+      end else begin
+        g_rem  <= r2[15:0];
+        g_quot <= {g_quot[QW-2:0], 1'b0};
+      end
+    end
+  end
+
   // ---------------------------------------------------------------- S1: fold the taps
   // acc holds the running max or sum (|sum| <= 255 * 255 * 255 < 2^24) and cnt the taps inside.
   logic                 v1, in1, first1, last1, final1;
   logic [DIM*26-1:0] acc;
-  logic [16:0]          cnt;
+  logic [15:0]          cnt;
   always_ff @(posedge clk) if (adv) begin
     if (!rst_n || clear) v1 <= 1'b0;
     else v1 <= issue;
@@ -231,37 +306,20 @@ module sable_pool #(
     saturate = v < f_lo ? f_lo[7:0] : (v > f_hi ? f_hi[7:0] : v[7:0]);
   endfunction
 
-  // Restoring division of n = |sum| + cnt/2 by cnt; n < 256 * cnt, so 8 quotient bits. Before
-  // the step of quotient bit k the remainder is below 2 * d * 2^k < 2^(k+18) (d < 2^17), so the
-  // step subtracts d from the 18 remainder bits k..k+17 only: the bits below k are those of n.
-  function automatic logic [29:0] div_bits(input logic [25:0] r, input logic [16:0] d, input int unsigned hi);
-    // Returns {remainder[25:0], quotient bits hi..hi-3}.
-    logic [25:0] rem;
-    logic [3:0]  q;
-    logic [18:0] diff;
-    rem = r;
-    q   = '0;
-    for (int unsigned i = 0; i < 4; i++) begin
-      diff = {1'b0, rem[(hi - i) +: 18]} - 19'(d);
-      if (!diff[18]) begin
-        rem[(hi - i) +: 18] = diff[17:0];
-        q[3 - i] = 1'b1;
-      end
-    end
-    div_bits = {rem, q};
-  endfunction
-
   logic                 v2, final2, v3, final3;
-  logic [DIM*26-1:0] rem2, rem3;
+  logic [DIM*24-1:0]    n2;       // |sum| + floor(d/2) (or |max|), < 2^24
   logic [DIM-1:0]       neg2, neg3;
-  logic [DIM*4-1:0]  qhi3;
-  logic [16:0]          cnt2, cnt3;
+  logic [RW-1:0]        recip2;   // R, shared by the lanes
+  logic [2:0]           k2;       // k: 24, 32, 36, 38, 40 as 0..4
+  logic [DIM*8-1:0]     q3;       // the quotient's magnitude
   // The data registers of every stage load only with a valid tap or pixel: an idle unit costs
   // nothing (in silicon and in the verilated model, which evaluates every datapath each cycle).
   always_ff @(posedge clk) if (adv) begin
     logic signed [25:0] base, v;
     logic [DIM*26-1:0] acc_new;
-    logic [16:0] cnt_new;
+    logic [15:0] cnt_new, d;
+    logic [RW-1:0] quot;
+    logic [2:0] k;
     if (!rst_n || clear) begin
       v2 <= 1'b0;
       v3 <= 1'b0;
@@ -271,7 +329,7 @@ module sable_pool #(
     end
     // S1: the window's running maximum or sum.
     if (v1) begin
-      cnt_new = (first1 ? 17'd0 : cnt) + 17'(in1);
+      cnt_new = (first1 ? 16'd0 : cnt) + 16'(in1);
       for (int unsigned c = 0; c < DIM; c++) begin
         // Max starts from the type's minimum (like the model); an average from zero.
         if (first1) base = f_avg ? 26'sd0 : (f_signed ? -26'sd128 : 26'sd0);
@@ -284,32 +342,43 @@ module sable_pool #(
       end
       acc <= acc_new;
       cnt <= cnt_new;
-      // S2: sign and magnitude (+ half the count: rounding), at the window's last tap.
+      // S2: sign and magnitude (+ half the count: rounding) and the reciprocal, at the window's
+      // last tap. Max: the value itself, divided by 1.
       if (last1) begin
         final2 <= final1;
         o2     <= o1;
-        cnt2   <= cnt_new;
+        d = f_avg ? cnt_new : 16'd1;
+        if (d[15])              {k, quot} = {3'd4, RW'(g_quot)};
+        else if (d[14])         {k, quot} = {3'd3, RW'(g_quot >> 2)};
+        else if (d[13:12] != 0) {k, quot} = {3'd2, RW'(g_quot >> 4)};
+        else if (d[11:8] != 0)  {k, quot} = {3'd1, RW'(g_quot >> 8)};
+        else                    {k, quot} = {3'd0, RW'(g_quot >> 16)};
+        recip2 <= d[15:6] == 0 ? small_recip(d[5:0]) : quot + RW'(1);
+        k2     <= k;
         for (int unsigned c = 0; c < DIM; c++) begin
-          // Max: the value itself, through the same pipeline (count forced to 1 below).
           // |acc| + half as one adder: half + (acc ^ sign mask) + sign, the sign as its carry in.
           logic [26:0] abs_half;
-          abs_half = {f_avg ? 26'(cnt_new[16:1]) : 26'd0, 1'b1} +
+          abs_half = {f_avg ? 26'(cnt_new[15:1]) : 26'd0, 1'b1} +
                      {acc_new[26*c +: 26] ^ {26{acc_new[26*c + 25]}}, acc_new[26*c + 25]};
           neg2[c] <= acc_new[26*c + 25];
-          rem2[26*c +: 26] <= 26'(abs_half >> 1);
+          n2[24*c +: 24] <= 24'(abs_half >> 1);
         end
       end
     end
-    // S3: the quotient's high bits.
+    // S2 (v2): the quotient, floor(n * R / 2^k), one multiply per lane.
     if (v2) begin
       final3 <= final2;
       o3     <= o2;
-      cnt3   <= cnt2;
       for (int unsigned c = 0; c < DIM; c++) begin
-        logic [29:0] r;
-        r = div_bits(rem2[26*c +: 26], f_avg ? cnt2 : 17'd1, 7);
-        rem3[26*c +: 26] <= r[29:4];
-        qhi3[4*c +: 4] <= r[3:0];
+        logic [23:0] p;  // bits 47..24 of the product
+        p = 24'((48'(n2[24*c +: 24]) * 48'(recip2)) >> 24);
+        case (k2)
+          3'd0: q3[8*c +: 8] <= p[7:0];
+          3'd1: q3[8*c +: 8] <= p[15:8];
+          3'd2: q3[8*c +: 8] <= p[19:12];
+          3'd3: q3[8*c +: 8] <= p[21:14];
+          default: q3[8*c +: 8] <= p[23:16];
+        endcase
         neg3[c] <= neg2[c];
       end
     end
@@ -327,12 +396,10 @@ module sable_pool #(
       v4     <= v3;
       final4 <= v3 && final3;
     end
-    // S4: the quotient's low bits (the remainder after them is not needed), then the clamps.
+    // S3 (v3): the clamps.
     if (v3) begin
       o4 <= o3;
-      for (int unsigned c = 0; c < DIM; c++) begin
-        data4[8*c +: 8] <= saturate(neg3[c], {qhi3[4*c +: 4], 4'(div_bits(rem3[26*c +: 26], f_avg ? cnt3 : 17'd1, 3))});
-      end
+      for (int unsigned c = 0; c < DIM; c++) data4[8*c +: 8] <= saturate(neg3[c], q3[8*c +: 8]);
     end
   end
   assign p4 = v4;

@@ -382,6 +382,89 @@ TEST(Pool, OutputOverlapsInput) { checkOutputOverlapsInput(0); }
 // engine waits for its grants and writes the same lines.
 TEST(Pool, OutputOverlapsInputRefused) { checkOutputOverlapsInput(1.0 / 3); }
 
+// The average divides by a reciprocal (sable_pool.sv): from a table below 64 taps, from a
+// division over the window's taps from 64, with a k that steps up at 256, 4096, 16,384 and
+// 32,768 taps. Back-to-back windows whose tap counts change at the padded borders, across 64
+// and 4096 taps and up to 65,025 (AverageRoundingAtLargeTapCounts has the other bounds).
+TEST(Pool, AverageAcrossTheReciprocalsBounds) {
+  std::mt19937 rng(9);
+  std::vector<uint8_t> sp(size_t{kLines} * kDim);
+  Bench b;
+  struct Case {
+    uint32_t iw, ih, kw, kh, sx, sy, pl, pt;
+  };
+  const Case cases[] = {
+      {10, 10, 8, 8, 1, 1, 1, 1},      // 49, 56, 64 taps
+      {12, 11, 9, 7, 2, 1, 2, 0},      // 49, 63, 56 taps
+      {70, 66, 65, 63, 2, 1, 1, 0},    // 4032, 4095 taps
+      {80, 70, 64, 64, 15, 15, 15, 15},  // 2401, 3136, 4096, 2450 taps
+      {255, 255, 255, 255, 1, 1, 0, 0},  // 65,025 and 64,770 taps
+      {255, 255, 255, 255, 9, 9, 15, 15},  // 57,600 and 59,760 taps
+  };
+  for (const Case& k : cases) {
+    const bool huge = k.kw * k.kh > 4096;  // 2 windows, one type: 130,000 cycles
+    const int first = huge ? static_cast<int>(k.pl % 2) : 0, last = huge ? first : 1;
+    for (int mode = first; mode <= last; ++mode) {
+      randomFill(sp, rng);
+      Shape s = dense(0, 0, k.iw, k.ih);
+      s.output = k.iw * k.ih + 10;
+      s.kw = k.kw;
+      s.kh = k.kh;
+      s.sx = k.sx;
+      s.sy = k.sy;
+      s.pl = k.pl;
+      s.pt = k.pt;
+      // The first and last windows of a row and a column: both borders, few cycles.
+      s.nx = std::min<uint32_t>(huge ? 2 : 4, (k.iw - 1 + k.pl) / k.sx + 1);
+      s.ny = std::min<uint32_t>(huge ? 1 : 2, (k.ih - 1 + k.pt) / k.sy + 1);
+      s.osy = s.nx;
+      s.average = true;
+      s.isSigned = mode;
+      SCOPED_TRACE(testing::Message() << k.kw << "x" << k.kh << " windows on " << k.iw << "x" << k.ih << ", signed " << mode);
+      checkRun(b, s, sp);
+    }
+  }
+}
+
+// Rounding at large tap counts: lane c of a single window holds value a_c at every tap but t_c
+// taps of a_c + 1, with t_c around half the count, so the average is just below, at (even counts:
+// a tie, away from zero) or just above a_c + 1/2. In lanes 0 and 1 (unsigned, a = 254) the
+// dividend |sum| + d/2 leaves the largest quotient (254) with a remainder of d - 3 .. d - 1,
+// where a reciprocal whose k is one step short for the count (sable_pool.sv) gives one too many
+// (at 400, 4095, 8190, 32,761 and 65,025 taps).
+TEST(Pool, AverageRoundingAtLargeTapCounts) {
+  std::vector<uint8_t> sp(size_t{kLines} * kDim);
+  Bench b;
+  const uint32_t sides[][2] = {{8, 8}, {15, 15}, {16, 16}, {20, 20}, {65, 63}, {64, 64}, {91, 90}, {128, 96}, {128, 128}, {181, 181}, {255, 255}};
+  for (auto [w, h] : sides) {
+    for (int sg = 0; sg < 2; ++sg) {
+      const uint32_t d = w * h;
+      std::vector<int32_t> a(kDim);
+      std::vector<uint32_t> t(kDim);
+      for (uint32_t c = 0; c < kDim; ++c) {
+        a[c] = sg ? -128 + static_cast<int32_t>(17 * c) % 254 : c < 2 ? 254 : static_cast<int32_t>(37 * c + 3) % 255;
+        t[c] = d / 2 + c % 5 - 2;  // half - 2 .. half + 2
+      }
+      for (uint32_t tap = 0; tap < d; ++tap) {
+        for (uint32_t c = 0; c < kDim; ++c) sp[size_t{tap} * kDim + c] = static_cast<uint8_t>(a[c] + (tap < t[c] ? 1 : 0));
+      }
+      Shape s = dense(0, 65500, w, h);
+      s.kw = w;
+      s.kh = h;
+      s.average = true;
+      s.isSigned = sg;
+      checkRun(b, s, sp);
+      for (uint32_t c = 0; c < kDim; ++c) {
+        // 2 * (a*d + t) vs (2a + 1) * d: below, tie (away from zero) or above a + 1/2.
+        const int64_t twice = 2 * (int64_t{a[c]} * d + t[c]), mid = (2 * int64_t{a[c]} + 1) * d;
+        const int32_t expect = twice < mid ? a[c] : twice > mid ? a[c] + 1 : (a[c] >= 0 ? a[c] + 1 : a[c]);
+        EXPECT_EQ(static_cast<int32_t>(sg ? static_cast<int8_t>(sp[size_t{65500} * kDim + c]) : sp[size_t{65500} * kDim + c]), expect)
+            << w << "x" << h << " lane " << c;
+      }
+    }
+  }
+}
+
 TEST(Pool, ClearAbortsAndRestarts) {
   std::mt19937 rng(8);
   std::vector<uint8_t> sp(size_t{kLines} * kDim);
