@@ -102,6 +102,8 @@ module sable_cmd_proc #(
   logic silent;          // SOFT_RESET: no completion, no interrupt
   logic [7:0] outcome_cause;
   logic [31:0] outcome_command;
+  logic fail_oldest;     // the outcome names the oldest unfinished command (computed in the drain)
+  logic outcome_oldest;
 
   // ---- fetch ----
   logic fetch_ready, fetch_fail, fetch_cmd_valid, fetch_pop, fetch_idle;
@@ -122,6 +124,7 @@ module sable_cmd_proc #(
   logic [7:0] decode_cause, exec_cause;
   logic [63:0] exec_base;
   logic [31:0] next_index;       // index of the next command to dispatch
+  logic [31:0] next_index_p1;    // next_index + 1, kept beside it (no adder before the END check)
   logic end_dispatched;
   logic [7:0] d_opcode;
   logic [1:0] d_queue;
@@ -162,10 +165,10 @@ module sable_cmd_proc #(
           dispatch_error = 1'b1;
           dispatch_cause = decode_cause;
         end else if (d_opcode == sable_pkg::OP_END) begin
-          if (next_index + 32'd1 != command_count) begin
+          if (next_index_p1 != command_count) begin
             dispatch_error = 1'b1;
             dispatch_cause = sable_pkg::ERROR_BAD_LENGTH;
-            dispatch_command = next_index + 32'd1;
+            dispatch_command = next_index_p1;
           end else begin
             dispatch_end = 1'b1;
             fetch_pop = 1'b1;
@@ -261,7 +264,6 @@ module sable_cmd_proc #(
   // in flight (an engine or unit still working may yet give tokens); the dispatcher is stuck when
   // END went out or its next command's queue is full.
   logic deadlock;
-  logic [31:0] earliest;       // the oldest unfinished command
   always_comb begin
     logic load_stuck, store_stuck, compute_stuck, dispatch_stuck;
     load_stuck = q_empty[sable_pkg::QUEUE_LOAD] ? !load_inflight : (!load_inflight && load_stall);
@@ -271,14 +273,45 @@ module sable_cmd_proc #(
                      (fetch_cmd_valid && decode_cause == sable_pkg::ERROR_NONE && d_opcode != sable_pkg::OP_END && q_full[d_queue]);
     deadlock = running && fetch_ready && dispatch_stuck && load_stuck && store_stuck && compute_stuck &&
                !(q_empty[sable_pkg::QUEUE_LOAD] && q_empty[sable_pkg::QUEUE_STORE] && q_empty[sable_pkg::QUEUE_COMPUTE]);
+  end
 
-    earliest = end_dispatched ? command_count - 32'd1 : next_index;
-    if (load_inflight && load_inflight_index < earliest) earliest = load_inflight_index;
-    if (store_inflight && store_inflight_index < earliest) earliest = store_inflight_index;
-    if (!compute_idle && compute_oldest < earliest) earliest = compute_oldest;
-    if (!q_empty[sable_pkg::QUEUE_LOAD] && head_load.index < earliest) earliest = head_load.index;
-    if (!q_empty[sable_pkg::QUEUE_COMPUTE] && head_compute.index < earliest) earliest = head_compute.index;
-    if (!q_empty[sable_pkg::QUEUE_STORE] && head_store.index < earliest) earliest = head_store.index;
+  // ---- the oldest unfinished command, which ABORTED and DEADLOCK name ----
+  // Commands are dispatched in index order and each queue issues its commands in order, so a
+  // queue's oldest unfinished command is the one in flight (load, store: one; compute: the oldest
+  // slot of its completion buffer), else its head; every dispatched command is older than the next
+  // one to dispatch, or after END than END itself. These candidates are registered every running
+  // cycle and compared in the drain that follows the job's end (end_command is written when the
+  // drain ends, a cycle later at the earliest), so the comparisons do not follow the queues'
+  // heads within a cycle (a path of six 32-bit comparisons in a row before).
+  logic oldest_load_v, oldest_store_v, oldest_compute_v;
+  logic [31:0] oldest_load, oldest_store, oldest_compute, oldest_none;
+  always_ff @(posedge clk) begin
+    if (running) begin
+      oldest_load_v <= load_inflight || !q_empty[sable_pkg::QUEUE_LOAD];
+      oldest_load <= load_inflight ? load_inflight_index : head_load.index;
+      oldest_store_v <= store_inflight || !q_empty[sable_pkg::QUEUE_STORE];
+      oldest_store <= store_inflight ? store_inflight_index : head_store.index;
+      oldest_compute_v <= !compute_idle || !q_empty[sable_pkg::QUEUE_COMPUTE];
+      oldest_compute <= !compute_idle ? compute_oldest : head_compute.index;
+      oldest_none <= end_dispatched ? command_count - 32'd1 : next_index;
+    end
+  end
+  // a < b in two 16-bit halves side by side instead of one 32-bit carry chain
+  function automatic logic index_before(input logic [31:0] a, input logic [31:0] b);
+    index_before = a[31:16] < b[31:16] || (a[31:16] == b[31:16] && a[15:0] < b[15:0]);
+  endfunction
+  logic [31:0] earliest;
+  always_comb begin
+    logic load_first, store_first;
+    // indices are distinct: a candidate that is not before another is after it
+    load_first = oldest_load_v && (!oldest_store_v || index_before(oldest_load, oldest_store)) &&
+                 (!oldest_compute_v || index_before(oldest_load, oldest_compute));
+    store_first = oldest_store_v && (!oldest_load_v || !index_before(oldest_load, oldest_store)) &&
+                  (!oldest_compute_v || index_before(oldest_store, oldest_compute));
+    if (load_first) earliest = oldest_load;
+    else if (store_first) earliest = oldest_store;
+    else if (oldest_compute_v) earliest = oldest_compute;
+    else earliest = oldest_none;
   end
 
   // ---- the job's end ----
@@ -289,11 +322,12 @@ module sable_cmd_proc #(
   always_comb begin
     fail = 1'b1;
     fail_command = NO_COMMAND;
+    fail_oldest = 1'b0;
     fail_cause = sable_pkg::ERROR_NONE;
     if (fetch_fail) fail_cause = fetch_fail_cause;
     else if (abort_job) begin
       fail_cause = sable_pkg::ERROR_ABORTED;
-      fail_command = earliest;
+      fail_oldest = 1'b1;
     end else if (load_err) begin
       fail_cause = load_err_cause;
       fail_command = load_err_index;
@@ -308,7 +342,7 @@ module sable_cmd_proc #(
       fail_command = dispatch_command;
     end else if (deadlock) begin
       fail_cause = sable_pkg::ERROR_DEADLOCK;
-      fail_command = earliest;
+      fail_oldest = 1'b1;
     end else fail = 1'b0;
   end
 
@@ -318,6 +352,7 @@ module sable_cmd_proc #(
       state <= J_IDLE;
       silent <= 1'b0;
       next_index <= '0;
+      next_index_p1 <= 32'd1;
       end_dispatched <= 1'b0;
     end else if (soft_reset) begin
       if (state != J_IDLE) state <= J_DRAIN;
@@ -329,20 +364,26 @@ module sable_cmd_proc #(
             state <= J_RUN;
             silent <= 1'b0;
             next_index <= '0;
+            next_index_p1 <= 32'd1;
             end_dispatched <= 1'b0;
           end
         end
         J_RUN: begin
-          if (fetch_pop) next_index <= next_index + 32'd1;
+          if (fetch_pop) begin
+            next_index <= next_index_p1;
+            next_index_p1 <= next_index_p1 + 32'd1;
+          end
           if (dispatch_end) end_dispatched <= 1'b1;
           if (fail) begin
             state <= J_DRAIN;
             outcome_cause <= fail_cause;
             outcome_command <= fail_command;
+            outcome_oldest <= fail_oldest;
           end else if (finished) begin
             state <= J_DRAIN;
             outcome_cause <= sable_pkg::ERROR_NONE;
             outcome_command <= 32'd0;
+            outcome_oldest <= 1'b0;
           end
         end
         default: begin  // J_DRAIN: units cleared; wait for their bus transactions
@@ -351,7 +392,7 @@ module sable_cmd_proc #(
             if (!silent) begin
               job_end <= 1'b1;
               end_cause <= outcome_cause;
-              end_command <= outcome_command;
+              end_command <= outcome_oldest ? earliest : outcome_command;
             end
           end
         end
