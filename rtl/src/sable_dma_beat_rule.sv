@@ -9,7 +9,10 @@
 // bytes starting in beat `b0` needs no fetch for the part of it inside the window; `first`
 // is the first beat it needs that the window lacks (every beat from `first` up to the span's
 // last beat must be fetched, in order; none when `first` is past the span's last beat).
-// Beat addresses are byte addresses divided by the 16 bytes of a beat.
+// Beat addresses are byte addresses divided by the 16 bytes of a beat (60 bits, wrapping).
+//
+// No 60-bit carry chain (each would be 15 CARRY4 levels): b0 == last − 1 is tested as
+// b0 + 1 == last bit by bit, and last + 1 is two 30-bit halves, the high one carry-selected.
 module sable_dma_beat_rule (
     input  logic        last_valid,
     input  logic [59:0] last,
@@ -19,7 +22,18 @@ module sable_dma_beat_rule (
     output logic        in_lo,   // b0 is the window's older beat
     output logic [59:0] first
 );
+  // x + 1 == y (mod 2^60) exactly when y ^ x is the carry of the increment: 1 into bit 0, and
+  // into bit i + 1 the carry into bit i AND x's bit i.
+  function automatic logic plus_one_is(input logic [59:0] x, input logic [59:0] y);
+    logic [59:0] c;
+    c = x ^ y;
+    plus_one_is = c[0] && ((c[59:1] ^ (x[58:0] & c[58:0])) == '0);
+  endfunction
+
+  logic [59:0] last_p1;
+  assign last_p1 = {&last[29:0] ? last[59:30] + 30'd1 : last[59:30], last[29:0] + 30'd1};
+
   assign in_hi = last_valid && b0 == last;
-  assign in_lo = last_valid && lo_ok && b0 == last - 60'd1;
-  assign first = (in_hi || in_lo) ? last + 60'd1 : b0;
+  assign in_lo = last_valid && lo_ok && plus_one_is(b0, last);
+  assign first = (in_hi || in_lo) ? last_p1 : b0;
 endmodule
