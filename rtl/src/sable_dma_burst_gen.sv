@@ -58,11 +58,13 @@ module sable_dma_burst_gen #(
 
   // Range register: beats [rng_f, rng_l] still to be put into bursts.
   logic        rng_v;
-  logic [59:0] rng_f, rng_l;
+  logic [59:0] rng_f;
+  logic [21:0] rng_l;  // the low bits of the last beat, enough for the range's length (RW below)
 
-  // Burst under construction.
+  // Burst under construction: first beat, beats, and the beat after it (bo_s + bo_n, kept as a
+  // register: it is where the range register's first beat stands after the burst took beats).
   logic        bo_v;
-  logic [59:0] bo_s;
+  logic [59:0] bo_s, bo_e;
   logic [NW-1:0] bo_n;
 
   // ---- unit walker and rule ----
@@ -83,7 +85,6 @@ module sable_dma_burst_gen #(
   assign last_unit = (row_mode || ux == nx_q - 16'd1) && uy == ny_q - 16'd1 && uz == nz_q - 16'd1;
 
   // ---- chopper ----
-  logic [59:0] rng_len;        // beats in the range register
   logic [NW-1:0] rng_len_c;    // the same, capped at 256
   logic [NW-1:0] page_room;    // beats from rng_f to the end of its 4 KiB page
   logic [59:0] bo_next;        // beat after the burst under construction
@@ -93,10 +94,17 @@ module sable_dma_burst_gen #(
   logic        out_free;
   logic        rng_take_all;
 
-  assign rng_len = rng_l - rng_f + 60'd1;
-  assign rng_len_c = rng_len > 60'd256 ? NW'(256) : rng_len[NW-1:0];
+  // A range is less than 2^22 beats: a row-mode unit spans (nx - 1) * stride_x + elem_bytes bytes
+  // with stride_x <= elem_bytes + 15 <= 270 (below 2^25 bytes), an element at most 255 bytes; so
+  // its length is taken in RW bits (a shorter carry chain than 60 bits). (Only a unit that wraps
+  // past the top of the 64-bit address space, whose range the 60-bit arithmetic wraps too, could
+  // be longer.)
+  localparam int unsigned RW = 22;
+  logic [RW-1:0] rng_len_m1;   // beats in the range register - 1
+  assign rng_len_m1 = rng_l - rng_f[RW-1:0];
+  assign rng_len_c = rng_len_m1 >= RW'(256) ? NW'(256) : NW'(rng_len_m1) + NW'(1);
   assign page_room = NW'(256) - {1'b0, rng_f[7:0]};
-  assign bo_next = bo_s + 60'(bo_n);
+  assign bo_next = bo_e;
   assign full = bo_v && (bo_n == MAXB || bo_next[7:0] == 8'd0);
   assign can_extend = bo_v && rng_v && rng_f == bo_next && !full;
   assign out_free = !out_valid || out_ready;
@@ -112,7 +120,16 @@ module sable_dma_burst_gen #(
     if (page_room < take) take = page_room;
     if (!(can_extend || start_new)) take = '0;
   end
-  assign rng_take_all = (can_extend || start_new) && 60'(take) == rng_len;
+  assign rng_take_all = (can_extend || start_new) && rng_len_m1 < RW'(256) && take == NW'(rng_len_m1) + NW'(1);
+
+  // rng_f + take: take <= page_room, so the sum stays inside rng_f's 4 KiB page or ends exactly at
+  // its end; the page number + 1 is taken beside the take logic, in two halves side by side.
+  logic [8:0]  rng_f_low;
+  logic [51:0] rng_f_page_p1;
+  logic [59:0] rng_f_adv;
+  assign rng_f_low = {1'b0, rng_f[7:0]} + take;
+  assign rng_f_page_p1 = {rng_f[59:34] + 26'(&rng_f[33:8]), rng_f[33:8] + 26'd1};
+  assign rng_f_adv = {rng_f_low[8] ? rng_f_page_p1 : rng_f[59:8], rng_f_low[7:0]};
   assign walk_step = !halt && walking && (!rng_v || rng_take_all);
 
   assign out_load = emit;
@@ -164,21 +181,23 @@ module sable_dma_burst_gen #(
         // Burst under construction.
         if (can_extend) begin
           bo_n <= bo_n + take;
+          bo_e <= rng_f_adv;
         end else if (start_new) begin
           bo_v <= 1'b1;
           bo_s <= rng_f;
           bo_n <= take;
+          bo_e <= rng_f_adv;
         end else if (emit) begin
           bo_v <= 1'b0;
         end
 
         // Range register: consumed, then refilled by the walker.
-        if (can_extend || start_new) rng_f <= rng_f + 60'(take);
+        if (can_extend || start_new) rng_f <= rng_f_adv;
         if (rng_take_all) rng_v <= 1'b0;
         if (walk_step) begin
           rng_v <= u_nonempty;
           rng_f <= ufirst;
-          rng_l <= ub1;
+          rng_l <= ub1[21:0];
           if (u_nonempty) begin
             // the new newest beat follows the old one (a hit fetches from last + 1 on)
             lo_ok <= ub1 != ufirst || u_in_hi || u_in_lo || (lv && ufirst == lb + 60'd1);
