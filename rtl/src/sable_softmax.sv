@@ -1,16 +1,23 @@
 // SOFTMAX engine of the vector unit (docs/isa.md SOFTMAX; golden model: executor.cc softmax()).
 // The 1 KiB table is first read into its own table memory (TABLE_LINES lines, one per cycle), so outputs
-// that overwrite it do not change it. Then per row, one line per cycle in three passes:
-//   pass 1: the row's maximum m;  pass 2: sum = sum of rdbpot(T[m - x], 12) (int32 wrap);
-//   the reciprocal (sable_softmax_recip, 8 cycles);  pass 3: the outputs, written LAT_W
-//   cycles after their reads, only the row's `length` bytes (byte strobes on the last line).
+// that overwrite it do not change it. Then per row, in three passes:
+//   pass 1: the row's maximum m, one line per cycle;
+//   pass 2: sum = sum of rdbpot(T[m - x], 12) (int32 wrap), LANES bytes per cycle;
+//   the reciprocal (sable_softmax_recip, 8 cycles);
+//   pass 3: the outputs, LANES bytes per cycle, each line written once its last group is done
+//   (4 cycles after that group issues), only the row's `length` bytes (byte strobes).
+// Passes 2 and 3 read a line with its first group (LANES bytes) and keep it for the line's other
+// groups; a row's last line has only the groups that hold its bytes. So the table's read ports,
+// the products scale * T and the rounding are LANES wide, not DIM: area over speed, as SOFTMAX
+// runs once per classification network.
 // The read pipeline: R (read issued) -> A (data: max, or table look-up T[m - x]) -> B (pass 2:
 // accumulate; pass 3: the product scale * T) -> C (pass 3: rdbpot(srdhm(scale, T), shift) as
-// one add and one shift, zero point, saturation) -> W (write). A row's pass-1 and pass-2 reads wait while a line they read is still to be
-// written by the previous row, so rows behave as if processed one at a time. Pass 3 re-reads
-// the row's lines, each before its own output is written (in place is exact); an output line
-// that is a *later* input line of the same row (other than its own block) is not supported.
-// Cycles from start to done: TABLE_LINES + rows * (3 * blocks + 10) + 4.
+// one add and one shift, zero point, saturation, into the output line) -> W (write). A row's
+// pass-1 and pass-2 reads wait while a line they read is still to be written by the previous
+// row, so rows behave as if processed one at a time. Pass 3 re-reads the row's lines, each
+// before its own output is written (in place is exact); an output line that is a *later* input
+// line of the same row (other than its own block) is not supported.
+// Cycles from start to done: TABLE_LINES + rows * (blocks + 2 * ceil(length / LANES) + 10) + 4.
 module sable_softmax #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
 ) (
@@ -48,6 +55,12 @@ module sable_softmax #(
   localparam int unsigned TABLE_BYTES = sable_pkg::SOFTMAX_TABLE_ENTRIES * sable_pkg::SOFTMAX_TABLE_ENTRY_BYTES;
   localparam int unsigned TABLE_LINES = (TABLE_BYTES + DIM - 1) / DIM;
   localparam int unsigned TLW = $clog2(TABLE_LINES);
+  // Passes 2 and 3 take a line's bytes LANES at a time (groups of a line; a power of two that
+  // divides DIM), so the table's read ports, the products and the rounding are LANES wide (the
+  // functional model's kSoftmaxLanes).
+  localparam int unsigned LANES = 1;
+  localparam int unsigned GROUPS = DIM / LANES;
+  localparam int unsigned GW = GROUPS > 1 ? $clog2(GROUPS) : 1;
 
   typedef enum logic [2:0] {IDLE, TABLE, MAX, SUM, RECIP, OUT, DRAIN} state_e;
   typedef enum logic [1:0] {K_TABLE, K_MAX, K_SUM, K_OUT} kind_e;
@@ -57,8 +70,9 @@ module sable_softmax #(
   logic        is_signed;
   logic [15:0] length, rows_left, in_stride, out_stride, in_bstride, out_bstride;
   logic [15:0] in_row, out_row;       // first lines of the current row
-  logic [15:0] in_blk, out_blk;       // the current pass's next block
-  logic [16:0] bytes_left;            // of the current pass, from its next block on
+  logic [15:0] in_blk, out_blk;       // the current pass's line
+  logic [16:0] bytes_left;            // of the current pass, from its line's first byte on
+  logic [GW-1:0] grp;                 // passes 2 and 3: the line's group that issues next
   logic [15:0] table_addr;
   logic [TLW-1:0] table_line;
 
@@ -67,19 +81,26 @@ module sable_softmax #(
   assign unused_cmd_bits = ^{st_cmd[255:176], st_cmd[31:17], st_cmd[15:0]};
 
   // ---- issue -------------------------------------------------------------------------------
-  // Pipeline tokens: stage A (data arrives), B, C, W (write).
+  // One token per cycle: a table line, a pass-1 line, or a pass-2/3 group (its line is read
+  // with the line's first group). Stages A (read data), B, C, W (write).
   logic             a_valid, b_valid, c_valid, w_valid;
   kind_e            a_kind, b_kind;
-  logic             a_first, b_first;     // first block of its pass
-  logic [DIM-1:0]   a_mask, b_mask, c_mask, w_mask;
+  logic             a_first, b_first;     // first token of its pass
+  logic             a_last, b_last, c_last;  // pass 3: the line's last group (its write follows)
+  logic [GW-1:0]    a_grp, b_grp, c_grp;
+  logic [DIM-1:0]   a_mask, b_mask, c_mask, w_mask;   // the line's bytes within the row
+  logic [LANES-1:0] a_gmask;                          // the group's
   logic [15:0]      a_addr, b_addr, c_addr, w_addr;   // pass 3: the output line
   logic [TLW-1:0]   a_tline;
 
   logic        row_pass;      // a row pass (MAX, SUM, OUT) issues this cycle
+  logic        reads;         // the token reads its line (pass 1: every line; 2, 3: first group)
   logic        hazard;        // MAX/SUM read of a line the previous row still has to write
   logic        issue;
-  logic        pass_end;      // the pass's last block issues this cycle
+  logic        line_end;      // the token is its line's last
+  logic        pass_end;      // the token is its pass's last
   logic [DIM-1:0] mask;
+  logic [LANES-1:0] gmask;
   logic [15:0] rd_addr;
 
   always_comb begin
@@ -87,13 +108,18 @@ module sable_softmax #(
     if ((a_valid && a_kind == K_OUT && a_addr == in_blk) || (b_valid && b_kind == K_OUT && b_addr == in_blk) ||
         (c_valid && c_addr == in_blk) || (w_valid && w_addr == in_blk)) hazard = 1'b1;
     row_pass = state == MAX || state == SUM || state == OUT;
-    issue = (state == MAX || state == SUM) ? !hazard : row_pass;
-    pass_end = bytes_left <= 17'(DIM);
+    reads = state == MAX || grp == '0;
+    issue = (state == MAX || state == SUM) && reads ? !hazard : row_pass;
+    // A group's bytes end at (grp + 1) * LANES of its line; the pass ends with the group (or the
+    // pass-1 line) that covers its last byte.
+    pass_end = bytes_left <= (state == MAX ? 17'(DIM) : 17'((32'(grp) + 1) * LANES));
+    line_end = state == MAX || 32'(grp) == GROUPS - 1 || pass_end;
     for (int c = 0; c < DIM; c++) mask[c] = 17'(c) < bytes_left;
+    for (int c = 0; c < LANES; c++) gmask[c] = 17'(32'(grp) * LANES + c) < bytes_left;
     rd_addr = state == TABLE ? table_addr : in_blk;
   end
 
-  assign u_re = state == TABLE || (row_pass && issue);
+  assign u_re = state == TABLE || (row_pass && issue && reads);
   assign sp_raddr = rd_addr;
 
   // ---- the reciprocal ------------------------------------------------------------------------
@@ -146,6 +172,7 @@ module sable_softmax #(
       out_bstride <= st_cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB+:16];
       table_addr <= st_cmd[sable_pkg::CMD_SOFTMAX_TABLE_ADDR_LSB+:16];
       table_line <= '0;
+      grp <= '0;
     end
     if (state == TABLE) begin
       table_addr <= table_addr + 16'd1;
@@ -153,8 +180,9 @@ module sable_softmax #(
     end
     if (row_pass && issue) begin
       if (pass_end) begin
-        // The next pass starts at the row's first block again; after pass 3, at the next row's.
+        // The next pass starts at the row's first line again; after pass 3, at the next row's.
         bytes_left <= 17'(length);
+        grp <= '0;
         in_blk <= state == OUT ? in_row + in_stride : in_row;
         if (state == OUT) begin
           in_row <= in_row + in_stride;
@@ -162,33 +190,40 @@ module sable_softmax #(
           out_blk <= out_row + out_stride;
           rows_left <= rows_left - 16'd1;
         end
-      end else begin
+      end else if (line_end) begin
         bytes_left <= bytes_left - 17'(DIM);
+        grp <= '0;
         in_blk <= in_blk + in_bstride;
         if (state == OUT) out_blk <= out_blk + out_bstride;
+      end else begin
+        grp <= grp + 1'b1;
       end
     end
     // Tokens of stage A (its valid bit is in the control block above).
     a_kind <= state == TABLE ? K_TABLE : state == MAX ? K_MAX : state == SUM ? K_SUM : K_OUT;
-    a_first <= bytes_left == 17'(length);
+    a_first <= bytes_left == 17'(length) && grp == '0;
+    a_last <= line_end;
+    a_grp <= grp;
     a_mask <= mask;
+    a_gmask <= gmask;
     a_addr <= out_blk;
     a_tline <= table_line;
   end
 
   // ---- datapath --------------------------------------------------------------------------------
   // The table as a memory of its lines: entry e is word e mod EPL of line e / EPL (little-endian
-  // words). Not a flat vector: DIM look-ups of an 8192-bit vector were DIM 256:1 multiplexers of
-  // 32 bits (about 36,000 LUTs on s16, and barrel shifters that Yosys took minutes to map); a
-  // memory with DIM read ports maps onto LUT RAM. DIM is a power of two (every configuration's).
+  // words). Not a flat vector: look-ups of an 8192-bit vector are 256:1 multiplexers of 32 bits
+  // (and barrel shifters that Yosys takes minutes to map); a memory with LANES read ports maps
+  // onto LUT RAM. DIM is a power of two (every configuration's).
   localparam int unsigned EPL = DIM / 4;        // entries per line
   localparam int unsigned EB = $clog2(EPL);     // entry bits that select the word in the line
-  logic [8*DIM-1:0]             table_m[TABLE_LINES];
-  logic signed [8:0]            row_max;   // pass 1's running maximum, as int9
-  logic [DIM*32-1:0]         term_q;    // stage B: T[m - x] of the valid lanes, else 0
-  logic [DIM*34-1:0]         prod_q;    // stage C: bits [63:30] of scale * T
+  logic [8*DIM-1:0]          table_m[TABLE_LINES];
+  logic signed [8:0]         row_max;   // pass 1's running maximum, as int9
+  logic [8*DIM-1:0]          line_q;    // passes 2 and 3: the line of the group in stage A
+  logic [LANES*32-1:0]       term_q;    // stage B: T[m - x] of the group's valid lanes, else 0
+  logic [LANES*34-1:0]       prod_q;    // stage C: bits [63:30] of scale * T
   logic signed [31:0]        half, half_neg;  // the row's rounding terms (sable_arith_pkg::srdhm_rdbpot)
-  logic [DIM*8-1:0]          y_q;       // stage W: the output bytes
+  logic [DIM*8-1:0]          y_q;       // stage W: the output line, filled a group at a time
 
   // The byte as int8 or uint8, in int9.
   function automatic logic signed [8:0] extend(input logic [7:0] v, input logic s);
@@ -198,6 +233,10 @@ module sable_softmax #(
   function automatic logic signed [8:0] max9(input logic signed [8:0] a, input logic signed [8:0] b);
     max9 = a > b ? a : b;
   endfunction
+
+  // Stage A's group bytes: the read data for the line's first group, else the line kept from it.
+  logic [8*LANES-1:0] a_bytes;
+  assign a_bytes = a_grp == '0 ? sp_rd[8*LANES-1:0] : line_q[8*LANES*a_grp +: 8*LANES];
 
   always_ff @(posedge clk) if (adv) begin
     // Stage A.
@@ -218,47 +257,58 @@ module sable_softmax #(
       end
       row_max <= max9(a_first ? type_min : row_max, tmax[8:0]);
     end
+    if (a_valid && a_grp == '0) line_q <= sp_rd;
     if (a_valid) begin
-      for (int c = 0; c < DIM; c++) begin
+      for (int c = 0; c < LANES; c++) begin
         logic [7:0] e;
-        e = 8'(row_max - extend(sp_rd[8*c+:8], is_signed));
-        term_q[32*c +: 32] <= a_mask[c] ? table_m[e[7:EB]][32*e[EB-1:0] +: 32] : 32'd0;
+        e = 8'(row_max - extend(a_bytes[8*c+:8], is_signed));
+        term_q[32*c +: 32] <= a_gmask[c] ? table_m[e[7:EB]][32*e[EB-1:0] +: 32] : 32'd0;
       end
     end
     b_kind <= a_kind;
     b_first <= a_first;
+    b_last <= a_last;
+    b_grp <= a_grp;
     b_mask <= a_mask;
     b_addr <= a_addr;
     // Stage B.
     if (b_valid && b_kind == K_SUM) begin
-      // The row's sum so far in Q12.19, with this line's terms rdbpot(T, 12) = (T >>> 12) +
+      // The row's sum so far in Q12.19, with this group's terms rdbpot(T, 12) = (T >>> 12) +
       // [rounds up]: the 20-bit quotients are added in a tree (each adder also adds one lane's
       // rounding bit), exact in 25 bits, and the tree's sum to the row's (int32 wrap).
-      logic [DIM*25-1:0] part;
-      logic [DIM-1:0]    up;
-      for (int c = 0; c < DIM; c++) begin
+      logic [LANES*25-1:0] part;
+      logic [LANES-1:0]    up;
+      for (int c = 0; c < LANES; c++) begin
         logic [31:0] t;
         t = term_q[32*c +: 32];
         part[25*c +: 25] = 25'(signed'(t[31:12]));
         // (T mod 4096) + 2048 - [T < 0] reaches 4096.
         up[c] = t[11] && (!t[31] || t[10:0] != 11'd0);
       end
-      for (int level = 1; (DIM >> level) >= 1; level++) begin
-        for (int i = 0; i < (DIM >> level); i++) begin
-          part[25*i +: 25] = add_carry25(part[25*(2*i) +: 25], part[25*(2*i+1) +: 25], up[(DIM >> level) + i]);
+      for (int level = 1; (LANES >> level) >= 1; level++) begin
+        for (int i = 0; i < (LANES >> level); i++) begin
+          part[25*i +: 25] = add_carry25(part[25*(2*i) +: 25], part[25*(2*i+1) +: 25], up[(LANES >> level) + i]);
         end
       end
       sum_q <= 32'(({b_first ? 32'd0 : sum_q, up[0]} + {32'(signed'(part[24:0])), 1'b1}) >> 1);
     end
     if (b_valid) begin
-      for (int c = 0; c < DIM; c++) prod_q[34*c +: 34] <= 34'((64'(scale) * 64'(signed'(term_q[32*c +: 32]))) >>> 30);
+      for (int c = 0; c < LANES; c++) prod_q[34*c +: 34] <= 34'((64'(scale) * 64'(signed'(term_q[32*c +: 32]))) >>> 30);
     end
+    c_last <= b_last;
+    c_grp <= b_grp;
     c_mask <= b_mask;
     c_addr <= b_addr;
-    // Stage C: output = rdbpot(prod, shift) (0 beyond 31) + zero point, saturated to the type.
+    // Stage C: output = rdbpot(prod, shift) (0 beyond 31) + zero point, saturated to the type,
+    // into the group's bytes of the output line.
     if (c_valid) begin
-      for (int c = 0; c < DIM; c++) begin
-        y_q[8*c +: 8] <= saturate(out_shift > 6'd31 ? 32'sd0 : sable_arith_pkg::srdhm_rdbpot(prod_q[34*c +: 34], out_shift[4:0], half, half_neg), is_signed);
+      for (int g = 0; g < GROUPS; g++) begin
+        if (32'(c_grp) == g) begin
+          for (int c = 0; c < LANES; c++) begin
+            y_q[8*(LANES*g + c) +: 8] <= saturate(out_shift > 6'd31 ? 32'sd0 :
+                sable_arith_pkg::srdhm_rdbpot(prod_q[34*c +: 34], out_shift[4:0], half, half_neg), is_signed);
+          end
+        end
       end
     end
     w_mask <= c_mask;
@@ -292,7 +342,7 @@ module sable_softmax #(
     end else begin
       b_valid <= a_valid && a_kind != K_TABLE && a_kind != K_MAX;
       c_valid <= b_valid && b_kind == K_OUT;
-      w_valid <= c_valid;
+      w_valid <= c_valid && c_last;
     end
   end
 

@@ -40,6 +40,9 @@ inline constexpr uint64_t kDmaLatencyCycles = 32;
 // Newton–Raphson steps (two dependent multiplies each) through one multiplier, pipelined
 // (docs/func-model.md).
 inline constexpr uint64_t kSoftmaxReciprocalCycles = 16;
+// SOFTMAX's passes 2 and 3 (sum, outputs) take a row's bytes this many per cycle (the RTL's one
+// table look-up, product and rounding; pass 1, the maximum, takes a line per cycle).
+inline constexpr uint64_t kSoftmaxLanes = 1;
 
 // The scratchpad's banks (the RTL's sable_banked_mem, docs/rtl.md "Banked memories"): line a is
 // in bank a mod kScratchpadBanks, and a bank performs one read per cycle, so reads of one cycle
