@@ -1,15 +1,16 @@
 // SOFTMAX engine of the vector unit (docs/isa.md SOFTMAX; golden model: executor.cc softmax()).
 // The 1 KiB table is first read into its own table memory (TABLE_LINES lines, one per cycle), so outputs
-// that overwrite it do not change it. Then per row, in three passes:
-//   pass 1: the row's maximum m, one line per cycle;
-//   pass 2: sum = sum of rdbpot(T[m - x], 12) (int32 wrap), LANES bytes per cycle;
+// that overwrite it do not change it. Then per row, in three passes of LANES bytes per cycle:
+//   pass 1: the row's maximum m;
+//   pass 2: sum = sum of rdbpot(T[m - x], 12) (int32 wrap);
 //   the reciprocal (sable_softmax_recip, 8 cycles);
-//   pass 3: the outputs, LANES bytes per cycle, each line written once its last group is done
-//   (4 cycles after that group issues), only the row's `length` bytes (byte strobes).
-// Passes 2 and 3 read a line with its first group (LANES bytes) and keep it for the line's other
-// groups; a row's last line has only the groups that hold its bytes. So the table's read ports,
-// the products scale * T and the rounding are LANES wide, not DIM: area over speed, as SOFTMAX
-// runs once per classification network.
+//   pass 3: the outputs, each line written once its last group is done (4 cycles after that
+//   group issues), only the row's `length` bytes (byte strobes).
+// A pass reads a line with its first group (LANES bytes) and keeps it for the line's other
+// groups; a row's last line has only the groups that hold its bytes. So the compares, the table's
+// read ports, the products scale * T and the rounding are LANES wide, not DIM: area over speed,
+// as SOFTMAX runs once per classification network. Lane 0's multiplier also serves the
+// reciprocal's steps (no pass-3 token is in stage B while they run).
 // The read pipeline: R (read issued) -> A (data: max, or table look-up T[m - x]) -> B (pass 2:
 // accumulate; pass 3: the product scale * T) -> C (pass 3: rdbpot(srdhm(scale, T), shift) as
 // one add and one shift, zero point, saturation, into the output line) -> W (write). A row's
@@ -17,7 +18,7 @@
 // row, so rows behave as if processed one at a time. Pass 3 re-reads the row's lines, each
 // before its own output is written (in place is exact); an output line that is a *later* input
 // line of the same row (other than its own block) is not supported.
-// Cycles from start to done: TABLE_LINES + rows * (blocks + 2 * ceil(length / LANES) + 10) + 4.
+// Cycles from start to done: TABLE_LINES + rows * (3 * ceil(length / LANES) + 10) + 4.
 module sable_softmax #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
 ) (
@@ -55,9 +56,9 @@ module sable_softmax #(
   localparam int unsigned TABLE_BYTES = sable_pkg::SOFTMAX_TABLE_ENTRIES * sable_pkg::SOFTMAX_TABLE_ENTRY_BYTES;
   localparam int unsigned TABLE_LINES = (TABLE_BYTES + DIM - 1) / DIM;
   localparam int unsigned TLW = $clog2(TABLE_LINES);
-  // Passes 2 and 3 take a line's bytes LANES at a time (groups of a line; a power of two that
-  // divides DIM), so the table's read ports, the products and the rounding are LANES wide (the
-  // functional model's kSoftmaxLanes).
+  // The passes take a line's bytes LANES at a time (groups of a line; a power of two that
+  // divides DIM), so the compares, the table's read ports, the products and the rounding are
+  // LANES wide (the functional model's kSoftmaxLanes).
   localparam int unsigned LANES = 1;
   localparam int unsigned GROUPS = DIM / LANES;
   localparam int unsigned GW = GROUPS > 1 ? $clog2(GROUPS) : 1;
@@ -81,20 +82,20 @@ module sable_softmax #(
   assign unused_cmd_bits = ^{st_cmd[255:176], st_cmd[31:17], st_cmd[15:0]};
 
   // ---- issue -------------------------------------------------------------------------------
-  // One token per cycle: a table line, a pass-1 line, or a pass-2/3 group (its line is read
-  // with the line's first group). Stages A (read data), B, C, W (write).
+  // One token per cycle: a table line, or a group of a pass (its line is read with the line's
+  // first group). Stages A (read data), B, C, W (write).
   logic             a_valid, b_valid, c_valid, w_valid;
   kind_e            a_kind, b_kind;
   logic             a_first, b_first;     // first token of its pass
   logic             a_last, b_last, c_last;  // pass 3: the line's last group (its write follows)
   logic [GW-1:0]    a_grp, b_grp, c_grp;
-  logic [DIM-1:0]   a_mask, b_mask, c_mask, w_mask;   // the line's bytes within the row
+  logic [DIM-1:0]   a_mask, b_mask, c_mask, w_mask;   // the line's bytes within the row (strobes)
   logic [LANES-1:0] a_gmask;                          // the group's
   logic [15:0]      a_addr, b_addr, c_addr, w_addr;   // pass 3: the output line
   logic [TLW-1:0]   a_tline;
 
   logic        row_pass;      // a row pass (MAX, SUM, OUT) issues this cycle
-  logic        reads;         // the token reads its line (pass 1: every line; 2, 3: first group)
+  logic        reads;         // the token reads its line (the line's first group)
   logic        hazard;        // MAX/SUM read of a line the previous row still has to write
   logic        issue;
   logic        line_end;      // the token is its line's last
@@ -108,12 +109,12 @@ module sable_softmax #(
     if ((a_valid && a_kind == K_OUT && a_addr == in_blk) || (b_valid && b_kind == K_OUT && b_addr == in_blk) ||
         (c_valid && c_addr == in_blk) || (w_valid && w_addr == in_blk)) hazard = 1'b1;
     row_pass = state == MAX || state == SUM || state == OUT;
-    reads = state == MAX || grp == '0;
+    reads = grp == '0;
     issue = (state == MAX || state == SUM) && reads ? !hazard : row_pass;
-    // A group's bytes end at (grp + 1) * LANES of its line; the pass ends with the group (or the
-    // pass-1 line) that covers its last byte.
-    pass_end = bytes_left <= (state == MAX ? 17'(DIM) : 17'((32'(grp) + 1) * LANES));
-    line_end = state == MAX || 32'(grp) == GROUPS - 1 || pass_end;
+    // A group's bytes end at (grp + 1) * LANES of its line; the pass ends with the group that
+    // covers its last byte.
+    pass_end = bytes_left <= 17'((32'(grp) + 1) * LANES);
+    line_end = 32'(grp) == GROUPS - 1 || pass_end;
     for (int c = 0; c < DIM; c++) mask[c] = 17'(c) < bytes_left;
     for (int c = 0; c < LANES; c++) gmask[c] = 17'(32'(grp) * LANES + c) < bytes_left;
     rd_addr = state == TABLE ? table_addr : in_blk;
@@ -127,11 +128,14 @@ module sable_softmax #(
   logic               recip_start, recip_last, recip_busy;
   logic signed [31:0] scale;
   logic [5:0]         out_shift;
+  logic signed [31:0] recip_mul_a, recip_mul_b;
+  logic signed [33:0] mul_high;   // bits [63:30] of the one multiplier's product (datapath below)
   // The sum is complete once no pass-2 token is left in stages A and B.
   assign recip_start = state == RECIP && !recip_busy && !(a_valid && a_kind == K_SUM) && !(b_valid && b_kind == K_SUM);
 
   sable_softmax_recip u_recip (
-      .clk, .rst_n, .clear, .en(adv), .start(recip_start), .sum(sum_q), .last(recip_last), .scale, .out_shift);
+      .clk, .rst_n, .clear, .en(adv), .start(recip_start), .sum(sum_q), .mul_a(recip_mul_a), .mul_b(recip_mul_b),
+      .mul_high, .last(recip_last), .scale, .out_shift);
 
   // ---- control -------------------------------------------------------------------------------
   always_ff @(posedge clk) if (adv) begin
@@ -234,6 +238,13 @@ module sable_softmax #(
     max9 = a > b ? a : b;
   endfunction
 
+  // The one multiplier of lane 0 (pass 3: scale * T, stage B), which the reciprocal's steps use
+  // while it runs: no pass-3 token is in stage B then.
+  logic signed [31:0] mul_x, mul_y;
+  assign mul_x = recip_busy ? recip_mul_a : scale;
+  assign mul_y = recip_busy ? recip_mul_b : signed'(term_q[31:0]);
+  assign mul_high = 34'((64'(mul_x) * 64'(mul_y)) >>> 30);
+
   // Stage A's group bytes: the read data for the line's first group, else the line kept from it.
   logic [8*LANES-1:0] a_bytes;
   assign a_bytes = a_grp == '0 ? sp_rd[8*LANES-1:0] : line_q[8*LANES*a_grp +: 8*LANES];
@@ -242,16 +253,15 @@ module sable_softmax #(
     // Stage A.
     if (a_valid && a_kind == K_TABLE) table_m[a_tline] <= sp_rd;
     if (a_valid && a_kind == K_MAX) begin
-      // The row's maximum so far, with this line's bytes: a tree of pairwise maxima over the
+      // The row's maximum so far, with this group's bytes: a tree of pairwise maxima over the
       // lanes (masked lanes as the type's minimum, which a maximum ignores), then the running
-      // maximum (the type's minimum on the row's first line). A tree, not a chain through the
-      // lanes: log2(DIM) compares deep instead of DIM after the read data.
+      // maximum (the type's minimum on the row's first group).
       logic signed [8:0] type_min;
-      logic [DIM*9-1:0]  tmax;
+      logic [LANES*9-1:0] tmax;
       type_min = is_signed ? -9'sd128 : 9'sd0;
-      for (int c = 0; c < DIM; c++) tmax[9*c +: 9] = a_mask[c] ? extend(sp_rd[8*c+:8], is_signed) : type_min;
-      for (int level = 1; (DIM >> level) >= 1; level++) begin
-        for (int i = 0; i < (DIM >> level); i++) begin
+      for (int c = 0; c < LANES; c++) tmax[9*c +: 9] = a_gmask[c] ? extend(a_bytes[8*c+:8], is_signed) : type_min;
+      for (int level = 1; (LANES >> level) >= 1; level++) begin
+        for (int i = 0; i < (LANES >> level); i++) begin
           tmax[9*i +: 9] = max9(tmax[9*(2*i) +: 9], tmax[9*(2*i+1) +: 9]);
         end
       end
@@ -293,7 +303,8 @@ module sable_softmax #(
       sum_q <= 32'(({b_first ? 32'd0 : sum_q, up[0]} + {32'(signed'(part[24:0])), 1'b1}) >> 1);
     end
     if (b_valid) begin
-      for (int c = 0; c < LANES; c++) prod_q[34*c +: 34] <= 34'((64'(scale) * 64'(signed'(term_q[32*c +: 32]))) >>> 30);
+      prod_q[33:0] <= mul_high;
+      for (int c = 1; c < LANES; c++) prod_q[34*c +: 34] <= 34'((64'(scale) * 64'(signed'(term_q[32*c +: 32]))) >>> 30);
     end
     c_last <= b_last;
     c_grp <= b_grp;

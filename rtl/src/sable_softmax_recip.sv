@@ -1,7 +1,9 @@
 // SOFTMAX's per-row reciprocal (sable/isa_arith.h sable_softmax_reciprocal): the Q12.19 sum
 // normalised by its leading zeros, then 1/(1 + x) by gemmlowp's Newton-Raphson division
-// (48/17 - 32/17*d guess, three iterations of two dependent multiplies) on one shared
-// saturating rounding doubling high multiply, one multiply per cycle:
+// (48/17 - 32/17*d guess, three iterations of two dependent multiplies) on one saturating
+// rounding doubling high multiply, one multiply per cycle (the product is the engine's: mul_a and
+// mul_b out, bits [63:30] of their product back in the same cycle, so the engine's output lane
+// and the reciprocal share one multiplier):
 //   step 0 (start): clz, normalise, half denominator d      step 1: x = 48/17 + d*(-32/17)
 //   steps 2, 4, 6:  e = 1 - d*x                              steps 3, 5, 7: x += sat(x*e << 2)
 // and with step 7 the scale = sat(x << 1). `last` marks step 7: scale and out_shift are valid
@@ -13,6 +15,9 @@ module sable_softmax_recip (
     input  logic               en,         // the softmax unit advances (its grants, sable_grant_stall)
     input  logic               start,
     input  logic [31:0]        sum,        // Q12.19 (int32 wrapped), read in the start cycle
+    output logic signed [31:0] mul_a,      // steps 1..7: the multiply's operands
+    output logic signed [31:0] mul_b,
+    input  logic signed [33:0] mul_high,   // bits [63:30] of mul_a * mul_b
     output logic               last,
     output logic signed [31:0] scale,      // Q0.31
     output logic [5:0]         out_shift   // bits_over_unit + 31 - 8: 3..35
@@ -40,14 +45,18 @@ module sable_softmax_recip (
     d = d_sum < 34'sd0 ? -32'sd1 : 32'((d_sum + 34'sd1) >>> 1);
   end
 
-  // The shared multiply: d * (-32/17), d * x or x * e.
+  // The multiply: d * (-32/17), d * x or x * e, as sable_arith_pkg::srdhm from the product's
+  // bits [63:30] (floor((p + 2^30) / 2^31) = floor((floor(p / 2^30) + 1) / 2); only p = 2^62
+  // leaves int32, and saturates).
   logic               odd_iter;  // steps 3, 5, 7
-  logic signed [31:0] mul_a, mul_b, product, x_next;
+  logic signed [32:0] high;
+  logic signed [31:0] product, x_next;
   always_comb begin
     odd_iter = step[0] && step != 3'd1;
     mul_a = odd_iter ? x_q : d_q;
     mul_b = step == 3'd1 ? MINUS_THIRTY_TWO_OVER_SEVENTEEN : (odd_iter ? e_q : x_q);
-    product = sable_arith_pkg::srdhm(mul_a, mul_b);
+    high = 33'((35'(mul_high) + 35'sd1) >>> 1);
+    product = high[32] == high[31] ? high[31:0] : sable_arith_pkg::INT32_MAX;
     x_next = x_q + sable_arith_pkg::sat_left_shift(product, 5'd2);  // x*e is Q4.27: back to Q2.29
   end
 

@@ -647,7 +647,7 @@ Executor::Outcome Executor::softmax(const uint32_t* w) {
     }
   }
   touchLines(lastOutput + 1);  // strides are unsigned: the last block of the last row is the highest line
-  return {SABLE_ERROR_NONE, tableLines + rows * (blocks + 2 * ceilDiv(length, kSoftmaxLanes) + kSoftmaxReciprocalCycles)};
+  return {SABLE_ERROR_NONE, tableLines + rows * (3 * ceilDiv(length, kSoftmaxLanes) + kSoftmaxReciprocalCycles)};
 }
 
 JobResult Executor::run(const JobRegisters& job, Fault fault, JobObserver& observer) {

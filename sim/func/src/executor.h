@@ -40,8 +40,8 @@ inline constexpr uint64_t kDmaLatencyCycles = 32;
 // Newton–Raphson steps (two dependent multiplies each) through one multiplier, pipelined
 // (docs/func-model.md).
 inline constexpr uint64_t kSoftmaxReciprocalCycles = 16;
-// SOFTMAX's passes 2 and 3 (sum, outputs) take a row's bytes this many per cycle (the RTL's one
-// table look-up, product and rounding; pass 1, the maximum, takes a line per cycle).
+// SOFTMAX's three passes (maximum, sum, outputs) take a row's bytes this many per cycle (the
+// RTL's one compare, table look-up, product and rounding).
 inline constexpr uint64_t kSoftmaxLanes = 1;
 
 // The scratchpad's banks (the RTL's sable_banked_mem, docs/rtl.md "Banked memories"): line a is
