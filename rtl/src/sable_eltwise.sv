@@ -1,13 +1,17 @@
 // ELTWISE engine of the vector unit (docs/isa.md ELTWISE; golden model: executor.cc eltwise()).
 // It reads the 48-byte parameter block (two lines per cycle on both read ports), checks it
-// (BAD_FIELD before anything is written), then streams one A line (port 0) and one B line
-// (port 1) per cycle through DIM sable_eltwise_lane pipelines and writes one output line per
-// cycle, LAT_W cycles after its reads.
+// (BAD_FIELD before anything is written), then reads one A line (port 0) and one B line
+// (port 1) every other cycle and passes each pair through DIM/2 sable_eltwise_lane pipelines in
+// two cycles: the low halves in the cycle the lines arrive, the high halves, held in registers,
+// the cycle after. The low half's results wait a cycle in a register, and the whole output line
+// is written once, LAT_W cycles after its reads. Half the lanes of one line per cycle: an
+// ELTWISE layer loads two input lines per output line through the DMA (docs/rtl.md), which
+// already takes about two cycles per line.
 //
 // Outputs are defined as if produced one line at a time (line i written before line i+1 is
 // read). A read that hits a line still in the pipeline's write path waits until that write is
 // done: in-place and broadcast commands whose output feeds a later input stay exact. Streams
-// that do not alias never stall: count + PARAM_ROUNDS + LAT_W + 1 cycles from start to done.
+// that do not alias never stall: 2·count + PARAM_ROUNDS + LAT_W cycles from start to done.
 module sable_eltwise #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
 ) (
@@ -43,8 +47,13 @@ module sable_eltwise #(
   localparam int unsigned PARAM_WORDS = 12;
   localparam int unsigned PARAM_LINES = (4 * PARAM_WORDS + DIM - 1) / DIM;
   localparam int unsigned PARAM_ROUNDS = (PARAM_LINES + 1) / 2;  // two lines per cycle
-  // Stages from a read to its write: data arrival, then the lane's four registers.
-  localparam int unsigned LAT_W = 5;
+  // Stages from a read to its write: data arrival, the lane's four registers (the low half),
+  // then the high half's lane output, a cycle later.
+  localparam int unsigned LAT_W = 6;
+  localparam int unsigned HALF = DIM / 2;  // lanes: each line passes through them in two halves
+  if (DIM < 2 || DIM % 2 != 0) begin : g_dim_check
+    $error("sable_eltwise: DIM must be even (each line passes the lanes in two halves)");
+  end
 
   typedef enum logic [2:0] {IDLE, PARAM, PWAIT, RUN, DRAIN} state_e;
   state_e state;
@@ -115,7 +124,7 @@ module sable_eltwise #(
 
   logic issue;     // reads of line i this cycle
   logic finish;
-  assign issue = state == RUN && !bad_params && !hazard;
+  assign issue = state == RUN && !bad_params && !hazard && !t_valid[0];  // a line every other cycle
   assign finish = (state == RUN && bad_params) || (state == DRAIN && t_valid[LAT_W-2:0] == '0);
 
   always_comb begin
@@ -241,12 +250,22 @@ module sable_eltwise #(
     k_hi <= sable_arith_pkg::type_clamp(clamp_max, is_signed);
   end
 
-  // The lanes see the read data in the cycle it arrives; t_valid/t_addr follow it.
-  logic [DIM*8-1:0] y;
-  for (genvar c = 0; c < DIM; c++) begin : g_lane
+  // The lanes see the low halves of the lines in the cycle they arrive (t_valid[0]) and the
+  // high halves, held, in the next; t_valid/t_addr follow them.
+  logic [HALF*8-1:0] a_hi, b_hi, a_in, b_in, y, y_lo;
+  always_ff @(posedge clk) if (adv) begin
+    if (t_valid[0]) begin
+      a_hi <= sp_rd[8*HALF +: 8*HALF];
+      b_hi <= sp_rd[8*DIM + 8*HALF +: 8*HALF];
+    end
+    if (t_valid[LAT_W-2]) y_lo <= y;  // the low half's outputs, written with the high half's
+  end
+  assign a_in = t_valid[0] ? sp_rd[0 +: 8*HALF] : a_hi;
+  assign b_in = t_valid[0] ? sp_rd[8*DIM +: 8*HALF] : b_hi;
+  for (genvar c = 0; c < HALF; c++) begin : g_lane
     sable_eltwise_lane u_lane (
         .clk, .en(state != IDLE && adv), .mul(k_mul), .sub(k_sub), .is_signed,
-        .a(sp_rd[8*c +: 8]), .b(sp_rd[8*DIM + 8*c +: 8]),
+        .a(a_in[8*c +: 8]), .b(b_in[8*c +: 8]),
         .a_offset(k_a_offset), .b_offset(k_b_offset), .output_offset(k_o_offset),
         .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),
         .a_round(k_a_round), .a_round_neg(k_a_round_neg), .b_round(k_b_round), .b_round_neg(k_b_round_neg),
@@ -257,7 +276,7 @@ module sable_eltwise #(
 
   assign u_we = t_valid[LAT_W-1] && !clear;
   assign sp_waddr = t_addr[16*(LAT_W-1) +: 16];
-  assign sp_wdata = y;
+  assign sp_wdata = {y, y_lo};
   assign sp_wstrb = '1;
   assign u_busy = state != IDLE;
   assign u_done = finish && !clear;

@@ -582,13 +582,13 @@ Executor::Outcome Executor::eltwise(const uint32_t* w) {
     }
   }
   touchLines(output + (count - 1) * os + 1);
-  // A and B of one line in one bank: two cycles (docs/func-model.md, "Bank conflicts").
+  // A and B of one line in one bank: a cycle more (docs/func-model.md, "Bank conflicts").
   uint64_t conflicts = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t pair[2] = {a + i * as, b + i * bs};
     conflicts += bankConflictCycles(pair, 2);
   }
-  return {SABLE_ERROR_NONE, count + conflicts};
+  return {SABLE_ERROR_NONE, kEltwiseCyclesPerLine * count + conflicts};
 }
 
 Executor::Outcome Executor::lut(const uint32_t* w) {

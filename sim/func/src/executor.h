@@ -43,6 +43,9 @@ inline constexpr uint64_t kSoftmaxReciprocalCycles = 16;
 // SOFTMAX's three passes (maximum, sum, outputs) take a row's bytes this many per cycle (the
 // RTL's one compare, table look-up, product and rounding).
 inline constexpr uint64_t kSoftmaxLanes = 1;
+// ELTWISE's cycles per line: array_dim / 2 lanes take a line's low half, then its high half
+// (the RTL's sable_eltwise, docs/func-model.md).
+inline constexpr uint64_t kEltwiseCyclesPerLine = 2;
 
 // The scratchpad's banks (the RTL's sable_banked_mem, docs/rtl.md "Banked memories"): line a is
 // in bank a mod kScratchpadBanks, and a bank performs one read per cycle, so reads of one cycle
