@@ -1,13 +1,13 @@
 // lowerEltwise: ADD, SUB and MUL with NNAPI broadcasting on the vector unit's ELTWISE.
 //
 // The output is cut into boxes of pixels (whole images, whole rows, or pieces of one row) of one
-// block of array_dim channels, each small enough for a scratchpad buffer. Each operand is loaded
-// into lines that match the output box one to one, a broadcast dimension being read with a DRAM
-// stride of 0; an operand that is one pixel for the whole box (a [C] vector, a scalar) is loaded
-// as one line and read with an ELTWISE stride of 0; a broadcast channel (an operand of 1 channel)
-// is spread over the line by DMA_LOAD's byte repeat. Same-shape dense operands are processed as
-// flat byte streams, array_dim bytes per line whatever the channel count, so that few channels do
-// not waste lanes.
+// block of array_dim channels, each small enough for a scratchpad buffer and at most kBoxLines
+// lines. Each operand is loaded into lines that match the output box one to one, a broadcast
+// dimension being read with a DRAM stride of 0; an operand that is one pixel for the whole box
+// (a [C] vector, a scalar) is loaded as one line and read with an ELTWISE stride of 0; a
+// broadcast channel (an operand of 1 channel) is spread over the line by DMA_LOAD's byte repeat.
+// Same-shape dense operands are processed as flat byte streams, array_dim bytes per line whatever
+// the channel count, so that few channels do not waste lanes.
 //
 // Pipelining: two buffer sets; box i loads into set i % 2 while box i - 1 is computed and box i - 2
 // stored. Tokens: the loads of box i (i >= 2) wait for the compute of box i - 2 (COMPUTE_TO_LOAD:
@@ -27,6 +27,10 @@ namespace {
 using hal::OperationType;
 
 constexpr int kAddLeftShift = 20;  // NNAPI's ADD/SUB headroom
+// Lines per box at most, below the scratchpad's limit (2,730 lines on s16): a layer's last box
+// is computed and stored after all its loads, so a short one costs less (MobileNet v2's ADD
+// layers, `sable bench builtin:mobilenet_v2`, would be one or two boxes without it).
+constexpr uint32_t kBoxLines = 128;
 
 hal::Result<uint32_t> field32(uint64_t value, const char* what) { return dmaField32(value, "ELTWISE", what); }
 
@@ -203,7 +207,7 @@ hal::Result<LayerStats> lowerEltwise(LoweringContext& context, const EltwiseLaye
   const uint32_t paramLines = sable_eltwise_param_lines(dim);
   const uint32_t spLines = sable_hw_config_scratchpad_lines(&config);
   // Two sets of A, B and output buffers; ELTWISE's count and strides are 16-bit fields.
-  const uint32_t maxLines = std::min<uint32_t>((spLines - paramLines) / 6, 65535);
+  const uint32_t maxLines = std::min<uint32_t>({(spLines - paramLines) / 6, kBoxLines, 65535});
   if (maxLines == 0) return hal::invalidArgument("ELTWISE: the scratchpad of {} lines is too small", spLines);
 
   // The work: flat byte streams when nothing broadcasts and all three are dense, else boxes.
