@@ -435,6 +435,12 @@ def sv_package(spec):
             for ename, evalue in f.get("enum", {}).items():
                 emit(f"  localparam int unsigned {c['name']}_{f['name'].upper()}_{ename} = {evalue};")
     emit("")
+    emit("  // Per command, the bits of its own fields (not the common header: opcode, wait, signal). An")
+    emit("  // engine that reads only these keeps only these of its command (sable_grant_stall's CMD_USED).")
+    for c in spec.commands:
+        mask = sum(((1 << f["width"]) - 1) << (f["word"] * 32 + f["lsb"]) for f in c["fields"])
+        emit(f"  localparam logic [{WORDS * 32 - 1}:0] CMD_{c['name']}_FIELDS = {WORDS * 32}'h{mask:0{WORDS * 8}X};")
+    emit("")
     for pb in spec.param_blocks:
         for item in pb.get("arrays", []) + pb.get("words", []):
             emit(f"  localparam int unsigned {pb['name']}_PARAM_{item['name'].upper()} = {item['index']};")

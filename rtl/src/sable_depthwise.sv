@@ -56,14 +56,14 @@ module sable_depthwise #(
   logic [32*DIM-1:0] acc_rd;
   logic [4*8*DIM-1:0] sp_rd;
   assign sp_rd = sp_rd_p;
-  sable_grant_stall #(.NR(4), .WIDTH(8*DIM)) u_stall (
+  sable_grant_stall #(.NR(4), .WIDTH(8*DIM), .CMD_USED(sable_pkg::CMD_DEPTHWISE_FIELDS)) u_stall (
       .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .start_q,
       .u_re, .re(sp_re), .rgrant(sp_rgrant), .rdata_in(sp_rdata), .rdata(sp_rd_p), .reads_in(sp_in));
   logic acc_start_q, unused_acc_start;
   logic [255:0] unused_acc_cmd;
   logic [32*DIM-1:0] acc_rd_p;
   assign acc_rd = acc_rd_p[0 +: 32*DIM];
-  sable_grant_stall #(.NR(1), .WIDTH(32 * DIM)) u_acc_stall (
+  sable_grant_stall #(.NR(1), .WIDTH(32 * DIM), .CMD_USED('0)) u_acc_stall (
       .clk, .rst_n, .clear, .step(adv), .start(1'b0), .cmd('0), .start_eff(unused_acc_start),
       .cmd_eff(unused_acc_cmd), .start_q(acc_start_q), .u_re(u_acc_re), .re(acc_re), .rgrant(acc_rgrant),
       .rdata_in(acc_rdata), .rdata(acc_rd_p), .reads_in(acc_in));

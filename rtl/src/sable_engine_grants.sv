@@ -5,9 +5,12 @@
 // the step is performed. The write is asked only once the step's reads are in, so it is performed
 // exactly once. The LUT, pooling, softmax and element-wise engines share this wiring; the
 // depthwise engine, which steps on two memories at once, uses sable_grant_stall directly.
+// CMD_USED: the bits of cmd the engine reads (its command's sable_pkg::CMD_<NAME>_FIELDS); the
+// others are 0 in cmd_eff and not held (sable_grant_stall).
 module sable_engine_grants #(
     parameter int unsigned NR = 1,
-    parameter int unsigned WIDTH = 128
+    parameter int unsigned WIDTH = 128,
+    parameter logic [255:0] CMD_USED = '1
 ) (
     input  logic                clk,
     input  logic                rst_n,
@@ -31,7 +34,7 @@ module sable_engine_grants #(
     output logic [NR*WIDTH-1:0] rdata       // to the engine
 );
   logic reads_in, start_q;
-  sable_grant_stall #(.NR(NR), .WIDTH(WIDTH)) u_stall (
+  sable_grant_stall #(.NR(NR), .WIDTH(WIDTH), .CMD_USED(CMD_USED)) u_stall (
       .clk, .rst_n, .clear, .step(adv), .start, .cmd, .start_eff, .cmd_eff, .start_q,
       .u_re, .re, .rgrant, .rdata_in, .rdata, .reads_in);
   assign we = u_we && reads_in;

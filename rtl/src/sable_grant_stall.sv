@@ -14,10 +14,15 @@
 //    bring in: `rdata` is the view of the first waiting cycle, held until the unit steps.
 //  - `start` (with its `cmd`) offered in a cycle without `step` is kept and offered again until a
 //    cycle with `step` takes it; `start_q` is part of the unit's busy.
+//  - Only the bits of `cmd` set in CMD_USED are kept and passed on (the others are 0 in `cmd_eff`):
+//    a unit names the bits it reads (its command's sable_pkg::CMD_<NAME>_FIELDS), so the held
+//    command and its select cost only those bits; synthesis optimizes nothing across the module
+//    boundary (docs/synthesis.md).
 // With every request granted, `step` is always high and the unit runs as if this were not there.
 module sable_grant_stall #(
     parameter int unsigned NR = 1,
-    parameter int unsigned WIDTH = 128
+    parameter int unsigned WIDTH = 128,
+    parameter logic [255:0] CMD_USED = '1  // the bits of cmd the unit reads
 ) (
     input  logic                     clk,
     input  logic                     rst_n,
@@ -43,7 +48,7 @@ module sable_grant_stall #(
   assign re = u_re & ~got_q;
   assign reads_in = &(~re | rgrant);
   assign start_eff = start || start_q;
-  assign cmd_eff = start_q ? cmd_q : cmd;
+  assign cmd_eff = (start_q ? cmd_q : cmd) & CMD_USED;
   assign rdata = frozen_q ? hold_q : rdata_in;
 
   always_ff @(posedge clk) begin
@@ -60,6 +65,6 @@ module sable_grant_stall #(
 
   always_ff @(posedge clk) begin
     if (!step) hold_q <= rdata;
-    if (start && !start_q) cmd_q <= cmd;
+    if (start && !start_q) cmd_q <= cmd & CMD_USED;
   end
 endmodule

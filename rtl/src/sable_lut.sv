@@ -33,7 +33,7 @@ module sable_lut #(
   logic u_re;
   logic [255:0] st_cmd;
   logic [8*DIM-1:0] sp_rd;
-  sable_engine_grants #(.NR(1), .WIDTH(8*DIM)) u_grants (
+  sable_engine_grants #(.NR(1), .WIDTH(8*DIM), .CMD_USED(sable_pkg::CMD_LUT_FIELDS)) u_grants (
       .clk, .rst_n, .clear, .start, .cmd, .start_eff(st_start), .cmd_eff(st_cmd), .u_re, .u_we,
       .u_busy, .u_done, .adv, .busy, .done, .re(sp_re), .we(sp_we), .rgrant(sp_rgrant),
       .wgrant(sp_wgrant), .rdata_in(sp_rdata), .rdata(sp_rd));
