@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""rtl/spec/gen_isa.py's parameter ranges: a parameter block's word with `min` and `max` becomes
-SABLE_<BLOCK>_PARAM_<WORD>_MIN/_MAX in the C header (int constants, checked by compiling them)
-and <BLOCK>_PARAM_<WORD>_MIN/_MAX in the SystemVerilog package, and a range column in the docs;
-a spec with a broken range is refused with a message naming the word. The expected ELTWISE
+"""rtl/spec/gen_isa.py's parameter ranges and its commands' field masks (CMD_<NAME>_FIELDS in the
+SystemVerilog package, checked against docs/isa.md's layouts). A parameter block's word with `min`
+and `max` becomes SABLE_<BLOCK>_PARAM_<WORD>_MIN/_MAX in the C header (int constants, checked by
+compiling them) and <BLOCK>_PARAM_<WORD>_MIN/_MAX in the SystemVerilog package, and a range column
+in the docs; a spec with a broken range is refused with a message naming the word. The expected ELTWISE
 ranges are docs/isa.md's, written out here.
 
   gen_isa_test.py ROOT
@@ -70,6 +71,13 @@ with tempfile.TemporaryDirectory() as tmp_name:
     for word, (lo, hi) in expected.items():
         check(f"localparam int ELTWISE_PARAM_{word}_MIN = {lo};" in package, f"package: {word}_MIN = {lo}")
         check(f"localparam int ELTWISE_PARAM_{word}_MAX = {hi};" in package, f"package: {word}_MAX = {hi}")
+    # Per command, the mask of its own fields (sable_grant_stall's CMD_USED), docs/isa.md's layouts
+    # written out: LUT is words 1-3; SOFTMAX is `signed` [16] of word 0, words 1-4 and bits [15:0]
+    # of word 5; END has no field. The header (opcode, wait, signal) is in none of them.
+    masks = {"LUT": ((1 << 96) - 1) << 32, "SOFTMAX": (1 << 16) | (((1 << 144) - 1) << 32), "END": 0}
+    for name, mask in masks.items():
+        line = f"localparam logic [255:0] CMD_{name}_FIELDS = 256'h{mask:064X};"
+        check(line in package, f"package: {line}")
     docs = (tmp / "isa.md").read_text()
     check("| 0 | a_offset | \u2212256..255 | Added to A" in docs, "docs: a_offset's range column")
     check("| 9 | left_shift | 0..20 |" in docs and "| 3 | a_multiplier | any |" in docs, "docs: left_shift's and a_multiplier's range column")
