@@ -117,16 +117,16 @@ static void hostif_write(const struct firmware *fw, uint32_t reg, uint32_t value
 
 /* The free-running microsecond timer: reading LO latches HI. */
 static uint64_t now_us(const struct firmware *fw) {
-	const uint64_t lo = hostif_read(fw, SABLE_HOSTIF_TIMER_LO);
-	return lo | ((uint64_t)hostif_read(fw, SABLE_HOSTIF_TIMER_HI) << 32);
+	const uint64_t lo = hostif_read(fw, SABLE_HOSTIF_REG_TIMER_LO);
+	return lo | ((uint64_t)hostif_read(fw, SABLE_HOSTIF_REG_TIMER_HI) << 32);
 }
 
 /* Acknowledges the pending HOSTIF interrupts and remembers them: acknowledging before serving
  * means an interrupt raised while serving stays pending and ends the next wait at once. */
 static void take_interrupts(struct firmware *fw) {
-	const uint32_t status = hostif_read(fw, SABLE_HOSTIF_IRQ_STATUS);
+	const uint32_t status = hostif_read(fw, SABLE_HOSTIF_REG_IRQ_STATUS);
 	if (status != 0u) {
-		hostif_write(fw, SABLE_HOSTIF_IRQ_STATUS, status);
+		hostif_write(fw, SABLE_HOSTIF_REG_IRQ_STATUS, status);
 		fw->pending_irq |= status;
 	}
 }
@@ -152,7 +152,7 @@ static void publish_statistics(const struct firmware *fw) {
 
 static void publish_state(const struct firmware *fw, uint32_t state) {
 	wr32(fw, boot_field(fw, offsetof(struct sable_fw_boot, fw_state)), state);
-	hostif_write(fw, SABLE_HOSTIF_HOST_IRQ, 1u);
+	hostif_write(fw, SABLE_HOSTIF_REG_HOST_IRQ, 1u);
 }
 
 /* ---- The NPU --------------------------------------------------------------------------------- */
@@ -218,7 +218,7 @@ static void write_completion(struct firmware *fw, const struct completion *recor
 	/* The entry is complete before the tail that publishes it moves. */
 	fw->completion.index += 1u;
 	wr32(fw, boot_field(fw, offsetof(struct sable_fw_boot, completion.tail)), fw->completion.index);
-	hostif_write(fw, SABLE_HOSTIF_HOST_IRQ, 1u);
+	hostif_write(fw, SABLE_HOSTIF_REG_HOST_IRQ, 1u);
 }
 
 /* Messages are consumed only when their completion has room (see serve_*), so only a finished
@@ -503,7 +503,7 @@ static void finish_job(struct firmware *fw, uint32_t cause, uint32_t command, bo
 	record.error_cause = cause;
 	record.error_command = command;
 	npu_write(fw, SABLE_REG_IRQ_STATUS, NPU_IRQ_BITS);
-	fw->pending_irq &= ~SABLE_HOSTIF_IRQ_NPU;
+	fw->pending_irq &= ~SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK;
 	if (reset) {
 		npu_reset(fw);
 	}
@@ -534,10 +534,10 @@ static void finish_from_status(struct firmware *fw, uint32_t status) {
 
 /* Serves a pending NPU interrupt; true if it ended the running job. */
 static bool serve_npu_interrupt(struct firmware *fw) {
-	if ((fw->pending_irq & SABLE_HOSTIF_IRQ_NPU) == 0u) {
+	if ((fw->pending_irq & SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK) == 0u) {
 		return false;
 	}
-	fw->pending_irq &= ~SABLE_HOSTIF_IRQ_NPU;
+	fw->pending_irq &= ~SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK;
 	const uint32_t irq = npu_read(fw, SABLE_REG_IRQ_STATUS);
 	npu_write(fw, SABLE_REG_IRQ_STATUS, irq & NPU_IRQ_BITS);
 	if (!fw->job.active) {
@@ -724,8 +724,8 @@ static void firmware_init(struct firmware *fw, const struct sable_fw_platform *p
 void sable_fw_main(const struct sable_fw_platform *platform) {
 	struct firmware fw;
 	firmware_init(&fw, platform);
-	const uint64_t lo = hostif_read(&fw, SABLE_HOSTIF_BOOT_LO);
-	fw.boot = lo | ((uint64_t)hostif_read(&fw, SABLE_HOSTIF_BOOT_HI) << 32);
+	const uint64_t lo = hostif_read(&fw, SABLE_HOSTIF_REG_BOOT_LO);
+	fw.boot = lo | ((uint64_t)hostif_read(&fw, SABLE_HOSTIF_REG_BOOT_HI) << 32);
 	if (fw.boot % 8u != 0u || !in_device_memory(fw.boot, sizeof(struct sable_fw_boot))) {
 		return; /* there is no boot block to report anything in */
 	}
@@ -740,21 +740,21 @@ void sable_fw_main(const struct sable_fw_platform *platform) {
 	/* The firmware's one unbounded loop: it serves until the host raises HALT. */
 	for (;;) {
 		take_interrupts(&fw);
-		if ((fw.pending_irq & SABLE_HOSTIF_IRQ_HALT) != 0u) {
+		if ((fw.pending_irq & SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK) != 0u) {
 			halt(&fw);
 			return;
 		}
-		fw.pending_irq &= ~SABLE_HOSTIF_IRQ_DOORBELL; /* the rings are looked at below anyway */
+		fw.pending_irq &= ~SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK; /* the rings are looked at below anyway */
 		if (fw.job.active) {
 			supervise_job(&fw);
-		} else if ((fw.pending_irq & SABLE_HOSTIF_IRQ_NPU) != 0u) {
+		} else if ((fw.pending_irq & SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK) != 0u) {
 			serve_npu_interrupt(&fw); /* clears a stale NPU interrupt */
 		}
 		flush_completion(&fw);
 		fw.starved_of_room = false;
 		serve_control(&fw);
 		schedule(&fw);
-		if ((fw.pending_irq & SABLE_HOSTIF_IRQ_HALT) != 0u) {
+		if ((fw.pending_irq & SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK) != 0u) {
 			continue; /* an abort's wait took a HALT: serve it before sleeping */
 		}
 		fw.platform->wait_for_interrupt(fw.platform->context, next_wake(&fw));

@@ -878,7 +878,7 @@ static void sable_unplug(void *data)
 	misc_deregister(&npu->misc); /* no new client */
 	cancel_delayed_work_sync(&npu->health); /* no reset from here on */
 	/* The firmware stops touching memory the kernel may reuse (a card still there). */
-	sable_npu_hostif_write(npu, SABLE_HOSTIF_HALT, 1);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_REG_HALT, 1);
 	/* No completion is read from here on (it would read an unplugged device's zeros). */
 	disable_irq(npu->irq);
 	WRITE_ONCE(npu->unplugged, true);
@@ -914,7 +914,7 @@ static void sable_firmware_halt(void *data)
 {
 	struct sable_npu *npu = data;
 
-	sable_npu_hostif_write(npu, SABLE_HOSTIF_HALT, 1);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_REG_HALT, 1);
 }
 
 static int sable_map(struct platform_device *pdev, const char *name, void __iomem **base,
@@ -1087,7 +1087,7 @@ static int sable_platform_probe(struct platform_device *pdev)
 	err = sable_map(pdev, "hostif", &npu->hostif, &npu->hostif_size);
 	if (err)
 		return err;
-	if (npu->hostif_size < SABLE_HOSTIF_HALT + sizeof(u32))
+	if (npu->hostif_size < SABLE_HOSTIF_REG_HALT + sizeof(u32))
 		return dev_err_probe(dev, -EINVAL, "\"hostif\" window is too small\n");
 	err = sable_map_memory(pdev, npu);
 	if (err)

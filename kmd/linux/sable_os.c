@@ -179,7 +179,7 @@ static void sable_os_doorbell(void *ctx)
 {
 	struct sable_npu *npu = ctx;
 
-	sable_npu_hostif_write(npu, SABLE_HOSTIF_DOORBELL, 1);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_REG_DOORBELL, 1);
 }
 
 static void sable_os_lock(void *ctx)
@@ -252,8 +252,8 @@ u64 sable_npu_timer_us(struct sable_npu *npu)
 
 	idx = srcu_read_lock(&sable_srcu);
 	if (!sable_npu_gone(npu)) {
-		lo = readl(npu->hostif + SABLE_HOSTIF_TIMER_LO);
-		timer = ((u64)readl(npu->hostif + SABLE_HOSTIF_TIMER_HI) << 32) | lo;
+		lo = readl(npu->hostif + SABLE_HOSTIF_REG_TIMER_LO);
+		timer = ((u64)readl(npu->hostif + SABLE_HOSTIF_REG_TIMER_HI) << 32) | lo;
 	}
 	srcu_read_unlock(&sable_srcu, idx);
 	return timer;
@@ -287,7 +287,7 @@ static int sable_os_firmware_stop(void *ctx)
 	unsigned long deadline = jiffies + msecs_to_jiffies(SABLE_HALT_TIMEOUT_MS);
 	u32 state, version;
 
-	sable_npu_hostif_write(npu, SABLE_HOSTIF_HALT, 1);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_REG_HALT, 1);
 	for (;;) {
 		sable_core_firmware_status(npu->core, &state, &version);
 		if (state == SABLE_FW_STATE_HALTED || time_after(jiffies, deadline))
@@ -315,14 +315,14 @@ int sable_npu_firmware_start(void *ctx)
 	struct sable_npu *npu = ctx;
 	int err;
 
-	sable_npu_hostif_write(npu, SABLE_HOSTIF_BOOT_LO, lower_32_bits(SABLE_LAYOUT_BOOT));
-	sable_npu_hostif_write(npu, SABLE_HOSTIF_BOOT_HI, upper_32_bits(SABLE_LAYOUT_BOOT));
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_REG_BOOT_LO, lower_32_bits(SABLE_LAYOUT_BOOT));
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_REG_BOOT_HI, upper_32_bits(SABLE_LAYOUT_BOOT));
 	if (npu->reset) {
 		err = reset_control_deassert(npu->reset);
 		if (err)
 			return err;
 	}
-	sable_npu_hostif_write(npu, SABLE_HOSTIF_DOORBELL, 1);
+	sable_npu_hostif_write(npu, SABLE_HOSTIF_REG_DOORBELL, 1);
 	return 0;
 }
 

@@ -186,7 +186,9 @@ def c_header(spec):
         emit(f"#define SABLE_HW_CONFIG_{name.upper()}_ID 0x{cfg['config_id']:08X}u")
     emit(f"#define SABLE_HW_CONFIG_COUNT {len(names)}u")
     emit(f"#define SABLE_HW_CONFIG_DEFAULT SABLE_HW_CONFIG_{spec.default_config.upper()}")
-    emit("static const struct sable_hw_config sable_hw_configs[SABLE_HW_CONFIG_COUNT] = {")
+    # Unused in a translation unit that includes the header only for its register names (the
+    # kernel module's files: its build fails on any warning).
+    emit("static const struct sable_hw_config sable_hw_configs[SABLE_HW_CONFIG_COUNT] __attribute__((unused)) = {")
     for name in names:
         cfg = spec.configs[name]
         values = ", ".join(str(cfg[f]) for f in spec.config_fields)

@@ -125,7 +125,7 @@ class FakeDevice {
   // Raises HALT if the firmware still runs, then joins it.
   void stop() {
     if (!thread_.joinable()) return;
-    raise(SABLE_HOSTIF_IRQ_HALT);
+    raise(SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK);
     thread_.join();
   }
   bool returned() {
@@ -236,11 +236,11 @@ class FakeDevice {
       return npuReadLocked(static_cast<uint32_t>(address - SABLE_FW_NPU_CSR_BASE));
     }
     switch (address) {
-      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_BOOT_LO: return static_cast<uint32_t>(boot_address_);
-      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_BOOT_HI: return static_cast<uint32_t>(boot_address_ >> 32);
-      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_IRQ_STATUS: return hostif_irq_;
-      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_TIMER_LO: latched_time_ = time_; return static_cast<uint32_t>(time_);
-      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_TIMER_HI: return static_cast<uint32_t>(latched_time_ >> 32);
+      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_BOOT_LO: return static_cast<uint32_t>(boot_address_);
+      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_BOOT_HI: return static_cast<uint32_t>(boot_address_ >> 32);
+      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_IRQ_STATUS: return hostif_irq_;
+      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_TIMER_LO: latched_time_ = time_; return static_cast<uint32_t>(time_);
+      case SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_TIMER_HI: return static_cast<uint32_t>(latched_time_ >> 32);
       default: return 0;
     }
   }
@@ -251,9 +251,9 @@ class FakeDevice {
       std::memcpy(&memory_[address], &value, 4);
     } else if (address >= SABLE_FW_NPU_CSR_BASE && address < SABLE_FW_NPU_CSR_BASE + 0x1000) {
       npuWriteLocked(static_cast<uint32_t>(address - SABLE_FW_NPU_CSR_BASE), value);
-    } else if (address == SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_IRQ_STATUS) {
+    } else if (address == SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_IRQ_STATUS) {
       hostif_irq_ &= ~value;
-    } else if (address == SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_HOST_IRQ) {
+    } else if (address == SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_HOST_IRQ) {
       ++host_irqs_;
     }
     changed_.notify_all();
@@ -358,7 +358,7 @@ class FakeDevice {
     }
     if (interrupt) {
       irq_status_ |= cause != SABLE_ERROR_NONE ? SABLE_REG_IRQ_STATUS_ERROR_MASK : SABLE_REG_IRQ_STATUS_DONE_MASK;
-      if (irq_status_ & irq_mask_) hostif_irq_ |= SABLE_HOSTIF_IRQ_NPU;
+      if (irq_status_ & irq_mask_) hostif_irq_ |= SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK;
     }
     changed_.notify_all();
   }

@@ -262,8 +262,8 @@ class FirmwarePlatformBoard : public FirmwarePlatform {
     sable_board_platform(&board, &platform);
   }
   void setTimer(uint64_t us) {
-    fake.registers[kHostif + SABLE_HOSTIF_TIMER_LO] = static_cast<uint32_t>(us);
-    fake.registers[kHostif + SABLE_HOSTIF_TIMER_HI] = static_cast<uint32_t>(us >> 32);
+    fake.registers[kHostif + SABLE_HOSTIF_REG_TIMER_LO] = static_cast<uint32_t>(us);
+    fake.registers[kHostif + SABLE_HOSTIF_REG_TIMER_HI] = static_cast<uint32_t>(us >> 32);
   }
   std::vector<uint8_t> memory;
   sable_board board{};
@@ -279,7 +279,7 @@ TEST_F(FirmwarePlatformBoard, FirmwareAddressesMapToDeviceMemoryAndTheSubsystemW
   EXPECT_EQ(platform.read32(platform.context, 0x100), 0xCAFEF00Du);
   fake.registers[kWindow + 0x0] = 0x53424C45;  // the NPU's ID at the window's start
   EXPECT_EQ(platform.read32(platform.context, SABLE_FW_NPU_CSR_BASE), 0x53424C45u);
-  platform.write32(platform.context, SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_HOST_IRQ, 1);
+  platform.write32(platform.context, SABLE_FW_HOSTIF_BASE + SABLE_HOSTIF_REG_HOST_IRQ, 1);
   EXPECT_EQ(fake.log.back(), (Access{'w', kHostif + 0x0C, 1}));
   // The last word of the window maps; the next does not.
   platform.write32(platform.context, SABLE_FW_NPU_CSR_BASE + 0x1FFFC, 7);
@@ -324,9 +324,9 @@ TEST_F(FirmwarePlatformBoard, DigestIsTheSha256OfTheDeviceMemoryRange) {
 }
 
 TEST_F(FirmwarePlatformBoard, WaitReturnsAtOnceWhenAnInterruptIsPendingOrTheTimeHasCome) {
-  fake.registers[kHostif + SABLE_HOSTIF_IRQ_STATUS] = SABLE_HOSTIF_IRQ_DOORBELL;
+  fake.registers[kHostif + SABLE_HOSTIF_REG_IRQ_STATUS] = SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK;
   platform.wait_for_interrupt(platform.context, 1'000'000);
-  fake.registers[kHostif + SABLE_HOSTIF_IRQ_STATUS] = 0;
+  fake.registers[kHostif + SABLE_HOSTIF_REG_IRQ_STATUS] = 0;
   setTimer(0x1'0000'0005ull);  // a high word: TIMER_HI must be read after TIMER_LO
   platform.wait_for_interrupt(platform.context, 0x1'0000'0005ull);
   EXPECT_TRUE(wakeups.armed.empty());
@@ -349,7 +349,7 @@ TEST_F(FirmwarePlatformBoard, WaitArmsTheTimerForTheRemainingTimeSleepsAndDisarm
 TEST_F(FirmwarePlatformBoard, AnInterruptRaisedWhileArmingSkipsTheSleep) {
   setTimer(100);
   // IRQ_STATUS reads 0 at the first check, then DOORBELL at the check after arming.
-  fake.scripted[kHostif + SABLE_HOSTIF_IRQ_STATUS] = {0, SABLE_HOSTIF_IRQ_DOORBELL};
+  fake.scripted[kHostif + SABLE_HOSTIF_REG_IRQ_STATUS] = {0, SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK};
   platform.wait_for_interrupt(platform.context, 1000);
   EXPECT_EQ(wakeups.armed, std::vector<uint64_t>{900});
   EXPECT_EQ(wakeups.disarmed, 1);
@@ -358,17 +358,17 @@ TEST_F(FirmwarePlatformBoard, AnInterruptRaisedWhileArmingSkipsTheSleep) {
 
 TEST_F(FirmwarePlatformBoard, WaitForBootClearsStaleBitsSleepsAndReturnsOnTheDoorbellLeavingItPending) {
   // A HALT left from the previous run, then nothing, then the driver's doorbell.
-  fake.scripted[kHostif + SABLE_HOSTIF_IRQ_STATUS] = {SABLE_HOSTIF_IRQ_HALT | SABLE_HOSTIF_IRQ_NPU, 0, 0,
-                                                      SABLE_HOSTIF_IRQ_DOORBELL | SABLE_HOSTIF_IRQ_NPU};
+  fake.scripted[kHostif + SABLE_HOSTIF_REG_IRQ_STATUS] = {SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK | SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK, 0, 0,
+                                                      SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK | SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK};
   setTimer(10);
   sable_board_wait_for_boot(&board);
   const std::vector<Access> writes = fake.writes();
   ASSERT_EQ(writes.size(), 1u) << "only the stale bits are cleared; the doorbell stays for the firmware";
-  EXPECT_EQ(writes[0], (Access{'w', kHostif + SABLE_HOSTIF_IRQ_STATUS, SABLE_HOSTIF_IRQ_HALT | SABLE_HOSTIF_IRQ_NPU}));
+  EXPECT_EQ(writes[0], (Access{'w', kHostif + SABLE_HOSTIF_REG_IRQ_STATUS, SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK | SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK}));
   EXPECT_EQ(std::count(fake.log.begin(), fake.log.end(), Access{'i', 0, 0}), 1);
   EXPECT_EQ(wakeups.armed.size(), 1u);
   EXPECT_EQ(wakeups.disarmed, 1);
-  EXPECT_TRUE(fake.scripted[kHostif + SABLE_HOSTIF_IRQ_STATUS].empty()) << "returned before the doorbell";
+  EXPECT_TRUE(fake.scripted[kHostif + SABLE_HOSTIF_REG_IRQ_STATUS].empty()) << "returned before the doorbell";
 }
 
 TEST_F(FirmwarePlatformBoard, TheSignatureServiceAcceptsOnlySignaturesByATrustedKey) {

@@ -76,7 +76,7 @@ class FirmwareScheduler : public ::testing::Test {
     ++tails_[ring];
     dev_.put(bootField(offsetof(sable_fw_boot, submit) + ring * sizeof(sable_fw_ring) + offsetof(sable_fw_ring, tail)),
              tails_[ring]);
-    dev_.raise(SABLE_HOSTIF_IRQ_DOORBELL);
+    dev_.raise(SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK);
   }
 
   // Reads the completions published since the last call and frees their slots.
@@ -192,7 +192,7 @@ TEST_F(FirmwareScheduler, MalformedRingHalts) {
 
 TEST_F(FirmwareScheduler, HaltStopsTheNpuAndReturns) {
   bootFirmware();
-  dev_.raise(SABLE_HOSTIF_IRQ_HALT);
+  dev_.raise(SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK);
   ASSERT_TRUE(dev_.waitIdle());
   EXPECT_TRUE(dev_.returned());
   EXPECT_EQ(dev_.get<uint32_t>(bootField(offsetof(sable_fw_boot, fw_state))), SABLE_FW_STATE_HALTED);
@@ -206,7 +206,7 @@ TEST_F(FirmwareScheduler, HaltDuringAJobCompletesItAsAborted) {
   dev_.script({Behaviour::Manual});
   submit(SABLE_FW_RING_MEDIUM, job(0, 7, regionTable(0, kGoodRegions), 4));
   ASSERT_TRUE(dev_.waitIdle());
-  dev_.raise(SABLE_HOSTIF_IRQ_HALT);
+  dev_.raise(SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK);
   ASSERT_TRUE(dev_.waitIdle());
   EXPECT_TRUE(dev_.returned());
   const auto c = takeOne();
@@ -656,7 +656,7 @@ TEST_F(FirmwareScheduler, FullCompletionRingWaitsAndDropsNothing) {
   std::vector<uint64_t> ids;
   for (int round = 0; round < 4 && ids.size() < 5; ++round) {
     for (const auto& c : takeCompletions(2)) ids.push_back(c.job_id);
-    dev_.raise(SABLE_HOSTIF_IRQ_DOORBELL);  // the host says it freed slots
+    dev_.raise(SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK);  // the host says it freed slots
     ASSERT_TRUE(dev_.waitIdle());
   }
   EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3, 4, 5})) << "every completion, in order, none overwritten";

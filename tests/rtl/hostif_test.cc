@@ -13,18 +13,7 @@
 #include "sable/isa.h"
 #include "verilated.h"
 
-// The firmware's names for the block (kept by the firmware) and the generated contract agree.
-static_assert(SABLE_HOSTIF_BOOT_LO == SABLE_HOSTIF_REG_BOOT_LO);
-static_assert(SABLE_HOSTIF_BOOT_HI == SABLE_HOSTIF_REG_BOOT_HI);
-static_assert(SABLE_HOSTIF_IRQ_STATUS == SABLE_HOSTIF_REG_IRQ_STATUS);
-static_assert(SABLE_HOSTIF_HOST_IRQ == SABLE_HOSTIF_REG_HOST_IRQ);
-static_assert(SABLE_HOSTIF_TIMER_LO == SABLE_HOSTIF_REG_TIMER_LO);
-static_assert(SABLE_HOSTIF_TIMER_HI == SABLE_HOSTIF_REG_TIMER_HI);
-static_assert(SABLE_HOSTIF_DOORBELL == SABLE_HOSTIF_REG_DOORBELL);
-static_assert(SABLE_HOSTIF_HALT == SABLE_HOSTIF_REG_HALT);
-static_assert(SABLE_HOSTIF_IRQ_DOORBELL == SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK);
-static_assert(SABLE_HOSTIF_IRQ_NPU == SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK);
-static_assert(SABLE_HOSTIF_IRQ_HALT == SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK);
+// The firmware's window of the block and the subsystem's address map agree.
 static_assert(SABLE_FW_HOSTIF_BASE - SABLE_FW_NPU_CSR_BASE ==
               SABLE_SUBSYSTEM_HOSTIF_WINDOW - SABLE_SUBSYSTEM_CSR_WINDOW);
 

@@ -161,8 +161,8 @@ class FakeGuest {
     ringServer();
   }
   uint64_t timerUs() const {
-    const uint32_t lo = hostif(SABLE_HOSTIF_TIMER_LO);
-    return (uint64_t{hostif(SABLE_HOSTIF_TIMER_HI)} << 32) | lo;
+    const uint32_t lo = hostif(SABLE_HOSTIF_REG_TIMER_LO);
+    return (uint64_t{hostif(SABLE_HOSTIF_REG_TIMER_HI)} << 32) | lo;
   }
 
   bool connected = false;
@@ -357,8 +357,8 @@ TEST_F(PciCardTest, GarbageInTheWriteLogIsRefusedAndTheCardKeepsServing) {
   guest.ringServer();
   EXPECT_TRUE(eventually([&] { return regs->write_head == regs->write_tail; }));
   // Still serving: the boot address is latched.
-  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_BOOT_LO, 0x1000);
-  EXPECT_TRUE(eventually([&] { return guest.hostif(SABLE_HOSTIF_BOOT_LO) == 0x1000; }));
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_BOOT_LO, 0x1000);
+  EXPECT_TRUE(eventually([&] { return guest.hostif(SABLE_HOSTIF_REG_BOOT_LO) == 0x1000; }));
 }
 
 // A guest that writes garbage over the whole register area (header, write log, the register
@@ -386,9 +386,9 @@ TEST_F(PciCardTest, GarbageOverTheWholeRegisterAreaDoesNotStopTheCard) {
   EXPECT_TRUE(eventually([&] { return guest.timerUs() != before; })) << "the card's timer stands still";
   // The guest starts its log afresh where the server's head is: its writes are served again.
   __atomic_store_n(&regs->write_tail, __atomic_load_n(&regs->write_head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
-  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_BOOT_LO, 0x2000);
-  EXPECT_TRUE(eventually([&] { return guest.hostif(SABLE_HOSTIF_BOOT_LO) == 0x2000; }))
-      << "BOOT_LO reads 0x" << std::hex << guest.hostif(SABLE_HOSTIF_BOOT_LO);
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_BOOT_LO, 0x2000);
+  EXPECT_TRUE(eventually([&] { return guest.hostif(SABLE_HOSTIF_REG_BOOT_LO) == 0x2000; }))
+      << "BOOT_LO reads 0x" << std::hex << guest.hostif(SABLE_HOSTIF_REG_BOOT_LO);
 }
 
 // The guest's driver in miniature: kmd/core lays the boot block out in BAR2 through a host OS
@@ -414,7 +414,7 @@ class GuestDriver {
     os_.mem_store32 = [](void* c, uint64_t a, uint32_t v) {
       __atomic_store_n(reinterpret_cast<uint32_t*>(self(c)->guest_.bar + a), v, __ATOMIC_RELEASE);
     };
-    os_.doorbell = [](void* c) { self(c)->guest_.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_DOORBELL, 1); };
+    os_.doorbell = [](void* c) { self(c)->guest_.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_DOORBELL, 1); };
     os_.lock = [](void* c) { self(c)->mutex_.lock(); };
     os_.unlock = [](void* c) { self(c)->mutex_.unlock(); };
     os_.wait = [](void*, uint64_t) { return -ETIMEDOUT; };
@@ -450,17 +450,17 @@ TEST_F(PciCardTest, AGuestDriverBootsTheFirmwareAndHaltsIt) {
   sable_core_device_ids ids{};
   ASSERT_EQ(sable_core_identify(driver->os(), &ids), 0) << "the ID registers through the register area";
   ASSERT_EQ(sable_core_boot(&driver->core(), guest.regs()->memory_bytes, 1000000), 0);
-  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_BOOT_LO, static_cast<uint32_t>(SABLE_LAYOUT_BOOT));
-  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_BOOT_HI, static_cast<uint32_t>(SABLE_LAYOUT_BOOT >> 32));
-  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_DOORBELL, 1);
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_BOOT_LO, static_cast<uint32_t>(SABLE_LAYOUT_BOOT));
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_BOOT_HI, static_cast<uint32_t>(SABLE_LAYOUT_BOOT >> 32));
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_DOORBELL, 1);
   EXPECT_TRUE(eventually([&] { return driver->firmwareState() == SABLE_FW_STATE_READY; }))
       << "firmware state " << driver->firmwareState();
-  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_HALT, 1);
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_HALT, 1);
   EXPECT_TRUE(eventually([&] { return driver->firmwareState() == SABLE_FW_STATE_HALTED; }))
       << "firmware state " << driver->firmwareState();
   // Booted again on a fresh boot block, as a reset does.
   ASSERT_EQ(sable_core_boot(&driver->core(), guest.regs()->memory_bytes, 1000000), 0);
-  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_DOORBELL, 1);
+  guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_DOORBELL, 1);
   EXPECT_TRUE(eventually([&] { return driver->firmwareState() == SABLE_FW_STATE_READY; }))
       << "firmware state " << driver->firmwareState();
 }
@@ -472,8 +472,8 @@ TEST_F(PciCardTest, AGuestThatLeavesStopsTheFirmwareAndTheNextGuestIsServed) {
     ASSERT_FALSE(HasFailure());
     GuestDriver driver(guest);
     ASSERT_EQ(sable_core_boot(&driver.core(), guest.regs()->memory_bytes, 1000000), 0);
-    guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_BOOT_LO, static_cast<uint32_t>(SABLE_LAYOUT_BOOT));
-    guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_DOORBELL, 1);
+    guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_BOOT_LO, static_cast<uint32_t>(SABLE_LAYOUT_BOOT));
+    guest.writeRegister(SABLE_PCI_BAR0_HOSTIF + SABLE_HOSTIF_REG_DOORBELL, 1);
     ASSERT_TRUE(eventually([&] { return driver.firmwareState() == SABLE_FW_STATE_READY; }));
     guest.hangUp();
     EXPECT_TRUE(eventually([&] { return driver.firmwareState() == SABLE_FW_STATE_HALTED; }))

@@ -54,8 +54,8 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsTheHostInte
   std::atomic<int> interrupts{0};
   platform.setInterruptHandler([&] { ++interrupts; });
   // What the host writes before the core starts reaches the block after reset.
-  platform.hostWrite(SABLE_HOSTIF_BOOT_LO, 0x4000);
-  platform.hostWrite(SABLE_HOSTIF_BOOT_HI, 0x1);
+  platform.hostWrite(SABLE_HOSTIF_REG_BOOT_LO, 0x4000);
+  platform.hostWrite(SABLE_HOSTIF_REG_BOOT_HI, 0x1);
   std::atomic<int> hostInterrupts{0};
   platform.setHostInterruptHandler([&] { ++hostInterrupts; });
   struct Outcome {
@@ -80,8 +80,8 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsTheHostInte
     out.cause = platform.readRegister(SABLE_REG_ERROR_CAUSE);
     out.commands = platform.readRegister(SABLE_REG_COUNTERS_BASE + 8 * SABLE_COUNTER_COMMANDS);
     platform.writeRegister(SABLE_REG_IRQ_STATUS, SABLE_REG_IRQ_STATUS_DONE_MASK | SABLE_REG_IRQ_STATUS_ERROR_MASK);
-    out.coreIrqStatus = platform.coreRead(SABLE_HOSTIF_IRQ_STATUS);
-    platform.coreWrite(SABLE_HOSTIF_IRQ_STATUS, out.coreIrqStatus);
+    out.coreIrqStatus = platform.coreRead(SABLE_HOSTIF_REG_IRQ_STATUS);
+    platform.coreWrite(SABLE_HOSTIF_REG_IRQ_STATUS, out.coreIrqStatus);
   };
   bool lineLowAfterClear = false;
   uint64_t boot = 0, timerRead = 0, cyclesAtTimerRead = 0, hostTimer = 0, idleTimerAdvance = UINT64_MAX;
@@ -94,12 +94,12 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsTheHostInte
     std::memset(h.region(1), 0, kLines * h.dim);
     corrupt = true;
     runJob(second);
-    irqStatusAfterClear = platform.coreRead(SABLE_HOSTIF_IRQ_STATUS);
-    boot = platform.coreRead(SABLE_HOSTIF_BOOT_LO) | uint64_t{platform.coreRead(SABLE_HOSTIF_BOOT_HI)} << 32;
+    irqStatusAfterClear = platform.coreRead(SABLE_HOSTIF_REG_IRQ_STATUS);
+    boot = platform.coreRead(SABLE_HOSTIF_REG_BOOT_LO) | uint64_t{platform.coreRead(SABLE_HOSTIF_REG_BOOT_HI)} << 32;
     cyclesAtTimerRead = platform.stats().cycles;
-    timerRead = platform.coreRead(SABLE_HOSTIF_TIMER_LO);
+    timerRead = platform.coreRead(SABLE_HOSTIF_REG_TIMER_LO);
     hostTimer = platform.timerUs();
-    platform.coreWrite(SABLE_HOSTIF_HOST_IRQ, 1);
+    platform.coreWrite(SABLE_HOSTIF_REG_HOST_IRQ, 1);
     hostInterruptsAfterWrite = hostInterrupts;
     // Idle, nothing pending: the wait returns (after at most 50 µs of wall time) with device
     // time where it was.
@@ -110,13 +110,13 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsTheHostInte
     coreWaitsForTheHost = true;
     for (int i = 0; i < 30 && doorbellStatus == 0; ++i) {
       platform.waitForInterrupt(UINT64_MAX);
-      doorbellStatus = platform.coreRead(SABLE_HOSTIF_IRQ_STATUS);
+      doorbellStatus = platform.coreRead(SABLE_HOSTIF_REG_IRQ_STATUS);
     }
   });
   // Off the core, while simulating: the identification registers still answer.
   EXPECT_EQ(platform.readRegister(SABLE_REG_CONFIG_ID), h.config.config_id);
   for (int i = 0; i < 6000 && !coreWaitsForTheHost; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  platform.hostWrite(SABLE_HOSTIF_DOORBELL, 1);
+  platform.hostWrite(SABLE_HOSTIF_REG_DOORBELL, 1);
   platform.join();
 
   for (const Outcome* o : {&first, &second}) {
@@ -124,7 +124,7 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsTheHostInte
     EXPECT_TRUE(o->sawInterrupt) << "the handler ran once and the line is high until IRQ_STATUS is cleared";
     EXPECT_EQ(o->cause, SABLE_ERROR_NONE);
     EXPECT_EQ(o->commands, 4u);
-    EXPECT_EQ(o->coreIrqStatus, SABLE_HOSTIF_IRQ_NPU) << "the NPU's interrupt reaches the core's IRQ_STATUS";
+    EXPECT_EQ(o->coreIrqStatus, SABLE_HOSTIF_REG_IRQ_STATUS_NPU_MASK) << "the NPU's interrupt reaches the core's IRQ_STATUS";
   }
   EXPECT_EQ(irqStatusAfterClear, 0u);
   EXPECT_EQ(boot, 0x1'0000'4000u);
@@ -137,7 +137,7 @@ TEST(RtlPlatform, TheCoreRunsJobsOnTheRtlWithTimedRegistersInterruptsTheHostInte
   EXPECT_EQ(hostInterruptsAfterWrite, 1) << "HOST_IRQ reaches the host's handler before the write returns";
   EXPECT_EQ(hostInterrupts, 1);
   EXPECT_EQ(idleTimerAdvance, 0u) << "device time stands still while the device is idle";
-  EXPECT_EQ(doorbellStatus, SABLE_HOSTIF_IRQ_DOORBELL);
+  EXPECT_EQ(doorbellStatus, SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK);
   EXPECT_TRUE(lineLowAfterClear);
   EXPECT_EQ(interrupts, 2);
   const RtlPlatformStats stats = platform.stats();

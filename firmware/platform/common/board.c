@@ -66,24 +66,24 @@ static uint32_t hostif_read(const struct sable_board *board, uint32_t reg) {
 
 void sable_board_wait_for_interrupt(void *context, uint64_t until_us) {
 	const struct sable_board *board = (const struct sable_board *)context;
-	if (hostif_read(board, SABLE_HOSTIF_IRQ_STATUS) != 0) return;
-	const uint32_t low = hostif_read(board, SABLE_HOSTIF_TIMER_LO); /* latches TIMER_HI */
-	const uint64_t now = (uint64_t)hostif_read(board, SABLE_HOSTIF_TIMER_HI) << 32 | low;
+	if (hostif_read(board, SABLE_HOSTIF_REG_IRQ_STATUS) != 0) return;
+	const uint32_t low = hostif_read(board, SABLE_HOSTIF_REG_TIMER_LO); /* latches TIMER_HI */
+	const uint64_t now = (uint64_t)hostif_read(board, SABLE_HOSTIF_REG_TIMER_HI) << 32 | low;
 	if (until_us <= now) return;
 	board->wakeup.arm(board->wakeup.context, until_us - now);
 	/* An interrupt raised since the first check is pending at the controller and ends the wait
 	 * at once; checking again only saves arming and disarming for nothing. */
-	if (hostif_read(board, SABLE_HOSTIF_IRQ_STATUS) == 0) sable_cpu_wait_for_interrupt();
+	if (hostif_read(board, SABLE_HOSTIF_REG_IRQ_STATUS) == 0) sable_cpu_wait_for_interrupt();
 	board->wakeup.disarm(board->wakeup.context);
 }
 
 void sable_board_wait_for_boot(const struct sable_board *board) {
 	for (;;) {
-		const uint32_t status = hostif_read(board, SABLE_HOSTIF_IRQ_STATUS);
-		if ((status & SABLE_HOSTIF_IRQ_DOORBELL) != 0) return;
+		const uint32_t status = hostif_read(board, SABLE_HOSTIF_REG_IRQ_STATUS);
+		if ((status & SABLE_HOSTIF_REG_IRQ_STATUS_DOORBELL_MASK) != 0) return;
 		/* A level interrupt line stays high while a stale bit is set: clear it, or the wait
 		 * below would return at once, forever. */
-		if (status != 0) sable_mmio_write32(hostif(board, SABLE_HOSTIF_IRQ_STATUS), status);
+		if (status != 0) sable_mmio_write32(hostif(board, SABLE_HOSTIF_REG_IRQ_STATUS), status);
 		sable_board_wait_for_interrupt((void *)board, UINT64_MAX);
 	}
 }

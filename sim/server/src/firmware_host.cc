@@ -31,8 +31,8 @@ FirmwareHost::FirmwareHost(sim::DeviceMemory memory, sim::NpuBackend& npu, uint6
   platform_.digest_sha256_finish = &FirmwareHost::digestSha256Finish;
   hashThread_ = std::thread([this] { hashEngine(); });
   hostInterface_->setHostInterruptHandler(hooks_.hostInterrupt);
-  hostInterface_->hostWrite(SABLE_HOSTIF_BOOT_LO, static_cast<uint32_t>(bootAddress_));
-  hostInterface_->hostWrite(SABLE_HOSTIF_BOOT_HI, static_cast<uint32_t>(bootAddress_ >> 32));
+  hostInterface_->hostWrite(SABLE_HOSTIF_REG_BOOT_LO, static_cast<uint32_t>(bootAddress_));
+  hostInterface_->hostWrite(SABLE_HOSTIF_REG_BOOT_HI, static_cast<uint32_t>(bootAddress_ >> 32));
 }
 
 FirmwareHost::~FirmwareHost() {
@@ -136,12 +136,12 @@ int FirmwareHost::verifySignature(void* context, const uint8_t* message, uint32_
   return crypto::verifySignature(*key, bytes, sig) ? 1 : 0;
 }
 
-void FirmwareHost::ringDoorbell() { hostInterface_->hostWrite(SABLE_HOSTIF_DOORBELL, 1); }
+void FirmwareHost::ringDoorbell() { hostInterface_->hostWrite(SABLE_HOSTIF_REG_DOORBELL, 1); }
 
 void FirmwareHost::halt() {
   if (!started_) return;
   started_ = false;
-  hostInterface_->hostWrite(SABLE_HOSTIF_HALT, 1);
+  hostInterface_->hostWrite(SABLE_HOSTIF_REG_HALT, 1);
   if (core_ != nullptr) {
     core_->join();
   } else {

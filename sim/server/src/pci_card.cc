@@ -153,7 +153,7 @@ uint64_t PciCard::timerUs() {
 // when HI moves, every 2^32 microseconds.
 void PciCard::timerLoop() {
   while (!stop_.load(std::memory_order_relaxed)) {
-    shared(*reinterpret_cast<uint64_t*>(hostifCopy_ + SABLE_HOSTIF_TIMER_LO))
+    shared(*reinterpret_cast<uint64_t*>(hostifCopy_ + SABLE_HOSTIF_REG_TIMER_LO))
         .store(timerUs(), std::memory_order_relaxed);
     std::this_thread::sleep_for(kTimerPeriod);
   }
@@ -193,16 +193,16 @@ void PciCard::applyWrite(uint32_t offset, uint32_t value) {
   if (offset % 4 == 0 && offset >= SABLE_PCI_BAR0_HOSTIF && offset < SABLE_PCI_BAR0_HOSTIF + SABLE_PCI_BAR0_WINDOW) {
     const uint32_t reg = offset - SABLE_PCI_BAR0_HOSTIF;
     switch (reg) {
-      case SABLE_HOSTIF_BOOT_LO:
+      case SABLE_HOSTIF_REG_BOOT_LO:
         bootAddress_ = (bootAddress_ & ~uint64_t{0xFFFFFFFF}) | value;
         std::memcpy(hostifCopy_ + reg, &value, sizeof value);
         return;
-      case SABLE_HOSTIF_BOOT_HI:
+      case SABLE_HOSTIF_REG_BOOT_HI:
         bootAddress_ = (bootAddress_ & 0xFFFFFFFF) | (uint64_t{value} << 32);
         std::memcpy(hostifCopy_ + reg, &value, sizeof value);
         return;
-      case SABLE_HOSTIF_DOORBELL: doorbell(); return;
-      case SABLE_HOSTIF_HALT: haltFirmware(); return;
+      case SABLE_HOSTIF_REG_DOORBELL: doorbell(); return;
+      case SABLE_HOSTIF_REG_HALT: haltFirmware(); return;
       default: return;  // the control core's side and the timer: read-only to the host, as on the block
     }
   }

@@ -61,7 +61,7 @@ struct sable_fw_platform {
 };
 
 /* Boots, publishes SABLE_FW_STATE_READY in the boot block, serves the rings until the host
- * raises SABLE_HOSTIF_IRQ_HALT, publishes SABLE_FW_STATE_HALTED and returns. */
+ * raises SABLE_HOSTIF_REG_IRQ_STATUS_HALT_MASK, publishes SABLE_FW_STATE_HALTED and returns. */
 void sable_fw_main(const struct sable_fw_platform *platform);
 
 #ifdef __cplusplus

@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "sable/isa.h"
+
 /* Version of this interface: (major << 16) | minor. A different major is refused at handshake. */
 #define SABLE_FW_INTERFACE_VERSION ((3u << 16) | 0u)
 
@@ -30,18 +32,13 @@
 #define SABLE_FW_HOSTIF_BASE 0xF0010000ull  /* the host-interface block below */
 #define SABLE_FW_DEVICE_MEMORY_LIMIT SABLE_FW_NPU_CSR_BASE
 
-/* ---- Host-interface block (SoC glue between the host and the control core) ------------------ */
-#define SABLE_HOSTIF_BOOT_LO 0x00u       /* ro: device address of struct sable_fw_boot, low */
-#define SABLE_HOSTIF_BOOT_HI 0x04u       /* ro: high word */
-#define SABLE_HOSTIF_IRQ_STATUS 0x08u    /* w1c: interrupts pending at the control core */
-#define SABLE_HOSTIF_IRQ_DOORBELL (1u << 0) /*   the host wrote a ring */
-#define SABLE_HOSTIF_IRQ_NPU (1u << 1)      /*   the NPU's interrupt line */
-#define SABLE_HOSTIF_IRQ_HALT (1u << 2)     /*   the host asks the firmware to stop */
-#define SABLE_HOSTIF_HOST_IRQ 0x0Cu      /* wo: writing 1 raises the interrupt to the host */
-#define SABLE_HOSTIF_TIMER_LO 0x10u      /* ro: free-running microseconds; reading LO latches HI */
-#define SABLE_HOSTIF_TIMER_HI 0x14u
-#define SABLE_HOSTIF_DOORBELL 0x18u      /* host side: writing any value raises IRQ_DOORBELL */
-#define SABLE_HOSTIF_HALT 0x1Cu          /* host side: writing any value raises IRQ_HALT */
+/* ---- Host-interface block (SoC glue between the host and the control core) ------------------
+ * Its registers are generated from rtl/spec/sable_isa.json with the RTL block (rtl/src/sable_hostif.sv)
+ * as SABLE_HOSTIF_REG_* in sable/isa.h: BOOT_LO/HI (ro: device address of struct sable_fw_boot),
+ * IRQ_STATUS (w1c: DOORBELL_MASK the host wrote a ring, NPU_MASK the NPU's interrupt line,
+ * HALT_MASK the host asks the firmware to stop), HOST_IRQ (wo: 1 raises the host's interrupt),
+ * TIMER_LO/HI (free-running microseconds; reading LO latches HI), DOORBELL and HALT (host side:
+ * any write raises the IRQ_STATUS bit). */
 /* The host side of the block is the same map: the host writes BOOT_LO/HI before the control core
  * starts (the firmware reads them once), rings DOORBELL and asks for HALT (kmd/linux). */
 
