@@ -58,11 +58,9 @@ LUTRAM = {"RAM32X1D", "RAM64X1D", "RAM128X1D", "RAM256X1D", "RAM32X1S", "RAM64X1
 SRL = {"SRL16E", "SRLC32E"}
 # Every cell type the mapped netlist may hold; anything else is an unexpected black box.
 PRIMITIVES = (LUT | FF | BRAM | URAM | LUTRAM | SRL |
-              {"CARRY4", "CARRY8", "MUXF7", "MUXF8", "MUXF9", "DSP48E2", "BUFG", "INV", "VCC", "GND"})
+              {"CARRY8", "MUXF7", "MUXF8", "MUXF9", "DSP48E2", "BUFG", "INV", "VCC", "GND"})
 # Cells whose outputs are combinational functions of their inputs: the levels of a path.
-# Yosys 0.23 maps adders onto CARRY4 for every family (Vivado makes CARRY8 of them on UltraScale+),
-# so a long carry chain counts about twice the levels Vivado would report.
-COMBINATIONAL = ["LUT*", "MUXF*", "CARRY4", "CARRY8", "INV"]
+COMBINATIONAL = ["LUT*", "MUXF*", "CARRY8", "INV"]
 
 
 # synth_xilinx's map_dsp step for xcup with one change: Yosys 0.23's xilinx_dsp packs a multiply's
@@ -89,6 +87,18 @@ DSP_PACKING = [
     "opt_clean",  # the registers packed into the cells
     f"techmap -map {MAPS / 'dsp48e1_to_dsp48e2.v'} t:DSP48E1",
     "chtype -set $mul t:$__soft_mul",
+]
+
+
+# synth_xilinx's `fine` step for xcup (no -widemux, SRLs allowed) with tools/synth/carry8_map.v
+# in place of +/xilinx/arith_map.v: Yosys 0.23 maps adders and comparators onto the 7-series
+# CARRY4, four bits a cell, for every family; UltraScale+ has CARRY8, which Vivado uses, so a
+# carry chain's logic levels here are the ones Vivado would count (docs/synthesis.md, "Flow").
+FINE_CARRY8 = [
+    "opt -full",
+    "xilinx_srl -variable -minlen 3",
+    f"techmap -map +/techmap.v -D LUT_SIZE=6 -map {MAPS / 'carry8_map.v'}",
+    "opt -fast",
 ]
 
 
@@ -128,7 +138,10 @@ def write_script(config: str, out: pathlib.Path, top: str, sources: list[str]) -
         f"json -o {out}/memories.json t:$mem_v2",
         f"{synth} -run map_memory:map_ffram",
         f"json -o {out}/mapped_memories.json t:$mem_v2 t:RAMB* t:URAM* t:RAM*",
-        f"{synth} -run map_ffram:check",
+        # synth_xilinx's `fine` step with UltraScale+'s CARRY8 for its 7-series CARRY4
+        f"{synth} -run map_ffram:fine",
+        *FINE_CARRY8,
+        f"{synth} -run map_cells:check",
         "hierarchy -check",
         "check -assert -noinit",
         "setattr -mod -unset top",
@@ -322,7 +335,7 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
         "ramb36": counts.get("RAMB36E2", 0),
         "ramb18": counts.get("RAMB18E2", 0),
         "uram": sum(n for t, n in counts.items() if t in URAM),
-        "carry4": counts.get("CARRY4", 0),
+        "carry8": counts.get("CARRY8", 0),
         "logic_levels": levels,
     }
     bram_bits = (figures["ramb36"] + figures["ramb18"] / 2) * RAMB36_BITS + figures["uram"] * URAM_BITS

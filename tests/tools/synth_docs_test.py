@@ -26,7 +26,7 @@ NUMBER = re.compile(r"(?<![\w.\-])\d+(?:\.\d+)?(?![\w.])")
 
 def fixture(config: str, base: int) -> dict:
     resources = {"luts": base + 11, "lutram_cells": base + 13, "srls": 17, "ffs": base + 19,
-                 "dsp48e2": base + 23, "ramb36": 29, "ramb18": 31, "uram": 37, "carry4": 41, "logic_levels": 43}
+                 "dsp48e2": base + 23, "ramb36": 29, "ramb18": 31, "uram": 37, "carry8": 41, "logic_levels": 43}
     board = {"board": "K26 (KV260)", "luts": 0.4567, "ffs": 0.1234, "dsp48e2": 0.2345, "ramb36": 0.3456,
              "uram": 0.5678, "block_memory": 0.6789}
     return {"config": config, "top": "sable_subsystem", "commit": "0123456789ab", "resources": resources,

@@ -4,7 +4,8 @@ a net with two drivers and a combinational loop are refused by `check -assert`; 
 32 Kib memory read without a clock (so outside block RAM) are refused by tools/synth_report.py,
 while a block-RAM memory beside them is not named; the block-RAM memory alone fits, in one
 RAMB36 (32 Kib: one RAMB36 or two RAMB18); two multiply-accumulates are each one DSP48E2 with
-its post-adder (and, without a nonzero reset, its P register) inside. Exit 77 (skip) without yosys.
+its post-adder (and, without a nonzero reset, its P register) inside; adders and comparators are
+CARRY8 chains, proved equal to their RTL. Exit 77 (skip) without yosys.
 
   synth_test.py ROOT
 """
@@ -73,7 +74,7 @@ with tempfile.TemporaryDirectory() as tmp_name:
     expect(code == 0 and last == "synth s8: fits K26", f"synth_fixture_mac: got {code}: {last}")
     modules = {m["module"]: m for m in (report or {}).get("modules", [])}
     r, pe = (report or {}).get("resources", {}), modules.get("sable_pe", {})
-    expect(r.get("dsp48e2") == 3 and r.get("carry4") == 0, f"three MACs should be three DSP48E2 and no carry: {r}")
+    expect(r.get("dsp48e2") == 3 and r.get("carry8") == 0, f"three MACs should be three DSP48E2 and no carry: {r}")
     # Beside the PE's slice: its control and pass-through registers (out_valid, wt_en_out, out_buf,
     # wt_buf_out, out_a: 21) and the two weight clock enables.
     expect(pe.get("ffs") == 21 and pe.get("luts", 99) <= 3 and pe.get("dsp48e2") == 1,
@@ -132,6 +133,31 @@ with tempfile.TemporaryDirectory() as tmp_name:
                not set(c["CEA2"] + c["CED"]) & {"0", "1"} and c["CEA2"] != c["CED"],
                f"sable_pe: CEP {c['CEP']}, CEA2 {c['CEA2']} and CED {c['CED']} (two different enables)")
 
+    # Carry chains on CARRY8 (tools/synth/carry8_map.v): the fixture's adders and comparators
+    # become CARRY8 cells and no CARRY4, and the mapped netlist (LUTs and CARRY8 with Yosys's
+    # simulation models) equals the RTL for every input (a SAT proof over a miter of the two).
+    code, last, report = synth(tmp, "synth_fixture_carry", ["carry.sv"])
+    expect(code == 0 and last == "synth s8: fits K26", f"synth_fixture_carry: got {code}: {last}")
+    r = (report or {}).get("resources", {})
+    # 65 + 17 + 17 + 9 + 64 + 4 + 8 bits of chains: 3 cells for sum64's 65 bits (the adds merge
+    # into one $alu with the carry in), at least 1 for each of the others.
+    expect(r.get("carry8", 0) >= 9, f"the fixture's chains should be CARRY8 cells: {r}")
+    out = tmp / "synth_fixture_carry"
+    netlist = out / "netlist.v"
+    script = (out / "synth.ys").read_text() + f"\nwrite_verilog -noattr {netlist}\n"
+    (out / "netlist.ys").write_text(script)
+    subprocess.run(["yosys", "-q", str(out / "netlist.ys")], check=True, capture_output=True, timeout=600)
+    gate = netlist.read_text()
+    expect("CARRY8" in gate and "CARRY4" not in gate, "the mapped netlist should hold CARRY8 and no CARRY4")
+    proof = subprocess.run(
+        ["yosys", "-p", f"read_verilog -sv {fixtures / 'carry.sv'}; proc; rename synth_fixture_carry gold; "
+         f"read_verilog {netlist}; rename synth_fixture_carry gate; read_verilog -lib +/xilinx/cells_xtra.v; "
+         "read_verilog +/xilinx/cells_sim.v; hierarchy -check; proc; flatten; opt_clean; miter -equiv -flatten -make_assert gold gate miter; "
+         "hierarchy -top miter; sat -verify -prove-asserts -show-ports miter"],
+        capture_output=True, text=True, timeout=600)
+    expect(proof.returncode == 0 and "SUCCESS!" in proof.stdout,
+           f"the CARRY8 netlist differs from the RTL: {proof.stdout[-2000:]}{proof.stderr[-1000:]}")
+
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
-print("synth_test: every check refuses its fixture, and the block-RAM fixture fits")
+print("synth_test: every check refuses its fixture; the block-RAM, DSP and CARRY8 fixtures fit as expected")
