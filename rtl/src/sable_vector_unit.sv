@@ -3,6 +3,7 @@
 // starts the engine of the command and gives it the unit's memory ports and their grants; the
 // engines drive nothing while idle. Each engine waits for its grants itself (sable_grant_stall):
 // one offered `start` in a cycle its requests are refused is kept by the engine, which is busy.
+// The memory ports are registered selects and ORs of the engines' (below), never of `start`.
 module sable_vector_unit #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
     parameter int unsigned DW_MACS = sable_pkg::CFG_DW_MACS_PER_CYCLE
@@ -110,9 +111,10 @@ module sable_vector_unit #(
       .sp_rdata(sp_rdata[0 +: 8*DIM]), .sp_we(e_we[E_SOFTMAX]), .sp_waddr(e_waddr[16*E_SOFTMAX +: 16]),
       .sp_wdata(e_wdata[(8*DIM)*E_SOFTMAX +: 8*DIM]), .sp_wstrb(e_wstrb[DIM*E_SOFTMAX +: DIM]), .sp_rgrant(sp_rgrant[0]), .sp_wgrant);
 
-  // The active engine's ports (in its start cycle: the selected one).
-  engine_e current;
-  assign current = start ? selected : active;
+  // The active engine's ports. No engine asks for anything in its start cycle (its first request
+  // follows the state it enters) and an idle engine asks for nothing, so the requests are the OR
+  // of the engines' and the addresses and write data those of `active`, a register: nothing on
+  // the memory ports depends on `start` (the compute sequencer's issue) in the same cycle.
   always_comb begin
     busy = |e_busy;
     done = |e_done;
@@ -120,25 +122,20 @@ module sable_vector_unit #(
     for (int e = 0; e < ENGINES; e++) begin
       if (e_done[e]) error = e_error[8*e +: 8];
     end
-    sp_re = '0;
-    sp_raddr = '0;
-    case (current)
-      E_DEPTHWISE: begin
-        sp_re = dw_re;
-        sp_raddr = dw_raddr;
-      end
-      E_ELTWISE: begin
-        sp_re[1:0] = ew_re;
-        sp_raddr[16*(1+1)-1:0] = ew_raddr;
-      end
-      default: begin
-        sp_re[0] = one_re[current];
-        sp_raddr[0 +: 16] = one_raddr[16*current +: 16];
-      end
+    sp_re = dw_re;
+    sp_re[1:0] = sp_re[1:0] | ew_re;
+    sp_re[0] = sp_re[0] | one_re[E_POOL] | one_re[E_LUT] | one_re[E_SOFTMAX];
+    sp_raddr = dw_raddr;
+    case (active)
+      E_DEPTHWISE: ;
+      E_ELTWISE: sp_raddr[16*(1+1)-1:0] = ew_raddr;
+      default: sp_raddr[0 +: 16] = one_raddr[16*active +: 16];
     endcase
-    sp_we = e_we[current];
-    sp_waddr = e_waddr[16*current +: 16];
-    sp_wdata = e_wdata[(8*DIM)*current +: 8*DIM];
-    sp_wstrb = e_wstrb[DIM*current +: DIM];
+    sp_we = |e_we;
+    sp_waddr = e_waddr[16*active +: 16];
+    sp_wdata = e_wdata[(8*DIM)*active +: 8*DIM];
+    sp_wstrb = e_wstrb[DIM*active +: DIM];
   end
+  logic unused_one_re;
+  assign unused_one_re = ^{one_re[E_DEPTHWISE], one_re[E_ELTWISE]};
 endmodule
