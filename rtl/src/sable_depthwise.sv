@@ -69,8 +69,16 @@ module sable_depthwise #(
       .rdata_in(acc_rdata), .rdata(acc_rd_p), .reads_in(acc_in));
   logic unused_acc_stall;
   assign unused_acc_stall = ^{unused_acc_start, unused_acc_cmd, acc_start_q};
-  assign acc_we = u_acc_we && sp_in && acc_in;
-  assign adv = !rst_n || clear || (sp_in && acc_in && (!u_acc_we || acc_wgrant));
+  // The accumulator write is asked from the step's first cycle, beside the reads, and not again
+  // once granted (as sable_engine_grants' write): it never depends on this cycle's read grants.
+  // The step's accumulator read is another row (each output pixel has its own row).
+  logic acc_wgot_q;
+  assign acc_we = u_acc_we && !acc_wgot_q;
+  assign adv = !rst_n || clear || (sp_in && acc_in && (!u_acc_we || acc_wgot_q || acc_wgrant));
+  always_ff @(posedge clk) begin
+    if (!rst_n || clear) acc_wgot_q <= 1'b0;
+    else acc_wgot_q <= !adv && (acc_wgot_q || (acc_we && acc_wgrant));
+  end
   assign busy = u_busy || start_q;
   assign done = u_done && adv;
   localparam int unsigned PRAW  = DW_MACS / DIM;
