@@ -41,49 +41,55 @@ module sable_bank_xbar #(
     output logic [BANKS*NS-1:0]    b_wstrb
 );
   // Address bits above the memory's lines are ignored, as in the one-array memories.
-  // Reads are granted per bank: port p wins bank b when it asks for b and no lower port does
-  // (a one-hot grant matrix, each bank's address an AND-OR of its winner's), so the grant logic
-  // is a few levels deep instead of a chain through every port's bank choice.
+  // A port's grant is its request unless a lower-numbered port asks for the same bank: one
+  // compare of bank numbers per pair of ports, ORed (a few levels from the requests, not a chain
+  // through every port's bank choice). Each bank's winner is then one-hot (rwin) and its address
+  // an AND-OR of its winner's.
   logic [NR*BB-1:0] rbank;
   logic [NW*BB-1:0] wbank;
   logic [BANKS*NR-1:0] rwin;        // rwin[NR*b + p]: port p is granted bank b
 
   always_comb begin
-    logic taken;
+    logic lost;
     for (int p = 0; p < NR; p++) rbank[BB*p +: BB] = raddr[16*p +: BB];
-    rwin = '0;
+    for (int p = 0; p < NR; p++) begin
+      lost = 1'b0;
+      for (int q = 0; q < p; q++) lost = lost || (re[q] && rbank[BB*q +: BB] == rbank[BB*p +: BB]);
+      rgrant[p] = re[p] && !lost;
+    end
     for (int b = 0; b < BANKS; b++) begin
-      taken = 1'b0;
-      for (int p = 0; p < NR; p++) begin
-        rwin[NR*b + p] = re[p] && rbank[BB*p +: BB] == BB'(b) && !taken;
-        taken = taken || (re[p] && rbank[BB*p +: BB] == BB'(b));
-      end
+      for (int p = 0; p < NR; p++) rwin[NR*b + p] = rgrant[p] && rbank[BB*p +: BB] == BB'(b);
     end
   end
 
   always_comb begin
     b_raddr = '0;
-    rgrant = '0;
     for (int b = 0; b < BANKS; b++) begin
-      b_re[b] = |rwin[NR*b +: NR];
+      b_re[b] = 1'b0;
       for (int p = 0; p < NR; p++) begin
+        b_re[b] = b_re[b] | (re[p] && rbank[BB*p +: BB] == BB'(b));
         b_raddr[AW*b +: AW] = b_raddr[AW*b +: AW] | (raddr[16*p + BB +: AW] & {AW{rwin[NR*b + p]}});
-        rgrant[p] = rgrant[p] | rwin[NR*b + p];
       end
     end
   end
 
-  // Writes are selected per bank (the port each bank takes its write from), not scattered per
-  // port: each bank's data is one copy of its port's line, never a cleared and rewritten vector
-  // of every bank's lines (the verilated model evaluates this every cycle; docs/rtl.md,
-  // "Performance").
+  // Writes are granted like reads and selected per bank (the port each bank takes its write
+  // from), not scattered per port: each bank's data is one copy of its port's line, never a
+  // cleared and rewritten vector of every bank's lines (the verilated model evaluates this every
+  // cycle; docs/rtl.md, "Performance").
   localparam int unsigned PW = NW > 1 ? $clog2(NW) : 1;
   logic [BANKS*PW-1:0] wsel;
 
   always_comb begin
+    logic lost;
     b_we = '0;
     wsel = '0;
     for (int p = 0; p < NW; p++) wbank[BB*p +: BB] = waddr[16*p +: BB];
+    for (int p = 0; p < NW; p++) begin
+      lost = 1'b0;
+      for (int q = 0; q < p; q++) lost = lost || (we[q] && wbank[BB*q +: BB] == wbank[BB*p +: BB]);
+      wgrant[p] = we[p] && !lost;
+    end
     for (int b = 0; b < BANKS; b++) begin
       for (int p = NW - 1; p >= 0; p--) begin
         if (we[p] && wbank[BB*p +: BB] == BB'(b)) begin
@@ -92,7 +98,6 @@ module sable_bank_xbar #(
         end
       end
     end
-    for (int p = 0; p < NW; p++) wgrant[p] = we[p] && wsel[PW*wbank[BB*p +: BB] +: PW] == PW'(p);
   end
 
   // A bank's data is zero where its strobe is low (the banked memory writes a whole invalid line,
