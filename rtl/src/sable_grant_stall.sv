@@ -5,8 +5,9 @@
 //
 //  - `step` is the unit's clock enable (every register of the unit loads only with it): the unit
 //    raises it when `reads_in` (every read of the step granted, now or in an earlier cycle of the
-//    same step) and its write, if any, is granted; the write is asked only once `reads_in`, so it
-//    is performed exactly once, in the cycle the step completes. Otherwise the step is repeated.
+//    same step) and its write, if any, is performed (now or earlier in the step: the unit asks it
+//    from the step's first cycle and not again once granted, as sable_engine_grants does, so the
+//    write enable never depends on this cycle's read grants). Otherwise the step is repeated.
 //  - A read granted in a cycle where the step cannot complete is not asked again (`re` masks it):
 //    the crossbar holds its line on the port until the port's next granted read, the next step's.
 //    Two reads of one bank so take two cycles instead of the second being refused forever.
