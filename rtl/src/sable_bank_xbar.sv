@@ -38,7 +38,8 @@ module sable_bank_xbar #(
     output logic [BANKS-1:0]            b_we,
     output logic [BANKS*AW-1:0]    b_waddr,
     output logic [BANKS*WIDTH-1:0] b_wdata,
-    output logic [BANKS*NS-1:0]    b_wstrb
+    output logic [BANKS*NS-1:0]    b_wstrb,
+    output logic [BANKS*(NW > 1 ? $clog2(NW) : 1)-1:0] b_wsel  // the port each bank's write is from
 );
   // Address bits above the memory's lines are ignored, as in the one-array memories.
   // A port's grant is its request unless a lower-numbered port asks for the same bank: one
@@ -79,6 +80,7 @@ module sable_bank_xbar #(
   // cycle; docs/rtl.md, "Performance").
   localparam int unsigned PW = NW > 1 ? $clog2(NW) : 1;
   logic [BANKS*PW-1:0] wsel;
+  assign b_wsel = wsel;
 
   always_comb begin
     logic lost;

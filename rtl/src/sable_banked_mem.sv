@@ -14,7 +14,10 @@ module sable_banked_mem #(
     parameter int unsigned STRB_BITS = 8,
     parameter int unsigned NR = 8,
     parameter int unsigned NW = 3,
-    parameter int unsigned NS = WIDTH / STRB_BITS
+    parameter int unsigned NS = WIDTH / STRB_BITS,
+    // Write ports that may write part of a line (a bit per port). The others write whole lines
+    // (all strobes set), so a bank taking their write needs no look-up of the line's validity.
+    parameter logic [NW-1:0] PARTIAL = '1
 ) (
     input  logic                     clk,
     input  logic                     rst_n,
@@ -31,6 +34,7 @@ module sable_banked_mem #(
 );
   localparam int unsigned DEPTH = LINES / BANKS;
   localparam int unsigned AW = $clog2(DEPTH);
+  localparam int unsigned BB = $clog2(BANKS);
 
   logic [BANKS-1:0] b_re, b_we;
   logic [BANKS*AW-1:0] b_raddr, b_waddr;
@@ -40,7 +44,7 @@ module sable_banked_mem #(
 
   sable_bank_xbar #(.NR(NR), .NW(NW), .BANKS(BANKS), .DEPTH(DEPTH), .WIDTH(WIDTH), .NS(NS)) xbar (
       .clk, .rst_n, .re, .raddr, .rgrant, .rdata, .we, .waddr, .wdata, .wstrb, .wgrant,
-      .b_re, .b_raddr, .b_rdata, .b_rvalid(bank_valid), .b_we, .b_waddr, .b_wdata, .b_wstrb);
+      .b_re, .b_raddr, .b_rdata, .b_rvalid(bank_valid), .b_we, .b_waddr, .b_wdata, .b_wstrb, .b_wsel);
 
   for (genvar b = 0; b < BANKS; b++) begin : g_bank
     sable_bank_ram #(.WIDTH(WIDTH), .DEPTH(DEPTH), .STRB_BITS(STRB_BITS)) ram (
@@ -65,7 +69,14 @@ module sable_banked_mem #(
   localparam int unsigned VWORDS = DEPTH / VW;
   localparam int unsigned VB = $clog2(VW);
   localparam int unsigned VA = AW - VB;
+  localparam int unsigned PW = NW > 1 ? $clog2(NW) : 1;
   logic [BANKS*NS-1:0] v_wstrb;     // b_wstrb, all ones for an invalid line
+  logic [BANKS*PW-1:0] b_wsel;      // the port each bank takes its write from
+
+  // The strobes' validity look-up is made per bank for each partial port's own address, beside
+  // the crossbar's choice of the bank's write, and the winner's result then selected: the
+  // look-up does not wait for the bank's write address to be selected (waddr -> b_waddr -> the
+  // valid words' multiplexers -> the strobes was the memory's longest path).
 
   for (genvar b = 0; b < BANKS; b++) begin : g_valid
     logic [VW-1:0] vbits[VWORDS];
@@ -73,15 +84,26 @@ module sable_banked_mem #(
     logic [VA-1:0] ww, rw;          // word of the write and of the read address
     logic [VB-1:0] wb, rb;          // bit within it
     logic [VW-1:0] wbits;           // the write address's word as it reads now (zero when invalid)
-    logic w_valid, r_valid;
+    logic r_valid;
     assign ww = b_waddr[AW*b + VB +: VA];
     assign wb = b_waddr[AW*b +: VB];
     assign rw = b_raddr[AW*b + VB +: VA];
     assign rb = b_raddr[AW*b +: VB];
+    logic [NW-1:0] p_valid;         // the line each partial port addresses, in this bank
+    logic keep;                     // the bank's write takes its port's strobes
     assign wbits = vword[ww] ? vbits[ww] : '0;
-    assign w_valid = wbits[wb];
     assign r_valid = vword[rw] && vbits[rw][rb];
-    assign v_wstrb[NS*b +: NS] = w_valid ? b_wstrb[NS*b +: NS] : '1;
+    always_comb begin
+      keep = 1'b0;
+      for (int p = 0; p < NW; p++) begin
+        p_valid[p] = 1'b0;
+        if (PARTIAL[p]) begin
+          p_valid[p] = vword[waddr[16*p + BB + VB +: VA]] && vbits[waddr[16*p + BB + VB +: VA]][waddr[16*p + BB +: VB]];
+          if (b_wsel[PW*b +: PW] == PW'(p)) keep = p_valid[p];
+        end
+      end
+    end
+    assign v_wstrb[NS*b +: NS] = keep ? b_wstrb[NS*b +: NS] : '1;
     always_ff @(posedge clk) begin
       // Set as an OR with a decoded bit: a write to a variable bit index is a shift by the
       // negated index to Yosys (a carry chain on the write address's path).

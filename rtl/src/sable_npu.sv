@@ -147,10 +147,12 @@ module sable_npu #(
   logic [7:0] sp_rgrant;
   logic [2:0] sp_wgrant;
 
-  sable_banked_mem #(.WIDTH(8 * DIM), .LINES(SP_LINES), .STRB_BITS(8), .NR(8), .NW(3)) scratchpad (
+  // Only the vector unit writes part of a line (SOFTMAX's byte strobes); the post-processing
+  // unit and the load DMA write whole lines.
+  sable_banked_mem #(.WIDTH(8 * DIM), .LINES(SP_LINES), .STRB_BITS(8), .NR(8), .NW(3), .PARTIAL(3'b010)) scratchpad (
       .clk, .rst_n, .zero(mem_zero), .re(sp_re), .raddr(sp_raddr), .rgrant(sp_rgrant), .rdata(sp_rdata),
       .we(sp_we), .waddr(sp_waddr), .wdata(sp_wdata), .wstrb(sp_wstrb), .wgrant(sp_wgrant));
-  sable_banked_mem #(.WIDTH(32 * DIM), .LINES(ACC_ROWS), .STRB_BITS(32 * DIM), .NR(3), .NW(2)) accumulator (
+  sable_banked_mem #(.WIDTH(32 * DIM), .LINES(ACC_ROWS), .STRB_BITS(32 * DIM), .NR(3), .NW(2), .PARTIAL(2'b00)) accumulator (
       .clk, .rst_n, .zero(mem_zero), .re(acc_re), .raddr(acc_raddr), .rgrant(acc_rgrant), .rdata(acc_rdata),
       .we(acc_we), .waddr(acc_waddr), .wdata(acc_wdata), .wstrb('1), .wgrant(acc_wgrant));
   // Always granted (the highest priority, never concurrent with each other): the array's.
