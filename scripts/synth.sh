@@ -10,7 +10,8 @@
 #     --out DIR   where synth.ys, yosys.log, the JSON dumps and report.json go
 #                 (default build/synth/CONFIG)
 #     --top ...   synthesize MODULE from FILE... instead (after the packages): the checks' test
-# Yosys runs under `nice`; /usr/bin/time -v's figures go to DIR/time.txt and the summary line.
+# Yosys runs under `nice`; /usr/bin/time -v's figures go to DIR/time.txt and the summary line, the time
+# of every Yosys pass (`yosys -d`) to the end of DIR/yosys.log.
 # Exit 77 (ctest SKIP) when yosys is missing (scripts/setup-deps.sh installs it).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +47,7 @@ fi
 python3 "$ROOT/tools/synth_report.py" script "$config" "$out" "$top" "${sources[@]}"
 echo "synth.sh: yosys on $top ($config), log in $out/yosys.log"
 status=0
-/usr/bin/time -v -o "$out/time.txt" nice yosys -q -l "$out/yosys.log" "$out/synth.ys" >/dev/null 2>"$out/yosys.err" || status=$?
+/usr/bin/time -v -o "$out/time.txt" nice yosys -d -q -l "$out/yosys.log" "$out/synth.ys" >/dev/null 2>"$out/yosys.err" || status=$?
 awk -F': ' '/Elapsed/ {e=$2} /User time/ {u=$2} /Maximum resident/ {m=$2}
             END {printf "synth.sh: yosys took %s wall, %s s user CPU, %.0f MB peak\n", e, u, m/1024}' "$out/time.txt"
 if [[ $status -ne 0 ]]; then
