@@ -80,7 +80,7 @@ module sable_cmd_proc #(
 
   localparam logic [31:0] NO_COMMAND = 32'hFFFF_FFFF;
   // A queue entry: the command, its index, the execution check's verdict, its region's device
-  // address and (DMA) its bytes.
+  // address and its bytes (DMA), or its ranges and MACs (compute: sable_compute_ranges).
   typedef struct packed {
     logic [63:0]  bytes;
     logic [63:0]  base;
@@ -135,8 +135,18 @@ module sable_cmd_proc #(
   assign head_load = q_head[EW*sable_pkg::QUEUE_LOAD +: EW];
   assign head_compute = q_head[EW*sable_pkg::QUEUE_COMPUTE +: EW];
   assign head_store = q_head[EW*sable_pkg::QUEUE_STORE +: EW];
-  logic unused_compute_head;  // the compute queue needs neither a region base nor DMA bytes
-  assign unused_compute_head = ^{head_compute.bytes, head_compute.base};
+  // The compute queue's entries carry their interlock ranges in `base` and their MACs in `bytes`.
+  localparam int unsigned RW = $clog2(SP_LINES > ACC_ROWS ? SP_LINES : ACC_ROWS);
+  if (3 * RW > 64) begin : g_rw
+    $error("a compute entry's three ranges no longer fit its 64-bit base field");
+  end
+  logic [RW-1:0] c_rows_last, c_lines_last, c_weights_last;
+  logic [63:0] c_macs;
+  sable_compute_ranges #(.DIM(DIM), .RW(RW)) compute_ranges (
+      .cmd(fetch_cmd), .rows_last(c_rows_last), .lines_last(c_lines_last), .weights_last(c_weights_last),
+      .macs(c_macs));
+  logic unused_compute_base;
+  assign unused_compute_base = ^head_compute.base[63:3*RW];
   logic dispatch_error;
   logic [7:0] dispatch_cause;
   logic [31:0] dispatch_command;
@@ -189,7 +199,9 @@ module sable_cmd_proc #(
     logic [$clog2(QUEUE_DEPTH+1)-1:0] count;
     sable_fifo #(.WIDTH(EW), .DEPTH(QUEUE_DEPTH)) queue (
         .clk, .rst_n, .clear(unit_clear || start), .push(q_push[q]),
-        .push_data({d_bytes, exec_base, exec_cause, next_index, fetch_cmd}), .pop(q_pop[q]), .head(q_head[EW*q +: EW]),
+        .push_data(q == sable_pkg::QUEUE_COMPUTE ? {c_macs, 64'({c_weights_last, c_lines_last, c_rows_last}), exec_cause, next_index, fetch_cmd}
+                                                 : {d_bytes, exec_base, exec_cause, next_index, fetch_cmd}),
+        .pop(q_pop[q]), .head(q_head[EW*q +: EW]),
         .empty(q_empty[q]), .full(q_full[q]), .count);
     assign unused_count = ^count;
   end
@@ -247,10 +259,12 @@ module sable_cmd_proc #(
   assign store_cmd = store_head;
   assign store_base = head_store.base;
 
-  sable_compute_seq #(.DIM(DIM)) compute (
+  sable_compute_seq #(.RW(RW)) compute (
       .clk, .rst_n, .clear(unit_clear), .running, .head_valid(!q_empty[sable_pkg::QUEUE_COMPUTE]),
       .head_cmd(head_compute.cmd), .head_index(head_compute.index),
-      .head_cause(head_compute.cause), .pop(q_pop[sable_pkg::QUEUE_COMPUTE]), .tokens_available,
+      .head_cause(head_compute.cause), .head_rows_last(head_compute.base[RW-1:0]),
+      .head_lines_last(head_compute.base[2*RW-1:RW]), .head_weights_last(head_compute.base[3*RW-1:2*RW]),
+      .head_macs(head_compute.bytes), .pop(q_pop[sable_pkg::QUEUE_COMPUTE]), .tokens_available,
       .tokens_full, .take(take_compute), .give(give_compute), .error(compute_err), .error_cause(compute_err_cause),
       .error_index(compute_err_index), .retired(compute_retired), .retired_index(compute_retired_index),
       .retired_macs(compute_macs),

@@ -10,8 +10,8 @@
 // reads scratchpad lines it writes. Commands finish out of order (a POSTPROC runs beside the next
 // MATMULs) but give their tokens in issue order, through a small completion buffer.
 module sable_compute_seq #(
-    parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
-    parameter int unsigned SLOTS = 16
+    parameter int unsigned SLOTS = 16,
+    parameter int unsigned RW = 14   // bits of a line or row address (sable_compute_ranges)
 ) (
     input  logic          clk,
     input  logic          rst_n,
@@ -22,6 +22,11 @@ module sable_compute_seq #(
     input  logic [255:0]  head_cmd,
     input  logic [31:0]   head_index,
     input  logic [7:0]    head_cause,
+    // the head's ranges and MACs, computed at dispatch (sable_compute_ranges)
+    input  logic [RW-1:0] head_rows_last,
+    input  logic [RW-1:0] head_lines_last,
+    input  logic [RW-1:0] head_weights_last,
+    input  logic [63:0]   head_macs,
     output logic          pop,
     // tokens
     input  logic [3:0]    tokens_available,
@@ -77,19 +82,16 @@ module sable_compute_seq #(
   logic [3:0] ppu_wait;            // MATMULs issued before the POSTPROC in flight, not yet done
 
   // What the POSTPROC in flight reads and writes: [first, last] accumulator rows and lines.
-  logic [63:0] ppu_rows_first, ppu_rows_last, ppu_lines_first, ppu_lines_last;
-  logic [15:0] pp_nx_m1, pp_ny_m1;   // a POSTPROC head's nx - 1, ny - 1 (counts are >= 1)
-  assign pp_nx_m1 = head_cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16] - 16'd1;
-  assign pp_ny_m1 = head_cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16] - 16'd1;
+  logic [RW-1:0] ppu_rows_first, ppu_rows_last, ppu_lines_first, ppu_lines_last;
 
-  function automatic logic overlaps(input logic [63:0] a_first, input logic [63:0] a_last, input logic [63:0] b_first,
-                                   input logic [63:0] b_last);
+  function automatic logic overlaps(input logic [RW-1:0] a_first, input logic [RW-1:0] a_last, input logic [RW-1:0] b_first,
+                                   input logic [RW-1:0] b_last);
     overlaps = a_first <= b_last && b_first <= a_last;
   endfunction
 
   logic [7:0] opcode;
   logic tokens_ok, overflow, slot_free, conflict, unit_ok;
-  logic [63:0] rows_first, rows_last, in_first, in_last, w_first, w_last, macs;
+  logic [RW-1:0] rows_first, in_first, w_first;
 
   always_comb begin
     opcode = head_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH];
@@ -97,51 +99,21 @@ module sable_compute_seq #(
     overflow = (head_cmd[sable_pkg::CMD_SIGNAL_LSB+:4] & tokens_full) != 4'd0;
     slot_free = 32'(slot_count) < SLOTS;
 
-    // The head's accumulator rows, input lines and weight lines (MATMUL, DEPTHWISE) and MACs. The
-    // checks at dispatch hold every count at 1 or more (sable_cmd_check), so n - 1 is taken in the
-    // field's 16 bits and the products are as narrow as their fields (not 64-bit multiplies).
-    rows_first = 64'd0; rows_last = 64'd0; in_first = 64'd0; in_last = 64'd0; w_first = 64'd0; w_last = 64'd0;
-    macs = 64'd0;
+    // The head's accumulator rows, input lines and weight lines (MATMUL, DEPTHWISE): the first of
+    // each is an address field, the last was computed at dispatch. Only a command without an
+    // execution error issues, and its ranges lie inside the memories: RW bits hold them.
     if (opcode == sable_pkg::OP_MATMUL) begin
-      logic [63:0] nx, ny;
-      logic [15:0] nx_m1, ny_m1;
-      nx = 64'(head_cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16]);
-      ny = 64'(head_cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16]);
-      nx_m1 = head_cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16] - 16'd1;
-      ny_m1 = head_cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16] - 16'd1;
-      rows_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]);
-      rows_last = rows_first + nx * ny - 1;
-      in_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]);
-      in_last = in_first + 64'(ny_m1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) + 64'(nx_m1) * 64'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]);
-      w_first = 64'(head_cmd[sable_pkg::CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]);
-      w_last = w_first + 64'(DIM) - 1;
-      macs = nx * ny * 64'(DIM * DIM);
-    end else if (opcode == sable_pkg::OP_DEPTHWISE) begin
-      logic [63:0] nx, ny, kw, kh;
-      logic [15:0] nx_m1, ny_m1, kw_m1, kh_m1;
-      nx = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16]);
-      ny = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16]);
-      kw = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8]);
-      kh = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8]);
-      nx_m1 = head_cmd[sable_pkg::CMD_DEPTHWISE_NX_LSB +: 16] - 16'd1;
-      ny_m1 = head_cmd[sable_pkg::CMD_DEPTHWISE_NY_LSB +: 16] - 16'd1;
-      kw_m1 = 16'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_W_LSB +: 8]) - 16'd1;
-      kh_m1 = 16'(head_cmd[sable_pkg::CMD_DEPTHWISE_KERNEL_H_LSB +: 8]) - 16'd1;
-      rows_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]);
-      rows_last = rows_first + nx * ny - 1;
-      in_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]);
-      in_last = in_first +
-                (64'(ny_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + 64'(kh_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4])) *
-                    64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
-                (64'(nx_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + 64'(kw_m1) * 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4])) *
-                    64'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]);
-      w_first = 64'(head_cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]);
-      w_last = w_first + kh * kw - 1;
-      macs = nx * ny * kh * kw * 64'(DIM);
+      rows_first = RW'(head_cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]);
+      in_first = RW'(head_cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]);
+      w_first = RW'(head_cmd[sable_pkg::CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]);
+    end else begin
+      rows_first = RW'(head_cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]);
+      in_first = RW'(head_cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]);
+      w_first = RW'(head_cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]);
     end
-    conflict = ppu_inflight && (overlaps(rows_first, rows_last, ppu_rows_first, ppu_rows_last) ||
-                                overlaps(in_first, in_last, ppu_lines_first, ppu_lines_last) ||
-                                overlaps(w_first, w_last, ppu_lines_first, ppu_lines_last));
+    conflict = ppu_inflight && (overlaps(rows_first, head_rows_last, ppu_rows_first, ppu_rows_last) ||
+                                overlaps(in_first, head_lines_last, ppu_lines_first, ppu_lines_last) ||
+                                overlaps(w_first, head_weights_last, ppu_lines_first, ppu_lines_last));
 
     case (opcode)
       sable_pkg::OP_MATMUL: unit_ok = mm_ready && mm_inflight < 4'(MM_MAX) && !vec_inflight && !conflict;
@@ -153,7 +125,7 @@ module sable_compute_seq #(
 
   // Fields the issue stage does not look at (the units do).
   logic unused_fields;
-  assign unused_fields = ^{head_cmd[255:224], head_cmd[191:160], head_cmd[31:16]};
+  assign unused_fields = ^{head_cmd[255:224], head_cmd[223:192], head_cmd[191:160], head_cmd[159:80], head_cmd[31:16]};
 
   // Issue: a command with an execution error (or a signal that would overflow a token counter)
   // fails when it would start, as in the model.
@@ -221,7 +193,7 @@ module sable_compute_seq #(
           if (slot_tail == SW'(i)) begin
             slot_signal[4*i +: 4] <= head_cmd[sable_pkg::CMD_SIGNAL_LSB+:4];
             slot_index[32*i +: 32] <= head_index;
-            slot_macs[64*i +: 64] <= macs;
+            slot_macs[64*i +: 64] <= head_macs;
           end
         end
         slot_done[slot_tail] <= opcode == sable_pkg::OP_SYNC;
@@ -230,14 +202,13 @@ module sable_compute_seq #(
       if (retire) slot_head <= SW'(32'(slot_head) == SLOTS - 1 ? 0 : 32'(slot_head) + 1);
       slot_count <= slot_count + (SW + 1)'(issue) - (SW + 1)'(retire);
 
-      if (mm_start) begin
-        mm_slots[SW*mm_wr +: SW] <= slot_tail;
-        mm_wr <= mm_wr + 3'd1;
+      // mm_slots by decoded index, read and written (not a part-select at SW * index).
+      for (int unsigned m = 0; m < 8; m++) begin
+        if (mm_start && mm_wr == 3'(m)) mm_slots[SW*m +: SW] <= slot_tail;
+        if (mm_done && mm_rd == 3'(m)) slot_done[mm_slots[SW*m +: SW]] <= 1'b1;
       end
-      if (mm_done) begin
-        slot_done[mm_slots[SW*mm_rd +: SW]] <= 1'b1;
-        mm_rd <= mm_rd + 3'd1;
-      end
+      if (mm_start) mm_wr <= mm_wr + 3'd1;
+      if (mm_done) mm_rd <= mm_rd + 3'd1;
       mm_inflight <= mm_inflight + 4'(mm_start) - 4'(mm_done);
 
       if (ppu_start) begin
@@ -245,12 +216,10 @@ module sable_compute_seq #(
         ppu_inflight <= 1'b1;
         // The MATMULs in flight now are the ones the POSTPROC waits for.
         ppu_wait <= mm_inflight - 4'(mm_done);
-        ppu_rows_first <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]);
-        ppu_rows_last <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]) + 64'(head_cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]) - 1;
-        ppu_lines_first <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]);
-        ppu_lines_last <= 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) +
-                          64'(pp_ny_m1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                          64'(pp_nx_m1) * 64'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]);
+        ppu_rows_first <= RW'(head_cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]);
+        ppu_rows_last <= head_rows_last;
+        ppu_lines_first <= RW'(head_cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]);
+        ppu_lines_last <= head_lines_last;
       end else if (mm_done && ppu_wait != 4'd0) begin
         ppu_wait <= ppu_wait - 4'd1;
       end
