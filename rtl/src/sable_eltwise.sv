@@ -96,60 +96,18 @@ module sable_eltwise #(
   endfunction
 
   // BAD_FIELD: a word outside its range (the spec's, docs/isa.md ELTWISE parameter block) or
-  // clamp_min > clamp_max; MUL ignores the input rescale fields. Checked as each word lands and
-  // kept in bad_params, a register (cleared in IDLE): RUN's requests (issue) do not wait for
-  // these compares. Both clamps are in one line (bytes 40..47 of the block), so their compare
-  // is made on the line as it lands too.
-  function automatic logic word_bad(input int unsigned w, input logic signed [31:0] v, input logic [1:0] o);
-    case (w)
-      sable_pkg::ELTWISE_PARAM_A_OFFSET:
-        word_bad = !in_range(v, sable_pkg::ELTWISE_PARAM_A_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_A_OFFSET_MAX);
-      sable_pkg::ELTWISE_PARAM_B_OFFSET:
-        word_bad = !in_range(v, sable_pkg::ELTWISE_PARAM_B_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_B_OFFSET_MAX);
-      sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET:
-        word_bad = !in_range(v, sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET_MAX);
-      sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT:
-        word_bad = !in_range(v, sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT_MAX);
-      sable_pkg::ELTWISE_PARAM_A_SHIFT:
-        word_bad = o != 2'(sable_pkg::ELTWISE_OP_MUL) &&
-                   !in_range(v, sable_pkg::ELTWISE_PARAM_A_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_A_SHIFT_MAX);
-      sable_pkg::ELTWISE_PARAM_B_SHIFT:
-        word_bad = o != 2'(sable_pkg::ELTWISE_OP_MUL) &&
-                   !in_range(v, sable_pkg::ELTWISE_PARAM_B_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_B_SHIFT_MAX);
-      sable_pkg::ELTWISE_PARAM_LEFT_SHIFT:
-        word_bad = o != 2'(sable_pkg::ELTWISE_OP_MUL) &&
-                   !in_range(v, sable_pkg::ELTWISE_PARAM_LEFT_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_LEFT_SHIFT_MAX);
-      default: word_bad = 1'b0;
-    endcase
-  endfunction
-
-  localparam int unsigned CLAMP_LINE = (4 * sable_pkg::ELTWISE_PARAM_CLAMP_MIN) / DIM;
-  if (CLAMP_LINE != (4 * sable_pkg::ELTWISE_PARAM_CLAMP_MAX) / DIM) begin : g_clamp_check
-    $error("sable_eltwise: clamp_min and clamp_max must be in one line of the parameter block");
-  end
-
-  // The words' high bits only matter to the checks, made on the landing line.
-  logic unused_checked_bits;
-  assign unused_checked_bits = ^{a_offset[31:9], b_offset[31:9], output_offset[31:9], left_shift_w[31:5]};
-
-  logic bad_params, bad_landing;
-  always_comb begin
-    logic [8*DIM-1:0] ln;
-    bad_landing = 1'b0;
-    for (int h = 0; h < 2; h++) begin
-      ln = sp_rd[8*DIM*h +: 8*DIM];
-      for (int w = 0; w < PARAM_WORDS; w++) begin
-        if ((4 * w) / DIM == 2 * 32'(p_round) + h && word_bad(w, ln[((4 * w) % DIM) * 8 +: 32], op)) bad_landing = 1'b1;
-      end
-      if (CLAMP_LINE == 2 * 32'(p_round) + h &&
-          $signed(ln[((4 * sable_pkg::ELTWISE_PARAM_CLAMP_MIN) % DIM) * 8 +: 32]) >
-          $signed(ln[((4 * sable_pkg::ELTWISE_PARAM_CLAMP_MAX) % DIM) * 8 +: 32])) bad_landing = 1'b1;
-    end
-  end
-  always_ff @(posedge clk) if (adv) begin
-    if (state == IDLE) bad_params <= 1'b0;
-    else if (p_valid && bad_landing) bad_params <= 1'b1;
-  end
+  // clamp_min > clamp_max; MUL ignores the input rescale fields.
+  logic bad_params;
+  assign bad_params =
+      !in_range(a_offset, sable_pkg::ELTWISE_PARAM_A_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_A_OFFSET_MAX) ||
+      !in_range(b_offset, sable_pkg::ELTWISE_PARAM_B_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_B_OFFSET_MAX) ||
+      !in_range(output_offset, sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET_MIN, sable_pkg::ELTWISE_PARAM_OUTPUT_OFFSET_MAX) ||
+      !in_range(o_shift_w, sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_OUTPUT_SHIFT_MAX) ||
+      (op != 2'(sable_pkg::ELTWISE_OP_MUL) &&
+       (!in_range(a_shift_w, sable_pkg::ELTWISE_PARAM_A_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_A_SHIFT_MAX) ||
+        !in_range(b_shift_w, sable_pkg::ELTWISE_PARAM_B_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_B_SHIFT_MAX) ||
+        !in_range(left_shift_w, sable_pkg::ELTWISE_PARAM_LEFT_SHIFT_MIN, sable_pkg::ELTWISE_PARAM_LEFT_SHIFT_MAX))) ||
+      clamp_min > clamp_max;
 
   // Word 0's opcode and tokens (the command processor's) and words 5..7 carry nothing for the unit.
   logic unused_cmd_bits;
