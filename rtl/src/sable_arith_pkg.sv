@@ -63,6 +63,24 @@ package sable_arith_pkg;
     srdhm_rdbpot = quotient[33:31] == 3'b001 ? INT32_MAX : quotient[31:0];
   endfunction
 
+  // floor((a * b + 2^30) / 2^30), i.e. bits [63:30] of the product plus one: the rounding
+  // srdhm and srdhm_rdbpot start with. Written as four products of DSP48E2 size summed in the
+  // order of a DSP cascade, each add right after its multiply (the slice's post-adder), the
+  // 2^30 added to the first: with a = a_hi*2^17 + a_lo and b = b_hi*2^17 + b_lo (a_lo, b_lo
+  // unsigned 17 bits), l1 = a_lo*b_lo + 2^30, l2 = a_hi*b_lo + floor(l1 / 2^17),
+  // h1 = a_lo*b_hi + l2, h2 = a_hi*b_hi + floor(h1 / 2^17), and a*b + 2^30 = h2*2^34 +
+  // (h1 mod 2^17)*2^17 + l1 mod 2^17, whose bits [63:30] are h2 and bits [16:13] of h1. The
+  // result lies in [-2^32 + 1, 2^32 + 1].
+  function automatic logic signed [33:0] mul_round30(input logic signed [31:0] a, input logic signed [31:0] b);
+    logic signed [47:0] l1, l2, h1;
+    logic signed [29:0] h2;
+    l1 = 48'(signed'({1'b0, a[16:0]})) * 48'(signed'({1'b0, b[16:0]})) + 48'sd1073741824;
+    l2 = 48'(signed'(a[31:17])) * 48'(signed'({1'b0, b[16:0]})) + (l1 >>> 17);
+    h1 = 48'(signed'({1'b0, a[16:0]})) * 48'(signed'(b[31:17])) + l2;
+    h2 = 30'(48'(signed'(a[31:17])) * 48'(signed'(b[31:17])) + (h1 >>> 17));
+    mul_round30 = {h2, h1[16:13]};
+  endfunction
+
   // x * 2^exponent saturated to int32; 0 <= exponent <= 31.
   function automatic logic signed [31:0] sat_left_shift(input logic signed [31:0] x, input logic [4:0] exponent);
     logic signed [63:0] r;

@@ -198,56 +198,72 @@ module sable_eltwise #(
   // The lanes' constants, derived from the parameter block once for all lanes and registered
   // (they lag pw by a cycle: the first line's data reaches the lanes a cycle after its reads,
   // which follow the last parameter write). Only used once bad_params has passed, and the input
-  // rescale's only for ADD/SUB.
+  // rescale's only for ADD/SUB: MUL's are zero (sable_eltwise_lane forms its product through A's
+  // rescale with them). The clamps less the output offset lag another cycle (a lane's last stage
+  // uses them, four cycles after its data).
   logic              k_mul, k_sub;
   logic signed [8:0] k_a_offset, k_b_offset, k_o_offset;
+  logic signed [31:0] k_a_mul, k_b_mul;
   logic signed [42:0] k_a_round, k_a_round_neg, k_b_round, k_b_round_neg;
   logic [4:0]        k_a_right, k_b_right, k_o_right;
   logic signed [31:0] k_o_half, k_o_half_neg;
-  logic signed [9:0] k_lo, k_hi;
+  logic signed [9:0] k_lo, k_hi, k_lo_rel, k_hi_rel;
 
   // The input rescale's shift s = 31 + right - left_shift (11..62) as the lane takes it,
-  // min(s, 42) - 11, and the terms added before it (sable_eltwise_lane: 2^(30-l) +
-  // [right > 0]·2^(s-1), less [right > 0]·2^(31-l) for a negative product); right = -shift.
-  function automatic logic [4:0] rescale_right(input logic [4:0] ls, input logic [4:0] right);
+  // min(s, 42) - 11, and the terms added before it (sable_eltwise_lane): 2^(30-l) +
+  // [right > 0]·2^(s-1) for a product >= 0, and for a negative one that less
+  // [right > 0]·2^(31-l), which is 2^(s-1) - 2^(30-l): the bits from 30 - l to s - 2. Every
+  // term is a decode of l or of min(s, 42), no adder (right = -shift).
+  function automatic logic [5:0] rescale_s(input logic [4:0] ls, input logic [4:0] right);
     logic [5:0] s;
     s = 6'd31 + 6'(right) - 6'(ls);
-    rescale_right = s >= 6'd42 ? 5'd31 : 5'(s - 6'd11);
+    rescale_s = s > 6'd42 ? 6'd42 : s;
   endfunction
 
-  function automatic logic signed [42:0] rescale_round(input logic [4:0] ls, input logic [4:0] right,
-                                                       input logic neg);
-    logic [5:0] s;
-    s = 6'd31 + 6'(right) - 6'(ls);
-    if (s > 6'd42) s = 6'd42;
-    rescale_round = (43'sd1 <<< (5'd30 - ls)) +
-                    (right != 5'd0 ? (43'sd1 <<< (s - 6'd1)) - (neg ? 43'sd1 <<< (5'd31 - ls) : 43'sd0) : 43'sd0);
+  function automatic logic signed [42:0] rescale_round(input logic [4:0] ls, input logic [5:0] s,
+                                                       input logic right_nz, input logic neg);
+    for (int i = 0; i < 43; i++) begin
+      if (right_nz && neg) rescale_round[i] = 6'(i) + 6'(ls) >= 6'd30 && 6'(i) + 6'd2 <= s;
+      else rescale_round[i] = 6'(i) + 6'(ls) == 6'd30 || (right_nz && 6'(i) + 6'd1 == s);
+    end
   endfunction
 
   always_ff @(posedge clk) if (adv) begin
     logic [4:0] ls, ar, br, orr;
+    logic [5:0] as, bs;
+    logic       mul;
     ls = left_shift_w[4:0];
     ar = 5'(-a_shift_w);
     br = 5'(-b_shift_w);
     orr = 5'(-o_shift_w);
-    k_mul <= op == 2'(sable_pkg::ELTWISE_OP_MUL);
+    as = rescale_s(ls, ar);
+    bs = rescale_s(ls, br);
+    mul = op == 2'(sable_pkg::ELTWISE_OP_MUL);
+    k_mul <= mul;
     k_sub <= op == 2'(sable_pkg::ELTWISE_OP_SUB);
     k_a_offset <= 9'(a_offset);
     k_b_offset <= 9'(b_offset);
     k_o_offset <= 9'(output_offset);
-    k_a_right <= rescale_right(ls, ar);
-    k_b_right <= rescale_right(ls, br);
-    k_a_round <= rescale_round(ls, ar, 1'b0);
-    k_a_round_neg <= rescale_round(ls, ar, 1'b1);
-    k_b_round <= rescale_round(ls, br, 1'b0);
-    k_b_round_neg <= rescale_round(ls, br, 1'b1);
+    k_a_mul <= mul ? 32'sd0 : a_mul;
+    k_b_mul <= mul ? 32'sd0 : b_mul;
+    k_a_right <= mul ? 5'd0 : 5'(as - 6'd11);
+    k_b_right <= 5'(bs - 6'd11);
+    k_a_round <= mul ? 43'sd0 : rescale_round(ls, as, ar != 5'd0, 1'b0);
+    k_a_round_neg <= mul ? 43'sd0 : rescale_round(ls, as, ar != 5'd0, 1'b1);
+    k_b_round <= mul ? 43'sd0 : rescale_round(ls, bs, br != 5'd0, 1'b0);
+    k_b_round_neg <= mul ? 43'sd0 : rescale_round(ls, bs, br != 5'd0, 1'b1);
     k_o_right <= orr;
-    k_o_half <= sable_arith_pkg::pot_half(orr);
-    k_o_half_neg <= sable_arith_pkg::pot_half(orr) - (orr != 5'd0 ? 32'sd1 : 32'sd0);
+    // pot_half(orr) = 2^(orr - 1) and that less [orr > 0], the bits below orr - 1.
+    for (int i = 0; i < 32; i++) begin
+      k_o_half[i] <= 6'(i) + 6'd1 == 6'(orr);
+      k_o_half_neg[i] <= 6'(i) + 6'd1 < 6'(orr);
+    end
     // Clamping to [clamp_min, clamp_max] and then to the type's range is clamping to the
     // bounds clamped to the type's range (clamp_min <= clamp_max, else BAD_FIELD).
     k_lo <= sable_arith_pkg::type_clamp(clamp_min, is_signed);
     k_hi <= sable_arith_pkg::type_clamp(clamp_max, is_signed);
+    k_lo_rel <= k_lo - 10'(k_o_offset);
+    k_hi_rel <= k_hi - 10'(k_o_offset);
   end
 
   // The lanes see the low halves of the lines in the cycle they arrive (t_valid[0]) and the
@@ -266,11 +282,12 @@ module sable_eltwise #(
     sable_eltwise_lane u_lane (
         .clk, .en(state != IDLE && adv), .mul(k_mul), .sub(k_sub), .is_signed,
         .a(a_in[8*c +: 8]), .b(b_in[8*c +: 8]),
-        .a_offset(k_a_offset), .b_offset(k_b_offset), .output_offset(k_o_offset),
-        .a_multiplier(a_mul), .b_multiplier(b_mul), .output_multiplier(o_mul),
+        .a_offset(k_a_offset), .b_offset(k_b_offset), .output_offset(k_o_offset[7:0]),
+        .a_multiplier(k_a_mul), .b_multiplier(k_b_mul), .output_multiplier(o_mul),
         .a_round(k_a_round), .a_round_neg(k_a_round_neg), .b_round(k_b_round), .b_round_neg(k_b_round_neg),
         .a_right(k_a_right), .b_right(k_b_right), .output_right(k_o_right),
-        .output_half(k_o_half), .output_half_neg(k_o_half_neg), .lo(k_lo), .hi(k_hi),
+        .output_half(k_o_half), .output_half_neg(k_o_half_neg), .lo(k_lo[7:0]), .hi(k_hi[7:0]),
+        .lo_rel(k_lo_rel), .hi_rel(k_hi_rel),
         .y(y[8*c +: 8]));
   end
 

@@ -67,6 +67,13 @@ int checkAll(Bench& bench, int32_t a, int32_t b, int32_t c, int exponent, int sh
   expectEq(s32(t.sat_left_shift_out), sable_saturating_left_shift(a, exponent), "sat_left_shift");
   expectEq(static_cast<int32_t>(t.clz_out), sable_count_leading_zeros32(static_cast<uint32_t>(a)), "clz32");
   expectEq(s32(t.clamp_out), clampRef(a, b, c), "clamp32");
+  // mul_round30: floor((a·b + 2^30) / 2^30) in 34 bits, from the 64-bit product.
+  const int64_t mulRound = (int64_t{a} * int64_t{b} + (int64_t{1} << 30)) >> 30;
+  const int64_t mulRoundRtl = static_cast<int64_t>(static_cast<uint64_t>(t.mul_round30_out) << 30) >> 30;
+  if (mulRoundRtl != mulRound) {
+    ++bad;
+    ADD_FAILURE() << "mul_round30 a=" << a << " b=" << b << ": rtl " << mulRoundRtl << " want " << mulRound;
+  }
   return bad;
 }
 

@@ -11,7 +11,8 @@ module sable_arith_bench (
   output logic signed [31:0] mbqm_out,            // mbqm(a, b, shift)
   output logic signed [31:0] sat_left_shift_out,  // sat_left_shift(a, exponent)
   output logic        [5:0]  clz_out,             // clz32(a)
-  output logic signed [31:0] clamp_out            // clamp32(a, b, c)
+  output logic signed [31:0] clamp_out,           // clamp32(a, b, c)
+  output logic signed [33:0] mul_round30_out      // mul_round30(a, b)
 );
   always_comb begin
     srdhm_out = sable_arith_pkg::srdhm(a, b);
@@ -20,5 +21,6 @@ module sable_arith_bench (
     sat_left_shift_out = sable_arith_pkg::sat_left_shift(a, exponent);
     clz_out = sable_arith_pkg::clz32(a);
     clamp_out = sable_arith_pkg::clamp32(a, b, c);
+    mul_round30_out = sable_arith_pkg::mul_round30(a, b);
   end
 endmodule
