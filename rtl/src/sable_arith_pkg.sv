@@ -45,6 +45,13 @@ package sable_arith_pkg;
                         pot_half(right) - (right != 5'd0 ? 32'sd1 : 32'sd0));
   endfunction
 
+  // The shift of srdhm_rdbpot (below): floor(sum / 2^(1 + right)), INT32_MAX for 2^31.
+  function automatic logic signed [31:0] srdhm_rdbpot_shift(input logic signed [34:0] sum, input logic [4:0] right);
+    logic signed [33:0] quotient;
+    quotient = 34'((sum >>> 1) >>> right);
+    srdhm_rdbpot_shift = quotient[33:31] == 3'b001 ? INT32_MAX : quotient[31:0];
+  endfunction
+
   // rdbpot(srdhm(x, m), right) from bits [63:30] of the product p = x * m (p_high = p >>> 30),
   // in one add and one shift; half = pot_half(right) and half_neg = half - [right > 0] are
   // the command's constants. Nested floors merge, floor((floor(u / a) + c) / b) =
@@ -53,14 +60,14 @@ package sable_arith_pkg;
   // are 0), and the added constant is a multiple of 2^30, so only p's bits [63:30] are added:
   // floor((p[63:30] + 2*(half - n) + 1) / 2^(1 + right)). The saturated srdhm (p = 2^62) needs
   // no case for right > 0 (2^31 + half rounds like 2^31 - 1 + half there); for right = 0 its
-  // quotient 2^31 becomes INT32_MAX, the only result outside int32.
+  // quotient 2^31 becomes INT32_MAX, the only result outside int32. The add and the shift are
+  // also two functions, for units that register the sum between them: srdhm_rdbpot_shift(sum,
+  // right) with sum = mul_round30(x, m) + 2*(half or half_neg) is the same result.
   function automatic logic signed [31:0] srdhm_rdbpot(input logic signed [33:0] p_high, input logic [4:0] right,
                                                       input logic signed [31:0] half, input logic signed [31:0] half_neg);
     logic signed [34:0] sum;
-    logic signed [33:0] quotient;
     sum = 35'(p_high) + 35'({p_high[33] ? half_neg : half, 1'b1});
-    quotient = 34'((sum >>> 1) >>> right);
-    srdhm_rdbpot = quotient[33:31] == 3'b001 ? INT32_MAX : quotient[31:0];
+    srdhm_rdbpot = srdhm_rdbpot_shift(sum, right);
   endfunction
 
   // floor((a * b + 2^30) / 2^30), i.e. bits [63:30] of the product plus one: the rounding
@@ -81,13 +88,14 @@ package sable_arith_pkg;
     mul_round30 = {h2, h1[16:13]};
   endfunction
 
-  // x * 2^exponent saturated to int32; 0 <= exponent <= 31.
+  // x * 2^exponent saturated to int32; 0 <= exponent <= 31. The product fits when its bits
+  // [63:31] all equal x's sign (an equality, no magnitude compare: for a constant exponent a
+  // few of x's top bits).
   function automatic logic signed [31:0] sat_left_shift(input logic signed [31:0] x, input logic [4:0] exponent);
     logic signed [63:0] r;
     r = 64'(x) <<< exponent;
-    if (r > 64'(INT32_MAX)) sat_left_shift = INT32_MAX;
-    else if (r < 64'(INT32_MIN)) sat_left_shift = INT32_MIN;
-    else sat_left_shift = 32'(r);
+    if (r[63:31] == {33{x[31]}}) sat_left_shift = 32'(r);
+    else sat_left_shift = x[31] ? INT32_MIN : INT32_MAX;
   endfunction
 
   // Leading zeros of a 32-bit word (32 for zero).

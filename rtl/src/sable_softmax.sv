@@ -12,8 +12,8 @@
 // as SOFTMAX runs once per classification network. Lane 0's multiplier also serves the
 // reciprocal's steps (no pass-3 token is in stage B while they run).
 // The read pipeline: R (read issued) -> A (data: max, or table look-up T[m - x]) -> B (pass 2:
-// accumulate; pass 3: the product scale * T) -> C (pass 3: rdbpot(srdhm(scale, T), shift) as
-// one add and one shift, zero point, saturation, into the output line) -> W (write). A row's
+// accumulate; pass 3: rdbpot(srdhm(scale, T), shift)'s product and its one add) -> C (pass 3:
+// its one shift, zero point, saturation, into the output line) -> W (write). A row's
 // pass-1 and pass-2 reads wait while a line they read is still to be written by the previous
 // row, so rows behave as if processed one at a time. Pass 3 re-reads the row's lines, each
 // before its own output is written (in place is exact); an output line that is a *later* input
@@ -129,7 +129,7 @@ module sable_softmax #(
   logic signed [31:0] scale;
   logic [5:0]         out_shift;
   logic signed [31:0] recip_mul_a, recip_mul_b;
-  logic signed [33:0] mul_high;   // bits [63:30] of the one multiplier's product (datapath below)
+  logic signed [33:0] mul_high;   // the one multiplier's product, sable_arith_pkg::mul_round30 (datapath below)
   // The sum is complete once no pass-2 token is left in stages A and B.
   assign recip_start = state == RECIP && !recip_busy && !(a_valid && a_kind == K_SUM) && !(b_valid && b_kind == K_SUM);
 
@@ -225,7 +225,7 @@ module sable_softmax #(
   logic signed [8:0]         row_max;   // pass 1's running maximum, as int9
   logic [8*DIM-1:0]          line_q;    // passes 2 and 3: the line of the group in stage A
   logic [LANES*32-1:0]       term_q;    // stage B: T[m - x] of the group's valid lanes, else 0
-  logic [LANES*34-1:0]       prod_q;    // stage C: bits [63:30] of scale * T
+  logic [LANES*35-1:0]       prod_q;    // stage C: bits [63:30] of scale * T plus the rounding (srdhm_rdbpot's sum)
   logic signed [31:0]        half, half_neg;  // the row's rounding terms (sable_arith_pkg::srdhm_rdbpot)
   logic [DIM*8-1:0]          y_q;       // stage W: the output line, filled a group at a time
 
@@ -243,7 +243,7 @@ module sable_softmax #(
   logic signed [31:0] mul_x, mul_y;
   assign mul_x = recip_busy ? recip_mul_a : scale;
   assign mul_y = recip_busy ? recip_mul_b : signed'(term_q[31:0]);
-  assign mul_high = 34'((64'(mul_x) * 64'(mul_y)) >>> 30);
+  assign mul_high = sable_arith_pkg::mul_round30(mul_x, mul_y);
 
   // Stage A's group bytes: the read data for the line's first group, else the line kept from it.
   logic [8*LANES-1:0] a_bytes;
@@ -303,8 +303,13 @@ module sable_softmax #(
       sum_q <= 32'(({b_first ? 32'd0 : sum_q, up[0]} + {32'(signed'(part[24:0])), 1'b1}) >> 1);
     end
     if (b_valid) begin
-      prod_q[33:0] <= mul_high;
-      for (int c = 1; c < LANES; c++) prod_q[34*c +: 34] <= 34'((64'(scale) * 64'(signed'(term_q[32*c +: 32]))) >>> 30);
+      // sable_arith_pkg::srdhm_rdbpot's sum: mul_round30 is bits [63:30] plus one, then twice
+      // half or half_neg by the product's sign (that of its factors: a zero product rounds to
+      // zero with either).
+      prod_q[34:0] <= 35'(mul_high) + 35'({scale[31] ^ term_q[31] ? half_neg : half, 1'b0});
+      for (int c = 1; c < LANES; c++)
+        prod_q[35*c +: 35] <= 35'(sable_arith_pkg::mul_round30(scale, signed'(term_q[32*c +: 32]))) +
+                              35'({scale[31] ^ term_q[32*c+31] ? half_neg : half, 1'b0});
     end
     c_last <= b_last;
     c_grp <= b_grp;
@@ -317,7 +322,7 @@ module sable_softmax #(
         if (32'(c_grp) == g) begin
           for (int c = 0; c < LANES; c++) begin
             y_q[8*(LANES*g + c) +: 8] <= saturate(out_shift > 6'd31 ? 32'sd0 :
-                sable_arith_pkg::srdhm_rdbpot(prod_q[34*c +: 34], out_shift[4:0], half, half_neg), is_signed);
+                sable_arith_pkg::srdhm_rdbpot_shift(prod_q[35*c +: 35], out_shift[4:0]), is_signed);
           end
         end
       end
