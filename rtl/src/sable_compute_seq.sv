@@ -22,7 +22,7 @@ module sable_compute_seq #(
     input  logic [255:0]  head_cmd,
     input  logic [31:0]   head_index,
     input  logic [7:0]    head_cause,
-    // the head's ranges and MACs, computed at dispatch (sable_compute_ranges)
+    // the head's ranges and MACs, computed before dispatch (sable_compute_ranges)
     input  logic [RW-1:0] head_rows_last,
     input  logic [RW-1:0] head_lines_last,
     input  logic [RW-1:0] head_weights_last,
@@ -84,9 +84,16 @@ module sable_compute_seq #(
   // What the POSTPROC in flight reads and writes: [first, last] accumulator rows and lines.
   logic [RW-1:0] ppu_rows_first, ppu_rows_last, ppu_lines_first, ppu_lines_last;
 
+  // x <= y as the borrow of y - x: one RW-bit carry chain each (a comparison left to Yosys and
+  // ABC became a LUT tree of nine levels)
+  function automatic logic not_above(input logic [RW-1:0] x, input logic [RW-1:0] y);
+    logic [RW:0] d;
+    d = {1'b0, y} - {1'b0, x};
+    not_above = !d[RW];
+  endfunction
   function automatic logic overlaps(input logic [RW-1:0] a_first, input logic [RW-1:0] a_last, input logic [RW-1:0] b_first,
                                    input logic [RW-1:0] b_last);
-    overlaps = a_first <= b_last && b_first <= a_last;
+    overlaps = not_above(a_first, b_last) && not_above(b_first, a_last);
   endfunction
 
   logic [7:0] opcode;
@@ -100,7 +107,7 @@ module sable_compute_seq #(
     slot_free = 32'(slot_count) < SLOTS;
 
     // The head's accumulator rows, input lines and weight lines (MATMUL, DEPTHWISE): the first of
-    // each is an address field, the last was computed at dispatch. Only a command without an
+    // each is an address field, the last was computed before dispatch. Only a command without an
     // execution error issues, and its ranges lie inside the memories: RW bits hold them.
     if (opcode == sable_pkg::OP_MATMUL) begin
       rows_first = RW'(head_cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]);
@@ -165,6 +172,15 @@ module sable_compute_seq #(
     end
   end
 
+  // The slot a MATMUL's completion marks: MATMULs complete in issue order, the oldest in mm_slots.
+  logic [SW-1:0] mm_done_slot;
+  always_comb begin
+    mm_done_slot = '0;
+    for (int unsigned m = 0; m < 8; m++) begin
+      if (mm_rd == 3'(m)) mm_done_slot = mm_slots[SW*m +: SW];
+    end
+  end
+
   // Retire: the oldest slot, once done, gives its tokens.
   logic retire;
   assign retire = slot_count != 0 && slot_done[slot_head];
@@ -196,16 +212,14 @@ module sable_compute_seq #(
             slot_macs[64*i +: 64] <= head_macs;
           end
         end
-        slot_done[slot_tail] <= opcode == sable_pkg::OP_SYNC;
         slot_tail <= SW'(32'(slot_tail) == SLOTS - 1 ? 0 : 32'(slot_tail) + 1);
       end
       if (retire) slot_head <= SW'(32'(slot_head) == SLOTS - 1 ? 0 : 32'(slot_head) + 1);
       slot_count <= slot_count + (SW + 1)'(issue) - (SW + 1)'(retire);
 
-      // mm_slots by decoded index, read and written (not a part-select at SW * index).
+      // mm_slots by decoded index (not a part-select at SW * index).
       for (int unsigned m = 0; m < 8; m++) begin
         if (mm_start && mm_wr == 3'(m)) mm_slots[SW*m +: SW] <= slot_tail;
-        if (mm_done && mm_rd == 3'(m)) slot_done[mm_slots[SW*m +: SW]] <= 1'b1;
       end
       if (mm_start) mm_wr <= mm_wr + 3'd1;
       if (mm_done) mm_rd <= mm_rd + 3'd1;
@@ -223,18 +237,21 @@ module sable_compute_seq #(
       end else if (mm_done && ppu_wait != 4'd0) begin
         ppu_wait <= ppu_wait - 4'd1;
       end
-      if (ppu_done) begin
-        slot_done[ppu_slot] <= 1'b1;
-        ppu_inflight <= 1'b0;
-      end
+      if (ppu_done) ppu_inflight <= 1'b0;
 
       if (vec_start) begin
         vec_slot <= slot_tail;
         vec_inflight <= 1'b1;
       end
-      if (vec_done) begin
-        slot_done[vec_slot] <= 1'b1;
-        vec_inflight <= 1'b0;
+      if (vec_done) vec_inflight <= 1'b0;
+
+      // slot_done by decoded slot (an index into it is a shifter to Yosys), later writes winning:
+      // an issued command's slot starts done only for SYNC; a unit's completion marks its slot.
+      for (int unsigned j = 0; j < SLOTS; j++) begin
+        if (issue && slot_tail == SW'(j)) slot_done[j] <= opcode == sable_pkg::OP_SYNC;
+        if (mm_done && mm_done_slot == SW'(j)) slot_done[j] <= 1'b1;
+        if (ppu_done && ppu_slot == SW'(j)) slot_done[j] <= 1'b1;
+        if (vec_done && vec_slot == SW'(j)) slot_done[j] <= 1'b1;
       end
     end
   end
