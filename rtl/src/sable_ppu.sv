@@ -60,8 +60,7 @@ module sable_ppu #(
 
   // ---- Command fields ----
   logic [15:0] cmd_acc_addr, cmd_output_addr, cmd_nx, cmd_ny, cmd_stride_x, cmd_stride_y, cmd_param_addr;
-  logic signed [15:0] cmd_zero_point, cmd_clamp_min, cmd_clamp_max, clamp_hi;
-  logic signed [9:0] lo_eff, hi_eff;
+  logic signed [15:0] cmd_zero_point, cmd_clamp_min, cmd_clamp_max;
   always_comb begin
     cmd_acc_addr    = cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16];
     cmd_output_addr = cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16];
@@ -73,12 +72,6 @@ module sable_ppu #(
     cmd_zero_point  = cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ZERO_POINT_LSB +: 16];
     cmd_clamp_min   = cmd[sable_pkg::CMD_POSTPROC_CLAMP_MIN_LSB +: 16];
     cmd_clamp_max   = cmd[sable_pkg::CMD_POSTPROC_CLAMP_MAX_LSB +: 16];
-    // Clamping to [clamp_min, clamp_max] and then to the type's range is one clamp to both bounds
-    // clamped into the type's range (the intervals are ordered, so the bounds stay ordered).
-    // max(lo, hi) as the upper bound, like the functional model's saturate().
-    clamp_hi = cmd_clamp_max < cmd_clamp_min ? cmd_clamp_min : cmd_clamp_max;
-    lo_eff = sable_arith_pkg::type_clamp(32'(cmd_clamp_min), cmd[sable_pkg::CMD_POSTPROC_OUTPUT_SIGNED_LSB]);
-    hi_eff = sable_arith_pkg::type_clamp(32'(clamp_hi), cmd[sable_pkg::CMD_POSTPROC_OUTPUT_SIGNED_LSB]);
   end
   // The other bits of the command (opcode, wait, signal, unused words) are not this unit's.
   logic unused_cmd;
@@ -101,7 +94,11 @@ module sable_ppu #(
   logic [15:0] wr_x_q, wr_y_q, wr_row_q, wr_line_q;   // next output line
   logic [15:0] waddr_q;
   logic signed [15:0] zero_point_q;
+  logic [15:0] nx_m1_q, ny_m1_q;
+  logic signed [15:0] clamp_min_q, clamp_max_q, clamp_hi_q;
+  logic        out_signed_q;
   logic signed [9:0]  lo_q, hi_q;
+  logic signed [17:0] lz_q, hz_q;  // lo_q and hi_q minus the zero point (the lanes' compares)
 
   // Per-lane parameters.
   logic signed [31:0] bias_q [DIM];
@@ -196,7 +193,7 @@ module sable_ppu #(
           err_done_q <= 1'b1;
           slot_q <= PARAM_LINES;  // no more reads
         end
-        if (acc_take && rd_x_q == nx_q - 16'd1 && rd_y_q == ny_q - 16'd1) rd_done_q <= 1'b1;
+        if (acc_take && rd_x_q == nx_m1_q && rd_y_q == ny_m1_q) rd_done_q <= 1'b1;
         if (done) begin
           busy_q <= 1'b0;
           err_done_q <= 1'b0;
@@ -214,8 +211,9 @@ module sable_ppu #(
       stride_x_q <= cmd_stride_x;
       stride_y_q <= cmd_stride_y;
       zero_point_q <= cmd_zero_point;
-      lo_q <= lo_eff;
-      hi_q <= hi_eff;
+      clamp_min_q <= cmd_clamp_min;
+      clamp_max_q <= cmd_clamp_max;
+      out_signed_q <= cmd[sable_pkg::CMD_POSTPROC_OUTPUT_SIGNED_LSB];
       rd_addr_q <= cmd_acc_addr;
       rd_x_q <= 16'd0;
       rd_y_q <= 16'd0;
@@ -226,18 +224,33 @@ module sable_ppu #(
     end else begin
       if (acc_take) begin
         rd_addr_q <= rd_addr_q + 16'd1;
-        if (rd_x_q == nx_q - 16'd1) begin
+        if (rd_x_q == nx_m1_q) begin
           rd_x_q <= 16'd0;
           rd_y_q <= rd_y_q + 16'd1;
         end else begin
           rd_x_q <= rd_x_q + 16'd1;
         end
       end
+      // Derived from the command's registers in the cycles after the start (nx_m1_q and ny_m1_q
+      // valid from S+2, lo_q from S+2, hi_q from S+3, lz_q and hz_q from S+4), before their
+      // first use (the first accumulator read in S+11, lane stage 4 of the first row in S+15),
+      // so that no compare or adder lies between the command and a register, and at most one
+      // compare between two registers.
+      nx_m1_q <= nx_q - 16'd1;
+      ny_m1_q <= ny_q - 16'd1;
+      // Clamping to [clamp_min, clamp_max] and then to the type's range is one clamp to both
+      // bounds clamped into the type's range (the intervals are ordered, so the bounds stay
+      // ordered). max(lo, hi) as the upper bound, like the functional model's saturate().
+      clamp_hi_q <= clamp_max_q < clamp_min_q ? clamp_min_q : clamp_max_q;
+      lo_q <= sable_arith_pkg::type_clamp(32'(clamp_min_q), out_signed_q);
+      hi_q <= sable_arith_pkg::type_clamp(32'(clamp_hi_q), out_signed_q);
+      lz_q <= 18'(lo_q) - 18'(zero_point_q);
+      hz_q <= 18'(hi_q) - 18'(zero_point_q);
       // The write side follows the rows out of lane stage 4 (the pipeline never stalls).
       if (v3_q) begin
         waddr_q <= wr_line_q;
-        last_q <= wr_x_q == nx_q - 16'd1 && wr_y_q == ny_q - 16'd1;
-        if (wr_x_q == nx_q - 16'd1) begin
+        last_q <= wr_x_q == nx_m1_q && wr_y_q == ny_m1_q;
+        if (wr_x_q == nx_m1_q) begin
           wr_x_q <= 16'd0;
           wr_y_q <= wr_y_q + 16'd1;
           wr_row_q <= wr_row_q + stride_y_q;
@@ -260,9 +273,11 @@ module sable_ppu #(
       .left      (left_q[c]),
       .multiplier(mult_q[c]),
       .right     (right_q[c]),
-      .zero_point(zero_point_q),
-      .lo        (lo_q),
-      .hi        (hi_q),
+      .zero_point(zero_point_q[7:0]),
+      .lz        (lz_q),
+      .hz        (hz_q),
+      .lo        (lo_q[7:0]),
+      .hi        (hi_q[7:0]),
       .out       (sp_wdata[8*c +: 8])
     );
   end
