@@ -98,13 +98,22 @@ package sable_arith_pkg;
     else sat_left_shift = x[31] ? INT32_MIN : INT32_MAX;
   endfunction
 
-  // Leading zeros of a 32-bit word (32 for zero).
+  // Leading zeros of a 32-bit word (32 for zero), as a tree rather than a priority chain: the
+  // highest nibble with a set bit (a priority of 8 flags) gives 4 * (7 - top), the leading zeros
+  // within that nibble the low two bits (no adder: 4 * (7 - top) + within is a concatenation).
   function automatic logic [5:0] clz32(input logic [31:0] x);
-    // Upwards, so the highest set bit assigns last.
-    clz32 = 6'd32;
-    for (int i = 0; i < 32; i++) begin
-      if (x[i]) clz32 = 6'(31 - i);
+    logic [7:0] nz;   // nibble k has a set bit
+    logic [2:0] top;
+    logic [3:1] nib;  // its top three bits (bit 0 only tells 3 from 4 zeros: nz says which)
+    for (int k = 0; k < 8; k++) nz[k] = x[4*k +: 4] != 4'd0;
+    // Upwards, so the highest nibble with a set bit assigns last.
+    top = 3'd0;
+    for (int k = 0; k < 8; k++) begin
+      if (nz[k]) top = 3'(k);
     end
+    nib = x[4*top+1 +: 3];
+    if (nz == 8'd0) clz32 = 6'd32;
+    else clz32 = {1'b0, ~top, nib[3] ? 2'd0 : nib[2] ? 2'd1 : nib[1] ? 2'd2 : 2'd3};
   endfunction
 
   // v clamped to the range of the 8-bit type (int8 when is_signed, else uint8), in 10 bits:

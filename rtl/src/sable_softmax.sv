@@ -331,9 +331,15 @@ module sable_softmax #(
     w_addr <= c_addr;
   end
 
-  // rdbpot(srdhm(scale, T), out_shift)'s rounding terms, the same for every lane.
-  assign half = sable_arith_pkg::pot_half(out_shift[4:0]);
-  assign half_neg = half - (out_shift[4:0] != 5'd0 ? 32'sd1 : 32'sd0);
+  // rdbpot(srdhm(scale, T), out_shift)'s rounding terms, the same for every lane:
+  // sable_arith_pkg::pot_half(e) = 2^(e - 1) and that less [e > 0], the bits below e - 1, as
+  // decodes of e = out_shift[4:0] (no decrement).
+  always_comb begin
+    for (int i = 0; i < 32; i++) begin
+      half[i] = 6'(i) + 6'd1 == 6'(out_shift[4:0]);
+      half_neg[i] = 6'(i) + 6'd1 < 6'(out_shift[4:0]);
+    end
+  end
 
   // v + zero point (0 for uint8, -128 for int8) saturated to the type, as its byte: v clamped
   // to [0, 255], for int8 minus 128 (its top bit flipped).

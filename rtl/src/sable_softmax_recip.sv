@@ -41,7 +41,8 @@ module sable_softmax_recip (
   logic signed [31:0] d;
   always_comb begin
     headroom = sable_arith_pkg::clz32(sum);
-    normalised = 31'((sum << headroom[4:0]) >> 1);
+    // The shift by 4·headroom[4:2] (known from the highest non-zero nibble), then by headroom[1:0].
+    normalised = 31'(((sum << {headroom[4:2], 2'b00}) << headroom[1:0]) >> 1);
     d = headroom[5] ? -32'sd1 : signed'({1'b0, normalised});
   end
 
