@@ -7,7 +7,8 @@
 module sable_cmd_fetch #(
     parameter int unsigned MAX_REGIONS = sable_pkg::CFG_MAX_REGIONS,
     parameter int unsigned BUF_COMMANDS = 16,
-    parameter int unsigned MAX_BURST = 16
+    parameter int unsigned MAX_BURST = 16,
+    parameter int unsigned SIDE_W = 1      // bits stored beside each command (push_side)
 ) (
     input  logic                          clk,
     input  logic                          rst_n,
@@ -25,7 +26,12 @@ module sable_cmd_fetch #(
     output logic [7:0]                    fail_cause,
     output logic                          cmd_valid,
     output logic [255:0]                  cmd,
+    output logic [SIDE_W-1:0]             cmd_side,
     input  logic                          cmd_pop,
+    // the command entering the buffer (registered) and what the command processor derives from
+    // it, stored beside it, so that its checks run while it waits in the buffer
+    output logic [255:0]                  push_cmd,
+    input  logic [SIDE_W-1:0]             push_side,
     output logic                          idle,
     output logic                          arvalid,
     input  logic                          arready,
@@ -68,10 +74,11 @@ module sable_cmd_fetch #(
   logic [255:0] buf_data;
   logic buf_full, buf_empty;
 
-  sable_fifo #(.WIDTH(256), .DEPTH(BUF_COMMANDS)) buffer (
-      .clk, .rst_n, .clear(clear || start), .push(buf_push), .push_data(buf_data), .pop(cmd_pop),
-      .head(cmd), .empty(buf_empty), .full(buf_full), .count(buf_count));
+  sable_fifo #(.WIDTH(256 + SIDE_W), .DEPTH(BUF_COMMANDS)) buffer (
+      .clk, .rst_n, .clear(clear || start), .push(buf_push), .push_data({push_side, buf_data}), .pop(cmd_pop),
+      .head({cmd_side, cmd}), .empty(buf_empty), .full(buf_full), .count(buf_count));
   assign cmd_valid = !buf_empty;
+  assign push_cmd = buf_data;
 
   // Bursts: at most MAX_BURST beats, never across 4 KiB, and in the command phase only as many
   // as the buffer can take with every requested beat. Each bound is taken in BW bits: the beats

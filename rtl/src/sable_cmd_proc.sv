@@ -1,7 +1,8 @@
 // The command processor: runs one job from START to its end (docs/func-model.md, "Execution").
-// sable_cmd_fetch reads the region table, the header and the commands; the dispatcher checks each
-// command (sable_cmd_check: encoding and fields; sable_exec_check: regions and bounds, raised when
-// the command would start) and puts it into the load, compute or store queue; the queues issue to
+// sable_cmd_fetch reads the region table, the header and the commands; each command is checked
+// as it enters the fetch buffer (sable_cmd_check: encoding and fields; sable_exec_check: regions
+// and bounds, raised when the command would start), the verdicts stored beside it; the dispatcher
+// puts it into the load, compute or store queue; the queues issue to
 // the units through their tokens (sable_dma_issue, sable_compute_seq). The job ends when END has
 // been dispatched and every queue and unit is empty, at the first error, at a deadlock (no queue
 // can ever move), or at ABORT; the units are then cleared and their bus transactions drained
@@ -89,6 +90,22 @@ module sable_cmd_proc #(
     logic [255:0] cmd;
   } entry_t;
   localparam int unsigned EW = 64 + 64 + 8 + 32 + 256;  // $bits(entry_t), which Yosys 0.23 lacks
+  // The compute queue's entries carry their interlock ranges in `base` and their MACs in `bytes`.
+  localparam int unsigned RW = $clog2(SP_LINES > ACC_ROWS ? SP_LINES : ACC_ROWS);
+  if (3 * RW > 64) begin : g_rw
+    $error("a compute entry's three ranges no longer fit its 64-bit base field");
+  end
+
+  // What the dispatcher needs of a command besides the command, derived as it enters the fetch
+  // buffer (sable_cmd_fetch's push_side) and stored beside it.
+  typedef struct packed {
+    logic [63:0]     bytes;         // DMA: bytes moved; compute: MACs
+    logic [63:0]     base;          // DMA: the region's device address
+    logic [3*RW-1:0] ranges;        // compute: {weights_last, lines_last, rows_last}
+    logic [7:0]      exec_cause;
+    logic [7:0]      decode_cause;
+  } side_t;
+  localparam int unsigned SIDE_W = 64 + 64 + 3 * RW + 8 + 8;  // $bits(side_t)
 
   typedef enum logic [1:0] {J_IDLE, J_RUN, J_DRAIN} job_e;
   job_e state;
@@ -112,57 +129,65 @@ module sable_cmd_proc #(
   logic [255:0] fetch_cmd;
   logic [MAX_REGIONS*64-1:0] region_base, region_size;
 
-  sable_cmd_fetch #(.MAX_REGIONS(MAX_REGIONS)) fetch (
+  logic [255:0] pushed_cmd;
+  side_t pushed_side, fetch_side;
+  sable_cmd_fetch #(.MAX_REGIONS(MAX_REGIONS), .SIDE_W(SIDE_W)) fetch (
       .clk, .rst_n, .clear(unit_clear), .start, .cmd_base, .cmd_size, .region_table, .region_count,
       .region_base, .region_size, .ready(fetch_ready), .command_count, .fail(fetch_fail),
-      .fail_cause(fetch_fail_cause), .cmd_valid(fetch_cmd_valid), .cmd(fetch_cmd), .cmd_pop(fetch_pop),
+      .fail_cause(fetch_fail_cause), .cmd_valid(fetch_cmd_valid), .cmd(fetch_cmd), .cmd_side(fetch_side),
+      .push_cmd(pushed_cmd), .push_side(pushed_side), .cmd_pop(fetch_pop),
       .idle(fetch_idle), .arvalid(f_arvalid), .arready(f_arready), .araddr(f_araddr), .arlen(f_arlen),
       .arsize(f_arsize), .arburst(f_arburst), .rvalid(f_rvalid), .rready(f_rready), .rdata(f_rdata),
       .rresp(f_rresp));
 
   // ---- dispatch ----
-  logic [7:0] decode_cause, exec_cause;
-  logic [63:0] exec_base;
+  logic [7:0] decode_cause;
   logic [31:0] next_index;       // index of the next command to dispatch
   logic [31:0] next_index_p1;    // next_index + 1, kept beside it (no adder before the END check)
   logic end_dispatched;
   logic [7:0] d_opcode;
   logic [1:0] d_queue;
-  logic [63:0] d_bytes;
   logic [2:0] q_push, q_pop, q_empty, q_full;
   logic [3*EW-1:0] q_head;  // entry_t per queue (QUEUE_* ids), flat: docs/rtl.md's subset
   entry_t head_load, head_compute, head_store;
   assign head_load = q_head[EW*sable_pkg::QUEUE_LOAD +: EW];
   assign head_compute = q_head[EW*sable_pkg::QUEUE_COMPUTE +: EW];
   assign head_store = q_head[EW*sable_pkg::QUEUE_STORE +: EW];
-  // The compute queue's entries carry their interlock ranges in `base` and their MACs in `bytes`.
-  localparam int unsigned RW = $clog2(SP_LINES > ACC_ROWS ? SP_LINES : ACC_ROWS);
-  if (3 * RW > 64) begin : g_rw
-    $error("a compute entry's three ranges no longer fit its 64-bit base field");
-  end
-  logic [RW-1:0] c_rows_last, c_lines_last, c_weights_last;
-  logic [63:0] c_macs;
-  sable_compute_ranges #(.DIM(DIM), .RW(RW)) compute_ranges (
-      .cmd(fetch_cmd), .rows_last(c_rows_last), .lines_last(c_lines_last), .weights_last(c_weights_last),
-      .macs(c_macs));
-  logic unused_compute_base;
+  logic unused_compute_base;  // a compute entry's `base` holds its three ranges
   assign unused_compute_base = ^head_compute.base[63:3*RW];
   logic dispatch_error;
   logic [7:0] dispatch_cause;
   logic [31:0] dispatch_command;
   logic dispatch_end;
 
-  sable_cmd_check #(.DIM(DIM)) decode_check (.cmd(fetch_cmd), .cause(decode_cause));
+  // The checks and the compute queue's ranges depend only on the command and the region table
+  // (read before the first command; its count latched at START), so they are evaluated on the
+  // fetch's registered push while the command waits in the buffer, not at the buffer's head.
+  logic [7:0] job_region_count;
+  always_ff @(posedge clk) begin
+    if (start) job_region_count <= region_count > 32'(MAX_REGIONS) ? 8'hFF : region_count[7:0];
+  end
+  logic [RW-1:0] c_rows_last, c_lines_last, c_weights_last;
+  logic [63:0] c_macs, c_bytes, c_base;
+  logic [7:0] c_decode_cause, c_exec_cause;
+  sable_cmd_check #(.DIM(DIM)) decode_check (.cmd(pushed_cmd), .cause(c_decode_cause));
   sable_exec_check #(.DIM(DIM), .SP_LINES(SP_LINES), .ACC_ROWS(ACC_ROWS), .MAX_REGIONS(MAX_REGIONS)) execute_check (
-      .cmd(fetch_cmd), .region_count(region_count > 32'(MAX_REGIONS) ? 8'hFF : region_count[7:0]),
-      .region_base, .region_size, .cause(exec_cause), .base(exec_base));
+      .cmd(pushed_cmd), .region_count(job_region_count), .region_base, .region_size,
+      .cause(c_exec_cause), .base(c_base));
+  sable_compute_ranges #(.DIM(DIM), .RW(RW)) compute_ranges (
+      .cmd(pushed_cmd), .rows_last(c_rows_last), .lines_last(c_lines_last), .weights_last(c_weights_last),
+      .macs(c_macs));
+  // DMA bytes as the model counts them: elements × elem_bytes (same field positions in both).
+  assign c_bytes = 64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB+:16]) * 64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB+:16]) *
+                   64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB+:16]) * 64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB+:8]);
+  assign pushed_side = {sable_pkg::opcode_queue(pushed_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH]) ==
+                        sable_pkg::QUEUE_COMPUTE ? c_macs : c_bytes, c_base, c_weights_last, c_lines_last, c_rows_last,
+                        c_exec_cause, c_decode_cause};
+  assign decode_cause = fetch_side.decode_cause;
 
   always_comb begin
     d_opcode = fetch_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH];
     d_queue = sable_pkg::opcode_queue(d_opcode);
-    // DMA bytes as the model counts them: elements × elem_bytes (same field positions in both).
-    d_bytes = 64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB+:16]) * 64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB+:16]) *
-              64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB+:16]) * 64'(fetch_cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB+:8]);
     q_push = '0;
     fetch_pop = 1'b0;
     dispatch_error = 1'b0;
@@ -199,8 +224,8 @@ module sable_cmd_proc #(
     logic [$clog2(QUEUE_DEPTH+1)-1:0] count;
     sable_fifo #(.WIDTH(EW), .DEPTH(QUEUE_DEPTH)) queue (
         .clk, .rst_n, .clear(unit_clear || start), .push(q_push[q]),
-        .push_data(q == sable_pkg::QUEUE_COMPUTE ? {c_macs, 64'({c_weights_last, c_lines_last, c_rows_last}), exec_cause, next_index, fetch_cmd}
-                                                 : {d_bytes, exec_base, exec_cause, next_index, fetch_cmd}),
+        .push_data({fetch_side.bytes, q == sable_pkg::QUEUE_COMPUTE ? 64'(fetch_side.ranges) : fetch_side.base,
+                    fetch_side.exec_cause, next_index, fetch_cmd}),
         .pop(q_pop[q]), .head(q_head[EW*q +: EW]),
         .empty(q_empty[q]), .full(q_full[q]), .count);
     assign unused_count = ^count;

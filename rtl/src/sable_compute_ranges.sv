@@ -1,6 +1,7 @@
 // What a compute command reads and writes, for the compute sequencer's interlock (docs/isa.md,
-// "Rules"), and its MACs, computed as the command is dispatched into the compute queue so that
-// the sequencer compares registered values instead of multiplying and adding at its queue's head.
+// "Rules"), and its MACs, computed as the command enters the fetch buffer (sable_cmd_proc) and
+// carried in its compute queue entry, so that the sequencer compares registered values instead of
+// multiplying and adding at its queue's head.
 // The last of each range [first, last] (the first is the command's own address field):
 //   rows_last     MATMUL, DEPTHWISE, POSTPROC: the accumulator rows, acc_addr + nx·ny − 1
 //   lines_last    MATMUL, DEPTHWISE: the last input line; POSTPROC: the last output line
