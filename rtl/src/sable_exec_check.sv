@@ -1,10 +1,12 @@
 // The checks a command passes before it executes (docs/func-model.md, step 5), in the model's
 // order: for DMA the scratchpad lines, then the region index and the bytes inside the region; for
 // compute commands the scratchpad lines, then the accumulator rows. They depend only on the
-// command and the region table, so the command processor evaluates them as a command enters its
-// queue and raises the cause when the command reaches the head (as the model does when it would
-// execute it). Combinational, 64-bit sums like the model (fields are at most 32 bits, so nothing
-// wraps); a count's n - 1 is taken in its 16 bits (m1), as commands that reach here have counts >= 1.
+// command and the region table (read before the first command), so the command processor
+// evaluates them as the command enters the fetch buffer (sable_cmd_fetch's registered push), keeps
+// the verdict beside it, and raises the cause when the command reaches the head of its queue (as
+// the model does when it would execute it). Combinational and exact like the model's 64-bit sums
+// (fields are at most 32 bits, so nothing wraps), in narrower sums (below); a count's n - 1 is
+// taken in its 16 bits (m1), as commands that reach here have counts >= 1.
 module sable_exec_check #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM,
     parameter int unsigned SP_LINES = sable_pkg::CFG_SCRATCHPAD_KIB * 1024 / DIM,
@@ -39,19 +41,33 @@ module sable_exec_check #(
     $error("DIM must be a power of two (SOFTMAX's blocks are a shift)");
   end
 
-  // Lines [first, first + count) inside the scratchpad; rows inside the accumulator.
+  // Lines [first, first + count) inside the scratchpad; rows inside the accumulator. The memories
+  // hold at most 2^RW lines or rows, so the sum is taken in RW + 3 bits: a term of RW + 1 bits or
+  // more is beyond either limit by itself, and the others' sum is exact (no 64-bit carry chain).
+  localparam int unsigned RW = $clog2(SP_LINES > ACC_ROWS ? SP_LINES : ACC_ROWS);
+  function automatic logic sum_at_most(input logic [63:0] a, input logic [63:0] b, input logic [63:0] c,
+                                  input int unsigned limit);
+    logic [RW+2:0] sum;
+    sum = (RW + 3)'(a[RW:0]) + (RW + 3)'(b[RW:0]) + (RW + 3)'(c[RW:0]);
+    sum_at_most = a[63:RW+1] == '0 && b[63:RW+1] == '0 && c[63:RW+1] == '0 && 32'(sum) <= limit;
+  endfunction
   function automatic logic lines_fit(input logic [63:0] first, input logic [63:0] count);
-    lines_fit = first + count <= 64'(SP_LINES);
+    lines_fit = sum_at_most(first, count, 64'd0, SP_LINES);
+  endfunction
+  // the line first + t1 + t2 is inside the scratchpad
+  function automatic logic line_fits(input logic [63:0] first, input logic [63:0] t1, input logic [63:0] t2);
+    line_fits = sum_at_most(first, t1, t2, SP_LINES - 1);
   endfunction
   function automatic logic rows_fit(input logic [63:0] first, input logic [63:0] count);
-    rows_fit = first + count <= 64'(ACC_ROWS);
+    rows_fit = sum_at_most(first, count, 64'd0, ACC_ROWS);
   endfunction
 
   // DMA_LOAD and DMA_STORE keep region, dram_offset and their element grid at the same bits.
   logic [7:0] region;
-  logic [63:0] offset, extent, size;
+  logic [31:0] offset;
+  logic [63:0] size;
   assign region = cmd[sable_pkg::CMD_DMA_LOAD_REGION_LSB+:8];
-  assign offset = 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB+:32]);
+  assign offset = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB+:32];
   if (sable_pkg::CMD_DMA_LOAD_REGION_LSB != sable_pkg::CMD_DMA_STORE_REGION_LSB ||
       sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB != sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_LSB || sable_pkg::CMD_DMA_LOAD_NX_LSB != sable_pkg::CMD_DMA_STORE_NX_LSB ||
       sable_pkg::CMD_DMA_LOAD_NY_LSB != sable_pkg::CMD_DMA_STORE_NY_LSB || sable_pkg::CMD_DMA_LOAD_NZ_LSB != sable_pkg::CMD_DMA_STORE_NZ_LSB ||
@@ -62,22 +78,34 @@ module sable_exec_check #(
     $error("DMA_LOAD and DMA_STORE no longer share the fields of their element grid");
   end
 
-  // Bytes [offset, offset + extent) of the region: BAD_REGION or REGION_OUT_OF_BOUNDS.
+  // Bytes [offset, offset + extent) of the region: BAD_REGION or REGION_OUT_OF_BOUNDS. The end,
+  // offset + extent < 2^51, is exact: each 16 × 32-bit product in two 16 × 16-bit halves, all of
+  // them and the offset in one sum (extent > size || offset > size − extent is end > size).
   function automatic logic [7:0] region_cause();
     if (region >= region_count || 32'(region) >= MAX_REGIONS) region_cause = sable_pkg::ERROR_BAD_REGION;
-    else if (extent > size || offset > size - extent) region_cause = sable_pkg::ERROR_REGION_OUT_OF_BOUNDS;
+    else if (64'(region_end) > size) region_cause = sable_pkg::ERROR_REGION_OUT_OF_BOUNDS;
     else region_cause = sable_pkg::ERROR_NONE;
   endfunction
 
   // A DMA's element grid and the bytes it spans in its region (same bits in both DMA commands).
   logic [63:0] dma_nx, dma_ny, dma_nz;
+  logic [50:0] region_end;
   always_comb begin
+    logic [15:0] nx_m1, ny_m1, nz_m1;
+    logic [31:0] sx, sy, sz;
     dma_nx = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB +: 16]);
     dma_ny = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB +: 16]);
     dma_nz = 64'(cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB +: 16]);
-    extent = 64'(m1(16'(dma_nz))) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32]) +
-             64'(m1(16'(dma_ny))) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32]) +
-             64'(m1(16'(dma_nx))) * 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32]) + 64'(cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]);
+    nx_m1 = m1(16'(dma_nx));
+    ny_m1 = m1(16'(dma_ny));
+    nz_m1 = m1(16'(dma_nz));
+    sx = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32];
+    sy = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32];
+    sz = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32];
+    region_end = 51'(offset) + 51'(cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]) +
+                 51'(nx_m1) * 51'(sx[15:0]) + (51'(nx_m1) * 51'(sx[31:16]) << 16) +
+                 51'(ny_m1) * 51'(sy[15:0]) + (51'(ny_m1) * 51'(sy[31:16]) << 16) +
+                 51'(nz_m1) * 51'(sz[15:0]) + (51'(nz_m1) * 51'(sz[31:16]) << 16);
   end
 
   always_comb begin
@@ -101,8 +129,7 @@ module sable_exec_check #(
         nx = 64'(cmd[sable_pkg::CMD_MATMUL_NX_LSB +: 16]);
         ny = 64'(cmd[sable_pkg::CMD_MATMUL_NY_LSB +: 16]);
         if (!lines_fit(64'(cmd[sable_pkg::CMD_MATMUL_WEIGHT_ADDR_LSB +: 16]), 64'(DIM)) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]) + 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]) +
-                           64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
+            !line_fits(64'(cmd[sable_pkg::CMD_MATMUL_INPUT_ADDR_LSB +: 16]), 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_Y_LSB +: 16]), 64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_MATMUL_INPUT_STRIDE_X_LSB +: 16])))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else if (!rows_fit(64'(cmd[sable_pkg::CMD_MATMUL_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
@@ -115,8 +142,7 @@ module sable_exec_check #(
         last_y = 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_Y_LSB +: 4]) + 64'(m1(16'(kh))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_Y_LSB +: 4]);
         last_x = 64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_STRIDE_X_LSB +: 4]) + 64'(m1(16'(kw))) * 64'(cmd[sable_pkg::CMD_DEPTHWISE_DILATION_X_LSB +: 4]);
         if (!lines_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_WEIGHT_ADDR_LSB +: 16]), kh * kw) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]) + last_y * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]) +
-                           last_x * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16]), 64'd1))
+            !line_fits(64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_ADDR_LSB +: 16]), last_y * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_Y_LSB +: 16]), last_x * 64'(cmd[sable_pkg::CMD_DEPTHWISE_INPUT_STRIDE_X_LSB +: 16])))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else if (!rows_fit(64'(cmd[sable_pkg::CMD_DEPTHWISE_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
@@ -124,42 +150,42 @@ module sable_exec_check #(
         nx = 64'(cmd[sable_pkg::CMD_POSTPROC_NX_LSB +: 16]);
         ny = 64'(cmd[sable_pkg::CMD_POSTPROC_NY_LSB +: 16]);
         if (!lines_fit(64'(cmd[sable_pkg::CMD_POSTPROC_PARAM_ADDR_LSB +: 16]), POSTPROC_PARAM_LINES) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                           64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
+            !line_fits(64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_ADDR_LSB +: 16]), 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_Y_LSB +: 16]), 64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POSTPROC_OUTPUT_STRIDE_X_LSB +: 16])))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
         else if (!rows_fit(64'(cmd[sable_pkg::CMD_POSTPROC_ACC_ADDR_LSB +: 16]), ny * nx)) cause = sable_pkg::ERROR_ACCUMULATOR_OUT_OF_BOUNDS;
       end
       sable_pkg::OP_POOL: begin
         // The last input pixel a window touches, clipped to the input (windows hold ≥ 1 pixel).
-        logic [63:0] reach_y, reach_x;
+        // reach + 1 = (n - 1)·stride + kernel − pad ≥ 1 (sable_cmd_check: kernel > pad), in 21 bits.
+        logic [20:0] reach_y1, reach_x1;
         logic [15:0] last_iy, last_ix;
         nx = 64'(cmd[sable_pkg::CMD_POOL_NX_LSB +: 16]);
         ny = 64'(cmd[sable_pkg::CMD_POOL_NY_LSB +: 16]);
-        reach_y = 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4]);
-        reach_x = 64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4]) + 64'(cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8]) - 1 - 64'(cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4]);
-        // A reach below input_height - 1 (< 2^16) is all in its low 16 bits.
-        last_iy = reach_y < 64'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]) - 1 ? 16'(reach_y) : m1(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]);
-        last_ix = reach_x < 64'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]) - 1 ? 16'(reach_x) : m1(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]);
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16]) + 64'(last_iy) * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16]) +
-                           64'(last_ix) * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16]) +
-                           64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16]), 64'd1))
+        reach_y1 = 21'(m1(16'(ny))) * 21'(cmd[sable_pkg::CMD_POOL_STRIDE_Y_LSB +: 4]) + 21'(cmd[sable_pkg::CMD_POOL_KERNEL_H_LSB +: 8]) -
+                   21'(cmd[sable_pkg::CMD_POOL_PAD_TOP_LSB +: 4]);
+        reach_x1 = 21'(m1(16'(nx))) * 21'(cmd[sable_pkg::CMD_POOL_STRIDE_X_LSB +: 4]) + 21'(cmd[sable_pkg::CMD_POOL_KERNEL_W_LSB +: 8]) -
+                   21'(cmd[sable_pkg::CMD_POOL_PAD_LEFT_LSB +: 4]);
+        // reach < input_height − 1 is reach + 1 < input_height; such a reach is below 2^16.
+        last_iy = reach_y1 < 21'(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]) ? 16'(reach_y1) - 16'd1 : m1(cmd[sable_pkg::CMD_POOL_INPUT_HEIGHT_LSB +: 16]);
+        last_ix = reach_x1 < 21'(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]) ? 16'(reach_x1) - 16'd1 : m1(cmd[sable_pkg::CMD_POOL_INPUT_WIDTH_LSB +: 16]);
+        if (!line_fits(64'(cmd[sable_pkg::CMD_POOL_INPUT_ADDR_LSB +: 16]), 64'(last_iy) * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_Y_LSB +: 16]), 64'(last_ix) * 64'(cmd[sable_pkg::CMD_POOL_INPUT_STRIDE_X_LSB +: 16])) ||
+            !line_fits(64'(cmd[sable_pkg::CMD_POOL_OUTPUT_ADDR_LSB +: 16]), 64'(m1(16'(ny))) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_Y_LSB +: 16]), 64'(m1(16'(nx))) * 64'(cmd[sable_pkg::CMD_POOL_OUTPUT_STRIDE_X_LSB +: 16])))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       sable_pkg::OP_ELTWISE: begin
         logic [15:0] count;
         count = cmd[sable_pkg::CMD_ELTWISE_COUNT_LSB +: 16];
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+        if (!line_fits(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_ADDR_LSB +: 16]), 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_A_STRIDE_LSB +: 16]), 64'd0) ||
+            !line_fits(64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_ADDR_LSB +: 16]), 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_INPUT_B_STRIDE_LSB +: 16]), 64'd0) ||
+            !line_fits(64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_ADDR_LSB +: 16]), 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_ELTWISE_OUTPUT_STRIDE_LSB +: 16]), 64'd0) ||
             !lines_fit(64'(cmd[sable_pkg::CMD_ELTWISE_PARAM_ADDR_LSB +: 16]), ELTWISE_PARAM_LINES))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
       sable_pkg::OP_LUT: begin
         logic [15:0] count;
         count = cmd[sable_pkg::CMD_LUT_COUNT_LSB +: 16];
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB +: 16]), 64'd1) ||
+        if (!line_fits(64'(cmd[sable_pkg::CMD_LUT_INPUT_ADDR_LSB +: 16]), 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_LUT_INPUT_STRIDE_LSB +: 16]), 64'd0) ||
+            !line_fits(64'(cmd[sable_pkg::CMD_LUT_OUTPUT_ADDR_LSB +: 16]), 64'(m1(count)) * 64'(cmd[sable_pkg::CMD_LUT_OUTPUT_STRIDE_LSB +: 16]), 64'd0) ||
             !lines_fit(64'(cmd[sable_pkg::CMD_LUT_TABLE_ADDR_LSB +: 16]), LUT_TABLE_LINES))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
@@ -169,10 +195,8 @@ module sable_exec_check #(
         rows = cmd[sable_pkg::CMD_SOFTMAX_ROWS_LSB +: 16];
         // blocks - 1 = ceil(length / DIM) - 1 = (length - 1) / DIM, length >= 1
         blocks_m1 = 64'(m1(cmd[sable_pkg::CMD_SOFTMAX_LENGTH_LSB +: 16])) >> $clog2(DIM);
-        if (!lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB +: 16]) + 64'(m1(rows)) * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB +: 16]) +
-                           blocks_m1 * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
-            !lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB +: 16]) + 64'(m1(rows)) * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB +: 16]) +
-                           blocks_m1 * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB +: 16]), 64'd1) ||
+        if (!line_fits(64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_ADDR_LSB +: 16]), 64'(m1(rows)) * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_STRIDE_LSB +: 16]), blocks_m1 * 64'(cmd[sable_pkg::CMD_SOFTMAX_INPUT_BLOCK_STRIDE_LSB +: 16])) ||
+            !line_fits(64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_ADDR_LSB +: 16]), 64'(m1(rows)) * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_STRIDE_LSB +: 16]), blocks_m1 * 64'(cmd[sable_pkg::CMD_SOFTMAX_OUTPUT_BLOCK_STRIDE_LSB +: 16])) ||
             !lines_fit(64'(cmd[sable_pkg::CMD_SOFTMAX_TABLE_ADDR_LSB +: 16]), SOFTMAX_TABLE_LINES))
           cause = sable_pkg::ERROR_SCRATCHPAD_OUT_OF_BOUNDS;
       end
