@@ -99,13 +99,15 @@ module sable_cmd_proc #(
   // What the dispatcher needs of a command besides the command, derived as it enters the fetch
   // buffer (sable_cmd_fetch's push_side) and stored beside it.
   typedef struct packed {
+    logic [50:0]     region_end;    // DMA: offset + extent (sable_exec_check)
+    logic [63:0]     region_bytes;  // DMA: the region's size
     logic [63:0]     bytes;         // DMA: bytes moved; compute: MACs
     logic [63:0]     base;          // DMA: the region's device address
     logic [3*RW-1:0] ranges;        // compute: {weights_last, lines_last, rows_last}
     logic [7:0]      exec_cause;
     logic [7:0]      decode_cause;
   } side_t;
-  localparam int unsigned SIDE_W = 64 + 64 + 3 * RW + 8 + 8;  // $bits(side_t)
+  localparam int unsigned SIDE_W = 51 + 64 + 64 + 64 + 3 * RW + 8 + 8;  // $bits(side_t)
 
   typedef enum logic [1:0] {J_IDLE, J_RUN, J_DRAIN} job_e;
   job_e state;
@@ -168,22 +170,34 @@ module sable_cmd_proc #(
     if (start) job_region_count <= region_count > 32'(MAX_REGIONS) ? 8'hFF : region_count[7:0];
   end
   logic [RW-1:0] c_rows_last, c_lines_last, c_weights_last;
-  logic [63:0] c_macs, c_bytes, c_base;
+  logic [63:0] c_macs, c_bytes, c_base, c_region_bytes;
+  logic [50:0] c_region_end;
   logic [7:0] c_decode_cause, c_exec_cause;
   sable_cmd_check #(.DIM(DIM)) decode_check (.cmd(pushed_cmd), .cause(c_decode_cause));
   sable_exec_check #(.DIM(DIM), .SP_LINES(SP_LINES), .ACC_ROWS(ACC_ROWS), .MAX_REGIONS(MAX_REGIONS)) execute_check (
       .cmd(pushed_cmd), .region_count(job_region_count), .region_base, .region_size,
-      .cause(c_exec_cause), .base(c_base));
+      .cause(c_exec_cause), .base(c_base), .region_end(c_region_end), .region_bytes(c_region_bytes));
   sable_compute_ranges #(.DIM(DIM), .RW(RW)) compute_ranges (
       .cmd(pushed_cmd), .rows_last(c_rows_last), .lines_last(c_lines_last), .weights_last(c_weights_last),
       .macs(c_macs));
   // DMA bytes as the model counts them: elements × elem_bytes (same field positions in both).
   assign c_bytes = 64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB+:16]) * 64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB+:16]) *
                    64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_NZ_LSB+:16]) * 64'(pushed_cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB+:8]);
-  assign pushed_side = {sable_pkg::opcode_queue(pushed_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH]) ==
+  assign pushed_side = {c_region_end, c_region_bytes, sable_pkg::opcode_queue(pushed_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH]) ==
                         sable_pkg::QUEUE_COMPUTE ? c_macs : c_bytes, c_base, c_weights_last, c_lines_last, c_rows_last,
                         c_exec_cause, c_decode_cause};
   assign decode_cause = fetch_side.decode_cause;
+  // The execution check's last test at dispatch, from its registered operands: the bytes inside
+  // the region (end > size in two 32-bit halves side by side, not one 64-bit carry chain).
+  logic [7:0] exec_cause;
+  always_comb begin
+    logic beyond;
+    beyond = fetch_side.region_bytes[63:32] < 32'(fetch_side.region_end[50:32]) ||
+             (fetch_side.region_bytes[63:32] == 32'(fetch_side.region_end[50:32]) &&
+              fetch_side.region_bytes[31:0] < fetch_side.region_end[31:0]);
+    exec_cause = fetch_side.exec_cause != sable_pkg::ERROR_NONE ? fetch_side.exec_cause :
+                 beyond ? sable_pkg::ERROR_REGION_OUT_OF_BOUNDS : sable_pkg::ERROR_NONE;
+  end
 
   always_comb begin
     d_opcode = fetch_cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH];
@@ -225,7 +239,7 @@ module sable_cmd_proc #(
     sable_fifo #(.WIDTH(EW), .DEPTH(QUEUE_DEPTH)) queue (
         .clk, .rst_n, .clear(unit_clear || start), .push(q_push[q]),
         .push_data({fetch_side.bytes, q == sable_pkg::QUEUE_COMPUTE ? 64'(fetch_side.ranges) : fetch_side.base,
-                    fetch_side.exec_cause, next_index, fetch_cmd}),
+                    exec_cause, next_index, fetch_cmd}),
         .pop(q_pop[q]), .head(q_head[EW*q +: EW]),
         .empty(q_empty[q]), .full(q_full[q]), .count);
     assign unused_count = ^count;

@@ -4,7 +4,8 @@
 // command and the region table (read before the first command), so the command processor
 // evaluates them as the command enters the fetch buffer (sable_cmd_fetch's registered push), keeps
 // the verdict beside it, and raises the cause when the command reaches the head of its queue (as
-// the model does when it would execute it). Combinational and exact like the model's 64-bit sums
+// the model does when it would execute it). The last test, the bytes inside the region, is left
+// to the dispatcher a cycle later: this module gives its two operands (region_end, region_bytes). Combinational and exact like the model's 64-bit sums
 // (fields are at most 32 bits, so nothing wraps), in narrower sums (below); a count's n - 1 is
 // taken in its 16 bits (m1), as commands that reach here have counts >= 1.
 module sable_exec_check #(
@@ -17,8 +18,12 @@ module sable_exec_check #(
     input  logic [7:0]                    region_count,
     input  logic [MAX_REGIONS*64-1:0]  region_base,
     input  logic [MAX_REGIONS*64-1:0]  region_size,
-    output logic [7:0]                    cause,
-    output logic [63:0]                   base      // device address of the region, for DMA
+    output logic [7:0]                    cause,    // every test but the bytes inside the region
+    output logic [63:0]                   base,     // device address of the region, for DMA
+    // the bytes inside the region, end <= size, for the command processor to test a cycle later
+    // (REGION_OUT_OF_BOUNDS when cause is ERROR_NONE and region_end > region_bytes; 0 but for DMA)
+    output logic [50:0]                   region_end,
+    output logic [63:0]                   region_bytes
 );
 
 
@@ -78,18 +83,18 @@ module sable_exec_check #(
     $error("DMA_LOAD and DMA_STORE no longer share the fields of their element grid");
   end
 
-  // Bytes [offset, offset + extent) of the region: BAD_REGION or REGION_OUT_OF_BOUNDS. The end,
-  // offset + extent < 2^51, is exact: each 16 × 32-bit product in two 16 × 16-bit halves, all of
-  // them and the offset in one sum (extent > size || offset > size − extent is end > size).
+  // Bytes [offset, offset + extent) of the region: BAD_REGION here, REGION_OUT_OF_BOUNDS from
+  // region_end and region_bytes. The end, offset + extent < 2^51, is exact: each 16 × 32-bit
+  // product in two 16 × 16-bit halves, all of them and the offset in one sum (extent > size ||
+  // offset > size − extent is end > size).
   function automatic logic [7:0] region_cause();
     if (region >= region_count || 32'(region) >= MAX_REGIONS) region_cause = sable_pkg::ERROR_BAD_REGION;
-    else if (64'(region_end) > size) region_cause = sable_pkg::ERROR_REGION_OUT_OF_BOUNDS;
     else region_cause = sable_pkg::ERROR_NONE;
   endfunction
 
   // A DMA's element grid and the bytes it spans in its region (same bits in both DMA commands).
   logic [63:0] dma_nx, dma_ny, dma_nz;
-  logic [50:0] region_end;
+  logic [50:0] dma_end;
   always_comb begin
     logic [15:0] nx_m1, ny_m1, nz_m1;
     logic [31:0] sx, sy, sz;
@@ -102,7 +107,7 @@ module sable_exec_check #(
     sx = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_X_LSB +: 32];
     sy = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Y_LSB +: 32];
     sz = cmd[sable_pkg::CMD_DMA_LOAD_DRAM_STRIDE_Z_LSB +: 32];
-    region_end = 51'(offset) + 51'(cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]) +
+    dma_end = 51'(offset) + 51'(cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: 8]) +
                  51'(nx_m1) * 51'(sx[15:0]) + (51'(nx_m1) * 51'(sx[31:16]) << 16) +
                  51'(ny_m1) * 51'(sy[15:0]) + (51'(ny_m1) * 51'(sy[31:16]) << 16) +
                  51'(nz_m1) * 51'(sz[15:0]) + (51'(nz_m1) * 51'(sz[31:16]) << 16);
@@ -209,5 +214,8 @@ module sable_exec_check #(
   assign unused_deps = ^cmd[sable_pkg::CMD_WAIT_LSB+:8];
 
   assign size = region_size[64*region[$clog2(MAX_REGIONS)-1:0] +: 64];
+  assign region_bytes = size;
+  assign region_end = cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH] == sable_pkg::OP_DMA_LOAD ||
+                      cmd[sable_pkg::CMD_OPCODE_LSB+:sable_pkg::CMD_OPCODE_WIDTH] == sable_pkg::OP_DMA_STORE ? dma_end : '0;
   assign base = region_base[64*region[$clog2(MAX_REGIONS)-1:0] +: 64];
 endmodule
