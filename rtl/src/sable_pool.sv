@@ -2,18 +2,20 @@
 // lane; the golden model is sim/func/src/executor.cc pool().
 //
 // One window tap per cycle, skipped taps (outside the input) included, so a command takes
-// ny*nx*kh*kw cycles plus a 4-cycle pipeline tail:
+// ny*nx*kh*kw cycles plus a 5-cycle pipeline tail:
 //   S0  walker: issues the scratchpad read of the tap (none for a skipped tap);
-//   S1  the line arrives and is folded into the per-lane max/sum and tap count; at the
-//       window's last tap |sum| + count/2 and the window's reciprocal enter S2;
-//   S2  average: the quotient by one multiply per lane with the reciprocal (below);
-//   S3  sign, clamp to [clamp_min, clamp_max] and the type's range;
-//   S4  the registered line write (and done with the last pixel).
+//   S1  the line arrives and is folded into the per-lane max/sum and tap count;
+//   S2  after the window's last tap: |sum| + count/2 from the registered sum and count (the
+//       next window's first tap overwrites them only at the end of this cycle) and the
+//       window's reciprocal;
+//   S3  average: the quotient by one multiply per lane with the reciprocal (below);
+//   S4  sign, clamp to [clamp_min, clamp_max] and the type's range;
+//   S5  the registered line write (and done with the last pixel).
 // The quotient has 8 bits because an average of bytes is at most 255 in magnitude. Max takes
 // the same path, divided by one.
 //
 // An output line may be an input line of a later window; the model writes each output before
-// reading the next window, so the walker stalls a tap whose line has a write still in S1..S4.
+// reading the next window, so the walker stalls a tap whose line has a write still in S1..S5.
 module sable_pool #(
     parameter int unsigned DIM = sable_pkg::CFG_ARRAY_DIM
 ) (
@@ -98,11 +100,11 @@ module sable_pool #(
     t_inside = ix >= 0 && ix < signed'(f_iw) && iy >= 0 && iy < signed'(f_ih);
   end
 
-  // Writes not yet performed (S1..S4): a tap reading one of their lines waits.
-  logic        p1, p2, p3, p4;
-  logic [15:0] o1, o2, o3, o4;
+  // Writes not yet performed (S1..S5): a tap reading one of their lines waits.
+  logic        p1, p2, p3, p4, p5;
+  logic [15:0] o1, o2, o3, o4, o5;
   assign hazard = t_inside && ((p1 && o1 == a_tap) || (p2 && o2 == a_tap) || (p3 && o3 == a_tap) ||
-                               (p4 && o4 == a_tap));
+                               (p4 && o4 == a_tap) || (p5 && o5 == a_tap));
   assign issue    = state == WALK && !hazard;
   assign u_re    = issue && t_inside;
   assign sp_raddr = a_tap;
@@ -297,7 +299,7 @@ module sable_pool #(
   end
   assign p1 = v1 && last1;
 
-  // ---------------------------------------------------------------- S2, S3: divide, clamp
+  // ---------------------------------------------------------------- S2..S4: divide, clamp
   // Signed result from sign and magnitude (-255..255), clamped to [f_lo, f_hi]; the bounds lie
   // within the type's range, so the low byte is the output.
   function automatic logic [7:0] saturate(input logic neg, input logic [7:0] mag);
@@ -307,17 +309,16 @@ module sable_pool #(
   endfunction
 
   logic                 v2, final2, v3, final3;
-  logic [DIM*24-1:0]    n2;       // |sum| + floor(d/2) (or |max|), < 2^24
-  logic [DIM-1:0]       neg2, neg3;
-  logic [RW-1:0]        recip2;   // R, shared by the lanes
-  logic [2:0]           k2;       // k: 24, 32, 36, 38, 40 as 0..4
-  logic [DIM*8-1:0]     q3;       // the quotient's magnitude
+  logic [DIM*24-1:0]    n3;       // |sum| + floor(d/2) (or |max|), < 2^24
+  logic [DIM-1:0]       neg3, neg4;
+  logic [RW-1:0]        recip3;   // R, shared by the lanes
+  logic [2:0]           k3;       // k: 24, 32, 36, 38, 40 as 0..4
+  logic [DIM*8-1:0]     q4;       // the quotient's magnitude
   // The data registers of every stage load only with a valid tap or pixel: an idle unit costs
   // nothing (in silicon and in the verilated model, which evaluates every datapath each cycle).
   always_ff @(posedge clk) if (adv) begin
     logic signed [25:0] base, v;
-    logic [DIM*26-1:0] acc_new;
-    logic [15:0] cnt_new, d;
+    logic [15:0] d;
     logic [RW-1:0] quot;
     logic [2:0] k;
     if (!rst_n || clear) begin
@@ -329,86 +330,91 @@ module sable_pool #(
     end
     // S1: the window's running maximum or sum.
     if (v1) begin
-      cnt_new = (first1 ? 16'd0 : cnt) + 16'(in1);
+      cnt <= (first1 ? 16'd0 : cnt) + 16'(in1);
       for (int unsigned c = 0; c < DIM; c++) begin
         // Max starts from the type's minimum (like the model); an average from zero.
         if (first1) base = f_avg ? 26'sd0 : (f_signed ? -26'sd128 : 26'sd0);
         else base = signed'(acc[26*c +: 26]);
         v = 26'(signed'({f_signed & sp_rd[8*c+7], sp_rd[8*c +: 8]}));
-        if (!in1) acc_new[26*c +: 26] = base;
-        else if (f_avg) acc_new[26*c +: 26] = base + v;
+        if (!in1) acc[26*c +: 26] <= base;
+        else if (f_avg) acc[26*c +: 26] <= base + v;
         // A running maximum lies in [-128, 255] (bytes and the type's minimum): compared in 9 bits.
-        else acc_new[26*c +: 26] = signed'(v[8:0]) > signed'(base[8:0]) ? v : base;
+        else acc[26*c +: 26] <= signed'(v[8:0]) > signed'(base[8:0]) ? v : base;
       end
-      acc <= acc_new;
-      cnt <= cnt_new;
-      // S2: sign and magnitude (+ half the count: rounding) and the reciprocal, at the window's
-      // last tap. Max: the value itself, divided by 1.
       if (last1) begin
         final2 <= final1;
         o2     <= o1;
-        d = f_avg ? cnt_new : 16'd1;
-        if (d[15])              {k, quot} = {3'd4, RW'(g_quot)};
-        else if (d[14])         {k, quot} = {3'd3, RW'(g_quot >> 2)};
-        else if (d[13:12] != 0) {k, quot} = {3'd2, RW'(g_quot >> 4)};
-        else if (d[11:8] != 0)  {k, quot} = {3'd1, RW'(g_quot >> 8)};
-        else                    {k, quot} = {3'd0, RW'(g_quot >> 16)};
-        recip2 <= d[15:6] == 0 ? small_recip(d[5:0]) : quot + RW'(1);
-        k2     <= k;
-        for (int unsigned c = 0; c < DIM; c++) begin
-          // |acc| + half as one adder: half + (acc ^ sign mask) + sign, the sign as its carry in.
-          logic [26:0] abs_half;
-          abs_half = {f_avg ? 26'(cnt_new[15:1]) : 26'd0, 1'b1} +
-                     {acc_new[26*c +: 26] ^ {26{acc_new[26*c + 25]}}, acc_new[26*c + 25]};
-          neg2[c] <= acc_new[26*c + 25];
-          n2[24*c +: 24] <= 24'(abs_half >> 1);
-        end
       end
     end
-    // S2 (v2): the quotient, floor(n * R / 2^k), one multiply per lane.
+    // S2 (v2): sign and magnitude (+ half the count: rounding) and the reciprocal, from the
+    // window's sum and count. Max: the value itself, divided by 1.
     if (v2) begin
       final3 <= final2;
       o3     <= o2;
+      d = f_avg ? cnt : 16'd1;
+      if (d[15])              {k, quot} = {3'd4, RW'(g_quot)};
+      else if (d[14])         {k, quot} = {3'd3, RW'(g_quot >> 2)};
+      else if (d[13:12] != 0) {k, quot} = {3'd2, RW'(g_quot >> 4)};
+      else if (d[11:8] != 0)  {k, quot} = {3'd1, RW'(g_quot >> 8)};
+      else                    {k, quot} = {3'd0, RW'(g_quot >> 16)};
+      recip3 <= d[15:6] == 0 ? small_recip(d[5:0]) : quot + RW'(1);
+      k3     <= k;
+      for (int unsigned c = 0; c < DIM; c++) begin
+        // |acc| + half as one adder: half + (acc ^ sign mask) + sign, the sign as its carry in.
+        logic [26:0] abs_half;
+        abs_half = {f_avg ? 26'(cnt[15:1]) : 26'd0, 1'b1} +
+                   {acc[26*c +: 26] ^ {26{acc[26*c + 25]}}, acc[26*c + 25]};
+        neg3[c] <= acc[26*c + 25];
+        n3[24*c +: 24] <= 24'(abs_half >> 1);
+      end
+    end
+  end
+
+  logic                v4, final4, v5, final5;
+  logic [DIM*8-1:0] data5;
+  always_ff @(posedge clk) if (adv) begin
+    if (!rst_n || clear) begin
+      v4     <= 1'b0;
+      v5     <= 1'b0;
+      final5 <= 1'b0;
+    end else begin
+      v4     <= v3;
+      v5     <= v4;
+      final5 <= v4 && final4;
+    end
+    // S3 (v3): the quotient, floor(n * R / 2^k), one multiply per lane.
+    if (v3) begin
+      final4 <= final3;
+      o4     <= o3;
       for (int unsigned c = 0; c < DIM; c++) begin
         logic [23:0] p;  // bits 47..24 of the product
-        p = 24'((48'(n2[24*c +: 24]) * 48'(recip2)) >> 24);
-        case (k2)
-          3'd0: q3[8*c +: 8] <= p[7:0];
-          3'd1: q3[8*c +: 8] <= p[15:8];
-          3'd2: q3[8*c +: 8] <= p[19:12];
-          3'd3: q3[8*c +: 8] <= p[21:14];
-          default: q3[8*c +: 8] <= p[23:16];
+        p = 24'((48'(n3[24*c +: 24]) * 48'(recip3)) >> 24);
+        case (k3)
+          3'd0: q4[8*c +: 8] <= p[7:0];
+          3'd1: q4[8*c +: 8] <= p[15:8];
+          3'd2: q4[8*c +: 8] <= p[19:12];
+          3'd3: q4[8*c +: 8] <= p[21:14];
+          default: q4[8*c +: 8] <= p[23:16];
         endcase
-        neg3[c] <= neg2[c];
+        neg4[c] <= neg3[c];
       end
+    end
+    // S4 (v4): the clamps.
+    if (v4) begin
+      o5 <= o4;
+      for (int unsigned c = 0; c < DIM; c++) data5[8*c +: 8] <= saturate(neg4[c], q4[8*c +: 8]);
     end
   end
   assign p2 = v2;
   assign p3 = v3;
-
-  logic                v4, final4;
-  logic [DIM*8-1:0] data4;
-  always_ff @(posedge clk) if (adv) begin
-    if (!rst_n || clear) begin
-      v4     <= 1'b0;
-      final4 <= 1'b0;
-    end else begin
-      v4     <= v3;
-      final4 <= v3 && final3;
-    end
-    // S3 (v3): the clamps.
-    if (v3) begin
-      o4 <= o3;
-      for (int unsigned c = 0; c < DIM; c++) data4[8*c +: 8] <= saturate(neg3[c], q3[8*c +: 8]);
-    end
-  end
   assign p4 = v4;
+  assign p5 = v5;
 
-  assign u_we    = v4 && !clear;
-  assign sp_waddr = o4;
-  assign sp_wdata = data4;
+  assign u_we    = v5 && !clear;
+  assign sp_waddr = o5;
+  assign sp_wdata = data5;
   assign sp_wstrb = '1;
-  assign u_done     = final4 && !clear;
+  assign u_done     = final5 && !clear;
   assign u_busy     = state != IDLE;
   assign error    = sable_pkg::ERROR_NONE;
 endmodule

@@ -23,7 +23,7 @@ namespace {
 
 constexpr uint32_t kDim = TEST_DIM;
 constexpr uint32_t kLines = 65536;
-constexpr uint64_t kTail = 4;  // pipeline cycles after the last tap (this engine)
+constexpr uint64_t kTail = 5;  // pipeline cycles after the last tap (this engine)
 
 struct Shape {
   bool average = false, isSigned = false;
