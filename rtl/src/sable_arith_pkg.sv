@@ -1,5 +1,6 @@
 // The fixed-point arithmetic of the ISA (docs/isa.md: POSTPROC, ELTWISE, SOFTMAX) as pure
-// functions, bit-exact with rtl/spec/include/sable/isa_arith.h (the C home of the same rounding).
+// functions, bit-exact with rtl/spec/include/sable/isa_arith.h (the C home of the same rounding),
+// and the DMA's 64-bit address step.
 // The units call them between their own pipeline registers; the functions hold no state. Each
 // assigns its result to its name instead of `return` (Yosys 0.23 has no `return`; docs/rtl.md).
 package sable_arith_pkg;
@@ -131,5 +132,13 @@ package sable_arith_pkg;
     if (v < lo) clamp32 = lo;
     else if (v > hi) clamp32 = hi;
     else clamp32 = v;
+  endfunction
+
+  // a + b mod 2^64 for a 64-bit address and a 32-bit stride (the DMA's walkers): two 32-bit
+  // halves, the high one carry-selected, so the carry chain is 33 bits rather than 64.
+  function automatic logic [63:0] addr_step(input logic [63:0] a, input logic [31:0] b);
+    logic [32:0] lo;
+    lo = {1'b0, a[31:0]} + {1'b0, b};
+    addr_step = {lo[32] ? a[63:32] + 32'd1 : a[63:32], lo[31:0]};
   endfunction
 endpackage

@@ -12,7 +12,8 @@
 // Beat addresses are byte addresses divided by the 16 bytes of a beat (60 bits, wrapping).
 //
 // No 60-bit carry chain (each would be 15 CARRY4 levels): b0 == last − 1 is tested as
-// b0 + 1 == last bit by bit, and last + 1 is two 30-bit halves, the high one carry-selected.
+// b0 + 1 == last bit by bit (and b0 == last + 1 likewise), and last + 1 is two 30-bit halves,
+// the high one carry-selected.
 module sable_dma_beat_rule (
     input  logic        last_valid,
     input  logic [59:0] last,
@@ -20,6 +21,7 @@ module sable_dma_beat_rule (
     input  logic [59:0] b0,      // beat of the span's first byte
     output logic        in_hi,   // b0 is the window's newest beat
     output logic        in_lo,   // b0 is the window's older beat
+    output logic        after,   // b0 is the beat after the window's newest (last + 1)
     output logic [59:0] first
 );
   // x + 1 == y (mod 2^60) exactly when y ^ x is the carry of the increment: 1 into bit 0, and
@@ -35,5 +37,6 @@ module sable_dma_beat_rule (
 
   assign in_hi = last_valid && b0 == last;
   assign in_lo = last_valid && lo_ok && plus_one_is(b0, last);
+  assign after = last_valid && plus_one_is(last, b0);
   assign first = (in_hi || in_lo) ? last_p1 : b0;
 endmodule

@@ -133,13 +133,13 @@ module sable_dma_load #(
   logic [127:0] w_hi, w_lo;
 
   logic [59:0] d_b0, d_b1, d_first;
-  logic        d_in_hi, d_in_lo, d_need;
+  logic        d_in_hi, d_in_lo, d_after, d_need;
   assign d_b0 = elem_addr[63:4];
   assign d_b1 = 60'((elem_addr + 64'(eb_q) - 64'd1) >> 4);
 
   sable_dma_beat_rule u_rule (
       .last_valid(wv), .last(wl), .lo_ok(wlo_ok), .b0(d_b0),
-      .in_hi(d_in_hi), .in_lo(d_in_lo), .first(d_first)
+      .in_hi(d_in_hi), .in_lo(d_in_lo), .after(d_after), .first(d_first)
   );
   assign d_need = d_first <= d_b1;
 
@@ -252,7 +252,8 @@ module sable_dma_load #(
             w_lo <= w_hi;
             w_hi <= rdata;
             wl <= d_first;
-            wlo_ok <= wv && d_first == wl + 60'd1;
+            // the new beat follows the newest one: always after a hit (first = last + 1)
+            wlo_ok <= d_in_hi || d_in_lo || d_after;
             wv <= 1'b1;
           end
           if (beat_err) bus_err <= 1'b1;
@@ -302,10 +303,6 @@ module sable_dma_load #(
     end
   end
 
-  // Where in the window the element starts is recomputed above from the window after this
-  // cycle's beat, so the rule's hit flags are not needed here.
-  logic unused_hits;
-  assign unused_hits = d_in_hi ^ d_in_lo;
   // Opcode, dependencies and region index are the command processor's.
   logic unused_cmd;
   assign unused_cmd = ^{cmd[sable_pkg::CMD_DMA_LOAD_REGION_LSB +: sable_pkg::CMD_DMA_LOAD_REGION_WIDTH], cmd[15:0]};

@@ -150,7 +150,7 @@ module sable_dma_store #(
   logic [63:0] e_addr;
   logic [8*DIM-1:0] e_line;
   logic [59:0] e_b0, e_b1, e_first;
-  logic        e_in_hi, e_in_lo, e_need;
+  logic        e_in_hi, e_in_lo, e_after, e_need;
   assign e_addr = lq_head[LW-1 -: 64];
   assign e_line = lq_head[8*DIM-1:0];
   assign e_b0 = e_addr[63:4];
@@ -158,7 +158,7 @@ module sable_dma_store #(
 
   sable_dma_beat_rule u_rule (
       .last_valid(lv), .last(lb), .lo_ok(lo_ok), .b0(e_b0),
-      .in_hi(e_in_hi), .in_lo(e_in_lo), .first(e_first)
+      .in_hi(e_in_hi), .in_lo(e_in_lo), .after(e_after), .first(e_first)
   );
   assign e_need = e_first <= e_b1;
 
@@ -276,7 +276,7 @@ module sable_dma_store #(
       // Window.
       if (open) begin
         lb <= e_first;
-        lo_ok <= lv && e_first == lb + 60'd1;
+        lo_ok <= e_in_hi || e_in_lo || e_after;  // first is last + 1 after a hit
         lv <= 1'b1;
         lo_occ <= hi_occ;
         hi_occ <= 1'b1;
@@ -338,8 +338,6 @@ module sable_dma_store #(
     end
   end
 
-  logic unused_hits;
-  assign unused_hits = e_in_hi ^ e_in_lo;
   // Opcode, dependencies, region index and the load-only fields are not the store's.
   logic unused_cmd;
   assign unused_cmd = ^{cmd[159:144], cmd[95:80], cmd[sable_pkg::CMD_DMA_STORE_REGION_LSB +: sable_pkg::CMD_DMA_STORE_REGION_WIDTH], cmd[15:0]};
