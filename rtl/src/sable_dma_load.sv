@@ -67,14 +67,12 @@ module sable_dma_load #(
   logic   bus_err;  // a non-OKAY response was seen
 
   // ---- command fields ----
-  logic [7:0]  eb_q, pad_q;
-  logic [15:0] nx_q, ny_q;
-  logic [15:0] nz_q;
-  logic [3:0]  pl_q, pt_q;
+  logic [4:0]  eb_q;  // 1..16
+  logic [7:0]  pad_q;
   logic [16:0] width_m1, height_m1;  // padded row and plane sizes, minus one
   logic [31:0] sx_q, sy_q, sz_q;
 
-  wire [63:0] c_base = region_base + 64'(cmd[sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB +: sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_WIDTH]);
+  wire [63:0] c_base = sable_arith_pkg::addr_step(region_base, (cmd[sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_LSB +: sable_pkg::CMD_DMA_LOAD_DRAM_OFFSET_WIDTH]));
   wire [7:0]  c_eb = cmd[sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_LSB +: sable_pkg::CMD_DMA_LOAD_ELEM_BYTES_WIDTH];
   wire [15:0] c_nx = cmd[sable_pkg::CMD_DMA_LOAD_NX_LSB +: sable_pkg::CMD_DMA_LOAD_NX_WIDTH];
   wire [15:0] c_ny = cmd[sable_pkg::CMD_DMA_LOAD_NY_LSB +: sable_pkg::CMD_DMA_LOAD_NY_WIDTH];
@@ -114,34 +112,45 @@ module sable_dma_load #(
   assign arburst = 2'b01;  // INCR
 
   // ---- data side: destination walker ----
+  // Whether the position is a real element (not padding) is kept as registered flags (rx: px in
+  // [pad_left, pad_left + nx), ry: py in [pad_top, pad_top + ny)) that change where px or py
+  // meets a registered bound, so no compare of px or py lies between the walker and rready.
   logic [16:0] px, py;
   logic [15:0] pz;
   logic [15:0] line;
   logic [63:0] elem_addr, row_addr, plane_addr;
   logic        real_elem, last_line, row_end, plane_end;
-  logic        real_row;
+  logic        rx, ry, rx0, ry0;                   // flags, and their values at px = 0 / py = 0
+  logic [16:0] pl_m1, xe_m1, pt_m1, ye_m1;         // pad_left - 1, pad_left + nx - 1, the same in y
+  logic [15:0] nz_m1;
 
-  assign real_row = py >= 17'(pt_q) && py < 17'(pt_q) + 17'(ny_q);
-  assign real_elem = real_row && px >= 17'(pl_q) && px < 17'(pl_q) + 17'(nx_q);
+  assign real_elem = rx && ry;
   assign row_end = px == width_m1;
   assign plane_end = row_end && py == height_m1;
-  assign last_line = plane_end && pz == nz_q - 16'd1;
+  assign last_line = plane_end && pz == nz_m1;
 
   // Window: the two most recent R beats (hi = beat wl, lo = beat wl - 1 when wlo_ok).
   logic         wv, wlo_ok;
   logic [59:0]  wl;
   logic [127:0] w_hi, w_lo;
 
-  logic [59:0] d_b0, d_b1, d_first;
-  logic        d_in_hi, d_in_lo, d_after, d_need;
+  // The element's bytes are [elem_addr, elem_addr + elem_bytes - 1] with elem_bytes 1..16 (the
+  // decode check refuses others) and below 2^64 (the region checks), so its last beat is d_b0 + s,
+  // s a carry out of the low 4 bits. The rule's first beat is d_b0 (no hit), d_b0 + 1 (in_hi) or
+  // d_b0 + 2 (in_lo), so `first <= last beat` and `first == last beat` follow from the hit flags
+  // and s alone (no 60-bit compare; and after the beat 2^60 - 1, whose + 1 the rule's 60-bit
+  // `first` wraps to 0, no beat is wanted).
+  logic [59:0] d_b0, d_first;
+  logic        d_in_hi, d_in_lo, d_after, d_need, d_fin, d_s;
   assign d_b0 = elem_addr[63:4];
-  assign d_b1 = 60'((elem_addr + 64'(eb_q) - 64'd1) >> 4);
+  assign d_s = 5'(elem_addr[3:0]) + eb_q > 5'd16;
 
   sable_dma_beat_rule u_rule (
       .last_valid(wv), .last(wl), .lo_ok(wlo_ok), .b0(d_b0),
       .in_hi(d_in_hi), .in_lo(d_in_lo), .after(d_after), .first(d_first)
   );
-  assign d_need = d_first <= d_b1;
+  assign d_need = !(d_in_hi || d_in_lo) || (d_in_hi && d_s);
+  assign d_fin = d_in_hi ? d_s : !d_in_lo && !d_s;
 
   // A line write the scratchpad refused (a bank conflict) stays in the write register: the walker
   // and the R channel wait for it (rready low: backpressure on the bus).
@@ -151,22 +160,22 @@ module sable_dma_load #(
   assign pop = rvalid && rready;
   assign beat_err = pop && rresp != 2'b00;
   // The element is complete when it needs no beat, or the beat arriving is its last one.
-  assign line_ready = !real_elem || !d_need || (pop && d_first == d_b1);
+  assign line_ready = !real_elem || !d_need || (pop && d_fin);
   assign advance = state == S_RUN && !clear && line_ready && !beat_err && !sp_hold;
 
-  // ---- line assembly: window after this cycle's beat, element bytes, repeat, padding ----
-  logic [255:0]       win;
-  logic [59:0]        wl_new;
-  logic [4:0]         off;
-  logic [255:0]       shifted;
+  // ---- line assembly: element bytes, repeat, padding ----
+  // Lane j holds the element's byte lane_src[j], at p = elem_addr[3:0] + lane_src[j] in the beats
+  // b0 (p < 16) and b0 + 1 (p >= 16). The window after this cycle's beat holds them: with a pop,
+  // {rdata, w_hi}, the element starting in rdata when it had no hit; without, {w_hi, w_lo}, the
+  // element starting in w_hi when b0 is the window's newest beat. A byte past the window reads 0.
+  // Each lane picks its byte from rdata, w_hi and w_lo by p[3:0] first and by pop last, so the
+  // R beat's handshake is one select away from the line register.
   logic [8*DIM-1:0]   line_data;
   logic [4*DIM-1:0]   lane_src;      // lane j's source byte, 4 bits each
   logic [DIM-1:0]     lane_on;
-
-  assign win = pop ? {rdata, w_hi} : {w_hi, w_lo};
-  assign wl_new = pop ? d_first : wl;
-  assign off = {d_b0 == wl_new, elem_addr[3:0]};
-  assign shifted = win >> {off, 3'b000};
+  logic               start_hi_pop, start_hi_hold;  // the element starts in the window's upper beat
+  assign start_hi_pop = !(d_in_hi || d_in_lo);
+  assign start_hi_hold = d_b0 == wl;
 
   // Lane j of a line holds source byte j / repeat while j < elem_bytes * repeat: per lane a
   // decoded choice among the DIM possible repeats, registered with the command (a repeat outside
@@ -186,7 +195,15 @@ module sable_dma_load #(
 
   always_comb begin
     for (int j = 0; j < DIM; j++) begin
-      line_data[8*j +: 8] = (real_elem && lane_on[j]) ? shifted[8*lane_src[4*j +: 4] +: 8] : pad_q;
+      logic [4:0] p;
+      logic [7:0] r_b, h_b, l_b, byte_v;
+      p = 5'(elem_addr[3:0]) + 5'(lane_src[4*j +: 4]);
+      r_b = rdata[8*p[3:0] +: 8];
+      h_b = w_hi[8*p[3:0] +: 8];
+      l_b = w_lo[8*p[3:0] +: 8];
+      if (pop) byte_v = !p[4] ? (start_hi_pop ? r_b : h_b) : (start_hi_pop ? 8'd0 : r_b);
+      else byte_v = !p[4] ? (start_hi_hold ? h_b : l_b) : (start_hi_hold ? 8'd0 : h_b);
+      line_data[8*j +: 8] = (real_elem && lane_on[j]) ? byte_v : pad_q;
     end
   end
 
@@ -223,16 +240,20 @@ module sable_dma_load #(
           state <= S_RUN;
           silent <= 1'b0;
           bus_err <= 1'b0;
-          eb_q <= c_eb;
+          eb_q <= 5'(c_eb);
           lane_src <= c_lane_src;
           lane_on <= c_lane_on;
           pad_q <= cmd[sable_pkg::CMD_DMA_LOAD_PAD_VALUE_LSB +: sable_pkg::CMD_DMA_LOAD_PAD_VALUE_WIDTH];
-          nx_q <= c_nx;
-          ny_q <= c_ny;
-          nz_q <= c_nz;
-          pl_q <= c_pl;
-          pt_q <= c_pt;
           width_m1 <= 17'(c_pl) + 17'(c_nx) + 17'(c_pr) - 17'd1;
+          nz_m1 <= c_nz - 16'd1;
+          pl_m1 <= 17'(c_pl) - 17'd1;
+          xe_m1 <= 17'(c_pl) + 17'(c_nx) - 17'd1;
+          pt_m1 <= 17'(c_pt) - 17'd1;
+          ye_m1 <= 17'(c_pt) + 17'(c_ny) - 17'd1;
+          rx <= c_pl == 4'd0 && c_nx != 16'd0;
+          ry <= c_pt == 4'd0 && c_ny != 16'd0;
+          rx0 <= c_pl == 4'd0 && c_nx != 16'd0;
+          ry0 <= c_pt == 4'd0 && c_ny != 16'd0;
           height_m1 <= 17'(c_pt) + 17'(c_ny) + 17'(c_pb) - 17'd1;
           sx_q <= c_sx;
           sy_q <= c_sy;
@@ -262,28 +283,33 @@ module sable_dma_load #(
             silent <= clear;
           end else if (advance) begin
             line <= line + 16'd1;
-            if (real_elem) elem_addr <= elem_addr + 64'(sx_q);
+            if (real_elem) elem_addr <= sable_arith_pkg::addr_step(elem_addr, sx_q);
             if (last_line) begin
               state <= S_FINISH;
             end else if (!row_end) begin
               px <= px + 17'd1;
+              rx <= rx ? px != xe_m1 : px == pl_m1;
             end else if (!plane_end) begin
               px <= '0;
+              rx <= rx0;
               py <= py + 17'd1;
+              ry <= ry ? py != ye_m1 : py == pt_m1;
               // The next row's first element: one source row further once inside the rows.
-              if (real_row && py != 17'(pt_q) + 17'(ny_q) - 17'd1) begin
-                row_addr <= row_addr + 64'(sy_q);
-                elem_addr <= row_addr + 64'(sy_q);
+              if (ry && py != ye_m1) begin
+                row_addr <= sable_arith_pkg::addr_step(row_addr, sy_q);
+                elem_addr <= sable_arith_pkg::addr_step(row_addr, sy_q);
               end else begin
                 elem_addr <= row_addr;
               end
             end else begin
               px <= '0;
+              rx <= rx0;
               py <= '0;
+              ry <= ry0;
               pz <= pz + 16'd1;
-              plane_addr <= plane_addr + 64'(sz_q);
-              row_addr <= plane_addr + 64'(sz_q);
-              elem_addr <= plane_addr + 64'(sz_q);
+              plane_addr <= sable_arith_pkg::addr_step(plane_addr, sz_q);
+              row_addr <= sable_arith_pkg::addr_step(plane_addr, sz_q);
+              elem_addr <= sable_arith_pkg::addr_step(plane_addr, sz_q);
             end
           end
         end

@@ -92,13 +92,16 @@ struct Result {
 
 class Bench {
  public:
-  explicit Bench(AxiMemoryConfig cfg = {}) : mem(kMemBytes), sp(size_t{kSpLines} * kDim) {
+  // The memory image at `memBase` (kMemBytes bytes; the top of the 64-bit address space is
+  // 2^64 - kMemBytes).
+  explicit Bench(AxiMemoryConfig cfg = {}, uint64_t base = kMemBase)
+      : mem(kMemBytes), sp(size_t{kSpLines} * kDim), memBase(base) {
     ctx = std::make_unique<VerilatedContext>();
     dut = std::make_unique<Vsable_dma_bench>(ctx.get());
     std::mt19937 r(7);
     for (auto& b : mem) b = static_cast<uint8_t>(r());
     for (auto& b : sp) b = static_cast<uint8_t>(r());
-    axi = std::make_unique<AxiMemory>(std::span<uint8_t>(mem), kMemBase, cfg);
+    axi = std::make_unique<AxiMemory>(std::span<uint8_t>(mem), memBase, cfg);
     dut->rst_n = 0;
     step();
     step();
@@ -174,7 +177,7 @@ class Bench {
   Result run(const Dma& c, uint64_t regionOff, uint64_t clearAfter = ~0ull, uint64_t limit = 400000) {
     const auto w = c.words();
     for (unsigned i = 0; i < 8; ++i) (c.store ? dut->st_cmd : dut->ld_cmd)[i] = w[i];
-    dut->region_base = kMemBase + regionOff;
+    dut->region_base = memBase + regionOff;
     (c.store ? dut->st_start : dut->ld_start) = 1;
     Result r;
     const uint64_t t0 = cycle;
@@ -198,6 +201,7 @@ class Bench {
   std::unique_ptr<VerilatedContext> ctx;
   std::unique_ptr<Vsable_dma_bench> dut;
   std::vector<uint8_t> mem, sp;
+  uint64_t memBase;
   std::array<uint8_t, kDim> spRead{};
   std::unique_ptr<AxiMemory> axi;
   uint64_t cycle = 0, badBursts = 0, arCount = 0, awCount = 0, spWrites = 0, refused = 0;
@@ -214,8 +218,8 @@ namespace {
 constexpr uint8_t kErrNone = 0, kErrBus = 13;
 
 // A random command of the given direction whose region fits the memory image; returns the
-// region offset chosen.
-uint64_t randomDma(std::mt19937_64& r, bool store, Dma& c) {
+// region offset chosen. With `atEnd` its last byte is within 48 bytes of the image's end.
+uint64_t randomDma(std::mt19937_64& r, bool store, Dma& c, bool atEnd = false) {
   auto pick = [&](uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(r); };
   c = Dma{};
   c.store = store;
@@ -251,7 +255,7 @@ uint64_t randomDma(std::mt19937_64& r, bool store, Dma& c) {
   c.offset = static_cast<uint32_t>(pick(0, 300));
   c.sp = static_cast<uint32_t>(pick(0, kSpLines - c.lines()));
   const uint64_t need = c.offset + c.extent();
-  return pick(0, kMemBytes - need - 1);
+  return atEnd ? kMemBytes - need - pick(0, 47) : pick(0, kMemBytes - need - 1);
 }
 
 void expectQuiet(Bench& b) {
@@ -265,17 +269,20 @@ void expectQuiet(Bench& b) {
   EXPECT_FALSE(b.dut->wvalid);
 }
 
-void randomLoads(AxiMemoryConfig cfg, uint64_t seed, int count, double refuse = 0) {
-  Bench b(cfg);
+void randomLoads(AxiMemoryConfig cfg, uint64_t seed, int count, double refuse = 0, bool top = false) {
+  Bench b(cfg, top ? 0 - uint64_t{kMemBytes} : kMemBase);
   b.refuse = refuse;
   std::mt19937_64 r(seed);
   for (int i = 0; i < count; ++i) {
     Dma c;
-    const uint64_t region = randomDma(r, false, c);
+    const uint64_t region = randomDma(r, false, c, top);
     std::vector<uint8_t> expect = b.sp;
     refLoad(c, &b.mem[region], expect);
     const Result res = b.run(c, region);
-    ASSERT_TRUE(res.done) << "command " << i;
+    ASSERT_TRUE(res.done) << "command " << i << " eb=" << c.eb << " nx=" << c.nx << " ny=" << c.ny << " nz=" << c.nz
+                          << " sx=" << c.sx << " sy=" << c.sy << " sz=" << c.sz << " off=" << c.offset
+                          << " region=" << region << " violations=" << b.axi->violations().size() << " "
+                          << (b.axi->violations().empty() ? "" : b.axi->violations().front());
     EXPECT_EQ(res.error, kErrNone);
     ASSERT_TRUE(b.sp == expect) << "command " << i << " eb=" << c.eb << " rep=" << c.rep << " nx=" << c.nx
                                 << " ny=" << c.ny << " nz=" << c.nz << " sx=" << c.sx << " sy=" << c.sy
@@ -288,17 +295,20 @@ void randomLoads(AxiMemoryConfig cfg, uint64_t seed, int count, double refuse = 
   }
 }
 
-void randomStores(AxiMemoryConfig cfg, uint64_t seed, int count, double refuse = 0) {
-  Bench b(cfg);
+void randomStores(AxiMemoryConfig cfg, uint64_t seed, int count, double refuse = 0, bool top = false) {
+  Bench b(cfg, top ? 0 - uint64_t{kMemBytes} : kMemBase);
   b.refuse = refuse;
   std::mt19937_64 r(seed);
   for (int i = 0; i < count; ++i) {
     Dma c;
-    const uint64_t region = randomDma(r, true, c);
+    const uint64_t region = randomDma(r, true, c, top);
     std::vector<uint8_t> expect = b.mem;
     refStore(c, b.sp, &expect[region]);
     const Result res = b.run(c, region);
-    ASSERT_TRUE(res.done) << "command " << i;
+    ASSERT_TRUE(res.done) << "command " << i << " eb=" << c.eb << " nx=" << c.nx << " ny=" << c.ny << " nz=" << c.nz
+                          << " sx=" << c.sx << " sy=" << c.sy << " sz=" << c.sz << " off=" << c.offset
+                          << " region=" << region << " violations=" << b.axi->violations().size() << " "
+                          << (b.axi->violations().empty() ? "" : b.axi->violations().front());
     EXPECT_EQ(res.error, kErrNone);
     ASSERT_TRUE(b.mem == expect) << "command " << i << " eb=" << c.eb << " nx=" << c.nx << " ny=" << c.ny
                                  << " nz=" << c.nz << " sx=" << c.sx << " sy=" << c.sy << " sz=" << c.sz
@@ -329,6 +339,9 @@ TEST(DmaLoad, RandomShapesShortLatency) {
 // its line and the R channel (backpressure), the store asks for its line again.
 TEST(DmaLoad, RandomShapesRefused) { randomLoads({}, 6, 200, 1.0 / 3); }
 TEST(DmaStore, RandomShapes) { randomStores({}, 11, 400); }
+// The memory at the top of the 64-bit address space, each command's last byte within 48 bytes of
+// 2^64: elements in the last beats (2^60 - 1 is the last beat number; its + 1 wraps to 0).
+TEST(DmaLoad, TopOfAddressSpace) { randomLoads({}, 21, 200, 0, true); }
 TEST(DmaStore, RandomShapesRefused) { randomStores({}, 14, 200, 1.0 / 3); }
 TEST(DmaStore, RandomShapesBackpressure) {
   AxiMemoryConfig cfg;
