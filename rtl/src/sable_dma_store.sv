@@ -71,7 +71,7 @@ module sable_dma_store #(
   logic   silent;
   logic   bus_err;
 
-  wire [63:0] c_base = region_base + 64'(cmd[sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_LSB +: sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_WIDTH]);
+  wire [63:0] c_base = sable_arith_pkg::addr_step(region_base, cmd[sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_LSB +: sable_pkg::CMD_DMA_STORE_DRAM_OFFSET_WIDTH]);
   wire [7:0]  c_eb = cmd[sable_pkg::CMD_DMA_STORE_ELEM_BYTES_LSB +: sable_pkg::CMD_DMA_STORE_ELEM_BYTES_WIDTH];
   wire [15:0] c_nx = cmd[sable_pkg::CMD_DMA_STORE_NX_LSB +: sable_pkg::CMD_DMA_STORE_NX_WIDTH];
   wire [15:0] c_ny = cmd[sable_pkg::CMD_DMA_STORE_NY_LSB +: sable_pkg::CMD_DMA_STORE_NY_WIDTH];
@@ -82,8 +82,8 @@ module sable_dma_store #(
 
   wire accept = start && state == S_IDLE && !clear;  // clear wins over a start in the same cycle
 
-  logic [7:0]  eb_q;
-  logic [15:0] nx_q, ny_q, nz_q;
+  logic [4:0]  eb_q;  // 1..16 (the decode check refuses others)
+  logic [15:0] nx_m1, ny_m1, nz_m1;
   logic [31:0] sx_q, sy_q, sz_q;
 
   // ---- address side ----
@@ -130,7 +130,7 @@ module sable_dma_store #(
   logic [LW-1:0] lq_head;
   logic [$clog2(LINE_DEPTH+1)-1:0] lq_count;
 
-  assign rd_last = rd_x == nx_q - 16'd1 && rd_y == ny_q - 16'd1 && rd_z == nz_q - 16'd1;
+  assign rd_last = rd_x == nx_m1 && rd_y == ny_m1 && rd_z == nz_m1;
   assign sp_re = state == S_RUN && !clear && rd_active && 32'(lq_count) + 32'(inflight) < LINE_DEPTH;
   assign sp_raddr = rd_line;
 
@@ -149,18 +149,22 @@ module sable_dma_store #(
 
   logic [63:0] e_addr;
   logic [8*DIM-1:0] e_line;
-  logic [59:0] e_b0, e_b1, e_first;
-  logic        e_in_hi, e_in_lo, e_after, e_need;
+  logic [59:0] e_b0, e_first;
+  logic        e_in_hi, e_in_lo, e_after, e_need, e_fin, e_s;
   assign e_addr = lq_head[LW-1 -: 64];
   assign e_line = lq_head[8*DIM-1:0];
   assign e_b0 = e_addr[63:4];
-  assign e_b1 = 60'((e_addr + 64'(eb_q) - 64'd1) >> 4);
+  // The element's last beat is e_b0 + e_s, e_s a carry out of the low 4 bits; the rule's
+  // `first <= last beat` and `first == last beat` follow from the hit flags and e_s alone (as in
+  // sable_dma_load).
+  assign e_s = 5'(e_addr[3:0]) + eb_q > 5'd16;
 
   sable_dma_beat_rule u_rule (
       .last_valid(lv), .last(lb), .lo_ok(lo_ok), .b0(e_b0),
       .in_hi(e_in_hi), .in_lo(e_in_lo), .after(e_after), .first(e_first)
   );
-  assign e_need = e_first <= e_b1;
+  assign e_need = !(e_in_hi || e_in_lo) || (e_in_hi && e_s);
+  assign e_fin = e_in_hi ? e_s : !e_in_lo && !e_s;
 
   logic w_free, can_emit, open, merge, flushing, emit;
   logic [127:0] emit_data;
@@ -171,7 +175,7 @@ module sable_dma_store #(
   assign can_emit = w_free && !len_empty;
   // Opening a beat pushes the older slot out as a W beat when it is occupied.
   assign open = state == S_RUN && !clear && !lq_empty && e_need && (!lo_occ || can_emit);
-  assign merge = state == S_RUN && !clear && !lq_empty && (!e_need || (open && e_first == e_b1));
+  assign merge = state == S_RUN && !clear && !lq_empty && (!e_need || (open && e_fin));
   assign lq_pop = merge;
   // Every line read and merged: send what the window still holds, older slot first.
   assign flushing = state == S_RUN && !clear && !rd_active && !inflight && lq_empty && (lo_occ || hi_occ);
@@ -194,21 +198,24 @@ module sable_dma_store #(
   end
   assign len_pop = emit && w_cnt == len_head;
 
-  // Window after this cycle's opening, then the element merged into it.
-  logic [255:0] ow_data, e_data_sh, e_mask8, nw_data;
-  logic [31:0]  ow_strb, e_mask_sh, nw_strb;
-  logic [59:0]  lb_new;
-  logic [4:0]   off;
+  // Window after this cycle's opening, then the element merged into it at byte offset
+  // {starts in the upper beat, e_addr[3:0]}: the element starts in the upper beat when an opened
+  // beat is its first (no hit), or, without an opening, when it is the window's newest beat. The
+  // shift by e_addr[3:0] comes from the line FIFO's head alone; opening selects last.
+  logic [255:0] ow_data, e_data_a, e_data_sh, e_mask8, nw_data;
+  logic [31:0]  ow_strb, e_mask_a, e_mask_sh, nw_strb;
+  logic         start_hi;
   logic [DIM-1:0] e_mask;
   always_comb begin
-    for (int j = 0; j < DIM; j++) e_mask[j] = 8'(j) < eb_q;
+    for (int j = 0; j < DIM; j++) e_mask[j] = 5'(j) < eb_q;
   end
   assign ow_data = open ? {128'd0, win_data[255:128]} : win_data;
   assign ow_strb = open ? {16'd0, win_strb[31:16]} : win_strb;
-  assign lb_new = open ? e_first : lb;
-  assign off = {e_b0 == lb_new, e_addr[3:0]};
-  assign e_data_sh = 256'(e_line) << {off, 3'b000};
-  assign e_mask_sh = 32'(e_mask) << off;
+  assign start_hi = open ? !(e_in_hi || e_in_lo) : e_b0 == lb;
+  assign e_data_a = 256'(e_line) << {e_addr[3:0], 3'b000};
+  assign e_mask_a = 32'(e_mask) << e_addr[3:0];
+  assign e_data_sh = start_hi ? {e_data_a[127:0], 128'd0} : e_data_a;
+  assign e_mask_sh = start_hi ? {e_mask_a[15:0], 16'd0} : e_mask_a;
   always_comb begin
     for (int j = 0; j < 32; j++) e_mask8[8*j +: 8] = {8{e_mask_sh[j]}};
   end
@@ -255,21 +262,21 @@ module sable_dma_store #(
         rd_line <= rd_line + 16'd1;
         if (rd_last) begin
           rd_active <= 1'b0;
-        end else if (rd_x != nx_q - 16'd1) begin
+        end else if (rd_x != nx_m1) begin
           rd_x <= rd_x + 16'd1;
-          rd_addr <= rd_addr + 64'(sx_q);
-        end else if (rd_y != ny_q - 16'd1) begin
+          rd_addr <= sable_arith_pkg::addr_step(rd_addr, sx_q);
+        end else if (rd_y != ny_m1) begin
           rd_x <= '0;
           rd_y <= rd_y + 16'd1;
-          rd_row <= rd_row + 64'(sy_q);
-          rd_addr <= rd_row + 64'(sy_q);
+          rd_row <= sable_arith_pkg::addr_step(rd_row, sy_q);
+          rd_addr <= sable_arith_pkg::addr_step(rd_row, sy_q);
         end else begin
           rd_x <= '0;
           rd_y <= '0;
           rd_z <= rd_z + 16'd1;
-          rd_plane <= rd_plane + 64'(sz_q);
-          rd_row <= rd_plane + 64'(sz_q);
-          rd_addr <= rd_plane + 64'(sz_q);
+          rd_plane <= sable_arith_pkg::addr_step(rd_plane, sz_q);
+          rd_row <= sable_arith_pkg::addr_step(rd_plane, sz_q);
+          rd_addr <= sable_arith_pkg::addr_step(rd_plane, sz_q);
         end
       end
 
@@ -295,10 +302,10 @@ module sable_dma_store #(
           state <= S_RUN;
           silent <= 1'b0;
           bus_err <= 1'b0;
-          eb_q <= c_eb;
-          nx_q <= c_nx;
-          ny_q <= c_ny;
-          nz_q <= c_nz;
+          eb_q <= 5'(c_eb);
+          nx_m1 <= c_nx - 16'd1;
+          ny_m1 <= c_ny - 16'd1;
+          nz_m1 <= c_nz - 16'd1;
           sx_q <= c_sx;
           sy_q <= c_sy;
           sz_q <= c_sz;

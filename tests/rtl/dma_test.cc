@@ -342,6 +342,7 @@ TEST(DmaStore, RandomShapes) { randomStores({}, 11, 400); }
 // The memory at the top of the 64-bit address space, each command's last byte within 48 bytes of
 // 2^64: elements in the last beats (2^60 - 1 is the last beat number; its + 1 wraps to 0).
 TEST(DmaLoad, TopOfAddressSpace) { randomLoads({}, 21, 200, 0, true); }
+TEST(DmaStore, TopOfAddressSpace) { randomStores({}, 22, 200, 0, true); }
 TEST(DmaStore, RandomShapesRefused) { randomStores({}, 14, 200, 1.0 / 3); }
 TEST(DmaStore, RandomShapesBackpressure) {
   AxiMemoryConfig cfg;
