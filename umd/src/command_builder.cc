@@ -638,8 +638,9 @@ Result<std::vector<uint8_t>> packPostprocParams(uint32_t array_dim, std::span<co
   std::vector<uint8_t> block(size_t{sable_postproc_param_lines(array_dim)} * array_dim, 0);
   for (uint32_t lane = 0; lane < lanes.size(); ++lane) {
     const PostprocLane& p = lanes[lane];
-    if (p.shift < -31 || p.shift > 31) {
-      return hal::invalidArgument("POSTPROC parameters: lane {} shift {} is out of range -31..31", lane, p.shift);
+    if (p.shift < SABLE_POSTPROC_PARAM_SHIFT_MIN || p.shift > SABLE_POSTPROC_PARAM_SHIFT_MAX) {
+      return hal::invalidArgument("POSTPROC parameters: lane {} shift {} is out of range {}..{}", lane, p.shift,
+                                  SABLE_POSTPROC_PARAM_SHIFT_MIN, SABLE_POSTPROC_PARAM_SHIFT_MAX);
     }
     putWord(&block[sable_postproc_param_offset(array_dim, SABLE_POSTPROC_PARAM_BIAS, lane)],
             static_cast<uint32_t>(p.bias));

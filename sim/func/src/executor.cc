@@ -455,8 +455,9 @@ Executor::Outcome Executor::postproc(const uint32_t* w) {
     bias[c] = readLe32(block + sable_postproc_param_offset(dim_, SABLE_POSTPROC_PARAM_BIAS, c));
     multiplier[c] = readLe32(block + sable_postproc_param_offset(dim_, SABLE_POSTPROC_PARAM_MULTIPLIER, c));
     shift[c] = readLe32(block + sable_postproc_param_offset(dim_, SABLE_POSTPROC_PARAM_SHIFT, c));
-    // The rounding divide and the left shift are defined for 0..31 bits.
-    if (shift[c] < -31 || shift[c] > 31) return {SABLE_ERROR_BAD_FIELD, 0};
+    if (shift[c] < SABLE_POSTPROC_PARAM_SHIFT_MIN || shift[c] > SABLE_POSTPROC_PARAM_SHIFT_MAX) {
+      return {SABLE_ERROR_BAD_FIELD, 0};
+    }
   }
   for (uint64_t y = 0; y < ny; ++y) {
     for (uint64_t x = 0; x < nx; ++x) {
