@@ -3,7 +3,7 @@
 //
 // Sequence of a command accepted in cycle S (start && !busy):
 //   S .. S+11  the 12 lines of the parameter block are read, one per cycle, the first one already
-//              in cycle S. The three shift lines come first: their range check (-31..31, else
+//              in cycle S. The three shift lines come first: their range check (the spec's -31..31, else
 //              BAD_FIELD) is complete in cycle S+5, long before anything could be written, and a
 //              bad block ends the command there (done with BAD_FIELD in S+6, nothing written).
 //              Then the biases (needed by lane stage 1) and the multipliers (lane stage 2).
@@ -121,7 +121,8 @@ module sable_ppu #(
     shift_line_bad = 1'b0;
     if (pv_q && pslot_q < 4'd4) begin
       for (int unsigned j = 0; j < LANES_PER_LINE; j++) begin
-        if ($signed(sp_rdata[32*j +: 32]) < -32'sd31 || $signed(sp_rdata[32*j +: 32]) > 32'sd31) shift_line_bad = 1'b1;
+        if ($signed(sp_rdata[32*j +: 32]) < sable_pkg::POSTPROC_PARAM_SHIFT_MIN ||
+            $signed(sp_rdata[32*j +: 32]) > sable_pkg::POSTPROC_PARAM_SHIFT_MAX) shift_line_bad = 1'b1;
       end
     end
   end
