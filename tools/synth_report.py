@@ -198,11 +198,9 @@ def totals(stat: dict, top: str) -> dict[str, int]:
     return counts[top_module(modules, top)]
 
 
-def per_module_figures(stat: dict, top: str, levels: dict[str, int]) -> list[dict]:
-    """Each module under `top`, one entry per parameterisation: how many times the design holds
-    it, the primitives of one instance with its submodules, and the longest path inside it
-    (`ltp` per module: paths through its submodules are not followed)."""
-    modules, counts = module_counts(stat)
+def instances_under(stat: dict, top: str) -> dict[str, int]:
+    """How many times the design under `top` holds each module (by stat.json's name without `\\`)."""
+    modules, _ = module_counts(stat)
     instances: dict[str, int] = {}
 
     def count(name: str, n: int):
@@ -212,6 +210,31 @@ def per_module_figures(stat: dict, top: str, levels: dict[str, int]) -> list[dic
                 count(cell, n * k)
 
     count(top_module(modules, top), 1)
+    return instances
+
+
+def unregistered_dsps(dump: dict, instances: dict[str, int]) -> dict[str, int]:
+    """DSP48E2 slices with neither the M (multiplier) nor the P (output) register, per module with
+    all its instances: their output is combinational from their inputs. `ltp` ends a path at any
+    DSP slice, so such a slice's multiply and add (about 3 to 4 ns on the K26's speed grade, most of
+    a 200 MHz cycle) is in no logic-level count; this is the count that says how many there are."""
+    found: dict[str, int] = {}
+    for module, m in dump["modules"].items():
+        name = module[1:] if module.startswith("\\") else module
+        n = sum(1 for cell in m.get("cells", {}).values() if cell["type"] == "DSP48E2"
+                and int(str(cell["parameters"].get("MREG", "0")), 2) == 0
+                and int(str(cell["parameters"].get("PREG", "0")), 2) == 0)
+        if n and instances.get(name, 0):
+            found[short(name)] = found.get(short(name), 0) + n * instances[name]
+    return dict(sorted(found.items(), key=lambda x: (-x[1], x[0])))
+
+
+def per_module_figures(stat: dict, top: str, levels: dict[str, int]) -> list[dict]:
+    """Each module under `top`, one entry per parameterisation: how many times the design holds
+    it, the primitives of one instance with its submodules, and the longest path inside it
+    (`ltp` per module: paths through its submodules are not followed)."""
+    modules, counts = module_counts(stat)
+    instances = instances_under(stat, top)
     found = []
     for name, n in instances.items():
         c = counts[name]
@@ -338,6 +361,8 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
         "carry8": counts.get("CARRY8", 0),
         "logic_levels": levels,
     }
+    unregistered = unregistered_dsps(load(out / "dsp48e2.json"), instances_under(stat, top))
+    figures["dsp48e2_unregistered"] = sum(unregistered.values())
     bram_bits = (figures["ramb36"] + figures["ramb18"] / 2) * RAMB36_BITS + figures["uram"] * URAM_BITS
 
     def use(board):
@@ -363,6 +388,7 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
               "cell_types": dict(sorted(counts.items())), "boards": boards, "targets": targets,
               "longest_path": {"levels": levels, "from": nets[0] if nets else "", "to": nets[-1] if nets else "",
                                "modules_over_target": [{"module": m, "levels": n} for m, n in deep]},
+              "dsp48e2_unregistered": [{"module": m, "slices": n} for m, n in unregistered.items()],
               "memories": mems, "modules": modules, "problems": problems}
     (out / "report.json").write_text(json.dumps(result, indent=1) + "\n")
 
@@ -381,6 +407,8 @@ def report(config: str, out: pathlib.Path, top: str) -> int:
     print(f"longest path: {levels} logic levels ({nets[0] if nets else '?'} -> {nets[-1] if nets else '?'})")
     for m, n in deep:
         print(f"  over {LEVELS_TARGET} levels inside {m}: {n}")
+    print(f"DSP48E2 without M and P registers (combinational, outside the levels): {figures['dsp48e2_unregistered']}"
+          + "".join(f"\n  {m}: {n}" for m, n in unregistered.items()))
     for name, met in (("LUTs <= 70 %", targets["luts_met"]), ("block RAM + UltraRAM <= 85 %", targets["block_memory_met"]),
                       (f"longest path <= {LEVELS_TARGET} levels", targets["logic_levels_met"])):
         print(f"target {name} on the K26: {'met' if met else 'NOT met'}")
@@ -413,13 +441,14 @@ def docs(directory: pathlib.Path, page: pathlib.Path) -> int:
              "| resource | " + " | ".join(f"{n} | % of K26" for n in names) + " |",
              "|---|" + "---:|---:|" * len(names)]
     rows = [("LUTs (logic)", "luts"), ("LUT RAM cells", "lutram_cells"), ("flip-flops", "ffs"),
-            ("DSP48E2", "dsp48e2"), ("RAMB36", "ramb36"), ("RAMB18", "ramb18"), ("URAM288", "uram")]
+            ("DSP48E2", "dsp48e2"), ("DSP48E2 without M and P registers", "dsp48e2_unregistered"),
+            ("RAMB36", "ramb36"), ("RAMB18", "ramb18"), ("URAM288", "uram")]
     share = {"luts": "luts", "ffs": "ffs", "dsp48e2": "dsp48e2", "ramb36": "ramb36", "uram": "uram"}
     for label, key in rows:
         cells = []
         for r in reports:
             k26 = r["boards"][0]
-            cells += [str(r["resources"][key]), f"{100 * k26[share[key]]:.1f}" if key in share else ""]
+            cells += [str(r["resources"].get(key, "")), f"{100 * k26[share[key]]:.1f}" if key in share else ""]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("| block RAM + UltraRAM, bits | " +
                  " | ".join(f" | {100 * r['boards'][0]['block_memory']:.1f}" for r in reports).strip() + " |")
@@ -438,6 +467,9 @@ def docs(directory: pathlib.Path, page: pathlib.Path) -> int:
         if deep:
             lines.append("  Paths inside a module over the target: " +
                          ", ".join(f"`{d['module']}` {d['levels']}" for d in deep) + ".")
+        if r.get("dsp48e2_unregistered"):
+            lines.append("  DSP48E2 without M and P registers (combinational; no level count sees them): " +
+                         ", ".join(f"`{d['module']}` {d['slices']}" for d in r["dsp48e2_unregistered"]) + ".")
     for r in reports:
         modules = r.get("modules", [])[:MODULES_IN_DOCS]
         if not modules:
